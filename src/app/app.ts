@@ -1,0 +1,110 @@
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { requestId } from 'hono/request-id';
+import type { Config } from '../config/config.ts';
+import { migrate, openDatabase, assertUnprivilegedRole, type Database } from '../db/index.ts';
+import { createLogger } from '../shared/log.ts';
+import { useJsonErrors } from '../shared/http.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { needsDatabase } from './roles.ts';
+
+/**
+ * The composition root: builds one Hono application from the roles in the config. Between roles in one process the
+ * clients' `fetch` is the other module's own `app.fetch` (in-process, streamed, no sockets); across processes it is
+ * the network. Modules are imported lazily so a worker-only process never loads the conductor.
+ */
+export interface BuiltApp {
+  app: Hono;
+  metrics: Metrics;
+  database: Database | undefined;
+  /** The owner key confirmed or minted at boot (conductor role only). */
+  bootstrapKey: string | undefined;
+  close(): Promise<void>;
+}
+
+export interface BuildOptions {
+  /** The URL this process is reachable at (after listening); the runner's hash and MCP URLs derive from it. */
+  selfUrl: string;
+  version: string;
+}
+
+const accessLog = createLogger('http');
+
+export async function buildApp(config: Config, opts: BuildOptions): Promise<BuiltApp> {
+  const metrics = createMetrics();
+  const closers: Array<() => Promise<void>> = [];
+  const app = new Hono();
+  useJsonErrors(app);
+  app.use('*', requestId({ headerName: 'X-Request-Id' }));
+  app.use('*', async (c, next) => {
+    const started = performance.now();
+    await next();
+    metrics.inc('svc_http_requests_total', { method: c.req.method, status: String(c.res.status) });
+    accessLog.debug('request', { method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(performance.now() - started), requestId: c.get('requestId') });
+  });
+  const limit = bodyLimit({ maxSize: config.bodyLimitBytes, onError: (c) => c.json({ error: `request body exceeds ${config.bodyLimitBytes} bytes` }, 413) });
+  app.use('/api/*', limit);
+  app.use('/v1/*', limit);
+
+  const workerOnly = config.roles.length === 1 && config.roles[0] === 'worker';
+  if (!workerOnly) app.get('/healthz', (c) => c.text('ok'));
+  app.get('/metrics', (c) => c.text(metrics.render(), 200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' }));
+
+  let database: Database | undefined;
+  let bootstrapKey: string | undefined;
+  try {
+    let workerFetch: typeof fetch | undefined;
+    if (config.roles.includes('worker')) {
+      const { createWorker } = await import('../modules/worker/index.ts');
+      const worker = createWorker({ config: config.worker });
+      closers.push(() => worker.close());
+      // Alone, the worker answers on the public port; beside a runner it is reached in-process only.
+      if (workerOnly || !config.roles.includes('runner')) app.route('/', worker.app);
+      else workerFetch = inProcessFetch(worker.app);
+    }
+    let runnerFetch: typeof fetch | undefined;
+    if (config.roles.includes('runner')) {
+      const { createRunner } = await import('../modules/runner/index.ts');
+      const runner = createRunner({
+        config: config.runner,
+        internalToken: config.internalToken,
+        publicUrl: config.runner.publicUrl ?? opts.selfUrl,
+        version: opts.version,
+        workerFetch,
+      });
+      closers.push(() => runner.close());
+      app.route('/', runner.app);
+      runnerFetch = inProcessFetch(runner.app);
+    }
+    if (needsDatabase(config.roles)) {
+      database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+      const db = database;
+      closers.push(() => db.close());
+      await assertUnprivilegedRole(database.db);
+      await migrate(database);
+      const { createConductor } = await import('../modules/conductor/index.ts');
+      const conductor = await createConductor({ config, database, runnerFetch, selfUrl: opts.selfUrl, metrics });
+      closers.push(() => conductor.close());
+      bootstrapKey = conductor.bootstrapKey;
+      app.route('/', conductor.app);
+    }
+  } catch (err) {
+    for (const close of closers.reverse()) await close().catch(() => {});
+    throw err;
+  }
+
+  return {
+    app,
+    metrics,
+    database,
+    bootstrapKey,
+    async close() {
+      for (const close of [...closers].reverse()) await close();
+    },
+  };
+}
+
+/** A `fetch` that calls a Hono app in-process: same Request/Response objects, streamed bodies, no sockets. */
+export function inProcessFetch(app: { fetch: (req: Request) => Response | Promise<Response> }): typeof fetch {
+  return (async (input: RequestInfo | URL, init?: RequestInit) => app.fetch(new Request(input, init))) as typeof fetch;
+}

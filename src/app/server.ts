@@ -1,0 +1,63 @@
+import { serve, type ServerType } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import type { Config } from '../config/config.ts';
+import { configureLogging, createLogger } from '../shared/log.ts';
+import { buildApp, type BuiltApp } from './app.ts';
+import { VERSION } from './version.ts';
+
+/**
+ * Starts an HTTP server for a config. It listens first (so an ephemeral port is known and `/healthz` answers 503
+ * while modules start), then builds the app for the URL it is reachable at.
+ */
+export interface RunningServer {
+  url: string;
+  port: number;
+  built: BuiltApp;
+  /** Graceful stop: stop accepting, let in-flight requests finish (up to `graceMs`), then close modules and the database. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const log = createLogger('server');
+
+export async function startServer(config: Config): Promise<RunningServer> {
+  configureLogging({ level: config.logLevel });
+  let handler: (req: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
+  const server: ServerType = serve({ fetch: (req) => handler(req), port: config.port, hostname: config.host });
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const selfHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${selfHost}:${port}`;
+  let built: BuiltApp;
+  try {
+    built = await buildApp(config, { selfUrl: url, version: VERSION });
+  } catch (err) {
+    await new Promise((r) => server.close(r));
+    throw err;
+  }
+  handler = built.app.fetch;
+  log.info('listening', { url, roles: config.roles.join(','), database: built.database?.kind });
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    built,
+    stop(graceMs = 10_000) {
+      stopping ??= (async () => {
+        const http = server as Server;
+        const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+        http.closeIdleConnections?.();
+        const timer = setTimeout(() => http.closeAllConnections?.(), graceMs);
+        await closed;
+        clearTimeout(timer);
+        await built.close();
+        log.info('stopped', { url });
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import { defineCommand } from 'citty';
+import { loadConfig, ConfigError } from '../config/config.ts';
+import { startServer } from '../app/index.ts';
+import { PrivilegedRoleError } from '../db/index.ts';
+
+export default defineCommand({
+  meta: { name: 'serve', description: 'Start the server (roles: all, conductor, runner, worker, or a comma list)' },
+  args: {
+    role: { type: 'string', description: 'all | conductor | runner | worker | a comma list (env SVC_ROLE)' },
+    port: { type: 'string', description: 'port to listen on (env PORT, default 8080)' },
+    host: { type: 'string', description: 'address to bind (env SVC_HOST, default 127.0.0.1)' },
+  },
+  async run({ args }) {
+    let config;
+    try {
+      config = loadConfig(process.env, { role: args.role, port: args.port, host: args.host });
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        process.stderr.write(`svc: invalid configuration: ${err.message}\n`);
+        process.exit(2);
+      }
+      throw err;
+    }
+    let server;
+    try {
+      server = await startServer(config);
+    } catch (err) {
+      if (err instanceof PrivilegedRoleError) {
+        process.stderr.write(`svc: ${err.message}\n`);
+        process.exit(2);
+      }
+      throw err;
+    }
+    process.stdout.write(`svc listening on ${server.url} (roles: ${config.roles.join(',')})\n`);
+    const shutdown = (signal: string) => {
+      process.stderr.write(`svc: ${signal} received, shutting down\n`);
+      server.stop().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+  },
+});

@@ -1,0 +1,194 @@
+import * as v from 'valibot';
+import { resolve } from 'node:path';
+import { WORKER_MODES, RUNTIMES, type WorkerMode, type Runtime } from '../contracts/worker.ts';
+import type { LogLevel } from '../shared/log.ts';
+
+/**
+ * The frozen configuration of one svc process. `loadConfig(env, flags)` is the only reader of process.env; every
+ * module gets its slice from here, and tests pass plain objects.
+ */
+export const ROLE_NAMES = ['conductor', 'runner', 'worker'] as const;
+export type RoleName = (typeof ROLE_NAMES)[number];
+
+export interface Config {
+  roles: readonly RoleName[];
+  host: string;
+  port: number;
+  env: string;
+  dataDir: string;
+  /** undefined: embedded PGlite under dataDir; 'memory': embedded in memory; otherwise a postgres:// URL. */
+  databaseUrl: string | undefined;
+  logLevel: LogLevel;
+  bodyLimitBytes: number;
+  identity: {
+    pepper: string | undefined;
+    bootstrapToken: string | undefined;
+    adminTenant: string | undefined;
+    keyEnv: string;
+    jwtIssuer: string | undefined;
+    jwtAudience: string | undefined;
+    jwksUrl: string | undefined;
+    runTokenSecret: string | undefined;
+  };
+  internalToken: string | undefined;
+  conductor: { runners: readonly string[] };
+  runner: {
+    /** The URL by which conductors reach this runner; its SHA-256 prefix is the runner hash. */
+    publicUrl: string | undefined;
+    workerUrl: string | undefined;
+    workerUrlByRuntime: Readonly<Partial<Record<Runtime, string>>>;
+    stateCapBytes: number;
+  };
+  worker: {
+    mode: WorkerMode;
+    stateDir: string;
+    stepCount: number;
+    childEnvAllow: readonly string[];
+    allowHostTools: boolean;
+    runnerUrl: string | undefined;
+    workerToken: string | undefined;
+    sessionId: string | undefined;
+    protocol: number;
+    /** Provider variables (OPENAI_API_KEY, ANTHROPIC_BASE_URL, …) passed through to the runtimes. */
+    providerEnv: Readonly<Record<string, string>>;
+  };
+}
+
+export interface Flags {
+  role?: string;
+  port?: string | number;
+  host?: string;
+}
+
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, allowed: string) {
+    super(`${variable}: ${allowed}`);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
+
+const PROVIDER_ENV = /^(OPENAI|ANTHROPIC|OPENAI_COMPATIBLE|SVC_AGGREGATOR_[A-Z0-9_]+)_(API_KEY|BASE_URL|URL|KEY|MODEL)$|^(HTTPS?_PROXY|NO_PROXY)$/;
+
+function parseRoles(raw: string): RoleName[] {
+  const parts = raw.split(',').map((p) => p.trim()).filter(Boolean);
+  if (parts.length === 0) throw new ConfigError('SVC_ROLE (--role)', 'one of all, conductor, runner, worker, or a comma list');
+  const roles = new Set<RoleName>();
+  for (const p of parts) {
+    if (p === 'all') ROLE_NAMES.forEach((r) => roles.add(r));
+    else if ((ROLE_NAMES as readonly string[]).includes(p)) roles.add(p as RoleName);
+    else throw new ConfigError('SVC_ROLE (--role)', `got "${p}"; allowed: all, conductor, runner, worker, or a comma list`);
+  }
+  return ROLE_NAMES.filter((r) => roles.has(r));
+}
+
+function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(name, `got "${raw}"; allowed: an integer from ${min} to ${max}`);
+  return n;
+}
+
+function url(name: string, raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!v.is(v.pipe(v.string(), v.url(), v.regex(/^https?:\/\//)), raw)) throw new ConfigError(name, `got "${raw}"; allowed: an http(s) URL`);
+  return raw.replace(/\/+$/, '');
+}
+
+function pick<T extends string>(name: string, raw: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(name, `got "${raw}"; allowed: ${allowed.join(', ')}`);
+  return raw as T;
+}
+
+function keyToken(name: string, raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^ao_[a-z0-9]+_[A-Za-z0-9]{16,}$/.test(raw)) throw new ConfigError(name, 'a tenant key of the form ao_<env>_<random> (random: at least 16 letters or digits)');
+  return raw;
+}
+
+/** Validates everything once. Throws ConfigError naming the variable and what is allowed. */
+export function loadConfig(env: Record<string, string | undefined>, flags: Flags = {}): Config {
+  const roles = parseRoles(flags.role ?? env.SVC_ROLE ?? 'all');
+  const port = int(flags.port !== undefined ? '--port' : 'PORT', flags.port !== undefined ? String(flags.port) : env.PORT, 8080, 0, 65535);
+  const host = flags.host ?? env.SVC_HOST ?? '127.0.0.1';
+  if (!host) throw new ConfigError('SVC_HOST (--host)', 'a host name or address');
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && databaseUrl !== 'memory' && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL', 'unset (embedded), "memory", or a postgres:// URL');
+  }
+  const appEnv = env.AGENT_ORC_ENV || 'dev';
+  if (!/^[a-z0-9]+$/.test(appEnv)) throw new ConfigError('AGENT_ORC_ENV', 'lowercase letters and digits, e.g. dev, live, test');
+  const pepper = env.AGENT_API_KEY_PEPPER || undefined;
+  if (pepper !== undefined && pepper.length < 16) throw new ConfigError('AGENT_API_KEY_PEPPER', 'at least 16 characters');
+  if (appEnv !== 'dev' && roles.includes('conductor') && !pepper) {
+    throw new ConfigError('AGENT_API_KEY_PEPPER', `required when AGENT_ORC_ENV is "${appEnv}" (not dev)`);
+  }
+  const adminTenant = env.AGENT_ORC_ADMIN_TENANT || undefined;
+  if (adminTenant !== undefined && !/^[a-z0-9][a-z0-9-]{0,62}$/.test(adminTenant)) throw new ConfigError('AGENT_ORC_ADMIN_TENANT', 'a tenant slug (lowercase letters, digits, hyphens)');
+  const runners = (env.SVC_RUNNERS ?? '').split(',').map((s) => s.trim()).filter(Boolean).map((u, i) => url(`SVC_RUNNERS[${i}]`, u)!);
+  const workerUrlByRuntime: Partial<Record<Runtime, string>> = {};
+  for (const rt of RUNTIMES) {
+    const u = url(`SVC_WORKER_URL_${rt.toUpperCase()}`, env[`SVC_WORKER_URL_${rt.toUpperCase()}`]);
+    if (u) workerUrlByRuntime[rt] = u;
+  }
+  const providerEnv: Record<string, string> = {};
+  for (const [k, val] of Object.entries(env)) if (val !== undefined && PROVIDER_ENV.test(k)) providerEnv[k] = val;
+  const protocol = int('SVC_WORKER_PROTOCOL', env.SVC_WORKER_PROTOCOL, 1, 1, 1);
+  const runnerUrl = url('SVC_RUNNER_URL', env.SVC_RUNNER_URL);
+  const workerToken = env.SVC_WORKER_TOKEN || undefined;
+  const sessionId = env.SVC_SESSION_ID || undefined;
+  if (runnerUrl && workerToken && !sessionId) throw new ConfigError('SVC_SESSION_ID', 'required in outbound worker mode (SVC_RUNNER_URL and SVC_WORKER_TOKEN set)');
+  const dataDir = resolve(env.SVC_DATA_DIR || './.svc');
+
+  const config: Config = {
+    roles,
+    host,
+    port,
+    env: appEnv,
+    dataDir,
+    databaseUrl,
+    logLevel: pick('SVC_LOG_LEVEL', env.SVC_LOG_LEVEL, ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
+    bodyLimitBytes: int('SVC_BODY_LIMIT_BYTES', env.SVC_BODY_LIMIT_BYTES, 1024 * 1024, 1024, 512 * 1024 * 1024),
+    identity: {
+      pepper,
+      bootstrapToken: keyToken('SVC_BOOTSTRAP_TOKEN', env.SVC_BOOTSTRAP_TOKEN),
+      adminTenant,
+      keyEnv: appEnv === 'dev' ? 'test' : appEnv,
+      jwtIssuer: env.SVC_JWT_ISSUER || undefined,
+      jwtAudience: env.SVC_JWT_AUDIENCE || undefined,
+      jwksUrl: url('SVC_JWT_JWKS_URL', env.SVC_JWT_JWKS_URL),
+      runTokenSecret: env.SVC_RUN_TOKEN_SECRET || undefined,
+    },
+    internalToken: env.SVC_INTERNAL_TOKEN || undefined,
+    conductor: { runners },
+    runner: {
+      publicUrl: url('SVC_RUNNER_PUBLIC_URL', env.SVC_RUNNER_PUBLIC_URL),
+      workerUrl: url('SVC_WORKER_URL', env.SVC_WORKER_URL),
+      workerUrlByRuntime,
+      stateCapBytes: int('SVC_STATE_CAP_BYTES', env.SVC_STATE_CAP_BYTES, 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    },
+    worker: {
+      mode: pick('MODE', env.MODE, WORKER_MODES, roles.length === 1 && roles[0] === 'worker' ? 'general' : 'all'),
+      stateDir: resolve(env.SVC_STATE_DIR || (roles.length === 1 && roles[0] === 'worker' ? '/var/svc/state' : `${dataDir}/state`)),
+      stepCount: int('AGENT_WORKER_STEP_COUNT', env.AGENT_WORKER_STEP_COUNT, 24, 1, 1000),
+      childEnvAllow: (env.AGENT_WORKER_CHILD_ENV_ALLOW ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+      allowHostTools: env.AGENT_WORKER_ALLOW_HOST_TOOLS === '1',
+      runnerUrl,
+      workerToken,
+      sessionId,
+      protocol,
+      providerEnv,
+    },
+  };
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}

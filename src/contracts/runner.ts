@@ -1,0 +1,12 @@
+/**
+ * Runner wire contract (seed 000, "Runner wire API"): headers shared by the conductor's runner client and the runner
+ * server. Request and response schemas for each route live beside these as they are built.
+ */
+/** Internal calls between roles carry SVC_INTERNAL_TOKEN as a bearer in this header. */
+export const INTERNAL_TOKEN_HEADER = 'X-Svc-Internal-Token';
+/** The conductor forwards the caller's tenant here; the runner scopes every lookup by it. */
+export const TENANT_HEADER = 'X-Svc-Tenant';
+
+/** Runner wire form of session status. */
+export const SESSION_STATUS_CODES = { idle: 0, running: 1, errored: 2, shutdown: 3 } as const;
+export type SessionStatus = keyof typeof SESSION_STATUS_CODES;

@@ -1,0 +1,68 @@
+import * as v from 'valibot';
+
+/**
+ * Agent-worker wire contract (seed 000, "Agent-worker API"): the runner posts a run body to `POST /run` and reads
+ * NDJSON RunEvents; `GET/POST /state/{sessionId}` move opaque state bundles. Used by the worker server and the
+ * runner's worker client.
+ */
+export const RUNTIMES = ['general', 'runtime_a', 'runtime_b'] as const;
+export type Runtime = (typeof RUNTIMES)[number];
+export const WORKER_MODES = ['general', 'runtime_a', 'runtime_b', 'all'] as const;
+export type WorkerMode = (typeof WORKER_MODES)[number];
+
+export const McpServerSpec = v.object({
+  name: v.pipe(v.string(), v.minLength(1)),
+  transport: v.optional(v.string(), 'http'),
+  url: v.pipe(v.string(), v.url()),
+  headers: v.optional(v.record(v.string(), v.string())),
+});
+export type McpServerSpec = v.InferOutput<typeof McpServerSpec>;
+
+export const SkillPayload = v.object({
+  name: v.string(),
+  description: v.optional(v.string()),
+  body: v.string(),
+  resources: v.optional(v.array(v.object({ path: v.string(), contentType: v.optional(v.string()), sha256: v.optional(v.string()), size: v.optional(v.number()) }))),
+});
+export type SkillPayload = v.InferOutput<typeof SkillPayload>;
+
+export const WorkerRunRequest = v.object({
+  sessionId: v.pipe(v.string(), v.minLength(1)),
+  profile: v.object({
+    name: v.pipe(v.string(), v.minLength(1)),
+    runtime: v.picklist(RUNTIMES),
+    systemPrompt: v.optional(v.string()),
+    tools: v.optional(v.array(v.string())),
+    model: v.optional(v.string()),
+  }),
+  subtask: v.object({
+    title: v.string(),
+    prompt: v.string(),
+    files: v.optional(v.array(v.string())),
+  }),
+  sessionMcpUrl: v.string(),
+  skills: v.optional(v.array(SkillPayload)),
+  mcpServers: v.optional(v.array(McpServerSpec)),
+});
+export type WorkerRunRequest = v.InferOutput<typeof WorkerRunRequest>;
+
+export interface WorkerHealth {
+  ok: boolean;
+  runtime: WorkerMode;
+  instanceId: string;
+  pid: number;
+  startedAt: string;
+  uptimeSeconds: number;
+  inflight: number;
+  nodeVersion: string;
+  memory: { rssBytes: number; heapUsedBytes: number; heapTotalBytes: number; externalBytes: number };
+  cpu: { userMicros: number; systemMicros: number };
+}
+
+export const WORKER_INSTANCE_HEADER = 'X-Svc-Worker-Instance';
+export const WORKER_INFLIGHT_HEADER = 'X-Svc-Worker-Inflight';
+export const RUNTIME_SESSION_HEADER = 'X-Runtime-Session-Id';
+
+export function stateContentType(runtime: Runtime): string {
+  return runtime === 'general' ? 'application/json' : 'application/gzip';
+}

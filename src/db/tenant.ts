@@ -1,0 +1,55 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { DB } from './types.ts';
+
+/**
+ * Tenant-scoped transactions: every query on a tenant table runs inside one, with the per-transaction setting
+ * `app.tenant_id` that the row-level security policies read. A query that forgets its tenant filter still only
+ * sees the tenant's rows.
+ */
+export type Tx = Transaction<DB>;
+
+export async function withTenant<T>(db: Kysely<DB>, tenantId: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (tx) => {
+    await sql`select set_config('app.tenant_id', ${tenantId}, true)`.execute(tx);
+    return fn(tx);
+  });
+}
+
+/** Operator scope: the tenants table is readable across tenants (operator routes only). */
+export async function withOperator<T>(db: Kysely<DB>, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (tx) => {
+    await sql`select set_config('app.operator', 'on', true)`.execute(tx);
+    return fn(tx);
+  });
+}
+
+/** Key lookup scope: exactly the api_keys row with this hash is visible, before the tenant is known. */
+export async function withKeyLookup<T>(db: Kysely<DB>, keyHash: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (tx) => {
+    await sql`select set_config('app.key_hash', ${keyHash}, true)`.execute(tx);
+    return fn(tx);
+  });
+}
+
+/** Refuses to run as a role that would bypass row-level security. */
+export async function assertUnprivilegedRole(db: Kysely<DB>): Promise<void> {
+  const { rows } = await sql<{ rolname: string; rolsuper: boolean; rolbypassrls: boolean }>`
+    select rolname, rolsuper, rolbypassrls from pg_roles where rolname = current_user`.execute(db);
+  const role = rows[0];
+  if (role && (role.rolsuper || role.rolbypassrls)) {
+    throw new PrivilegedRoleError(role.rolname, role.rolsuper ? 'SUPERUSER' : 'BYPASSRLS');
+  }
+}
+
+export class PrivilegedRoleError extends Error {
+  readonly role: string;
+  constructor(role: string, attribute: string) {
+    super(
+      `database role "${role}" has ${attribute}, which bypasses row-level security; refusing to start. ` +
+        `Connect as a plain role instead: run \`svc db init --admin-url postgres://<superuser>@<host>/postgres\` ` +
+        `to create one and print its DATABASE_URL, or ALTER ROLE ${role} NOSUPERUSER NOBYPASSRLS.`,
+    );
+    this.name = 'PrivilegedRoleError';
+    this.role = role;
+  }
+}

@@ -1,0 +1,103 @@
+import type { Kysely } from 'kysely';
+import * as jose from 'jose';
+import type { DB } from '../../../db/index.ts';
+import { withKeyLookup, withTenant } from '../../../db/index.ts';
+import { unauthorized } from '../../../shared/errors.ts';
+import { hashKey, KEY_PATTERN } from './keys.ts';
+import type { Role } from './roles.ts';
+import { ROLES } from './roles.ts';
+
+/** Who a request acts as. The tenant always comes from the credential, never from a client header. */
+export interface Principal {
+  tenantId: string;
+  role: Role;
+  authKind: 'api_key' | 'run_token' | 'session';
+  keyId: string | null;
+  subject: string | null;
+}
+
+export interface AuthDeps {
+  db: Kysely<DB>;
+  pepper: string;
+  runTokenKey: Uint8Array;
+  jwt?: { issuer: string; audience?: string; jwks: jose.JWTVerifyGetKey };
+}
+
+const RUN_TOKEN_ISSUER = 'svc-conductor';
+
+export async function authenticate(deps: AuthDeps, header: string | undefined): Promise<Principal> {
+  const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  if (!m) throw unauthorized('missing bearer credential');
+  const token = m[1];
+  if (token.startsWith('ao_')) return verifyApiKey(deps, token);
+  return verifyJwt(deps, token);
+}
+
+async function verifyApiKey(deps: AuthDeps, token: string): Promise<Principal> {
+  if (!KEY_PATTERN.test(token)) throw unauthorized('invalid API key');
+  const hash = hashKey(deps.pepper, token);
+  const row = await withKeyLookup(deps.db, hash, (tx) =>
+    tx
+      .selectFrom('api_keys')
+      .innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
+      .select(['api_keys.id', 'api_keys.tenant_id', 'api_keys.role', 'api_keys.expires_at', 'api_keys.revoked_at', 'tenants.deleted_at'])
+      .where('api_keys.key_hash', '=', hash)
+      .executeTakeFirst(),
+  );
+  const key = row;
+  if (!key) throw unauthorized('invalid API key');
+  if (key.revoked_at) throw unauthorized('API key revoked');
+  if (key.expires_at && new Date(key.expires_at).getTime() <= Date.now()) throw unauthorized('API key expired');
+  if (key.deleted_at) throw unauthorized('tenant deleted');
+  return { tenantId: key.tenant_id, role: key.role, authKind: 'api_key', keyId: key.id, subject: null };
+}
+
+async function verifyJwt(deps: AuthDeps, token: string): Promise<Principal> {
+  let header: jose.ProtectedHeaderParameters;
+  try {
+    header = jose.decodeProtectedHeader(token);
+  } catch {
+    throw unauthorized('invalid bearer credential');
+  }
+  if (header.alg === 'HS256') return verifyRunToken(deps, token);
+  if (!deps.jwt) throw unauthorized('interactive sessions are not configured (set SVC_JWT_ISSUER and SVC_JWT_JWKS_URL)');
+  let payload: jose.JWTPayload;
+  try {
+    ({ payload } = await jose.jwtVerify(token, deps.jwt.jwks, { issuer: deps.jwt.issuer, audience: deps.jwt.audience }));
+  } catch (err) {
+    throw unauthorized(`invalid session token: ${err instanceof Error ? err.message : 'verification failed'}`);
+  }
+  const tenantId = typeof payload.tenant_id === 'string' ? payload.tenant_id : typeof payload.org_id === 'string' ? payload.org_id : undefined;
+  if (!tenantId) throw unauthorized('session token has no tenant_id claim');
+  const role = (ROLES as readonly string[]).includes(String(payload.role)) ? (payload.role as Role) : 'member';
+  await assertTenantActive(deps.db, tenantId);
+  return { tenantId, role, authKind: 'session', keyId: null, subject: payload.sub ?? null };
+}
+
+async function verifyRunToken(deps: AuthDeps, token: string): Promise<Principal> {
+  let payload: jose.JWTPayload;
+  try {
+    ({ payload } = await jose.jwtVerify(token, deps.runTokenKey, { issuer: RUN_TOKEN_ISSUER, algorithms: ['HS256'] }));
+  } catch {
+    throw unauthorized('invalid or expired run token');
+  }
+  if (typeof payload.tenant_id !== 'string') throw unauthorized('invalid run token');
+  await assertTenantActive(deps.db, payload.tenant_id);
+  return { tenantId: payload.tenant_id, role: 'member', authKind: 'run_token', keyId: null, subject: payload.sub ?? null };
+}
+
+async function assertTenantActive(db: Kysely<DB>, tenantId: string): Promise<void> {
+  const tenant = await withTenant(db, tenantId, (tx) => tx.selectFrom('tenants').select('deleted_at').where('id', '=', tenantId).executeTakeFirst());
+  if (!tenant || tenant.deleted_at) throw unauthorized('unknown or deleted tenant');
+}
+
+/** Short-lived run tokens (15 minutes) that let a run's tools call back into the conductor as the tenant. */
+export async function mintRunToken(key: Uint8Array, claims: { tenantId: string; runId: string }, ttlSeconds = 900): Promise<string> {
+  return new jose.SignJWT({ tenant_id: claims.tenantId, run_id: claims.runId })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuer(RUN_TOKEN_ISSUER)
+    .setSubject(`run:${claims.runId}`)
+    .setIssuedAt()
+    .setExpirationTime(`${ttlSeconds}s`)
+    .sign(key);
+}

@@ -1,0 +1,113 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../../db/index.ts';
+import { withTenant } from '../../../db/index.ts';
+import { badRequest, forbidden, notFound } from '../../../shared/errors.ts';
+import { prefixedId } from '../../../shared/ids.ts';
+import type { Principal } from './auth.ts';
+import { hashKey, keyPrefix, mintKeyToken } from './keys.ts';
+import { atLeast, type Role } from './roles.ts';
+
+/** Tenant API keys: issue (token shown once), list (members see their own), revoke (immediate, irreversible). */
+export interface ApiKeyView {
+  id: string;
+  tenantId: string;
+  name: string;
+  role: Role;
+  prefix: string;
+  createdBy: string | null;
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  status: 'active' | 'revoked' | 'expired';
+}
+
+export interface KeyDeps {
+  db: Kysely<DB>;
+  pepper: string;
+  keyEnv: string;
+}
+
+type KeyRow = { id: string; tenant_id: string; name: string; role: Role; key_prefix: string; created_by: string | null; created_at: Date; expires_at: Date | null; revoked_at: Date | null };
+
+function toView(r: KeyRow): ApiKeyView {
+  const expired = r.expires_at !== null && new Date(r.expires_at).getTime() <= Date.now();
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    name: r.name,
+    role: r.role,
+    prefix: r.key_prefix,
+    createdBy: r.created_by,
+    createdAt: new Date(r.created_at).toISOString(),
+    expiresAt: r.expires_at ? new Date(r.expires_at).toISOString() : null,
+    revokedAt: r.revoked_at ? new Date(r.revoked_at).toISOString() : null,
+    status: r.revoked_at ? 'revoked' : expired ? 'expired' : 'active',
+  };
+}
+
+const COLUMNS = ['id', 'tenant_id', 'name', 'role', 'key_prefix', 'created_by', 'created_at', 'expires_at', 'revoked_at'] as const;
+
+export async function issueKey(
+  deps: KeyDeps,
+  principal: Principal,
+  input: { name: string; expiresAt?: string | null },
+): Promise<ApiKeyView & { token: string }> {
+  if (!atLeast(principal.role, 'member')) throw forbidden('role viewer may not create API keys');
+  let expiresAt: Date | null = null;
+  if (input.expiresAt) {
+    expiresAt = new Date(input.expiresAt);
+    if (Number.isNaN(expiresAt.getTime())) throw badRequest('expiresAt: expected an ISO 8601 timestamp');
+    if (expiresAt.getTime() <= Date.now()) throw badRequest('expiresAt: must be in the future');
+  }
+  return insertKey(deps, principal.tenantId, {
+    name: input.name,
+    role: principal.role,
+    createdBy: principal.keyId ?? principal.subject,
+    expiresAt,
+  });
+}
+
+/** Inserts a key row; used by issueKey and the first-boot bootstrap. `token` may be supplied (SVC_BOOTSTRAP_TOKEN). */
+export async function insertKey(
+  deps: KeyDeps,
+  tenantId: string,
+  k: { name: string; role: Role; createdBy: string | null; expiresAt: Date | null; token?: string },
+): Promise<ApiKeyView & { token: string }> {
+  const token = k.token ?? mintKeyToken(deps.keyEnv);
+  const row = await withTenant(deps.db, tenantId, (tx) =>
+    tx
+      .insertInto('api_keys')
+      .values({
+        id: prefixedId('key'),
+        tenant_id: tenantId,
+        name: k.name,
+        role: k.role,
+        key_hash: hashKey(deps.pepper, token),
+        key_prefix: keyPrefix(token),
+        created_by: k.createdBy,
+        expires_at: k.expiresAt,
+      })
+      .returning(COLUMNS)
+      .executeTakeFirstOrThrow(),
+  );
+  return { ...toView(row), token };
+}
+
+export async function listKeys(deps: KeyDeps, principal: Principal): Promise<ApiKeyView[]> {
+  const rows = await withTenant(deps.db, principal.tenantId, (tx) => {
+    let q = tx.selectFrom('api_keys').select(COLUMNS).orderBy('created_at', 'desc').orderBy('id');
+    if (!atLeast(principal.role, 'admin')) q = q.where((eb) => eb.or([eb('created_by', '=', principal.keyId ?? '\u0000'), eb('id', '=', principal.keyId ?? '\u0000')]));
+    return q.execute();
+  });
+  return rows.map(toView);
+}
+
+export async function revokeKey(deps: KeyDeps, principal: Principal, keyId: string): Promise<void> {
+  await withTenant(deps.db, principal.tenantId, async (tx) => {
+    const row = await tx.selectFrom('api_keys').select(['id', 'created_by', 'revoked_at']).where('id', '=', keyId).executeTakeFirst();
+    if (!row) throw notFound('unknown API key');
+    const own = row.id === principal.keyId || (row.created_by !== null && row.created_by === (principal.keyId ?? principal.subject));
+    if (!own && !atLeast(principal.role, 'admin')) throw forbidden('members may revoke only their own keys');
+    if (!row.revoked_at) await tx.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', keyId).execute();
+  });
+}

@@ -1,0 +1,34 @@
+import { Hono, type MiddlewareHandler } from 'hono';
+import type { Kysely } from 'kysely';
+import * as v from 'valibot';
+import type { DB } from '../../../db/index.ts';
+import { forbidden, notFound } from '../../../shared/errors.ts';
+import { readJson } from '../../../shared/http.ts';
+import type { IdentityEnv } from './middleware.ts';
+import { atLeast } from './roles.ts';
+import { createTenant, getTenant, listTenants, softDeleteTenant, updateTenant } from './tenants.service.ts';
+
+const Slug = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'a slug of lowercase letters, digits and hyphens'));
+const Metadata = v.record(v.string(), v.unknown());
+const CreateBody = v.object({ id: Slug, name: v.pipe(v.string(), v.minLength(1)), metadata: v.optional(Metadata) });
+const UpdateBody = v.object({ name: v.optional(v.pipe(v.string(), v.minLength(1))), metadata: v.optional(Metadata) });
+
+/** Operator-only tenant management. Callers outside the operator tenant get 404: the routes are not enumerable. */
+export function tenantRoutes(db: Kysely<DB>, adminTenant: string | undefined): Hono<IdentityEnv> {
+  const operatorOnly: MiddlewareHandler<IdentityEnv> = async (c, next) => {
+    const p = c.get('principal');
+    if (!adminTenant || p.tenantId !== adminTenant) throw notFound('not found');
+    if (c.req.method !== 'GET' && !atLeast(p.role, 'admin')) throw forbidden('tenant management needs role admin or owner');
+    await next();
+  };
+  return new Hono<IdentityEnv>()
+    .use('*', operatorOnly)
+    .get('/', async (c) => c.json(await listTenants(db, ['1', 'true'].includes(c.req.query('includeDeleted') ?? ''))))
+    .post('/', async (c) => c.json(await createTenant(db, await readJson(c, CreateBody)), 201))
+    .get('/:id', async (c) => c.json(await getTenant(db, c.req.param('id'))))
+    .put('/:id', async (c) => c.json(await updateTenant(db, c.req.param('id'), await readJson(c, UpdateBody))))
+    .delete('/:id', async (c) => {
+      await softDeleteTenant(db, c.req.param('id'));
+      return c.body(null, 204);
+    });
+}
