@@ -42,7 +42,11 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     metrics.inc('svc_http_requests_total', { method: c.req.method, status: String(c.res.status) });
     accessLog.debug('request', { method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(performance.now() - started), requestId: c.get('requestId') });
   });
-  const limit = bodyLimit({ maxSize: config.bodyLimitBytes, onError: (c) => c.json({ error: `request body exceeds ${config.bodyLimitBytes} bytes` }, 413) });
+  const limit = bodyLimit({
+    maxSize: config.bodyLimitBytes,
+    // The unread rest of the body makes the connection unusable: tell the client not to reuse it.
+    onError: (c) => c.json({ error: `request body exceeds ${config.bodyLimitBytes} bytes` }, 413, { Connection: 'close' }),
+  });
   app.use('/api/*', limit);
   app.use('/v1/*', limit);
 

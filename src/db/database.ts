@@ -96,6 +96,7 @@ async function openPostgres(url: string): Promise<Database> {
     },
     async close() {
       await db.destroy();
+      await client.end({ timeout: 5 }); // destroy() ends the client only if Kysely ever used it
       await listener?.end({ timeout: 5 });
     },
   };

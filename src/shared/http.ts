@@ -10,11 +10,17 @@ import { createLogger } from './log.ts';
  */
 const log = createLogger('http');
 
+/** A JSON object (valibot's record also admits arrays). */
+export const JsonObject = v.custom<Record<string, unknown>>(
+  (x) => typeof x === 'object' && x !== null && !Array.isArray(x),
+  'expected a JSON object',
+);
+
 /** Describes the first valibot issue as `<field>: <problem>`. */
 export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string {
   const issue = issues[0];
   const path = v.getDotPath(issue);
-  const expected = issue.expected ? `expected ${issue.expected}` : issue.message;
+  const expected = issue.type !== 'custom' && issue.expected ? `expected ${issue.expected}` : issue.message;
   const received = issue.received && issue.received !== 'undefined' ? `, received ${issue.received}` : issue.received === 'undefined' ? ' (missing)' : '';
   return path ? `${path}: ${expected}${received}` : `body: ${expected}${received}`;
 }
@@ -35,6 +41,9 @@ export async function readJson<S extends v.GenericSchema>(c: Context, schema: S)
   } catch {
     throw badRequest('body: malformed JSON');
   }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('body: expected a JSON object');
+  // PostgreSQL text cannot hold NUL; refuse it here with a clear message rather than failing in the database.
+  if (text.includes('\\u0000')) throw badRequest('body: NUL characters (\\u0000) are not allowed in strings');
   return parseWith(schema, body);
 }
 
@@ -56,6 +65,9 @@ export function toHttpError(err: unknown): { status: number; message: string; er
   if (err instanceof AppError) return { status: err.status, message: err.message, error: err };
   if (err instanceof HTTPException) return { status: err.status, message: err.message || 'request rejected', error: undefined };
   if (err instanceof SyntaxError) return { status: 400, message: 'body: malformed JSON', error: undefined };
+  // PostgreSQL data exceptions (class 22: bad encoding, out of range, invalid text) come from client input.
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)) return { status: 400, message: `invalid input: ${(err as Error).message}`, error: undefined };
   log.error('unhandled error', { error: describeError(err), stack: err instanceof Error ? err.stack : undefined });
   return { status: 500, message: 'internal error', error: undefined };
 }

@@ -3,13 +3,13 @@ import type { Kysely } from 'kysely';
 import * as v from 'valibot';
 import type { DB } from '../../../db/index.ts';
 import { forbidden, notFound } from '../../../shared/errors.ts';
-import { readJson } from '../../../shared/http.ts';
+import { JsonObject, readJson } from '../../../shared/http.ts';
 import type { IdentityEnv } from './middleware.ts';
 import { atLeast } from './roles.ts';
 import { createTenant, getTenant, listTenants, softDeleteTenant, updateTenant } from './tenants.service.ts';
 
 const Slug = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'a slug of lowercase letters, digits and hyphens'));
-const Metadata = v.record(v.string(), v.unknown());
+const Metadata = JsonObject;
 const CreateBody = v.object({ id: Slug, name: v.pipe(v.string(), v.minLength(1)), metadata: v.optional(Metadata) });
 const UpdateBody = v.object({ name: v.optional(v.pipe(v.string(), v.minLength(1))), metadata: v.optional(Metadata) });
 
