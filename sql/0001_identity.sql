@@ -38,3 +38,16 @@ CREATE POLICY api_keys_isolation ON api_keys
 -- During a key lookup the key's own tenant row is visible too, so authentication is one query.
 CREATE POLICY tenants_of_looked_up_key ON tenants FOR SELECT
   USING (EXISTS (SELECT 1 FROM api_keys k WHERE k.tenant_id = tenants.id AND k.key_hash = current_setting('app.key_hash', true)));
+
+-- Authentication in one round trip: the key-lookup setting lives only for this statement's implicit transaction.
+CREATE FUNCTION svc_lookup_key(p_hash text)
+RETURNS TABLE (id text, tenant_id text, role text, expires_at timestamptz, revoked_at timestamptz, tenant_name text, tenant_deleted_at timestamptz)
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('app.key_hash', p_hash, true);
+  RETURN QUERY
+    SELECT k.id, k.tenant_id, k.role, k.expires_at, k.revoked_at, t.name, t.deleted_at
+    FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
+    WHERE k.key_hash = p_hash;
+  PERFORM set_config('app.key_hash', '', true);
+END $$;

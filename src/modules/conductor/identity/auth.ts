@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import * as jose from 'jose';
 import type { DB } from '../../../db/index.ts';
-import { withKeyLookup, withTenant } from '../../../db/index.ts';
+import { sql } from 'kysely';
+import { withTenant } from '../../../db/index.ts';
 import { unauthorized } from '../../../shared/errors.ts';
 import { hashKey, KEY_PATTERN } from './keys.ts';
 import type { Role } from './roles.ts';
@@ -10,6 +11,7 @@ import { ROLES } from './roles.ts';
 /** Who a request acts as. The tenant always comes from the credential, never from a client header. */
 export interface Principal {
   tenantId: string;
+  tenantName: string | null;
   role: Role;
   authKind: 'api_key' | 'run_token' | 'session';
   keyId: string | null;
@@ -25,6 +27,8 @@ export interface AuthDeps {
 
 const RUN_TOKEN_ISSUER = 'svc-conductor';
 
+type KeyLookupRow = { id: string; tenant_id: string; role: Role; expires_at: Date | null; revoked_at: Date | null; tenant_name: string; tenant_deleted_at: Date | null };
+
 export async function authenticate(deps: AuthDeps, header: string | undefined): Promise<Principal> {
   const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   if (!m) throw unauthorized('missing bearer credential');
@@ -36,20 +40,13 @@ export async function authenticate(deps: AuthDeps, header: string | undefined): 
 async function verifyApiKey(deps: AuthDeps, token: string): Promise<Principal> {
   if (!KEY_PATTERN.test(token)) throw unauthorized('invalid API key');
   const hash = hashKey(deps.pepper, token);
-  const row = await withKeyLookup(deps.db, hash, (tx) =>
-    tx
-      .selectFrom('api_keys')
-      .innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
-      .select(['api_keys.id', 'api_keys.tenant_id', 'api_keys.role', 'api_keys.expires_at', 'api_keys.revoked_at', 'tenants.deleted_at'])
-      .where('api_keys.key_hash', '=', hash)
-      .executeTakeFirst(),
-  );
-  const key = row;
+  const { rows } = await sql<KeyLookupRow>`select * from svc_lookup_key(${hash})`.execute(deps.db);
+  const key = rows[0];
   if (!key) throw unauthorized('invalid API key');
   if (key.revoked_at) throw unauthorized('API key revoked');
   if (key.expires_at && new Date(key.expires_at).getTime() <= Date.now()) throw unauthorized('API key expired');
-  if (key.deleted_at) throw unauthorized('tenant deleted');
-  return { tenantId: key.tenant_id, role: key.role, authKind: 'api_key', keyId: key.id, subject: null };
+  if (key.tenant_deleted_at) throw unauthorized('tenant deleted');
+  return { tenantId: key.tenant_id, tenantName: key.tenant_name, role: key.role, authKind: 'api_key', keyId: key.id, subject: null };
 }
 
 async function verifyJwt(deps: AuthDeps, token: string): Promise<Principal> {
@@ -70,8 +67,8 @@ async function verifyJwt(deps: AuthDeps, token: string): Promise<Principal> {
   const tenantId = typeof payload.tenant_id === 'string' ? payload.tenant_id : typeof payload.org_id === 'string' ? payload.org_id : undefined;
   if (!tenantId) throw unauthorized('session token has no tenant_id claim');
   const role = (ROLES as readonly string[]).includes(String(payload.role)) ? (payload.role as Role) : 'member';
-  await assertTenantActive(deps.db, tenantId);
-  return { tenantId, role, authKind: 'session', keyId: null, subject: payload.sub ?? null };
+  const tenantName = await assertTenantActive(deps.db, tenantId);
+  return { tenantId, tenantName, role, authKind: 'session', keyId: null, subject: payload.sub ?? null };
 }
 
 async function verifyRunToken(deps: AuthDeps, token: string): Promise<Principal> {
@@ -82,13 +79,14 @@ async function verifyRunToken(deps: AuthDeps, token: string): Promise<Principal>
     throw unauthorized('invalid or expired run token');
   }
   if (typeof payload.tenant_id !== 'string') throw unauthorized('invalid run token');
-  await assertTenantActive(deps.db, payload.tenant_id);
-  return { tenantId: payload.tenant_id, role: 'member', authKind: 'run_token', keyId: null, subject: payload.sub ?? null };
+  const tenantName = await assertTenantActive(deps.db, payload.tenant_id);
+  return { tenantId: payload.tenant_id, tenantName, role: 'member', authKind: 'run_token', keyId: null, subject: payload.sub ?? null };
 }
 
-async function assertTenantActive(db: Kysely<DB>, tenantId: string): Promise<void> {
-  const tenant = await withTenant(db, tenantId, (tx) => tx.selectFrom('tenants').select('deleted_at').where('id', '=', tenantId).executeTakeFirst());
+async function assertTenantActive(db: Kysely<DB>, tenantId: string): Promise<string> {
+  const tenant = await withTenant(db, tenantId, (tx) => tx.selectFrom('tenants').select(['name', 'deleted_at']).where('id', '=', tenantId).executeTakeFirst());
   if (!tenant || tenant.deleted_at) throw unauthorized('unknown or deleted tenant');
+  return tenant.name;
 }
 
 /** Short-lived run tokens (15 minutes) that let a run's tools call back into the conductor as the tenant. */

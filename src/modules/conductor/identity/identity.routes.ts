@@ -3,7 +3,6 @@ import * as v from 'valibot';
 import { readJson } from '../../../shared/http.ts';
 import type { IdentityEnv } from './middleware.ts';
 import { issueKey, listKeys, revokeKey, type KeyDeps } from './keys.service.ts';
-import { tenantName } from './tenants.service.ts';
 
 const IssueKeyBody = v.object({
   name: v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(200)),
@@ -15,7 +14,7 @@ export function identityRoutes(deps: KeyDeps): Hono<IdentityEnv> {
   return new Hono<IdentityEnv>()
     .get('/whoami', async (c) => {
       const p = c.get('principal');
-      return c.json({ tenantId: p.tenantId, tenantName: await tenantName(deps.db, p.tenantId), role: p.role, authKind: p.authKind, keyId: p.keyId, subject: p.subject });
+      return c.json({ tenantId: p.tenantId, tenantName: p.tenantName, role: p.role, authKind: p.authKind, keyId: p.keyId, subject: p.subject });
     })
     .get('/api-keys', async (c) => c.json(await listKeys(deps, c.get('principal'))))
     .post('/api-keys', async (c) => {

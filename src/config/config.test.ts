@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig, ConfigError } from './config.ts';
+
+function configError(env: Record<string, string>, flags = {}): ConfigError {
+  try {
+    loadConfig(env, flags);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('defaults to every role on 127.0.0.1:8080 with the embedded database under ./.svc', () => {
+    const c = loadConfig({});
+    expect(c.roles).toEqual(['conductor', 'runner', 'worker']);
+    expect([c.host, c.port, c.databaseUrl]).toEqual(['127.0.0.1', 8080, undefined]);
+    expect(c.dataDir).toMatch(/\/\.svc$/);
+    expect(Object.isFrozen(c.identity)).toBe(true);
+  });
+
+  it('accepts comma lists of roles and lets flags win over the environment', () => {
+    expect(loadConfig({ SVC_ROLE: 'runner' }, { role: 'conductor,worker' }).roles).toEqual(['conductor', 'worker']);
+    expect(loadConfig({ PORT: '9000' }, { port: '9100' }).port).toBe(9100);
+  });
+
+  it.each([
+    [{ SVC_ROLE: 'bogus' }, 'SVC_ROLE (--role)', /got "bogus"; allowed: all, conductor, runner, worker/],
+    [{ PORT: 'eighty' }, 'PORT', /an integer from 0 to 65535/],
+    [{ PORT: '70000' }, 'PORT', /an integer from 0 to 65535/],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL', /"memory", or a postgres:\/\/ URL/],
+    [{ AGENT_ORC_ENV: 'live' }, 'AGENT_API_KEY_PEPPER', /required when AGENT_ORC_ENV is "live"/],
+    [{ AGENT_API_KEY_PEPPER: 'short' }, 'AGENT_API_KEY_PEPPER', /at least 16 characters/],
+    [{ SVC_BOOTSTRAP_TOKEN: 'secret' }, 'SVC_BOOTSTRAP_TOKEN', /ao_<env>_<random>/],
+    [{ SVC_RUNNERS: 'http://a:1,ftp://b' }, 'SVC_RUNNERS[1]', /an http\(s\) URL/],
+    [{ MODE: 'gpu' }, 'MODE', /allowed: general, runtime_a, runtime_b, all/],
+    [{ AGENT_WORKER_STEP_COUNT: '0' }, 'AGENT_WORKER_STEP_COUNT', /from 1 to 1000/],
+    [{ SVC_WORKER_PROTOCOL: '2' }, 'SVC_WORKER_PROTOCOL', /from 1 to 1/],
+    [{ SVC_RUNNER_URL: 'http://r:7070', SVC_WORKER_TOKEN: 't' }, 'SVC_SESSION_ID', /required in outbound worker mode/],
+    [{ SVC_LOG_LEVEL: 'loud' }, 'SVC_LOG_LEVEL', /allowed: debug, info, warn, error, silent/],
+  ])('refuses %o naming %s and what is allowed', (env, variable, allowed) => {
+    const err = configError(env as Record<string, string>);
+    expect(err.variable).toBe(variable);
+    expect(err.message).toMatch(allowed);
+  });
+
+  it('takes provider variables for the worker from the environment it is given', () => {
+    const c = loadConfig({ OPENAI_API_KEY: 'sk-1', ANTHROPIC_BASE_URL: 'http://x', UNRELATED: 'y' });
+    expect(c.worker.providerEnv).toEqual({ OPENAI_API_KEY: 'sk-1', ANTHROPIC_BASE_URL: 'http://x' });
+  });
+});
