@@ -1,0 +1,27 @@
+# svc: one image for every role. `docker run svc` is the all-in-one server; pick a role with --role or SVC_ROLE.
+# Our .ts files run on Node's type stripping, so the image needs no build step beyond installing dependencies.
+
+FROM node:24-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Production dependencies only: the image has Node 24 itself, so the `node` devDependency is not needed.
+RUN npm ci --omit=dev --no-audit --no-fund
+
+FROM node:24-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    SVC_DATA_DIR=/data \
+    SVC_STATE_DIR=/data/state \
+    PORT=8080
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY bin ./bin
+COPY src ./src
+COPY sql ./sql
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+ENTRYPOINT ["node", "bin/svc.js", "serve", "--host", "0.0.0.0"]
+CMD []
