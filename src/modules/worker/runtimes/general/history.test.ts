@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import type { ModelMessage } from 'ai';
+import { createHistoryStore, parseHistory, serializeHistory, toJsonSafe, trimTurns } from './history.ts';
+
+const turn = (n: number): ModelMessage[] => [
+  { role: 'user', content: `q${n}` },
+  { role: 'assistant', content: [{ type: 'tool-call', toolCallId: `c${n}`, toolName: 't', input: {} }] },
+  { role: 'tool', content: [{ type: 'tool-result', toolCallId: `c${n}`, toolName: 't', output: { type: 'text', value: 'ok' } }] },
+  { role: 'assistant', content: `a${n}` },
+];
+
+describe('general runtime history', () => {
+  it('drops the oldest whole turns past the cap, never splitting a tool call from its result', () => {
+    const messages = [...turn(1), ...turn(2), ...turn(3)];
+    const kept = trimTurns(messages, 9);
+    expect(kept).toEqual([...turn(2), ...turn(3)]);
+    expect(kept[0].role).toBe('user');
+  });
+
+  it('keeps a single turn whole even when it alone is over the cap', () => {
+    expect(trimTurns([...turn(1), ...turn(2)], 2)).toEqual(turn(2));
+  });
+
+  it('bounds each session and forgets the least recently used sessions', () => {
+    const store = createHistoryStore({ maxMessages: 4, maxSessions: 2 });
+    store.append('a', turn(1));
+    store.append('a', turn(2));
+    expect(store.get('a')).toEqual(turn(2));
+    store.append('b', turn(1));
+    store.append('c', turn(1));
+    expect(store.has('a')).toBe(false);
+    expect(store.has('b') && store.has('c')).toBe(true);
+  });
+
+  it('serialises circular references as the string [circular]', () => {
+    const output: Record<string, unknown> = { ok: true };
+    output.self = output;
+    const messages = [{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 't', output: { type: 'json', value: output } }] }] as unknown as ModelMessage[];
+    const json = JSON.parse(serializeHistory(messages));
+    expect(json[0].content[0].output.value).toEqual({ ok: true, self: '[circular]' });
+  });
+
+  it('keeps shared (non-circular) references and turns bytes into base64', () => {
+    const shared = { x: 1 };
+    expect(toJsonSafe({ a: shared, b: shared, bytes: new Uint8Array([104, 105]) })).toEqual({ a: { x: 1 }, b: { x: 1 }, bytes: 'aGk=' });
+  });
+
+  it('parses an exported history back and names the first invalid message', () => {
+    const bytes = new TextEncoder().encode(serializeHistory(turn(1)));
+    expect(parseHistory(bytes)).toHaveLength(4);
+    expect(() => parseHistory(new TextEncoder().encode('[{"role":"user","content":"x"},{"role":"robot"}]'))).toThrow(/state\[1\]/);
+  });
+});

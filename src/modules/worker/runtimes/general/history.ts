@@ -1,0 +1,92 @@
+import { modelMessageSchema, type ModelMessage } from 'ai';
+import { badRequest } from '../../../../shared/errors.ts';
+
+/**
+ * Per-session conversation history of the `general` runtime: in memory and bounded, both in messages per session
+ * (oldest whole turns are dropped, so a tool call never loses its result) and in sessions (least recently used go).
+ */
+export interface HistoryStore {
+  /** A copy of the session's messages; empty for an unknown session. */
+  get(sessionId: string): ModelMessage[];
+  has(sessionId: string): boolean;
+  /** Appends one turn's messages (the user prompt first). */
+  append(sessionId: string, messages: readonly ModelMessage[]): void;
+  replace(sessionId: string, messages: readonly ModelMessage[]): void;
+}
+
+export interface HistoryLimits {
+  maxMessages: number;
+  maxSessions: number;
+}
+
+export const DEFAULT_HISTORY_LIMITS: HistoryLimits = { maxMessages: 200, maxSessions: 1000 };
+
+/**
+ * Drops the oldest whole turns (a turn starts at a user message) until at most `max` messages remain. A single turn
+ * longer than `max` is kept whole: cutting it would orphan tool results, which providers reject.
+ */
+export function trimTurns(messages: readonly ModelMessage[], max: number): ModelMessage[] {
+  if (messages.length <= max) return [...messages];
+  for (let i = 1; i < messages.length; i++) {
+    if (messages[i].role === 'user' && messages.length - i <= max) return messages.slice(i);
+  }
+  const lastUser = messages.findLastIndex((m) => m.role === 'user');
+  return messages.slice(Math.max(lastUser, 0));
+}
+
+export function createHistoryStore(limits: HistoryLimits = DEFAULT_HISTORY_LIMITS): HistoryStore {
+  const sessions = new Map<string, ModelMessage[]>();
+  const put = (sessionId: string, messages: ModelMessage[]) => {
+    sessions.delete(sessionId); // re-insert: Map order doubles as recency
+    sessions.set(sessionId, trimTurns(messages, limits.maxMessages));
+    while (sessions.size > limits.maxSessions) sessions.delete(sessions.keys().next().value as string);
+  };
+  return {
+    get: (sessionId) => [...(sessions.get(sessionId) ?? [])],
+    has: (sessionId) => sessions.has(sessionId),
+    append: (sessionId, messages) => put(sessionId, [...(sessions.get(sessionId) ?? []), ...messages]),
+    replace: (sessionId, messages) => put(sessionId, [...messages]),
+  };
+}
+
+/**
+ * A JSON-safe copy of any value: circular references become the string `[circular]` (tool outputs can carry them),
+ * binary data becomes base64 (a valid DataContent), URLs and dates become strings.
+ */
+export function toJsonSafe(value: unknown, ancestors: object[] = []): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (value === null || typeof value !== 'object') return typeof value === 'function' || typeof value === 'symbol' ? undefined : value;
+  if (ancestors.includes(value)) return '[circular]';
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
+  if (value instanceof ArrayBuffer) return Buffer.from(value).toString('base64');
+  if (value instanceof URL) return value.href;
+  if (value instanceof Date) return value.toISOString();
+  const inner = [...ancestors, value];
+  if (Array.isArray(value)) return value.map((item) => toJsonSafe(item, inner) ?? null);
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    const safe = toJsonSafe(item, inner);
+    if (safe !== undefined) out[key] = safe;
+  }
+  return out;
+}
+
+export function serializeHistory(messages: readonly ModelMessage[]): string {
+  return JSON.stringify(toJsonSafe(messages));
+}
+
+/** Parses an exported history; anything that is not a JSON array of valid model messages is a 400 naming the problem. */
+export function parseHistory(body: Uint8Array): ModelMessage[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder().decode(body));
+  } catch {
+    throw badRequest('state: malformed JSON (expected an array of model messages)');
+  }
+  if (!Array.isArray(value)) throw badRequest('state: expected a JSON array of model messages');
+  return value.map((item, index) => {
+    const parsed = modelMessageSchema.safeParse(item);
+    if (!parsed.success) throw badRequest(`state[${index}]: not a valid model message (${parsed.error.issues[0]?.message ?? 'invalid'})`);
+    return parsed.data;
+  });
+}

@@ -1,0 +1,61 @@
+import type { Config } from '../../../../config/config.ts';
+import { runEvent } from '../../../../contracts/run-event.ts';
+import { stateContentType } from '../../../../contracts/worker.ts';
+import { describeError } from '../../../../shared/errors.ts';
+import type { WorkerRuntime } from '../../runtime.ts';
+import { createHistoryStore, parseHistory, serializeHistory, DEFAULT_HISTORY_LIMITS, type HistoryLimits } from './history.ts';
+import { openToolCatalog } from './mcp-catalog.ts';
+import { resolveModel } from './providers.ts';
+import { systemPromptOf, userPromptOf } from './prompt.ts';
+import { applyAllowlist, buildToolSet } from './toolset.ts';
+import { runTurn } from './turn.ts';
+
+/**
+ * The `general` runtime: the AI SDK over a provider registry (openai, anthropic, openai-compatible, demo), tools from
+ * the runner's session MCP endpoint and the profile's MCP servers, and a bounded in-memory history per session that
+ * is exported and imported as a JSON array of ModelMessage. Created by the worker server for MODE general and all.
+ */
+export function createGeneralRuntime(config: Config['worker'], limits: HistoryLimits = DEFAULT_HISTORY_LIMITS): WorkerRuntime {
+  // The AI SDK prints provider warnings to the console; the worker's stdout belongs to its logs.
+  (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
+  const history = createHistoryStore(limits);
+
+  return {
+    id: 'general',
+    async *run(req, signal) {
+      yield runEvent('session', { runtimeSessionId: req.sessionId });
+      let resolved;
+      try {
+        resolved = resolveModel(config.providerEnv, req.profile.model);
+      } catch (err) {
+        yield runEvent('error', { message: describeError(err) });
+        return;
+      }
+      const catalog = await openToolCatalog(req, signal);
+      try {
+        for (const note of catalog.notes) yield runEvent('progress', { message: note });
+        yield* runTurn({
+          model: resolved.model,
+          provider: resolved.provider,
+          system: systemPromptOf(req),
+          history: history.get(req.sessionId),
+          prompt: userPromptOf(req),
+          tools: buildToolSet(applyAllowlist(catalog.entries, req.profile.tools)),
+          stepCount: config.stepCount,
+          signal,
+          commit: (messages) => history.append(req.sessionId, messages),
+        });
+      } finally {
+        await catalog.close();
+      }
+    },
+    async exportState(sessionId) {
+      if (!history.has(sessionId)) return undefined;
+      return { contentType: stateContentType('general'), runtimeSessionId: sessionId, body: serializeHistory(history.get(sessionId)) };
+    },
+    async importState(sessionId, body) {
+      history.replace(sessionId, parseHistory(body)); // parse first: a bad bundle leaves the session unseeded
+    },
+    async close() {},
+  };
+}

@@ -1,0 +1,32 @@
+import type { WorkerRunRequest, SkillPayload } from '../../../../contracts/worker.ts';
+
+/**
+ * Builds what the model is told: the profile's system prompt with the run's skills appended (name, description,
+ * body, resource list), and the user message from the subtask (its files listed after the prompt).
+ */
+function skillSection(skill: SkillPayload): string {
+  const lines = [`### ${skill.name}`];
+  if (skill.description) lines.push(skill.description);
+  lines.push('', skill.body.trim());
+  if (skill.resources?.length) {
+    lines.push('', 'Resources:');
+    for (const r of skill.resources) {
+      const facts = [r.contentType, r.size === undefined ? undefined : `${r.size} bytes`].filter(Boolean).join(', ');
+      lines.push(`- ${r.path}${facts ? ` (${facts})` : ''}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+export function systemPromptOf(req: WorkerRunRequest): string | undefined {
+  const parts: string[] = [];
+  if (req.profile.systemPrompt?.trim()) parts.push(req.profile.systemPrompt.trim());
+  if (req.skills?.length) parts.push(['## Skills', '', ...req.skills.map(skillSection)].join('\n\n'));
+  return parts.length ? parts.join('\n\n') : undefined;
+}
+
+export function userPromptOf(req: WorkerRunRequest): string {
+  const prompt = req.subtask.prompt.trim() ? req.subtask.prompt : req.subtask.title;
+  const files = req.subtask.files ?? [];
+  return files.length ? `${prompt}\n\nFiles:\n${files.map((f) => `- ${f}`).join('\n')}` : prompt;
+}

@@ -1,0 +1,118 @@
+import { APICallError, RetryError, stepCountIs, streamText, type LanguageModel, type LanguageModelUsage, type ModelMessage, type ToolSet } from 'ai';
+import { runEvent, type RunEvent, type Usage } from '../../../../contracts/run-event.ts';
+import { describeError } from '../../../../shared/errors.ts';
+import { isMcpError } from './toolset.ts';
+
+/**
+ * One model turn of the `general` runtime: streamText over the session history plus the new prompt, translated into
+ * RunEvents. Success commits the turn's messages; a failure after the turn began commits the prompt and the messages
+ * of completed steps, once, before the terminal `error`.
+ */
+export interface TurnInput {
+  model: LanguageModel;
+  provider: string;
+  system: string | undefined;
+  history: ModelMessage[];
+  prompt: string;
+  tools: ToolSet;
+  stepCount: number;
+  signal: AbortSignal;
+  commit(messages: ModelMessage[]): void;
+}
+
+function toUsage(u: LanguageModelUsage): Usage {
+  const usage: Usage = { inputTokens: u.inputTokens ?? 0, outputTokens: u.outputTokens ?? 0 };
+  if (u.inputTokenDetails?.cacheReadTokens !== undefined) usage.cacheReadTokens = u.inputTokenDetails.cacheReadTokens;
+  if (u.inputTokenDetails?.cacheWriteTokens !== undefined) usage.cacheCreateTokens = u.inputTokenDetails.cacheWriteTokens;
+  return usage;
+}
+
+/** A readable one-line cause, with the HTTP status when the provider answered one. */
+export function describeModelError(provider: string, err: unknown, signal: AbortSignal): string {
+  if (signal.aborted) return 'run cancelled';
+  const cause = RetryError.isInstance(err) ? err.lastError : err;
+  if (APICallError.isInstance(cause)) {
+    const status = cause.statusCode === undefined ? 'no response' : `HTTP ${cause.statusCode}`;
+    return `model provider ${provider} failed (${status}): ${cause.message}`;
+  }
+  return `model provider ${provider} failed: ${describeError(cause)}`;
+}
+
+export async function* runTurn(input: TurnInput): AsyncGenerator<RunEvent> {
+  const userMessage: ModelMessage = { role: 'user', content: input.prompt };
+  const completedSteps: ModelMessage[] = [];
+  let failure: { error: unknown } | undefined;
+  let usage: Usage | undefined;
+  const stepTexts: string[] = [];
+  let stepText = '';
+
+  const result = streamText({
+    model: input.model,
+    instructions: input.system,
+    messages: [...input.history, userMessage],
+    tools: input.tools,
+    stopWhen: stepCountIs(input.stepCount),
+    maxRetries: 0,
+    abortSignal: input.signal,
+    // A step ended by a provider error chunk still reports here; it is not a completed step.
+    onStepEnd: (step) => {
+      if (step.finishReason !== 'error') completedSteps.push(...step.response.messages);
+    },
+    onError: () => {}, // errors arrive as stream parts; the default handler would print them
+  });
+
+  try {
+    for await (const part of result.stream) {
+      switch (part.type) {
+        case 'text-delta':
+          stepText += part.text;
+          if (part.text) yield runEvent('assistant', { message: part.text, delta: true });
+          break;
+        case 'finish-step':
+          if (stepText) stepTexts.push(stepText);
+          stepText = '';
+          break;
+        case 'tool-call':
+          yield runEvent('tool_call', { toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
+          break;
+        case 'tool-result':
+          yield runEvent('tool_result', { toolCallId: part.toolCallId, toolName: part.toolName, output: part.output, isError: isMcpError(part.output) });
+          break;
+        case 'tool-error':
+          yield runEvent('tool_result', { toolCallId: part.toolCallId, toolName: part.toolName, output: describeError(part.error), isError: true });
+          break;
+        case 'error':
+          failure ??= { error: part.error };
+          break;
+        case 'abort':
+          failure ??= { error: new Error('run cancelled') };
+          break;
+        case 'finish':
+          usage = toUsage(part.totalUsage);
+          break;
+      }
+    }
+  } catch (err) {
+    failure ??= { error: err };
+  }
+
+  let messages: ModelMessage[] | undefined;
+  if (!failure && !input.signal.aborted) {
+    try {
+      messages = await result.responseMessages;
+    } catch (error) {
+      failure = { error };
+    }
+  }
+  if (!messages) {
+    input.commit([userMessage, ...completedSteps]);
+    yield runEvent('error', { message: describeModelError(input.provider, failure?.error, input.signal) });
+    return;
+  }
+  input.commit([userMessage, ...messages]);
+  if (stepText) stepTexts.push(stepText);
+  const whole = stepTexts.join('\n\n');
+  if (whole) yield runEvent('assistant', { message: whole });
+  if (usage) yield runEvent('usage', { usage });
+  yield runEvent('result', { message: stepTexts.at(-1) ?? '' });
+}

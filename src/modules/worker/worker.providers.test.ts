@@ -1,0 +1,140 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readNdjson } from '../../shared/ndjson.ts';
+import { configureLogging } from '../../shared/log.ts';
+import type { RunEvent } from '../../contracts/run-event.ts';
+import { startFakeProvider, modelRequests, lastInputOf, lastUserPrompt, type FakeProvider, type Wire } from '../../../test/support/fake-provider.ts';
+import { startMcpServer, type TestMcpServer } from '../../../test/support/mcp-server.ts';
+import { startTestWorker, runBody, runToEnd, postRun, ofType, deltaText, exportState, importState, type TestWorker } from '../../../test/support/worker.ts';
+
+configureLogging({ level: 'warn' });
+
+/** The `general` runtime over real HTTP against the fake provider, once per provider wire format. */
+const PROVIDERS: Array<{ provider: string; wire: Wire; env: (url: string) => Record<string, string> }> = [
+  { provider: 'openai', wire: 'responses', env: (url) => ({ OPENAI_API_KEY: 'sk-fake', OPENAI_BASE_URL: url }) },
+  { provider: 'anthropic', wire: 'anthropic', env: (url) => ({ ANTHROPIC_API_KEY: 'sk-ant-fake', ANTHROPIC_BASE_URL: url }) },
+  { provider: 'openai-compatible', wire: 'chat', env: (url) => ({ OPENAI_COMPATIBLE_BASE_URL: url, OPENAI_COMPATIBLE_API_KEY: 'fake' }) },
+];
+
+describe.each(PROVIDERS)('the general runtime with $provider ($wire wire)', ({ provider, wire, env }) => {
+  let fake: FakeProvider;
+  let mcp: TestMcpServer;
+  const workers: TestWorker[] = [];
+  const model = `${provider}:fake-model`;
+  const start = async () => {
+    const w = await startTestWorker({ providerEnv: env(fake.url) });
+    workers.push(w);
+    return w;
+  };
+  let sessionSeq = 0;
+  const newSession = () => `sess-${wire}-${++sessionSeq}`;
+
+  beforeAll(async () => {
+    fake = await startFakeProvider();
+    mcp = await startMcpServer();
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.close()));
+  });
+  afterAll(async () => {
+    await fake.close();
+    await mcp.close();
+  });
+
+  it('streams a text turn as deltas, then the whole text, usage and the result', async () => {
+    const w = await start();
+    const events = await runToEnd(w.url, runBody('hello there friend', { model, sessionId: newSession(), sessionMcpUrl: mcp.url }));
+
+    expect(events[0]).toMatchObject({ type: 'session' });
+    expect(ofType(events, 'assistant').filter((e) => e.delta).length).toBeGreaterThan(1);
+    expect(deltaText(events)).toBe('FAKE-REPLY: hello there friend');
+    expect(ofType(events, 'assistant').find((e) => !e.delta)?.message).toBe('FAKE-REPLY: hello there friend');
+    expect(ofType(events, 'usage')[0].usage).toMatchObject({ inputTokens: expect.any(Number), outputTokens: expect.any(Number), cacheReadTokens: 4 });
+    expect(events.at(-1)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: hello there friend' });
+    expect(modelRequests(fake).at(-1)?.wire).toBe(wire);
+  });
+
+  it('calls a session MCP tool and feeds its result back to the model', async () => {
+    const w = await start();
+    const before = modelRequests(fake).length;
+    const events = await runToEnd(w.url, runBody('CALL_TOOL echo {"message":"hi"}', { model, sessionId: newSession(), sessionMcpUrl: mcp.url }));
+
+    expect(ofType(events, 'tool_call')).toEqual([expect.objectContaining({ toolName: 'echo', input: { message: 'hi' } })]);
+    const [toolResult] = ofType(events, 'tool_result');
+    expect(toolResult).toMatchObject({ toolName: 'echo', isError: false, toolCallId: ofType(events, 'tool_call')[0].toolCallId });
+    expect(toolResult.output).toMatchObject({ content: [{ type: 'text', text: 'echo: hi' }] });
+    expect(events.at(-1)).toMatchObject({ type: 'result', message: 'TOOL-RESULT-SEEN: echo: hi' });
+
+    const calls = modelRequests(fake).slice(before);
+    expect(calls).toHaveLength(2);
+    expect(lastInputOf(calls[1])).toEqual({ kind: 'tool', text: 'echo: hi' });
+  });
+
+  it('ends a provider 500 with exactly one error naming the status, and keeps the prompt once', async () => {
+    const w = await start();
+    const sessionId = newSession();
+    await runToEnd(w.url, runBody('first turn', { model, sessionId, sessionMcpUrl: mcp.url }));
+    const events = await runToEnd(w.url, runBody('please FAIL_HTTP_500 now', { model, sessionId, sessionMcpUrl: mcp.url }));
+
+    const terminals = events.filter((e) => e.type === 'result' || e.type === 'error');
+    expect(terminals).toHaveLength(1);
+    expect(events.at(-1)?.type).toBe('error');
+    expect(events.at(-1)?.message).toContain('500');
+
+    const history = (await (await exportState(w.url, sessionId)).json()) as Array<{ role: string; content: unknown }>;
+    const failed = history.filter((m) => m.role === 'user' && JSON.stringify(m.content).includes('FAIL_HTTP_500'));
+    expect(failed).toHaveLength(1);
+    expect(history.at(-1)).toEqual(failed[0]);
+    expect(history.filter((m) => m.role === 'user')).toHaveLength(2);
+  });
+
+  it('commits the completed tool step when the model fails after the tool ran', async () => {
+    const w = await start();
+    const sessionId = newSession();
+    const events = await runToEnd(w.url, runBody('CALL_TOOL echo {"message":"FAIL_HTTP_503"}', { model, sessionId, sessionMcpUrl: mcp.url }));
+
+    expect(ofType(events, 'tool_result')).toHaveLength(1);
+    expect(events.at(-1)).toMatchObject({ type: 'error' });
+    expect(events.at(-1)?.message).toContain('503');
+    const history = (await (await exportState(w.url, sessionId)).json()) as Array<{ role: string }>;
+    expect(history.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+  });
+
+  it('aborts the model call when the client disconnects mid-stream', async () => {
+    const w = await start();
+    const abort = new AbortController();
+    const res = await postRun(w.url, runBody('SLOW_DELTAS 1000 50', { model, sessionId: newSession(), sessionMcpUrl: mcp.url }), abort.signal);
+    const seen: RunEvent[] = [];
+    for await (const event of readNdjson<RunEvent>(res.body!)) {
+      seen.push(event);
+      if (event.type === 'assistant' && event.delta) break;
+    }
+    abort.abort();
+
+    const closed = await fake.when(() => modelRequests(fake).find((r) => r.clientClosedEarly && lastUserPrompt(r) === 'SLOW_DELTAS 1000 50'));
+    expect(closed.wire).toBe(wire);
+    expect(seen.at(-1)).toMatchObject({ type: 'assistant', message: 'd0 ' });
+    const health = await (await fetch(`${w.url}/health`)).json();
+    expect(health.inflight).toBe(0);
+  });
+
+  it('carries exported history into a new worker instance', async () => {
+    const first = await start();
+    const sessionId = newSession();
+    await runToEnd(first.url, runBody('remember the word pineapple', { model, sessionId, sessionMcpUrl: mcp.url }));
+    const exported = await exportState(first.url, sessionId);
+    expect(exported.status).toBe(200);
+    expect(exported.headers.get('content-type')).toContain('application/json');
+    expect(exported.headers.get('x-runtime-session-id')).toBe(sessionId);
+    const bundle = await exported.text();
+
+    const second = await start();
+    expect(second.url).not.toBe(first.url);
+    expect((await importState(second.url, sessionId, bundle)).status).toBe(204);
+    const events = await runToEnd(second.url, runBody('what was the word?', { model, sessionId, sessionMcpUrl: mcp.url }));
+
+    expect(events.at(-1)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: what was the word?' });
+    const request = modelRequests(fake).at(-1)!;
+    expect(lastUserPrompt(request)).toBe('what was the word?');
+    expect(JSON.stringify(request.body)).toContain('remember the word pineapple');
+  });
+});

@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { configureLogging } from '../../shared/log.ts';
+import { startFakeProvider, modelRequests, lastInputOf, type FakeProvider } from '../../../test/support/fake-provider.ts';
+import { startMcpServer, type TestMcpServer } from '../../../test/support/mcp-server.ts';
+import { startTestWorker, runBody, runToEnd, ofType, type TestWorker } from '../../../test/support/worker.ts';
+
+configureLogging({ level: 'warn' });
+
+/** Tool wiring of the general runtime, over the Chat Completions wire (the wire does not matter here). */
+describe('general runtime tools', () => {
+  let fake: FakeProvider;
+  let session: TestMcpServer;
+  let external: TestMcpServer;
+  let big: TestMcpServer;
+  let w: TestWorker;
+  const model = 'openai-compatible:fake-model';
+  const toolNames = (body: any): string[] => (body.tools ?? []).map((t: any) => t.function?.name);
+
+  beforeAll(async () => {
+    fake = await startFakeProvider();
+    session = await startMcpServer({ name: 'session' });
+    external = await startMcpServer({ name: 'external' });
+    big = await startMcpServer({ name: 'big', extraTools: 40 });
+    w = await startTestWorker({ providerEnv: { OPENAI_COMPATIBLE_BASE_URL: fake.url } });
+  });
+  afterAll(async () => {
+    await Promise.all([w.close(), fake.close(), session.close(), external.close(), big.close()]);
+  });
+
+  it('prefixes profile MCP server tools with the server name', async () => {
+    const events = await runToEnd(w.url, runBody('CALL_TOOL ext__echo {"message":"outside"}', { model, sessionMcpUrl: session.url, mcpServers: [{ name: 'ext', transport: 'http', url: external.url }] }));
+    expect(ofType(events, 'tool_result')[0]).toMatchObject({ toolName: 'ext__echo', output: { content: [{ text: 'echo: outside' }] } });
+    expect(external.calls).toEqual([{ name: 'echo', args: { message: 'outside' } }]);
+    expect(toolNames(modelRequests(fake).at(-1)!.body)).toEqual(expect.arrayContaining(['echo', 'fail', 'ext__echo', 'ext__fail']));
+  });
+
+  it('shows the model only the allowlisted tools', async () => {
+    await runToEnd(w.url, runBody('hello', { model, sessionMcpUrl: session.url, profile: { tools: ['echo'] }, mcpServers: [{ name: 'ext', transport: 'http', url: external.url }] }));
+    expect(toolNames(modelRequests(fake).at(-1)!.body)).toEqual(['echo']);
+  });
+
+  it('reports an MCP error result as a failed tool result and tells the model', async () => {
+    const events = await runToEnd(w.url, runBody('CALL_TOOL fail {}', { model, sessionMcpUrl: session.url }));
+    expect(ofType(events, 'tool_result')[0]).toMatchObject({ toolName: 'fail', isError: true });
+    expect(lastInputOf(modelRequests(fake).at(-1)!)?.text).toContain('this tool always fails');
+  });
+
+  it('hides a large catalog behind search_tools and call_tool, which still reach the real tool', async () => {
+    const events = await runToEnd(w.url, runBody('CALL_TOOL call_tool {"name":"echo","arguments":{"message":"via meta"}}', { model, sessionMcpUrl: big.url }));
+    expect(toolNames(modelRequests(fake).at(-2)!.body).sort()).toEqual(['call_tool', 'search_tools']);
+    expect(ofType(events, 'tool_result')[0]).toMatchObject({ toolName: 'call_tool', isError: false, output: { content: [{ text: 'echo: via meta' }] } });
+    expect(events.at(-1)).toMatchObject({ type: 'result', message: 'TOOL-RESULT-SEEN: echo: via meta' });
+  });
+
+  it('finds tools with search_tools', async () => {
+    const events = await runToEnd(w.url, runBody('CALL_TOOL search_tools {"query":"echo"}', { model, sessionMcpUrl: big.url }));
+    const output = ofType(events, 'tool_result')[0].output as { structuredContent: { tools: Array<{ name: string; inputSchema: unknown }> } };
+    expect(output.structuredContent.tools[0]).toMatchObject({ name: 'echo', inputSchema: expect.objectContaining({ type: 'object' }) });
+  });
+
+  it('appends skills to the system prompt', async () => {
+    await runToEnd(w.url, runBody('hi', {
+      model,
+      sessionMcpUrl: session.url,
+      profile: { systemPrompt: 'You are terse.' },
+      skills: [{ name: 'pdf-forms', description: 'Fill PDF forms', body: 'Always check field names first.', resources: [{ path: 'forms/guide.md', size: 120 }] }],
+    }));
+    const system = modelRequests(fake).at(-1)!.body.messages.find((m: any) => m.role === 'system')?.content as string;
+    expect(system).toContain('You are terse.');
+    expect(system).toContain('### pdf-forms');
+    expect(system).toContain('Always check field names first.');
+    expect(system).toContain('- forms/guide.md (120 bytes)');
+  });
+});

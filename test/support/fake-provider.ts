@@ -1,0 +1,153 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { openSse } from './fake-provider/sse.ts';
+import { lastInput, planFor, type LastInput, type Wire } from './fake-provider/script.ts';
+import { streamChat, jsonChat, chatError, type ReplyContext } from './fake-provider/chat.ts';
+import { streamResponses, jsonResponses, responsesError } from './fake-provider/responses.ts';
+import { streamAnthropic, jsonAnthropic, anthropicError } from './fake-provider/anthropic.ts';
+
+/**
+ * A fake model provider for tests and benchmarks: one node:http server on 127.0.0.1 speaking the OpenAI Chat
+ * Completions, OpenAI Responses and Anthropic Messages wires (RUNTIMES.md §2, §3, §6), scripted from the prompt:
+ * `CALL_TOOL <name> <json>`, `FAIL_HTTP_<code>`, `SLOW_DELTAS <n> <ms>`, `DELTAS <n>`, `HANG_AFTER_FIRST`; a tool
+ * result answers `TOOL-RESULT-SEEN: <text>`; anything else `FAKE-REPLY: <prompt>`. Every request is logged.
+ */
+export { lastInput, planFor, stripReminders, textOf, type LastInput, type Wire } from './fake-provider/script.ts';
+
+export interface LoggedRequest {
+  method: string;
+  path: string;
+  wire: Wire | 'count_tokens' | 'models' | 'unknown';
+  headers: Record<string, string>;
+  body: any;
+  /** True once the client hung up before the reply was complete (cancel tests assert on this, not on time). */
+  clientClosedEarly: boolean;
+}
+
+export interface FakeProvider {
+  /** Base URL with `/v1`, as the AI SDK providers and Codex expect it. */
+  url: string;
+  /** Base URL without `/v1` (Claude Code appends `/v1/messages` itself). */
+  origin: string;
+  requests: LoggedRequest[];
+  /** Resolves with the first truthy value of `probe`, re-checked after every request and every disconnect. */
+  when<T>(probe: () => T | undefined | null | false): Promise<T>;
+  close(): Promise<void>;
+}
+
+const LOGGED_HEADERS = ['content-type', 'accept', 'authorization', 'x-api-key', 'anthropic-version', 'anthropic-beta', 'user-agent', 'session-id', 'x-claude-code-session-id', 'originator'];
+
+function classify(method: string, path: string): LoggedRequest['wire'] {
+  if (method === 'GET' && path.endsWith('/models')) return 'models';
+  if (method !== 'POST') return 'unknown';
+  if (path.endsWith('/chat/completions')) return 'chat';
+  if (path.endsWith('/responses')) return 'responses';
+  if (path.endsWith('/messages/count_tokens')) return 'count_tokens';
+  if (path.endsWith('/messages')) return 'anthropic';
+  return 'unknown';
+}
+
+async function readBody(req: IncomingMessage): Promise<any> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+const WIRES = {
+  chat: { stream: streamChat, json: jsonChat, error: chatError },
+  responses: { stream: streamResponses, json: jsonResponses, error: responsesError },
+  anthropic: { stream: streamAnthropic, json: jsonAnthropic, error: anthropicError },
+} as const;
+
+export async function startFakeProvider(): Promise<FakeProvider> {
+  const requests: LoggedRequest[] = [];
+  const waiters = new Set<() => void>();
+  const notify = () => waiters.forEach((check) => check());
+  let counter = 0;
+
+  const server = createServer(async (req, res) => {
+    const path = new URL(req.url ?? '/', 'http://fake').pathname;
+    const method = req.method ?? 'GET';
+    const wire = classify(method, path);
+    const headers: Record<string, string> = {};
+    for (const name of LOGGED_HEADERS) if (typeof req.headers[name] === 'string') headers[name] = req.headers[name] as string;
+    const logged: LoggedRequest = { method, path, wire, headers, body: await readBody(req), clientClosedEarly: false };
+    requests.push(logged);
+    res.on('close', () => {
+      if (!res.writableFinished) {
+        logged.clientClosedEarly = true;
+        notify();
+      }
+    });
+    notify();
+
+    if (wire === 'models') return sendJson(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', type: 'model', display_name: 'Fake model', created: 0, created_at: '2026-01-01T00:00:00Z', owned_by: 'fake' }], has_more: false });
+    if (wire === 'count_tokens') return sendJson(res, 200, { input_tokens: JSON.stringify(logged.body ?? '').length >> 2 });
+    if (wire === 'unknown') return sendJson(res, 404, { error: { message: `fake provider: no route for ${method} ${path}` } });
+
+    const impl = WIRES[wire];
+    const plan = planFor(lastInput(wire, logged.body));
+    const requestId = `req_fake_${++counter}`;
+    if (plan.kind === 'fail') return sendJson(res, plan.status, impl.error(plan.status), { 'request-id': requestId });
+    const ctx: ReplyContext = { model: String(logged.body?.model ?? 'fake-model'), id: `fake${counter}`, includeUsage: logged.body?.stream_options?.include_usage === true };
+    if (logged.body?.stream !== true) {
+      if (plan.kind === 'hang') return; // a non-streaming hang: never answer until the client gives up
+      return sendJson(res, 200, impl.json(plan, ctx), { 'request-id': requestId });
+    }
+    await impl.stream(openSse(res, { 'request-id': requestId }), plan, ctx);
+  });
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://127.0.0.1:${port}`;
+  return {
+    url: `${origin}/v1`,
+    origin,
+    requests,
+    when<T>(probe: () => T | undefined | null | false) {
+      return new Promise<T>((resolve) => {
+        const check = () => {
+          const value = probe();
+          if (value) {
+            waiters.delete(check);
+            resolve(value);
+          }
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The model requests (any wire) in the log, oldest first. */
+export function modelRequests(fake: Pick<FakeProvider, 'requests'>): LoggedRequest[] {
+  return fake.requests.filter((r) => r.wire === 'chat' || r.wire === 'responses' || r.wire === 'anthropic');
+}
+
+/** The last user prompt or tool result a logged model request carried (what the fake scripted its reply from). */
+export function lastInputOf(request: LoggedRequest): LastInput | undefined {
+  if (request.wire !== 'chat' && request.wire !== 'responses' && request.wire !== 'anthropic') return undefined;
+  return lastInput(request.wire, request.body);
+}
+
+/** The last user prompt of a logged model request, or undefined when its last input was a tool result. */
+export function lastUserPrompt(request: LoggedRequest): string | undefined {
+  const input = lastInputOf(request);
+  return input?.kind === 'user' ? input.text : undefined;
+}

@@ -1,0 +1,63 @@
+import type { SseOut } from './sse.ts';
+import { drip } from './sse.ts';
+import { FAKE_USAGE, type Plan } from './script.ts';
+
+/** OpenAI Chat Completions wire (RUNTIMES.md §6): role chunk → content or tool_calls deltas → finish → usage → [DONE]. */
+export interface ReplyContext {
+  model: string;
+  id: string;
+  /** Chat only: whether the client asked for the trailing usage chunk (`stream_options.include_usage`). */
+  includeUsage: boolean;
+}
+
+const usage = (outputTokens: number) => ({
+  prompt_tokens: FAKE_USAGE.input,
+  completion_tokens: outputTokens,
+  total_tokens: FAKE_USAGE.input + outputTokens,
+  prompt_tokens_details: { cached_tokens: FAKE_USAGE.cached },
+});
+
+export async function streamChat(out: SseOut, plan: Exclude<Plan, { kind: 'fail' }>, ctx: ReplyContext): Promise<void> {
+  const created = Math.floor(Date.now() / 1000);
+  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+    out.send(undefined, { id: ctx.id, object: 'chat.completion.chunk', created, model: ctx.model, choices, ...extra });
+  const delta = (d: Record<string, unknown>, finish: string | null = null) => chunk([{ index: 0, delta: d, finish_reason: finish }]);
+
+  delta({ role: 'assistant', content: '' });
+  let outputTokens = 1;
+  if (plan.kind === 'hang') {
+    delta({ content: plan.first });
+    return out.waitClosed();
+  }
+  if (plan.kind === 'tool') {
+    delta({ tool_calls: [{ index: 0, id: `call_${ctx.id}`, type: 'function', function: { name: plan.name, arguments: '' } }] });
+    delta({ tool_calls: [{ index: 0, function: { arguments: plan.args } }] });
+    delta({}, 'tool_calls');
+  } else {
+    if (!(await drip(out, plan.deltas, plan.intervalMs, (d) => delta({ content: d })))) return;
+    outputTokens = plan.deltas.length;
+    delta({}, 'stop');
+  }
+  if (ctx.includeUsage) chunk([], { usage: usage(outputTokens) });
+  out.raw('data: [DONE]');
+  out.end();
+}
+
+export function jsonChat(plan: Extract<Plan, { kind: 'text' | 'tool' }>, ctx: ReplyContext): unknown {
+  const message =
+    plan.kind === 'tool'
+      ? { role: 'assistant', content: null, tool_calls: [{ id: `call_${ctx.id}`, type: 'function', function: { name: plan.name, arguments: plan.args } }] }
+      : { role: 'assistant', content: plan.deltas.join('') };
+  return {
+    id: ctx.id,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: ctx.model,
+    choices: [{ index: 0, message, finish_reason: plan.kind === 'tool' ? 'tool_calls' : 'stop' }],
+    usage: usage(plan.kind === 'tool' ? 1 : plan.deltas.length),
+  };
+}
+
+export function chatError(status: number): unknown {
+  return { error: { message: `fake provider failure (HTTP ${status})`, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: `http_${status}` } };
+}

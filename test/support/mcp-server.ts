@@ -1,0 +1,48 @@
+import { Hono } from 'hono';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { z } from 'zod';
+import { listen } from './listen.ts';
+
+/**
+ * A tiny real MCP server for tests (RUNTIMES.md §5: SDK web-standard transport in Hono, stateless JSON): an `echo`
+ * tool answering `echo: <message>`, a `fail` tool answering an MCP error result, and `extraTools` filler tools
+ * `tool_<i>` for catalog-size tests. Every tool call is logged.
+ */
+export interface TestMcpServer {
+  /** The MCP endpoint (`…/mcp`). */
+  url: string;
+  calls: Array<{ name: string; args: unknown }>;
+  close(): Promise<void>;
+}
+
+export async function startMcpServer(opts: { name?: string; extraTools?: number } = {}): Promise<TestMcpServer> {
+  const calls: TestMcpServer['calls'] = [];
+  const build = () => {
+    const server = new McpServer({ name: opts.name ?? 'test-mcp', version: '1.0.0' });
+    server.registerTool('echo', { description: 'Echo a message back', inputSchema: { message: z.string() } }, async ({ message }) => {
+      calls.push({ name: 'echo', args: { message } });
+      return { content: [{ type: 'text', text: `echo: ${message}` }] };
+    });
+    server.registerTool('fail', { description: 'Always fails', inputSchema: {} }, async () => {
+      calls.push({ name: 'fail', args: {} });
+      return { content: [{ type: 'text', text: 'this tool always fails' }], isError: true };
+    });
+    for (let i = 0; i < (opts.extraTools ?? 0); i++) {
+      server.registerTool(`tool_${i}`, { description: `Filler tool number ${i}`, inputSchema: { n: z.number().optional() } }, async (args) => {
+        calls.push({ name: `tool_${i}`, args });
+        return { content: [{ type: 'text', text: `tool_${i} ran` }] };
+      });
+    }
+    return server;
+  };
+  const app = new Hono();
+  app.all('/mcp', async (c) => {
+    // Stateless: a fresh server and transport per request.
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await build().connect(transport);
+    return transport.handleRequest(c.req.raw);
+  });
+  const http = await listen(app.fetch);
+  return { url: `${http.url}/mcp`, calls, close: http.close };
+}
