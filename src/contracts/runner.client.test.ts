@@ -1,0 +1,68 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeRunner } from '../modules/runner/runner.fixture.ts';
+import type { Runner } from '../modules/runner/index.ts';
+import { CallError, createRunnerClient } from './runner.client.ts';
+
+let runner: Runner;
+afterEach(() => runner?.close());
+
+const clientFor = (r: Runner, internalToken?: string) =>
+  createRunnerClient({ baseUrl: 'http://runner.test:7070/', fetch: (req) => r.app.fetch(req), internalToken });
+
+describe('runner client', () => {
+  it('drives profiles and sessions for one tenant, invisible to another', async () => {
+    runner = makeRunner({ internalToken: 'tok' });
+    const client = clientFor(runner, 'tok');
+    await client.putProfile('acme', { name: 'helper', runtime: 'general' });
+    expect(await client.listProfiles('acme')).toEqual([{ name: 'helper', runtime: 'general' }]);
+    const id = await client.createSession('acme', 'helper');
+    expect(await client.getSession('acme', id)).toMatchObject({ id, profile: 'helper', status: 'idle' });
+    expect((await client.listSessions('acme'))[0]).toMatchObject({ id, status: 0 });
+    const err = await client.getSession('other', id).catch((e) => e);
+    expect(err).toBeInstanceOf(CallError);
+    expect(err).toMatchObject({ status: 404 });
+    expect(err.message).toContain(`unknown session: ${id}`);
+    await client.deleteSession('acme', id);
+    expect(await client.sessionHealth('acme', id)).toEqual({ healthy: false, error: 'session shut down' });
+  });
+
+  it('fails with a 401 CallError when the token is wrong', async () => {
+    runner = makeRunner({ internalToken: 'tok' });
+    await expect(clientFor(runner, 'nope').info()).rejects.toMatchObject({ status: 401 });
+  });
+
+  it('reads info, runtimes, topology, health and metrics', async () => {
+    runner = makeRunner();
+    const client = clientFor(runner);
+    expect((await client.info()).hash).toBe(runner.info().hash);
+    expect(await client.runtimes()).toHaveLength(3);
+    expect((await client.topology()).sidecars).toHaveLength(3);
+    expect(await client.healthz()).toBe(true);
+    expect(await client.metrics()).toContain('svc_runner_runs_started_total 0');
+  });
+
+  it('hydrates a session, reports an unknown session state as undefined and a failed export as 500', async () => {
+    runner = makeRunner();
+    const client = clientFor(runner);
+    await client.putProfile('t', { name: 'p', runtime: 'general' });
+    await client.hydrate('t', 'sess-x', { profileName: 'p', runtimeSessionId: 'r1' });
+    expect(await client.getSession('t', 'sess-x')).toMatchObject({ runtimeSessionId: 'r1' });
+    expect(await client.exportState('t', 'sess-unknown')).toBeUndefined();
+    await expect(client.exportState('t', 'sess-x')).rejects.toMatchObject({ status: 500 });
+  });
+
+  it('streams a run to exactly one terminal event, and throws pre-stream refusals', async () => {
+    runner = makeRunner();
+    const client = clientFor(runner);
+    await client.putProfile('t', { name: 'p', runtime: 'general' });
+    const events = [];
+    for await (const e of await client.run('t', { profile: 'p', prompt: 'hi' })) events.push(e);
+    expect(events).toEqual([expect.objectContaining({ type: 'error', message: 'no worker configured for runtime general' })]);
+    await expect(client.run('t', { profile: 'ghost' })).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('turns a runner that cannot be reached into a CallError without a status', async () => {
+    const client = createRunnerClient({ baseUrl: 'http://runner.test', fetch: () => Promise.reject(new TypeError('fetch failed')) });
+    await expect(client.info()).rejects.toMatchObject({ name: 'CallError', status: undefined });
+  });
+});

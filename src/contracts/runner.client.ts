@@ -1,0 +1,133 @@
+import { readNdjson } from '../shared/ndjson.ts';
+import { withTerminal, type RunEvent } from './run-event.ts';
+import { INTERNAL_TOKEN_HEADER, TENANT_HEADER } from './runner.ts';
+import { RUNTIME_SESSION_HEADER } from './worker.ts';
+import type { StateBundle } from './worker.client.ts';
+import type {
+  HydrateRequest,
+  PoolSpec,
+  ProfileSpec,
+  RunnerInfo,
+  RunnerRuntime,
+  RunnerSession,
+  RunnerSessionListItem,
+  RunnerTopology,
+  SubTask,
+} from './runner.wire.ts';
+import { CallError, send, throwForStatus, transportMessage, trimBase, type FetchLike } from './http-client.ts';
+
+export type * from './runner.wire.ts';
+export { CallError, type FetchLike } from './http-client.ts';
+
+/**
+ * The conductor's typed client for one runner (seed 000, "Runner wire API"). Every tenant-scoped method takes the
+ * tenant id and forwards it in TENANT_HEADER; every call carries the internal token when one is configured. Non-2xx
+ * answers throw CallError with the runner's status and `error` string.
+ */
+export interface RunnerClient {
+  readonly baseUrl: string;
+  info(): Promise<RunnerInfo>;
+  runtimes(): Promise<RunnerRuntime[]>;
+  topology(): Promise<RunnerTopology>;
+  listProfiles(tenant: string): Promise<{ name: string; runtime: string }[]>;
+  putProfile(tenant: string, profile: ProfileSpec): Promise<void>;
+  deleteProfile(tenant: string, name: string): Promise<void>;
+  listPools(tenant: string): Promise<PoolSpec[]>;
+  putPool(tenant: string, pool: PoolSpec): Promise<void>;
+  deletePool(tenant: string, name: string): Promise<void>;
+  listSessions(tenant: string): Promise<RunnerSessionListItem[]>;
+  createSession(tenant: string, profileName: string): Promise<string>;
+  getSession(tenant: string, sessionId: string): Promise<RunnerSession>;
+  sessionHealth(tenant: string, sessionId: string): Promise<{ healthy: boolean; error?: string }>;
+  deleteSession(tenant: string, sessionId: string): Promise<void>;
+  /** undefined when the runner has no state for the session (404). */
+  exportState(tenant: string, sessionId: string): Promise<StateBundle | undefined>;
+  hydrate(tenant: string, sessionId: string, body: HydrateRequest): Promise<void>;
+  /**
+   * Starts a run. Pre-stream refusals (400, 404, 409) throw; once accepted, the events always end with one `result` or
+   * `error` (a runner that vanishes mid-stream yields a synthetic `error`). Aborting `signal` cancels the run on the
+   * runner and the worker.
+   */
+  run(tenant: string, subTask: SubTask, signal?: AbortSignal): Promise<AsyncIterable<RunEvent>>;
+  healthz(): Promise<boolean>;
+  metrics(): Promise<string>;
+}
+
+export function createRunnerClient(opts: { baseUrl: string; fetch?: FetchLike; internalToken?: string }): RunnerClient {
+  const base = trimBase(opts.baseUrl);
+  const fetchFn: FetchLike = opts.fetch ?? ((req) => fetch(req));
+
+  async function call(method: string, path: string, o: { tenant?: string; json?: unknown; signal?: AbortSignal } = {}): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (opts.internalToken) headers[INTERNAL_TOKEN_HEADER] = `Bearer ${opts.internalToken}`;
+    if (o.tenant !== undefined) headers[TENANT_HEADER] = o.tenant;
+    if (o.json !== undefined) headers['content-type'] = 'application/json';
+    const body = o.json === undefined ? undefined : JSON.stringify(o.json);
+    const what = `runner ${method} ${path}`;
+    const res = await send(fetchFn, new Request(base + path, { method, headers, body, signal: o.signal }), what);
+    if (!res.ok) await throwForStatus(res, what);
+    return res;
+  }
+  const json = async <T>(res: Promise<Response>): Promise<T> => (await res).json() as Promise<T>;
+  const done = async (res: Promise<Response>): Promise<void> => void (await (await res).body?.cancel().catch(() => {}));
+  const sid = (id: string) => `/runner/sessions/${encodeURIComponent(id)}`;
+
+  return {
+    baseUrl: base,
+    info: () => json(call('GET', '/runner/info')),
+    runtimes: async () => (await json<{ runtimes: RunnerRuntime[] }>(call('GET', '/runner/runtimes'))).runtimes,
+    topology: () => json(call('GET', '/runner/topology')),
+    listProfiles: async (tenant) => (await json<{ profiles: { name: string; runtime: string }[] }>(call('GET', '/runner/profiles', { tenant }))).profiles,
+    putProfile: (tenant, profile) => done(call('POST', '/runner/profiles', { tenant, json: { profile } })),
+    deleteProfile: (tenant, name) => done(call('DELETE', `/runner/profiles/${encodeURIComponent(name)}`, { tenant })),
+    listPools: async (tenant) => (await json<{ pools: PoolSpec[] }>(call('GET', '/runner/pools', { tenant }))).pools,
+    putPool: (tenant, pool) => done(call('POST', '/runner/pools', { tenant, json: { pool } })),
+    deletePool: (tenant, name) => done(call('DELETE', `/runner/pools/${encodeURIComponent(name)}`, { tenant })),
+    listSessions: async (tenant) => (await json<{ sessions: RunnerSessionListItem[] }>(call('GET', '/runner/sessions', { tenant }))).sessions,
+    createSession: async (tenant, profileName) =>
+      (await json<{ sessionId: string }>(call('POST', '/runner/sessions', { tenant, json: { profileName } }))).sessionId,
+    getSession: async (tenant, id) => (await json<{ session: RunnerSession }>(call('GET', sid(id), { tenant }))).session,
+    sessionHealth: (tenant, id) => json(call('GET', `${sid(id)}/health`, { tenant })),
+    deleteSession: (tenant, id) => done(call('DELETE', sid(id), { tenant })),
+    async exportState(tenant, id) {
+      try {
+        const res = await call('GET', `${sid(id)}/state`, { tenant });
+        return {
+          bytes: new Uint8Array(await res.arrayBuffer()),
+          contentType: res.headers.get('content-type') ?? 'application/octet-stream',
+          runtimeSessionId: res.headers.get(RUNTIME_SESSION_HEADER) ?? '',
+        };
+      } catch (err) {
+        if (err instanceof CallError && err.status === 404) return undefined;
+        throw err;
+      }
+    },
+    hydrate: (tenant, id, body) => done(call('POST', `${sid(id)}/hydrate`, { tenant, json: body })),
+    async run(tenant, subTask, signal) {
+      const res = await call('POST', '/runner/run', { tenant, json: { subTask }, signal });
+      if (!res.body) throw new CallError(res.status, 'runner run: response has no body');
+      // a runner that vanishes mid-stream still yields exactly one terminal event
+      const events = withTerminal(readNdjson<RunEvent>(res.body, signal), (err) =>
+        signal?.aborted ? 'run cancelled by the caller' : `runner stream broke: ${transportMessage(err)}`,
+      );
+      return signal ? cancelAware(events, signal) : events;
+    },
+    healthz: async () => {
+      try {
+        return (await (await call('GET', '/healthz')).text()).trim() === 'ok';
+      } catch {
+        return false;
+      }
+    },
+    metrics: async () => (await call('GET', '/metrics')).text(),
+  };
+}
+
+/** After the caller aborts, a stream that merely stopped should say "cancelled", not "ended without a result". */
+async function* cancelAware(events: AsyncIterable<RunEvent>, signal: AbortSignal): AsyncGenerator<RunEvent> {
+  for await (const event of events) {
+    if (event.type === 'error' && signal.aborted && event.message === 'stream ended without a result') {
+      yield { ...event, message: 'run cancelled by the caller' };
+    } else yield event;
+  }
+}

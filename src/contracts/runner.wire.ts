@@ -1,0 +1,147 @@
+import * as v from 'valibot';
+import { CLIENT_ID_PATTERN } from '../shared/ids.ts';
+import { McpServerSpec, RUNTIMES, type Runtime } from './worker.ts';
+import type { SessionStatus } from './runner.ts';
+
+/**
+ * Runner wire schemas and types (seed 000, "Runner wire API"): the runner validates request bodies with these, and the
+ * conductor's runner client sends and reads the same shapes.
+ */
+export const WORKER_SUBSTRATES = ['hosted_a', 'hosted_b', 'container', 'process'] as const;
+
+/** A profile as the conductor broadcasts it to runners. Unknown fields pass through untouched. */
+export const ProfileSpec = v.looseObject({
+  id: v.optional(v.string()),
+  name: v.pipe(v.string(), v.minLength(1, 'a non-empty string')),
+  runtime: v.picklist(RUNTIMES),
+  model: v.optional(v.string()),
+  systemPrompt: v.optional(v.string()),
+  skills: v.optional(v.array(v.string())),
+  tools: v.optional(v.array(v.string())),
+  mcpServers: v.optional(v.array(McpServerSpec)),
+  fs: v.optional(v.record(v.string(), v.unknown())),
+  workerMode: v.optional(v.picklist(['static', 'sandbox'])),
+  workerSubstrate: v.optional(v.picklist(WORKER_SUBSTRATES)),
+  workerImage: v.optional(v.string()),
+});
+export type ProfileSpec = v.InferOutput<typeof ProfileSpec>;
+
+export const PoolSpec = v.looseObject({
+  id: v.optional(v.string()),
+  name: v.pipe(v.string(), v.minLength(1, 'a non-empty string')),
+  description: v.optional(v.string()),
+  members: v.optional(v.array(v.object({ profile: v.string(), role: v.optional(v.string()) }))),
+  fs: v.optional(v.object({ read: v.optional(v.array(v.string())), write: v.optional(v.array(v.string())) })),
+});
+export type PoolSpec = v.InferOutput<typeof PoolSpec>;
+
+export const PutProfileRequest = v.object({ profile: ProfileSpec });
+export const PutPoolRequest = v.object({ pool: PoolSpec });
+export const CreateSessionRequest = v.object({ profileName: v.pipe(v.string(), v.minLength(1, 'a non-empty string')) });
+
+const clientId = v.pipe(v.string(), v.regex(CLIENT_ID_PATTERN, '1-128 letters, digits, underscore or hyphen'));
+
+/** Body of `POST /runner/sessions/{id}/hydrate`; `stateB64` is checked strictly (alphabet and padding) by the runner. */
+export const HydrateRequest = v.object({
+  profileName: v.pipe(v.string(), v.minLength(1, 'a non-empty string')),
+  runtimeSessionId: v.optional(v.string(), ''),
+  stateContentType: v.optional(v.string(), ''),
+  stateB64: v.optional(v.string()),
+});
+export type HydrateRequest = v.InferInput<typeof HydrateRequest>;
+
+/** SubTask (seed 000, "SubTask"): the unit of work the conductor hands a runner. */
+export const SubTask = v.object({
+  id: v.optional(clientId),
+  parentId: v.optional(v.string()),
+  profile: v.pipe(v.string(), v.minLength(1, 'a non-empty string')),
+  sessionId: v.optional(clientId),
+  title: v.optional(v.string()),
+  prompt: v.optional(v.string()),
+  files: v.optional(v.array(v.string())),
+});
+export type SubTask = v.InferInput<typeof SubTask>;
+export const RunRequest = v.object({ subTask: SubTask });
+
+export interface RunnerInfo {
+  id: string;
+  hash: string;
+  version: string;
+  startedAt: string;
+  capabilities: string[];
+  toolkitNames: string[];
+  substrates: string[];
+  defaultSubstrate: string;
+  substratesKnown: boolean;
+  mcpBaseUrl: string;
+}
+
+export type RuntimeSlotMode = 'sidecar' | 'stub' | 'unknown';
+export type SidecarSlotState = 'stub' | 'live' | 'cold' | 'degraded' | 'unreachable';
+
+export interface RunnerRuntime {
+  id: Runtime;
+  name: string;
+  mode: RuntimeSlotMode;
+  url: string;
+  activeSessions: number;
+}
+
+export interface ObservedInstance {
+  instanceId: string;
+  firstSeenAt: string;
+  lastSeenAt: string;
+  runsServed: number;
+  consecutiveFailures: number;
+  lastProbedAt: string;
+  inflight: number;
+  uptimeSeconds: number;
+  pid: number;
+  nodeVersion: string;
+  memory: { rssBytes: number; heapUsedBytes: number; heapTotalBytes: number; externalBytes: number };
+  cpu: { userMicros: number; systemMicros: number };
+}
+
+export interface SidecarSlot {
+  runtime: Runtime;
+  mode: RuntimeSlotMode;
+  endpoint: string;
+  state: SidecarSlotState;
+  activeSessions: number;
+  observedInstances: ObservedInstance[];
+}
+
+export interface RunnerTopology {
+  /**
+   * The seed names these after a Go runtime; here: allocBytes = V8 heap used, sysBytes = RSS, heapInuseBytes = V8 heap
+   * total, numGoroutine = active libuv resources (handles, requests), numCPU = available parallelism. `cpu` is extra.
+   */
+  process: {
+    allocBytes: number;
+    sysBytes: number;
+    heapInuseBytes: number;
+    numGoroutine: number;
+    numCPU: number;
+    uptimeSeconds: number;
+    cpu: { userMicros: number; systemMicros: number };
+  };
+  sessionsByRuntime: Record<string, number>;
+  sidecars: SidecarSlot[];
+}
+
+/** Session record as `GET /runner/sessions/{id}` returns it (string status). */
+export interface RunnerSession {
+  id: string;
+  profile: string;
+  runtime: Runtime;
+  status: SessionStatus;
+  createdAt: string;
+  lastUsedAt: string;
+  lastPrompt: string;
+  lastRunStatus: string;
+  runCount: number;
+  runtimeSessionId: string;
+}
+
+/** Session record in `GET /runner/sessions` (the runner wire form: integer status, SESSION_STATUS_CODES). */
+export type RunnerSessionListItem = Omit<RunnerSession, 'status'> & { status: number };

@@ -1,0 +1,43 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+import { INTERNAL_TOKEN_HEADER, TENANT_HEADER } from '../../contracts/runner.ts';
+import { badRequest, unauthorized } from '../../shared/errors.ts';
+import { CLIENT_ID_PATTERN } from '../../shared/ids.ts';
+
+/**
+ * Request context of every `/runner/*` route: the internal-token check and the tenant the conductor forwarded.
+ */
+export type RunnerEnv = { Variables: { tenant: string } };
+
+/** Requests without a tenant header come from single-tenant setups and internal fan-out: they act as `default`. */
+export const DEFAULT_TENANT = 'default';
+
+/**
+ * The session MCP endpoint is called by workers, not conductors: static-sidecar sessions reach it unauthenticated on
+ * the runner network and sandbox sessions present their worker token (seed, "Runner wire API"), so the internal
+ * token does not apply to it.
+ */
+const SESSION_MCP_PATH = /^\/runner\/sessions\/[^/]+\/mcp(\/|$)/;
+
+/** When a token is configured, only callers presenting `Bearer <token>` in INTERNAL_TOKEN_HEADER get through. */
+export function requireInternalToken(token: string | undefined): MiddlewareHandler<RunnerEnv> {
+  const expected = token ? Buffer.from(`Bearer ${token}`) : undefined;
+  return async (c, next) => {
+    if (expected && !SESSION_MCP_PATH.test(c.req.path)) {
+      const got = Buffer.from(c.req.header(INTERNAL_TOKEN_HEADER) ?? '');
+      // constant-time compare so the token cannot be guessed byte by byte from response times
+      if (got.length !== expected.length || !timingSafeEqual(got, expected)) {
+        throw unauthorized(`invalid or missing internal token (${INTERNAL_TOKEN_HEADER})`);
+      }
+    }
+    await next();
+  };
+}
+
+export const resolveTenant: MiddlewareHandler<RunnerEnv> = async (c, next) => {
+  const raw = c.req.header(TENANT_HEADER);
+  const tenant = raw === undefined || raw === '' ? DEFAULT_TENANT : raw;
+  if (!CLIENT_ID_PATTERN.test(tenant)) throw badRequest(`${TENANT_HEADER}: expected 1-128 letters, digits, underscore or hyphen`);
+  c.set('tenant', tenant);
+  await next();
+};

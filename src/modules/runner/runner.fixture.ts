@@ -1,0 +1,62 @@
+import type { Config } from '../../config/config.ts';
+import { INTERNAL_TOKEN_HEADER, TENANT_HEADER } from '../../contracts/runner.ts';
+import type { ProfileSpec } from '../../contracts/runner.wire.ts';
+import { createRunner, type Runner, type RunnerDeps } from './runner.ts';
+
+/** Test fixture for the runner's own unit tests: a runner with plain-object config, and a terse request helper. */
+export const TEST_PUBLIC_URL = 'http://runner.test:7070';
+
+export function runnerConfig(over: Partial<Config['runner']> = {}): Config['runner'] {
+  return { publicUrl: TEST_PUBLIC_URL, workerUrl: undefined, workerUrlByRuntime: {}, stateCapBytes: 1024, ...over };
+}
+
+export function makeRunner(over: Omit<Partial<RunnerDeps>, 'config'> & { config?: Partial<Config['runner']> } = {}): Runner {
+  const { config, ...rest } = over;
+  return createRunner({ internalToken: undefined, publicUrl: TEST_PUBLIC_URL, version: '0.0.0-test', probeIntervalMs: 0, ...rest, config: runnerConfig(config) });
+}
+
+export interface CallOptions {
+  tenant?: string;
+  body?: unknown;
+  token?: string;
+  signal?: AbortSignal;
+}
+
+export function call(runner: Runner, method: string, path: string, o: CallOptions = {}): Promise<Response> {
+  const headers: Record<string, string> = {};
+  if (o.tenant !== undefined) headers[TENANT_HEADER] = o.tenant;
+  if (o.token !== undefined) headers[INTERNAL_TOKEN_HEADER] = `Bearer ${o.token}`;
+  let body: string | undefined;
+  if (o.body !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
+  }
+  return Promise.resolve(runner.app.request(path, { method, headers, body, signal: o.signal }));
+}
+
+export async function putProfile(runner: Runner, profile: Partial<ProfileSpec> & { name: string }, tenant?: string): Promise<void> {
+  const res = await call(runner, 'POST', '/runner/profiles', { tenant, body: { profile: { runtime: 'general', ...profile } } });
+  if (res.status !== 204) throw new Error(`putProfile: ${res.status} ${await res.text()}`);
+}
+
+export async function newSession(runner: Runner, profileName: string, tenant?: string): Promise<string> {
+  const res = await call(runner, 'POST', '/runner/sessions', { tenant, body: { profileName } });
+  if (res.status !== 201) throw new Error(`newSession: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { sessionId: string }).sessionId;
+}
+
+/** Reads a whole NDJSON response into parsed lines. */
+export async function ndjsonLines<T = Record<string, unknown>>(res: Response): Promise<T[]> {
+  const text = await res.text();
+  return text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as T);
+}
+
+/** A URL on 127.0.0.1 where nothing listens (a port that was just free): connections are refused at once. */
+export async function refusedUrl(): Promise<string> {
+  const { createServer } = await import('node:net');
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}

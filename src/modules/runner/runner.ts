@@ -1,0 +1,96 @@
+import { Hono } from 'hono';
+import type { Config } from '../../config/config.ts';
+import type { FetchLike } from '../../contracts/http-client.ts';
+import type { SessionStatus } from '../../contracts/runner.ts';
+import type { PoolSpec, ProfileSpec, RunnerInfo } from '../../contracts/runner.wire.ts';
+import { useJsonErrors } from '../../shared/http.ts';
+import { runnerHash } from '../../shared/ids.ts';
+import { createRegistry } from './registry/registry.store.ts';
+import { registryRoutes } from './registry/registry.routes.ts';
+import { createRunnerMetrics } from './runner.metrics.ts';
+import { requireInternalToken, resolveTenant, type RunnerEnv } from './runner.context.ts';
+import { runRoutes } from './runs/runs.routes.ts';
+import { sessionRoutes } from './sessions/sessions.routes.ts';
+import { createSessionStore } from './sessions/sessions.store.ts';
+import { stateRoutes } from './sessions/state.routes.ts';
+import { createWorkerSlots } from './workers/worker-slots.ts';
+import { workerRoutes } from './workers/workers.routes.ts';
+
+export interface RunnerDeps {
+  config: Config['runner'];
+  internalToken: string | undefined;
+  /** The URL conductors use to reach this runner; its hash is embedded in every session id this runner mints. */
+  publicUrl: string;
+  version: string;
+  /** How worker calls travel: the global fetch (default) or the worker app in-process (`(req) => worker.app.fetch(req)`). */
+  workerFetch?: FetchLike;
+  /** Period of the background sidecar probe; 0 turns it off. Default 5 s. */
+  probeIntervalMs?: number;
+}
+
+export interface Runner {
+  /** `/runner/*` (internal-token protected, tenant from TENANT_HEADER), `/healthz` and `/metrics`. */
+  app: Hono;
+  info(): RunnerInfo;
+  /** Stops probing and ends every run in flight with a terminal `error`. */
+  close(): Promise<void>;
+}
+
+const CAPABILITIES = ['profiles', 'pools', 'sessions', 'runs', 'state', 'hydrate', 'topology'];
+
+/**
+ * The runner role: owns live sessions, executes runs through the configured sidecar workers and reports their health.
+ * Sessions, profiles and pools live in memory; the conductor keeps the durable copies (and hydrates them back here).
+ * Called by the app's composition root; conductors talk to it through `src/contracts/runner.client.ts`.
+ */
+export function createRunner(deps: RunnerDeps): Runner {
+  const publicUrl = deps.publicUrl.replace(/\/+$/, '');
+  const hash = runnerHash(publicUrl);
+  const startedAt = new Date().toISOString();
+  const closing = new AbortController();
+  const sessions = createSessionStore();
+  const profiles = createRegistry<ProfileSpec>();
+  const pools = createRegistry<PoolSpec>();
+  const metrics = createRunnerMetrics();
+  const slots = createWorkerSlots(deps.config, deps.workerFetch, { probeIntervalMs: deps.probeIntervalMs });
+  const core = { sessions, profiles, slots, metrics, hash };
+
+  const info = (): RunnerInfo => ({
+    id: `runner-${hash}`,
+    hash,
+    version: deps.version,
+    startedAt,
+    capabilities: [...CAPABILITIES],
+    toolkitNames: [],
+    // no sandbox substrate yet: known and empty means "this runner launches no workers"
+    substrates: [],
+    defaultSubstrate: '',
+    substratesKnown: true,
+    mcpBaseUrl: `${publicUrl}/runner/sessions`,
+  });
+
+  const app = new Hono<RunnerEnv>();
+  useJsonErrors(app);
+  app.get('/healthz', (c) => c.text('ok'));
+  app.get('/metrics', (c) => {
+    const byStatus: Record<SessionStatus, number> = { idle: 0, running: 0, errored: 0, shutdown: 0 };
+    for (const s of sessions.all()) byStatus[s.status]++;
+    return c.body(metrics.render(byStatus), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+  });
+  app.use('/runner/*', requireInternalToken(deps.internalToken), resolveTenant);
+  app.get('/runner/info', (c) => c.json(info()));
+  app.route('/', registryRoutes({ profiles, pools }));
+  app.route('/', workerRoutes({ slots, sessions }));
+  app.route('/', sessionRoutes(core));
+  app.route('/', stateRoutes({ ...core, stateCapBytes: deps.config.stateCapBytes }));
+  app.route('/', runRoutes({ ...core, publicUrl, closing: closing.signal }));
+
+  return {
+    app: app as unknown as Hono,
+    info,
+    async close() {
+      slots.close();
+      closing.abort(new Error('runner shutting down'));
+    },
+  };
+}

@@ -1,0 +1,135 @@
+import { CallError, transportMessage } from '../../../contracts/http-client.ts';
+import { isTerminal, runEvent, type RunEvent } from '../../../contracts/run-event.ts';
+import type { SubTask } from '../../../contracts/runner.wire.ts';
+import type { WorkerRunRequest } from '../../../contracts/worker.ts';
+import { describeError } from '../../../shared/errors.ts';
+import { createLogger } from '../../../shared/log.ts';
+import { createSession, type SessionsDeps } from '../sessions/sessions.service.ts';
+import type { SessionRecord } from '../sessions/sessions.store.ts';
+
+/**
+ * One run on this runner: resolve the session, hand the subtask to the session's worker, forward its events. The
+ * stream always ends with exactly one `result` or `error`, whatever the worker does (refuses, dies, stops early), and
+ * cancelling it aborts the worker request, which cancels the model call.
+ */
+export interface RunsDeps extends SessionsDeps {
+  publicUrl: string;
+  /** Aborted when the runner closes: every run in flight ends. */
+  closing: AbortSignal;
+}
+
+export interface StartedRun {
+  session: SessionRecord;
+  events: AsyncIterable<RunEvent>;
+  cancel(reason?: string): void;
+}
+
+type Outcome = 'ok' | 'error' | 'cancelled';
+const log = createLogger('runner:runs');
+
+/** Throws (404 unknown profile or session, 409 busy) before anything streams; after that, failures are events. */
+export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask): StartedRun {
+  const rec = subTask.sessionId ? deps.sessions.require(tenant, subTask.sessionId) : createSession(deps, tenant, subTask.profile);
+  const ac = deps.sessions.beginRun(rec, subTask.prompt ?? '');
+  deps.metrics.runStarted();
+  const onClosing = () => ac.abort(new Error('runner shutting down'));
+  deps.closing.addEventListener('abort', onClosing, { once: true });
+  const cancelMessage = () => `run cancelled: ${describeError(ac.signal.reason ?? 'cancelled')}`;
+
+  let settled = false;
+  const settle = (outcome: Outcome) => {
+    if (settled) return;
+    settled = true;
+    deps.closing.removeEventListener('abort', onClosing);
+    deps.sessions.finishRun(rec, outcome);
+    deps.metrics.runFinished(outcome);
+    log.info('run finished', { sessionId: rec.id, runId: subTask.id, outcome });
+  };
+
+  async function* fromWorker(): AsyncGenerator<RunEvent> {
+    const { endpoint } = deps.slots.slot(rec.runtime);
+    if (!endpoint) {
+      yield runEvent('error', { message: `no worker configured for runtime ${rec.runtime}` });
+      return;
+    }
+    let run;
+    try {
+      run = await endpoint.client.run(workerBody(deps.publicUrl, rec, subTask), ac.signal);
+    } catch (err) {
+      if (ac.signal.aborted) throw err;
+      // a worker that answered with an error status is alive; only a transport failure counts against the slot
+      const answered = err instanceof CallError && err.status !== undefined;
+      if (answered) endpoint.recordRun('', undefined);
+      else endpoint.recordFailure(err);
+      yield runEvent('error', { message: `${answered ? 'worker refused the run' : 'worker unavailable'}: ${describeError(err)}` });
+      return;
+    }
+    endpoint.recordRun(run.instanceId, run.inflight);
+    try {
+      yield* run.events;
+    } catch (err) {
+      if (!ac.signal.aborted) endpoint.recordFailure(err);
+      throw err;
+    }
+  }
+
+  /** Exactly one terminal: the worker's own, or a synthetic `error` saying why there was none. */
+  async function* guarded(): AsyncGenerator<RunEvent> {
+    try {
+      for await (const event of fromWorker()) {
+        yield event;
+        if (isTerminal(event)) return;
+      }
+      yield runEvent('error', { message: ac.signal.aborted ? cancelMessage() : 'worker stream ended without a result' });
+    } catch (err) {
+      yield runEvent('error', { message: ac.signal.aborted ? cancelMessage() : `worker stream broke: ${transportMessage(err)}` });
+    }
+  }
+
+  async function* forward(): AsyncGenerator<RunEvent> {
+    let outcome: Outcome = 'cancelled';
+    try {
+      for await (const raw of guarded()) {
+        // the worker calls it `session`; the runner stream names it `session_init` (seed, RunEvent)
+        const event: RunEvent = raw.type === 'session' ? { ...raw, type: 'session_init' } : raw;
+        if (event.type === 'session_init' && event.runtimeSessionId) rec.runtimeSessionId = event.runtimeSessionId;
+        if (isTerminal(event)) {
+          outcome = ac.signal.aborted ? 'cancelled' : event.type === 'result' ? 'ok' : 'error';
+          // settle before the caller sees the terminal: its very next run on this session must not find it busy
+          settle(outcome);
+        }
+        deps.metrics.eventForwarded();
+        yield event;
+      }
+    } finally {
+      // a terminal `result` may leave the worker's response open; release it now
+      if (!ac.signal.aborted) ac.abort(new Error('run finished'));
+      settle(outcome);
+    }
+  }
+
+  const gen = forward();
+  const events: AsyncIterable<RunEvent> = {
+    [Symbol.asyncIterator]: () => ({
+      next: () => gen.next(),
+      // a generator that never started skips its `finally`; settling here keeps the session from staying `running`
+      return: async (value?: unknown) => {
+        const result = await gen.return(value as undefined);
+        settle('cancelled');
+        return result;
+      },
+    }),
+  };
+  return { session: rec, events, cancel: (reason = 'caller went away') => ac.abort(new Error(reason)) };
+}
+
+function workerBody(publicUrl: string, rec: SessionRecord, subTask: SubTask): WorkerRunRequest {
+  const p = rec.profile;
+  return {
+    sessionId: rec.id,
+    profile: { name: p.name, runtime: p.runtime, systemPrompt: p.systemPrompt, tools: p.tools, model: p.model },
+    subtask: { title: subTask.title ?? '', prompt: subTask.prompt ?? '', files: subTask.files },
+    sessionMcpUrl: `${publicUrl}/runner/sessions/${encodeURIComponent(rec.id)}/mcp`,
+    mcpServers: p.mcpServers,
+  };
+}

@@ -1,0 +1,98 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { SESSION_STATUS_CODES } from '../../../contracts/runner.ts';
+import { runnerHash } from '../../../shared/ids.ts';
+import { call, makeRunner, newSession, putProfile, refusedUrl, TEST_PUBLIC_URL } from '../runner.fixture.ts';
+import type { Runner } from '../runner.ts';
+
+let runner: Runner;
+afterEach(() => runner?.close());
+
+describe('runner sessions', () => {
+  it('creates a session whose id carries the runner hash', async () => {
+    runner = makeRunner();
+    await putProfile(runner, { name: 'helper' });
+    const res = await call(runner, 'POST', '/runner/sessions', { body: { profileName: 'helper' } });
+    expect(res.status).toBe(201);
+    const { sessionId } = await res.json();
+    expect(sessionId).toMatch(new RegExp(`^sess-${runnerHash(TEST_PUBLIC_URL)}-[a-z0-9]+$`));
+  });
+
+  it('refuses an unknown profile with 404 naming it', async () => {
+    runner = makeRunner();
+    const res = await call(runner, 'POST', '/runner/sessions', { body: { profileName: 'ghost' } });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: 'unknown profile: ghost' });
+  });
+
+  it('refuses a body without profileName with 400 naming the field', async () => {
+    runner = makeRunner();
+    const res = await call(runner, 'POST', '/runner/sessions', { body: {} });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatch(/^profileName: /);
+  });
+
+  it('reads a session back with a string status and lists it with an integer status', async () => {
+    runner = makeRunner();
+    await putProfile(runner, { name: 'helper', runtime: 'runtime_b' });
+    const id = await newSession(runner, 'helper');
+    const one = await (await call(runner, 'GET', `/runner/sessions/${id}`)).json();
+    expect(one.session).toMatchObject({ id, profile: 'helper', runtime: 'runtime_b', status: 'idle', runCount: 0, lastPrompt: '', runtimeSessionId: '' });
+    expect(one.session.createdAt).toBe(one.session.lastUsedAt);
+    const list = await (await call(runner, 'GET', '/runner/sessions')).json();
+    expect(list.sessions).toHaveLength(1);
+    expect(list.sessions[0]).toMatchObject({ id, status: SESSION_STATUS_CODES.idle });
+  });
+
+  it('hides another tenant\'s session as unknown', async () => {
+    runner = makeRunner();
+    await putProfile(runner, { name: 'helper' }, 'acme');
+    const id = await newSession(runner, 'helper', 'acme');
+    for (const path of [`/runner/sessions/${id}`, `/runner/sessions/${id}/health`]) {
+      const res = await call(runner, 'GET', path, { tenant: 'intruder' });
+      expect(res.status).toBe(404);
+      expect(await res.json()).toEqual({ error: `unknown session: ${id}` });
+    }
+    expect((await call(runner, 'DELETE', `/runner/sessions/${id}`, { tenant: 'intruder' })).status).toBe(404);
+    expect((await (await call(runner, 'GET', '/runner/sessions', { tenant: 'intruder' })).json()).sessions).toEqual([]);
+    expect((await call(runner, 'GET', `/runner/sessions/${id}`, { tenant: 'acme' })).status).toBe(200);
+  });
+
+  it('keeps the profile snapshot taken at creation when the profile changes or goes away', async () => {
+    runner = makeRunner();
+    await putProfile(runner, { name: 'helper', runtime: 'general' });
+    const id = await newSession(runner, 'helper');
+    await putProfile(runner, { name: 'helper', runtime: 'runtime_a' });
+    await call(runner, 'DELETE', '/runner/profiles/helper');
+    const { session } = await (await call(runner, 'GET', `/runner/sessions/${id}`)).json();
+    expect(session).toMatchObject({ profile: 'helper', runtime: 'general' });
+  });
+
+  it('shuts a session down on delete: status shutdown, health false with a reason', async () => {
+    runner = makeRunner();
+    await putProfile(runner, { name: 'helper' });
+    const id = await newSession(runner, 'helper');
+    expect((await call(runner, 'DELETE', `/runner/sessions/${id}`)).status).toBe(204);
+    const list = await (await call(runner, 'GET', '/runner/sessions')).json();
+    expect(list.sessions[0]).toMatchObject({ id, status: SESSION_STATUS_CODES.shutdown });
+    expect(await (await call(runner, 'GET', `/runner/sessions/${id}/health`)).json()).toEqual({ healthy: false, error: 'session shut down' });
+  });
+
+  it('reports a session on a runtime without a worker as unhealthy', async () => {
+    runner = makeRunner();
+    await putProfile(runner, { name: 'helper' });
+    const id = await newSession(runner, 'helper');
+    const res = await call(runner, 'GET', `/runner/sessions/${id}/health`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ healthy: false, error: 'no worker configured for runtime general' });
+  });
+
+  it('reports a session whose worker refuses connections as unhealthy, naming the worker', async () => {
+    const url = await refusedUrl();
+    runner = makeRunner({ config: { workerUrl: url } });
+    await putProfile(runner, { name: 'helper' });
+    const id = await newSession(runner, 'helper');
+    const body = await (await call(runner, 'GET', `/runner/sessions/${id}/health`)).json();
+    expect(body.healthy).toBe(false);
+    expect(body.error).toContain(`worker unreachable at ${url}`);
+  });
+});

@@ -1,0 +1,42 @@
+import type { ProfileSpec } from '../../../contracts/runner.wire.ts';
+import { newSessionId } from '../../../shared/ids.ts';
+import { notFound } from '../../../shared/errors.ts';
+import type { Registry } from '../registry/registry.store.ts';
+import type { RunnerMetrics } from '../runner.metrics.ts';
+import type { WorkerSlots } from '../workers/worker-slots.ts';
+import type { SessionRecord, SessionStore } from './sessions.store.ts';
+
+/** Session rules shared by the session, state and run routes: profile lookup, creation and the health verdict. */
+export interface SessionsDeps {
+  sessions: SessionStore;
+  profiles: Registry<ProfileSpec>;
+  slots: WorkerSlots;
+  metrics: RunnerMetrics;
+  hash: string;
+}
+
+/** Health checks wait this long for the worker; a caller asking "is it healthy?" wants a quick answer. */
+const HEALTH_PROBE_TIMEOUT_MS = 2_000;
+
+export function requireProfile(deps: Pick<SessionsDeps, 'profiles'>, tenant: string, name: string): ProfileSpec {
+  const profile = deps.profiles.get(tenant, name);
+  if (!profile) throw notFound(`unknown profile: ${name}`);
+  return profile;
+}
+
+export function createSession(deps: SessionsDeps, tenant: string, profileName: string): SessionRecord {
+  const profile = requireProfile(deps, tenant, profileName);
+  const rec = deps.sessions.create(tenant, newSessionId(deps.hash), profile);
+  deps.metrics.sessionCreated();
+  return rec;
+}
+
+export async function sessionHealth(deps: SessionsDeps, rec: SessionRecord): Promise<{ healthy: boolean; error?: string }> {
+  if (rec.status === 'shutdown') return { healthy: false, error: 'session shut down' };
+  const { endpoint } = deps.slots.slot(rec.runtime);
+  if (!endpoint) return { healthy: false, error: `no worker configured for runtime ${rec.runtime}` };
+  if (!(await endpoint.probe(HEALTH_PROBE_TIMEOUT_MS))) {
+    return { healthy: false, error: `worker unreachable at ${endpoint.url}: ${endpoint.lastError() ?? 'no answer'}` };
+  }
+  return { healthy: true };
+}

@@ -1,0 +1,110 @@
+import type { ProfileSpec, RunnerSession } from '../../../contracts/runner.wire.ts';
+import type { SessionStatus } from '../../../contracts/runner.ts';
+import type { Runtime } from '../../../contracts/worker.ts';
+import { conflict, notFound } from '../../../shared/errors.ts';
+
+/**
+ * The runner's live sessions, in memory. A session belongs to one tenant and keeps a snapshot of its profile taken at
+ * creation, so a later profile change or delete never alters a session mid-conversation. Shut-down sessions stay
+ * visible (status `shutdown`) so callers can tell "ended" from "never existed", up to a bounded number.
+ */
+export interface SessionRecord {
+  id: string;
+  tenant: string;
+  profile: ProfileSpec;
+  runtime: Runtime;
+  status: SessionStatus;
+  createdAt: string;
+  lastUsedAt: string;
+  lastPrompt: string;
+  lastRunStatus: string;
+  runCount: number;
+  runtimeSessionId: string;
+  /** Aborts the run in flight; set only while status is `running`. */
+  activeRun: AbortController | undefined;
+}
+
+export interface SessionStore {
+  create(tenant: string, id: string, profile: ProfileSpec, runtimeSessionId?: string): SessionRecord;
+  /** The tenant's session; another tenant's session is reported as unknown (404), never as forbidden. */
+  require(tenant: string, id: string): SessionRecord;
+  find(tenant: string, id: string): SessionRecord | undefined;
+  /** True when the id is taken by a different tenant: such an id can be neither read nor re-created. */
+  ownedByOther(tenant: string, id: string): boolean;
+  list(tenant: string): SessionRecord[];
+  all(): SessionRecord[];
+  /** Marks the session `running` and hands back the controller that cancels it; 409 when a run is already going. */
+  beginRun(rec: SessionRecord, prompt: string): AbortController;
+  finishRun(rec: SessionRecord, outcome: 'ok' | 'error' | 'cancelled'): void;
+  shutdown(rec: SessionRecord): void;
+}
+
+const MAX_TOMBSTONES = 1000;
+
+export function createSessionStore(now: () => Date = () => new Date()): SessionStore {
+  const sessions = new Map<string, SessionRecord>();
+  const tombstones: string[] = [];
+
+  const find = (tenant: string, id: string) => {
+    const rec = sessions.get(id);
+    return rec && rec.tenant === tenant ? rec : undefined;
+  };
+
+  return {
+    create(tenant, id, profile, runtimeSessionId = '') {
+      const at = now().toISOString();
+      const rec: SessionRecord = {
+        id, tenant, profile: structuredClone(profile), runtime: profile.runtime, status: 'idle', createdAt: at, lastUsedAt: at,
+        lastPrompt: '', lastRunStatus: '', runCount: 0, runtimeSessionId, activeRun: undefined,
+      };
+      sessions.set(id, rec);
+      return rec;
+    },
+    require(tenant, id) {
+      const rec = find(tenant, id);
+      if (!rec) throw notFound(`unknown session: ${id}`);
+      return rec;
+    },
+    find,
+    ownedByOther: (tenant, id) => {
+      const rec = sessions.get(id);
+      return rec !== undefined && rec.tenant !== tenant;
+    },
+    list: (tenant) => [...sessions.values()].filter((s) => s.tenant === tenant).sort((a, b) => a.createdAt.localeCompare(b.createdAt)),
+    all: () => [...sessions.values()],
+    beginRun(rec, prompt) {
+      // checked and set with no await in between, so two concurrent runs cannot both pass
+      if (rec.status === 'running') throw conflict('session busy');
+      if (rec.status === 'shutdown') throw notFound(`session shut down: ${rec.id}`);
+      rec.status = 'running';
+      rec.activeRun = new AbortController();
+      rec.lastPrompt = prompt;
+      rec.lastUsedAt = now().toISOString();
+      return rec.activeRun;
+    },
+    finishRun(rec, outcome) {
+      rec.activeRun = undefined;
+      rec.runCount++;
+      rec.lastRunStatus = outcome;
+      rec.lastUsedAt = now().toISOString();
+      if (rec.status !== 'shutdown') rec.status = outcome === 'error' ? 'errored' : 'idle';
+    },
+    shutdown(rec) {
+      if (rec.status === 'shutdown') return;
+      rec.status = 'shutdown';
+      rec.activeRun?.abort(new Error('session shut down'));
+      tombstones.push(rec.id);
+      while (tombstones.length > MAX_TOMBSTONES) {
+        const old = sessions.get(tombstones.shift()!);
+        if (old?.status === 'shutdown') sessions.delete(old.id);
+      }
+    },
+  };
+}
+
+export function toWire(rec: SessionRecord): RunnerSession {
+  return {
+    id: rec.id, profile: rec.profile.name, runtime: rec.runtime, status: rec.status, createdAt: rec.createdAt, lastUsedAt: rec.lastUsedAt,
+    lastPrompt: rec.lastPrompt, lastRunStatus: rec.lastRunStatus, runCount: rec.runCount, runtimeSessionId: rec.runtimeSessionId,
+  };
+}
