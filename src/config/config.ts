@@ -31,7 +31,15 @@ export interface Config {
     runTokenSecret: string | undefined;
   };
   internalToken: string | undefined;
-  conductor: { runners: readonly string[] };
+  conductor: {
+    runners: readonly string[];
+    /** Stable id of this conductor process (SVC_INSTANCE_ID); random per boot when unset. */
+    instanceId: string | undefined;
+    /** How often runners are probed and restarted ones get profiles and pools back. */
+    reconcileMs: number;
+    /** Heartbeat lease on the runs this conductor drives; runs of an expired lease end `interrupted`. */
+    leaseTtlMs: number;
+  };
   runner: {
     /** The URL by which conductors reach this runner; its SHA-256 prefix is the runner hash. */
     publicUrl: string | undefined;
@@ -162,7 +170,12 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       runTokenSecret: env.SVC_RUN_TOKEN_SECRET || undefined,
     },
     internalToken: env.SVC_INTERNAL_TOKEN || undefined,
-    conductor: { runners },
+    conductor: {
+      runners,
+      instanceId: env.SVC_INSTANCE_ID || undefined,
+      reconcileMs: int('SVC_RECONCILE_MS', env.SVC_RECONCILE_MS, 3000, 100, 600_000),
+      leaseTtlMs: int('SVC_LEASE_TTL_MS', env.SVC_LEASE_TTL_MS, 15_000, 500, 3_600_000),
+    },
     runner: {
       publicUrl: url('SVC_RUNNER_PUBLIC_URL', env.SVC_RUNNER_PUBLIC_URL),
       workerUrl: url('SVC_WORKER_URL', env.SVC_WORKER_URL),

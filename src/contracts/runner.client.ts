@@ -51,6 +51,11 @@ export interface RunnerClient {
   run(tenant: string, subTask: SubTask, signal?: AbortSignal): Promise<AsyncIterable<RunEvent>>;
   healthz(): Promise<boolean>;
   metrics(): Promise<string>;
+  /** VFS and sandbox-worker leases: tenant-scoped reads that the conductor merges across runners. */
+  vfsLeases(tenant: string, signal?: AbortSignal): Promise<unknown[]>;
+  vfsLease(tenant: string, sessionId: string): Promise<unknown>;
+  workerLeases(tenant: string, signal?: AbortSignal): Promise<unknown[]>;
+  workerLease(tenant: string, sessionId: string): Promise<unknown>;
 }
 
 export function createRunnerClient(opts: { baseUrl: string; fetch?: FetchLike; internalToken?: string }): RunnerClient {
@@ -120,6 +125,10 @@ export function createRunnerClient(opts: { baseUrl: string; fetch?: FetchLike; i
       }
     },
     metrics: async () => (await call('GET', '/metrics')).text(),
+    vfsLeases: (tenant, signal) => json(call('GET', '/runner/vfs/leases', { tenant, signal })),
+    vfsLease: (tenant, id) => json(call('GET', `${sid(id)}/vfs`, { tenant })),
+    workerLeases: (tenant, signal) => json(call('GET', '/runner/worker/leases', { tenant, signal })),
+    workerLease: (tenant, id) => json(call('GET', `${sid(id)}/worker`, { tenant })),
   };
 }
 

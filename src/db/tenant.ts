@@ -23,6 +23,17 @@ export async function withOperator<T>(db: Kysely<DB>, fn: (tx: Tx) => Promise<T>
   });
 }
 
+/**
+ * System scope for the conductor's own background work across tenants (reconcile loop, orphaned-run sweep). Never
+ * used on a request path.
+ */
+export async function withSystem<T>(db: Kysely<DB>, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (tx) => {
+    await sql`select set_config('app.system', 'on', true)`.execute(tx);
+    return fn(tx);
+  });
+}
+
 /** Key lookup scope: exactly the api_keys row with this hash is visible, before the tenant is known. */
 export async function withKeyLookup<T>(db: Kysely<DB>, keyHash: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (tx) => {

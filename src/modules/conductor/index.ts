@@ -2,19 +2,37 @@ import { Hono } from 'hono';
 import * as jose from 'jose';
 import type { Config } from '../../config/config.ts';
 import type { Database } from '../../db/index.ts';
+import type { FetchLike } from '../../contracts/runner.client.ts';
 import { createLogger } from '../../shared/log.ts';
-import type { Metrics } from '../../app/metrics.ts';
 import { useJsonErrors } from '../../shared/http.ts';
-import { bootstrapIdentity, identityRoutes, requireAuth, resolveSecret, tenantRoutes, type IdentityEnv } from './identity/index.ts';
+import { prefixedId } from '../../shared/ids.ts';
+import type { Metrics } from '../../app/metrics.ts';
+import { bootstrapIdentity, identityRoutes, mintRunToken, requireAuth, resolveSecret, tenantRoutes, type IdentityEnv } from './identity/index.ts';
+import { createFleet } from './runners/fleet.ts';
+import { createBroadcaster } from './runners/broadcast.ts';
+import { profileRoutes } from './profiles/profiles.routes.ts';
+import { poolRoutes } from './pools/pools.ts';
+import { sessionRoutes } from './sessions/sessions.routes.ts';
+import { createActiveRuns } from './runs/active-runs.ts';
+import { stopLocally } from './runs/cancel.ts';
+import { createEventLog } from './runs/event-log.ts';
+import { createHub } from './runs/hub.ts';
+import { createOwnership } from './runs/ownership.ts';
+import { eventsAfter } from './runs/runs.repo.ts';
+import { runRoutes } from './runs/runs.routes.ts';
+import type { RunDeps } from './runs/runs.service.ts';
+import { withTenant } from '../../db/index.ts';
 
 /**
  * The conductor: the control plane behind `/api/*`. Called by the composition root (src/app) with an open, migrated
- * database. It is the only module that touches the database.
+ * database; it is the only module that touches the database. It drives runs on the runners of its fleet (the
+ * in-process runner in role all, `SVC_RUNNERS` otherwise) and owns them through a heartbeat lease.
  */
 export interface Conductor {
   app: Hono<IdentityEnv>;
   /** The owner key created or confirmed at boot (SVC_BOOTSTRAP_TOKEN or the first-boot key), if known. */
   bootstrapKey: string | undefined;
+  ownerId: string;
   close(): Promise<void>;
 }
 
@@ -22,32 +40,59 @@ export interface ConductorDeps {
   config: Config;
   database: Database;
   /** In-process fetch to the runner of the same process (role all); otherwise runners are reached over the network. */
-  runnerFetch?: typeof fetch;
+  runnerFetch?: FetchLike;
   selfUrl: string;
   metrics: Metrics;
 }
 
 export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
-  const { config, database } = deps;
+  const { config, database, metrics } = deps;
+  const db = database.db;
   const log = createLogger('conductor');
   const persistent = config.databaseUrl !== 'memory';
   const pepper = resolveSecret({ configured: config.identity.pepper, dataDir: config.dataDir, file: 'pepper', persist: persistent });
   const runTokenKey = new TextEncoder().encode(
     resolveSecret({ configured: config.identity.runTokenSecret, dataDir: config.dataDir, file: 'run-token-key', persist: persistent }),
   );
-  const keyDeps = { db: database.db, pepper, keyEnv: config.identity.keyEnv };
-  const boot = await bootstrapIdentity(
-    { ...keyDeps, log },
-    { bootstrapToken: config.identity.bootstrapToken, dataDir: config.dataDir, writeKeyFile: persistent },
-  );
+  const keyDeps = { db, pepper, keyEnv: config.identity.keyEnv };
+  const boot = await bootstrapIdentity({ ...keyDeps, log }, { bootstrapToken: config.identity.bootstrapToken, dataDir: config.dataDir, writeKeyFile: persistent });
   const { jwtIssuer, jwksUrl, jwtAudience } = config.identity;
   const jwt = jwtIssuer && jwksUrl ? { issuer: jwtIssuer, audience: jwtAudience, jwks: jose.createRemoteJWKSet(new URL(jwksUrl)) } : undefined;
 
+  const ownerId = config.conductor.instanceId ?? prefixedId('cond', 12);
+  const fleet = createFleet({ urls: config.conductor.runners, inProcess: deps.runnerFetch, internalToken: config.internalToken, log: log.child('fleet') });
+  const broadcaster = createBroadcaster({ db, fleet, log: log.child('reconcile'), intervalMs: config.conductor.reconcileMs });
+  const hub = createHub({ database, log: log.child('hub'), fetchAfter: (tenantId, runId, after) => withTenant(db, tenantId, (tx) => eventsAfter(tx, runId, after)) });
+  const eventLog = createEventLog({ db, hub, log: log.child('events') });
+  const active = createActiveRuns();
+  const runDeps: RunDeps & { hub: typeof hub } = {
+    db,
+    fleet,
+    log,
+    metrics,
+    hub,
+    eventLog,
+    active,
+    ownerId,
+    mintRunToken: (tenantId, runId) => mintRunToken(runTokenKey, { tenantId, runId }),
+  };
+  hub.onCancelRequest((runId) => void stopLocally(runDeps, runId));
+  const ownership = createOwnership({ db, hub, ownerId, ttlMs: config.conductor.leaseTtlMs, log: log.child('ownership') });
+
+  await hub.start();
+  await ownership.start();
+  await broadcaster.restore(await fleet.probe());
+  broadcaster.start();
+
   const api = new Hono<IdentityEnv>();
   useJsonErrors(api);
-  api.use('*', requireAuth({ db: database.db, pepper, runTokenKey, jwt }));
+  api.use('*', requireAuth({ db, pepper, runTokenKey, jwt }));
   api.route('/', identityRoutes(keyDeps));
-  api.route('/tenants', tenantRoutes(database.db, config.identity.adminTenant));
+  api.route('/tenants', tenantRoutes(db, config.identity.adminTenant));
+  api.route('/profiles', profileRoutes({ db, fleet, broadcaster }));
+  api.route('/pools', poolRoutes({ db, broadcaster }));
+  api.route('/runs', runRoutes({ ...runDeps, keepAliveMs: 15_000 }));
+  api.route('/', sessionRoutes({ ...runDeps, fanOutTimeoutMs: 2000 }));
 
   const app = new Hono<IdentityEnv>();
   useJsonErrors(app);
@@ -55,6 +100,15 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
   return {
     app,
     bootstrapKey: boot.token,
-    async close() {},
+    ownerId,
+    async close() {
+      broadcaster.stop();
+      // Runs we drive cannot finish once we are gone: end them `interrupted` now, with their terminal event.
+      for (const run of active.all()) stopLocally(runDeps, run.runId, 'interrupted');
+      await Promise.all(active.all().map((r) => r.done));
+      await eventLog.close();
+      await ownership.stop();
+      await hub.stop();
+    },
   };
 }

@@ -15,6 +15,7 @@ import { createSessionStore } from './sessions/sessions.store.ts';
 import { stateRoutes } from './sessions/state.routes.ts';
 import { createWorkerSlots } from './workers/worker-slots.ts';
 import { workerRoutes } from './workers/workers.routes.ts';
+import { leaseRoutes } from './workers/leases.routes.ts';
 
 export interface RunnerDeps {
   config: Config['runner'];
@@ -81,6 +82,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   app.get('/runner/info', (c) => c.json(info()));
   app.route('/', registryRoutes({ profiles, pools }));
   app.route('/', workerRoutes({ slots, sessions }));
+  app.route('/', leaseRoutes());
   app.route('/', sessionRoutes(core));
   app.route('/', stateRoutes({ ...core, stateCapBytes: deps.config.stateCapBytes }));
   app.route('/', runRoutes({ ...core, publicUrl, closing: closing.signal }));

@@ -1,0 +1,48 @@
+import * as v from 'valibot';
+import { McpServerSpec, RUNTIMES } from '../../../contracts/worker.ts';
+import { WORKER_SUBSTRATES } from '../../../contracts/runner.wire.ts';
+import { JsonObject } from '../../../shared/http.ts';
+
+/** The profile body of POST and PUT /api/profiles (seed 000, "Profile"). `workerPlacement` is read-only and dropped. */
+export const GENERAL_PROVIDERS = ['openai', 'anthropic', 'openai-compatible', 'demo'] as const;
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+const Name = v.pipe(v.string(), v.regex(NAME_PATTERN, 'a name of 1-128 letters, digits, dot, underscore or hyphen'));
+const Strings = v.array(v.pipe(v.string(), v.minLength(1, 'non-empty strings')));
+
+export const ProfileBody = v.pipe(
+  v.object({
+    id: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(128))),
+    name: Name,
+    runtime: v.picklist(RUNTIMES, `one of ${RUNTIMES.join(', ')}`),
+    model: v.optional(v.pipe(v.string(), v.minLength(1, 'a non-empty string'))),
+    systemPrompt: v.optional(v.string()),
+    skills: v.optional(Strings),
+    tools: v.optional(Strings),
+    mcpServers: v.optional(v.array(McpServerSpec)),
+    fs: v.optional(JsonObject),
+    workerMode: v.optional(v.picklist(['static', 'sandbox'], 'one of static, sandbox')),
+    workerSubstrate: v.optional(v.picklist(WORKER_SUBSTRATES, `one of ${WORKER_SUBSTRATES.join(', ')}`)),
+    workerImage: v.optional(v.string()),
+  }),
+  v.forward(
+    v.check((p) => modelProblem(p.runtime, p.model) === undefined, (issue) => modelProblem((issue.input as { runtime: string }).runtime, (issue.input as { model?: string }).model) ?? ''),
+    ['model'],
+  ),
+);
+export type ProfileBody = v.InferOutput<typeof ProfileBody>;
+
+/** The model form per runtime: `<provider>:<model_id>` for general, a bare model id for the SDK runtimes. */
+export function modelProblem(runtime: string, model: string | undefined): string | undefined {
+  if (model === undefined) return undefined;
+  if (runtime === 'general') {
+    const i = model.indexOf(':');
+    const provider = i > 0 ? model.slice(0, i) : '';
+    if (i <= 0 || i === model.length - 1 || !(GENERAL_PROVIDERS as readonly string[]).includes(provider)) {
+      return `expected <provider>:<model_id> for runtime general, provider one of ${GENERAL_PROVIDERS.join(', ')}`;
+    }
+    return undefined;
+  }
+  if (/[:\s/]/.test(model)) return `expected a bare model id for runtime ${runtime} (no provider prefix)`;
+  return undefined;
+}

@@ -1,0 +1,87 @@
+import { withTenant } from '../../../db/index.ts';
+import { runEvent } from '../../../contracts/run-event.ts';
+import { notFound } from '../../../shared/errors.ts';
+import type { Hub } from './hub.ts';
+import { eventsAfter, finishRun, getRun, lastSeq } from './runs.repo.ts';
+import type { RunDeps } from './runs.service.ts';
+
+/**
+ * Stopping runs. Cooperative cancel writes `cancelled` and asks the driving conductor (this one or another replica,
+ * through the hub) to abort; force-terminate also waits up to 2 s for the session claim to drain and releases it
+ * itself when the driver does not.
+ */
+export interface ForceTerminateResult {
+  runId: string;
+  cancelled: boolean;
+  sessionReleased: boolean;
+  claimStolen: boolean;
+  statusWritten: boolean;
+  sessionId: string;
+  warnings: string[];
+}
+
+export const DRAIN_MS = 2000;
+
+export async function cancelRun(deps: RunDeps & { hub: Hub }, tenantId: string, runId: string): Promise<void> {
+  const row = await withTenant(deps.db, tenantId, (tx) => getRun(tx, runId));
+  if (!row) throw notFound(`unknown run: ${runId}`);
+  if (row.status !== 'running') return; // idempotent: finished runs keep their status
+  await withTenant(deps.db, tenantId, (tx) => finishRun(tx, runId, 'cancelled'));
+  stopLocally(deps, runId) || (await deps.hub.requestCancel(runId));
+}
+
+/** Aborts a run driven by this conductor; false when it is not ours. */
+export function stopLocally(deps: RunDeps, runId: string, reason: 'cancelled' | 'interrupted' = 'cancelled'): boolean {
+  const active = deps.active.get(runId);
+  if (!active) return false;
+  active.stopping ??= reason;
+  active.controller.abort();
+  return true;
+}
+
+export async function terminateRun(deps: RunDeps & { hub: Hub }, tenantId: string, runId: string): Promise<ForceTerminateResult> {
+  const result: ForceTerminateResult = { runId, cancelled: false, sessionReleased: false, claimStolen: false, statusWritten: false, sessionId: '', warnings: [] };
+  const row = await withTenant(deps.db, tenantId, (tx) => getRun(tx, runId));
+  const active = deps.active.get(runId);
+  if (!row && !active) {
+    result.warnings.push('run_not_found');
+    return result;
+  }
+  result.sessionId = row?.session_id ?? active!.sessionId;
+  if (row && row.status !== 'running' && row.status !== 'cancelled') return result; // already finished
+  result.cancelled = true;
+  if (!stopLocally(deps, runId)) await deps.hub.requestCancel(runId).catch(() => result.warnings.push('force_release_failed'));
+  try {
+    result.statusWritten = await withTenant(deps.db, tenantId, async (tx) => (await finishRun(tx, runId, 'cancelled')) || (await getRun(tx, runId))?.status === 'cancelled');
+  } catch {
+    result.warnings.push('status_write_failed');
+  }
+  const drained = active ? await Promise.race([active.done.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), DRAIN_MS).unref())]) : false;
+  if (drained) {
+    result.sessionReleased = true;
+    return result;
+  }
+  // The driver did not let go in time (or no replica drives the run): take the session claim and end the log.
+  try {
+    await withTenant(deps.db, tenantId, async (tx) => {
+      const released = await tx
+        .updateTable('sessions')
+        .set({ status: 'idle', last_run_status: 'cancelled' })
+        .where('id', '=', result.sessionId)
+        .where('status', '=', 'running')
+        .returning('id')
+        .executeTakeFirst();
+      result.claimStolen = released !== undefined;
+      result.sessionReleased = true;
+      const events = await eventsAfter(tx, runId, 0);
+      if (!events.some((e) => e.event.type === 'result' || e.event.type === 'error')) {
+        const seq = (await lastSeq(tx, runId)) + 1;
+        await tx.insertInto('run_events').values({ run_id: runId, seq, tenant_id: tenantId, event: JSON.stringify(runEvent('error', { message: 'run cancelled (force-terminated)' })) }).onConflict((oc) => oc.doNothing()).execute();
+        await deps.hub.announce([{ tenantId, runId, seq }]);
+      }
+    });
+  } catch {
+    result.warnings.push('force_release_failed');
+  }
+  return result;
+}

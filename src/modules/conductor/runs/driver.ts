@@ -1,0 +1,90 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../../db/index.ts';
+import { withTenant } from '../../../db/index.ts';
+import { runEvent, type RunEvent } from '../../../contracts/run-event.ts';
+import type { SubTask } from '../../../contracts/runner.client.ts';
+import type { Logger } from '../../../shared/log.ts';
+import type { Metrics } from '../../../app/metrics.ts';
+import type { FleetMember } from '../runners/fleet.ts';
+import { finishSessionRun, saveState } from '../sessions/sessions.repo.ts';
+import type { ActiveRun, ActiveRuns } from './active-runs.ts';
+import { isTerminalEvent } from './active-runs.ts';
+import type { EventLog } from './event-log.ts';
+import type { Hub } from './hub.ts';
+import { finishRun } from './runs.repo.ts';
+
+/**
+ * Drives one run: reads the runner's NDJSON events, numbers them, appends them to the batched log and the live hub,
+ * and guarantees exactly one terminal event. Then it writes the final status (never over `cancelled`), releases the
+ * session and saves the session's state bundle so another runner can hydrate it later.
+ */
+export interface DriverDeps {
+  db: Kysely<DB>;
+  eventLog: EventLog;
+  hub: Hub;
+  active: ActiveRuns;
+  log: Logger;
+  metrics: Metrics;
+}
+
+export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMember, subTask: SubTask, runToken?: string): Promise<void> {
+  let seq = 0;
+  const emit = (event: RunEvent) => {
+    const stored = { seq: ++seq, event };
+    run.events.push(stored);
+    deps.eventLog.append(run.tenantId, run.runId, stored.seq, event);
+    deps.hub.publish(run.runId, stored);
+  };
+  let terminal: RunEvent | undefined;
+  try {
+    void runToken; // TODO(lead): pass the run token once the runner client accepts it
+    const events = await runner.client.run(run.tenantId, subTask, run.controller.signal);
+    for await (const event of events) {
+      if (event.type === 'session_init' && event.runtimeSessionId) run.runtimeSessionId = event.runtimeSessionId;
+      if (isTerminalEvent(event)) {
+        terminal = run.stopping ? stoppedEvent(run) : event;
+        emit(terminal);
+        break;
+      }
+      emit(event);
+    }
+  } catch (err) {
+    terminal = run.stopping ? stoppedEvent(run) : runEvent('error', { message: `run failed: ${err instanceof Error ? err.message : String(err)}` });
+    emit(terminal);
+  }
+  if (!terminal) {
+    terminal = run.stopping ? stoppedEvent(run) : runEvent('error', { message: 'run stream ended without a result' });
+    emit(terminal);
+  }
+  await deps.eventLog.flush();
+  const status = run.stopping ?? (terminal.type === 'result' ? 'ok' : 'error');
+  deps.metrics.inc('svc_runs_finished_total', { status });
+  try {
+    await withTenant(deps.db, run.tenantId, async (tx) => {
+      await finishRun(tx, run.runId, status);
+      await finishSessionRun(tx, run.sessionId, status, run.runtimeSessionId);
+    });
+  } catch (err) {
+    deps.log.error('recording the end of a run failed', { runId: run.runId, error: String(err) });
+  }
+  deps.active.remove(run.runId);
+  await saveSessionState(deps, run, runner);
+}
+
+function stoppedEvent(run: ActiveRun): RunEvent {
+  return run.stopping === 'interrupted'
+    ? runEvent('error', { message: 'run interrupted: the conductor driving it shut down' })
+    : runEvent('error', { message: 'run cancelled' });
+}
+
+async function saveSessionState(deps: DriverDeps, run: ActiveRun, runner: FleetMember): Promise<void> {
+  try {
+    const bundle = await runner.client.exportState(run.tenantId, run.sessionId);
+    if (!bundle) return;
+    await withTenant(deps.db, run.tenantId, (tx) =>
+      saveState(tx, { sessionId: run.sessionId, tenantId: run.tenantId, contentType: bundle.contentType, runtimeSessionId: bundle.runtimeSessionId, bundle: bundle.bytes }),
+    );
+  } catch (err) {
+    deps.log.warn('saving the session state failed', { sessionId: run.sessionId, error: String(err) });
+  }
+}

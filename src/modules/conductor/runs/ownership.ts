@@ -1,0 +1,77 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../../../db/index.ts';
+import { withSystem } from '../../../db/index.ts';
+import { runEvent } from '../../../contracts/run-event.ts';
+import type { Logger } from '../../../shared/log.ts';
+import type { Hub } from './hub.ts';
+import { lastSeq, orphanedRuns } from './runs.repo.ts';
+
+/**
+ * Run ownership across conductor replicas. Each conductor holds a heartbeat lease; runs whose owner's lease expired
+ * are orphans, and any live conductor ends them `interrupted` with a terminal event, so their streams close. At boot a
+ * conductor also ends the runs recorded under its own id: it cannot be driving them, it just started.
+ */
+export interface Ownership {
+  start(): Promise<void>;
+  /** One sweep; returns the ids of the runs it interrupted. */
+  sweep(includeOwn: boolean): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+export function createOwnership(deps: { db: Kysely<DB>; hub: Hub; ownerId: string; ttlMs: number; log: Logger }): Ownership {
+  let timer: NodeJS.Timeout | undefined;
+  let ticking: Promise<void> | undefined;
+
+  async function heartbeat(): Promise<void> {
+    const expires = sql<Date>`now() + ${`${deps.ttlMs} milliseconds`}::interval`;
+    await deps.db
+      .insertInto('conductor_leases')
+      .values({ owner_id: deps.ownerId, heartbeat_at: sql`now()`, expires_at: expires })
+      .onConflict((oc) => oc.column('owner_id').doUpdateSet({ heartbeat_at: sql`now()`, expires_at: expires }))
+      .execute();
+  }
+
+  async function sweep(includeOwn: boolean): Promise<string[]> {
+    const announced: Array<{ tenantId: string; runId: string; seq: number }> = [];
+    const ids = await withSystem(deps.db, async (tx) => {
+      const orphans = await orphanedRuns(tx, includeOwn ? [deps.ownerId] : []);
+      for (const run of orphans) {
+        const updated = await tx.updateTable('runs').set({ status: 'interrupted', finished_at: new Date() }).where('id', '=', run.id).where('status', '=', 'running').returning('id').executeTakeFirst();
+        if (!updated) continue;
+        const seq = (await lastSeq(tx, run.id)) + 1;
+        const event = runEvent('error', { message: 'run interrupted: the conductor driving it stopped' });
+        await tx.insertInto('run_events').values({ run_id: run.id, seq, tenant_id: run.tenant_id, event: JSON.stringify(event) }).execute();
+        await tx.updateTable('sessions').set({ status: 'idle', last_run_status: 'interrupted' }).where('id', '=', run.session_id).where('status', '=', 'running').execute();
+        announced.push({ tenantId: run.tenant_id, runId: run.id, seq });
+      }
+      await tx.deleteFrom('conductor_leases').where('expires_at', '<', sql<Date>`now() - interval '1 hour'`).execute();
+      return announced.map((a) => a.runId);
+    });
+    if (announced.length) {
+      deps.log.warn('interrupted orphaned runs', { runs: ids });
+      await deps.hub.announce(announced).catch(() => {});
+    }
+    return ids;
+  }
+
+  return {
+    async start() {
+      await heartbeat();
+      await sweep(true);
+      timer = setInterval(() => {
+        ticking ??= heartbeat()
+          .then(() => sweep(false))
+          .then(() => undefined)
+          .catch((err) => deps.log.warn('lease heartbeat failed', { error: String(err) }))
+          .finally(() => (ticking = undefined));
+      }, Math.max(100, Math.floor(deps.ttlMs / 3)));
+      timer.unref();
+    },
+    sweep,
+    async stop() {
+      clearInterval(timer);
+      await ticking;
+      await deps.db.deleteFrom('conductor_leases').where('owner_id', '=', deps.ownerId).execute().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { sql } from 'kysely';
+import type { Tx } from '../../../db/index.ts';
+import type { RunStatus } from '../../../db/types.ts';
+import type { RunEvent } from '../../../contracts/run-event.ts';
+import type { Page } from '../http.ts';
+import type { StoredEvent } from './hub.ts';
+
+/** SQL for runs and their event log. */
+export interface RunSummary {
+  id: string;
+  subTask: Record<string, unknown>;
+  status: RunStatus;
+  startedAt: string;
+  finishedAt: string | null;
+}
+
+export interface RunRow {
+  id: string;
+  tenant_id: string;
+  session_id: string;
+  sub_task: Record<string, unknown>;
+  status: RunStatus;
+  owner_id: string;
+  started_at: Date;
+  finished_at: Date | null;
+}
+
+const COLUMNS = ['id', 'tenant_id', 'session_id', 'sub_task', 'status', 'owner_id', 'started_at', 'finished_at'] as const;
+
+export const toSummary = (r: RunRow): RunSummary => ({
+  id: r.id,
+  subTask: r.sub_task,
+  status: r.status,
+  startedAt: new Date(r.started_at).toISOString(),
+  finishedAt: r.finished_at ? new Date(r.finished_at).toISOString() : null,
+});
+
+export async function insertRun(tx: Tx, r: { id: string; tenantId: string; sessionId: string; profile: string; parentId: string | null; subTask: Record<string, unknown>; ownerId: string }): Promise<boolean> {
+  const row = await tx
+    .insertInto('runs')
+    .values({ id: r.id, tenant_id: r.tenantId, session_id: r.sessionId, profile: r.profile, parent_id: r.parentId, sub_task: JSON.stringify(r.subTask), status: 'running', owner_id: r.ownerId })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function getRun(tx: Tx, id: string): Promise<RunRow | undefined> {
+  return tx.selectFrom('runs').select(COLUMNS).where('id', '=', id).executeTakeFirst() as Promise<RunRow | undefined>;
+}
+
+export async function listRuns(tx: Tx, filter: { profile?: string; sessionId?: string }, page: Page): Promise<{ items: RunSummary[]; total: number }> {
+  let q = tx.selectFrom('runs');
+  if (filter.profile !== undefined) q = q.where('profile', '=', filter.profile);
+  if (filter.sessionId !== undefined) q = q.where('session_id', '=', filter.sessionId);
+  let rows = q.select(COLUMNS).orderBy('started_at', 'desc').orderBy('id', 'desc');
+  if (page.limit !== undefined) rows = rows.limit(page.limit).offset(page.offset);
+  const items = ((await rows.execute()) as RunRow[]).map(toSummary);
+  const total = page.limit === undefined ? items.length : Number((await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  return { items, total };
+}
+
+/** Moves a running run to a final status; a run that already left `running` (e.g. cancelled) keeps its status. */
+export async function finishRun(tx: Tx, id: string, status: Exclude<RunStatus, 'running'>): Promise<boolean> {
+  const row = await tx.updateTable('runs').set({ status, finished_at: new Date() }).where('id', '=', id).where('status', '=', 'running').returning('id').executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function eventsAfter(tx: Tx, runId: string, afterSeq: number): Promise<StoredEvent[]> {
+  const rows = await tx.selectFrom('run_events').select(['seq', 'event']).where('run_id', '=', runId).where('seq', '>', afterSeq).orderBy('seq').execute();
+  return rows.map((r) => ({ seq: r.seq, event: r.event as unknown as RunEvent }));
+}
+
+export async function lastSeq(tx: Tx, runId: string): Promise<number> {
+  const row = await tx.selectFrom('run_events').select((eb) => eb.fn.max<number>('seq').as('m')).where('run_id', '=', runId).executeTakeFirst();
+  return Number(row?.m ?? 0);
+}
+
+/** Runs still `running` whose owner holds no live lease (system scope). */
+export async function orphanedRuns(tx: Tx, ownerIdsToo: string[]): Promise<Array<{ id: string; tenant_id: string; session_id: string }>> {
+  return tx
+    .selectFrom('runs')
+    .select(['id', 'tenant_id', 'session_id'])
+    .where('status', '=', 'running')
+    .where((eb) =>
+      eb.or([
+        eb.not(eb.exists(eb.selectFrom('conductor_leases as l').select(sql`1`.as('x')).whereRef('l.owner_id', '=', 'runs.owner_id').where('l.expires_at', '>', sql<Date>`now()`))),
+        ...(ownerIdsToo.length ? [eb('owner_id', 'in', ownerIdsToo)] : []),
+      ]),
+    )
+    .execute();
+}

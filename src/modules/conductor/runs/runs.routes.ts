@@ -1,0 +1,56 @@
+import { Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { readJson } from '../../../shared/http.ts';
+import { badRequest } from '../../../shared/errors.ts';
+import type { IdentityEnv } from '../identity/index.ts';
+import { pageOf, sendList } from '../http.ts';
+import { cancelRun, terminateRun } from './cancel.ts';
+import { followRun } from './follow.ts';
+import type { Hub } from './hub.ts';
+import { eventsAfter } from './runs.repo.ts';
+import { createRun, getRunSummary, listRunSummaries, RunBody, type RunDeps } from './runs.service.ts';
+import { withTenant } from '../../../db/index.ts';
+
+/** `/api/runs`: create (202), list, get with the event log, cancel, force-terminate, and the SSE stream. */
+export function runRoutes(deps: RunDeps & { hub: Hub; keepAliveMs: number }): Hono<IdentityEnv> {
+  return new Hono<IdentityEnv>()
+    .post('/', async (c) => c.json(await createRun(deps, c.get('principal').tenantId, await readJson(c, RunBody)), 202))
+    .get('/', async (c) => {
+      const page = pageOf(c);
+      return sendList(c, page, await listRunSummaries(deps, c.get('principal').tenantId, {}, page));
+    })
+    .get('/:id', async (c) => {
+      const tenantId = c.get('principal').tenantId;
+      const summary = await getRunSummary(deps, tenantId, c.req.param('id'));
+      const events = await withTenant(deps.db, tenantId, (tx) => eventsAfter(tx, summary.id, 0));
+      return c.json({ ...summary, events: events.map((e) => publicEvent(e.event)) });
+    })
+    .delete('/:id', async (c) => {
+      await cancelRun(deps, c.get('principal').tenantId, c.req.param('id'));
+      return c.body(null, 204);
+    })
+    .post('/:id/terminate', async (c) => c.json(await terminateRun(deps, c.get('principal').tenantId, c.req.param('id'))))
+    .get('/:id/stream', async (c) => {
+      const raw = c.req.header('Last-Event-ID') ?? c.req.query('lastEventId') ?? '0';
+      const after = Number(raw);
+      if (!Number.isInteger(after) || after < 0) throw badRequest('Last-Event-ID: expected a non-negative integer event id');
+      const abort = new AbortController();
+      const events = await followRun(deps, c.get('principal').tenantId, c.req.param('id'), after, { keepAliveMs: deps.keepAliveMs, signal: abort.signal });
+      c.header('Cache-Control', 'no-cache');
+      c.header('X-Accel-Buffering', 'no');
+      return streamSSE(c, async (stream) => {
+        stream.onAbort(() => abort.abort());
+        for await (const e of events) {
+          if (e === null) await stream.write(': keep-alive\n\n');
+          else await stream.writeSSE({ id: String(e.seq), data: JSON.stringify(publicEvent(e.event)) });
+        }
+      });
+    });
+}
+
+/** The conductor stream does not carry the runtime session id (seed 000, "Events"). */
+function publicEvent<T extends { runtimeSessionId?: string }>(event: T): Omit<T, 'runtimeSessionId'> {
+  if (event.runtimeSessionId === undefined) return event;
+  const { runtimeSessionId: _omit, ...rest } = event;
+  return rest;
+}

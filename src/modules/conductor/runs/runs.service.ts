@@ -1,0 +1,83 @@
+import type { Kysely } from 'kysely';
+import * as v from 'valibot';
+import type { DB } from '../../../db/index.ts';
+import { withTenant } from '../../../db/index.ts';
+import type { SubTask, ProfileSpec } from '../../../contracts/runner.client.ts';
+import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
+import { CLIENT_ID_PATTERN, prefixedId } from '../../../shared/ids.ts';
+import type { Page } from '../http.ts';
+import { getSpec } from '../profiles/profiles.repo.ts';
+import { createSessionFor, resumeSession, type SessionDeps } from '../sessions/sessions.service.ts';
+import { markSessionRunning } from '../sessions/sessions.repo.ts';
+import type { ActiveRun } from './active-runs.ts';
+import { driveRun, type DriverDeps } from './driver.ts';
+import { getRun, insertRun, listRuns, toSummary, type RunSummary } from './runs.repo.ts';
+
+/**
+ * Runs: creation with the seed's rules 1-4, listing, cooperative cancel and force-terminate. The run itself is driven
+ * in the background by driver.ts; the caller gets 202 {runId, sessionId} as soon as the run row exists.
+ */
+export interface RunDeps extends DriverDeps, SessionDeps {
+  ownerId: string;
+  mintRunToken?: (tenantId: string, runId: string) => Promise<string>;
+}
+
+/** The body of POST /api/runs. Id rules are checked first so their errors read exactly as the seed says. */
+export const RunBody = v.looseObject({
+  id: v.optional(v.unknown()),
+  sessionId: v.optional(v.unknown()),
+  profile: v.pipe(v.string('profile: expected string'), v.minLength(1, 'a profile name')),
+  parentId: v.optional(v.pipe(v.string(), v.maxLength(128))),
+  title: v.optional(v.string()),
+  prompt: v.optional(v.string()),
+  files: v.optional(v.array(v.string())),
+});
+
+export async function createRun(deps: RunDeps, tenantId: string, body: v.InferOutput<typeof RunBody>): Promise<{ runId: string; sessionId: string }> {
+  if (body.id !== undefined && (typeof body.id !== 'string' || !CLIENT_ID_PATTERN.test(body.id))) throw badRequest('invalid run id');
+  if (body.sessionId !== undefined && (typeof body.sessionId !== 'string' || !CLIENT_ID_PATTERN.test(body.sessionId))) throw badRequest('invalid session id');
+  const profile = (await withTenant(deps.db, tenantId, (tx) => getSpec(tx, 'profiles', body.profile))) as ProfileSpec | undefined;
+  if (!profile) throw badRequest(`unknown_profile: ${body.profile}`);
+  const runId = (body.id as string | undefined) ?? prefixedId('run');
+  const placed =
+    body.sessionId === undefined ? await createSessionFor(deps, tenantId, profile) : await resumeSession(deps, tenantId, body.sessionId as string);
+  const subTask: SubTask = {
+    id: runId,
+    profile: body.profile,
+    sessionId: placed.sessionId,
+    ...(body.parentId !== undefined ? { parentId: body.parentId } : {}),
+    title: body.title ?? '',
+    prompt: body.prompt ?? '',
+    files: body.files ?? [],
+  };
+  await withTenant(deps.db, tenantId, async (tx) => {
+    if (!(await markSessionRunning(tx, placed.sessionId, body.prompt ?? null))) throw new AppError(409, 'session busy: a run is in progress on this session');
+    const inserted = await insertRun(tx, { id: runId, tenantId, sessionId: placed.sessionId, profile: body.profile, parentId: body.parentId ?? null, subTask, ownerId: deps.ownerId });
+    if (!inserted) throw new AppError(409, `run ${runId} already exists`);
+  });
+  const run: ActiveRun = {
+    runId,
+    tenantId,
+    sessionId: placed.sessionId,
+    controller: new AbortController(),
+    stopping: undefined,
+    events: [],
+    done: Promise.resolve(),
+    runtimeSessionId: undefined,
+  };
+  deps.active.add(run);
+  deps.metrics.inc('svc_runs_started_total');
+  const token = deps.mintRunToken ? await deps.mintRunToken(tenantId, runId) : undefined;
+  run.done = driveRun(deps, run, placed.runner, subTask, token).catch((err) => deps.log.error('run driver failed', { runId, error: String(err) }));
+  return { runId, sessionId: placed.sessionId };
+}
+
+export async function getRunSummary(deps: RunDeps, tenantId: string, runId: string): Promise<RunSummary> {
+  const row = await withTenant(deps.db, tenantId, (tx) => getRun(tx, runId));
+  if (!row) throw notFound(`unknown run: ${runId}`);
+  return toSummary(row);
+}
+
+export async function listRunSummaries(deps: RunDeps, tenantId: string, filter: { profile?: string; sessionId?: string }, page: Page) {
+  return withTenant(deps.db, tenantId, (tx) => listRuns(tx, filter, page));
+}

@@ -1,0 +1,95 @@
+import type { Tx } from '../../../db/index.ts';
+import type { Page } from '../http.ts';
+
+/** SQL for durable session rows and their saved state bundles. */
+export interface SessionRecord {
+  id: string;
+  profile: string;
+  runtime: string;
+  status: 'idle' | 'running' | 'errored' | 'shutdown';
+  createdAt: string;
+  lastUsedAt: string;
+  lastPrompt: string | null;
+  lastRunStatus: string | null;
+  runCount: number;
+}
+
+const COLUMNS = ['id', 'tenant_id', 'profile', 'runtime', 'status', 'runner_url', 'runtime_session_id', 'profile_snapshot', 'last_prompt', 'last_run_status', 'run_count', 'created_at', 'last_used_at'] as const;
+export type SessionRow = Awaited<ReturnType<typeof getSessionRow>> & {};
+
+export const toRecord = (r: NonNullable<SessionRow>): SessionRecord => ({
+  id: r.id,
+  profile: r.profile,
+  runtime: r.runtime,
+  status: r.status,
+  createdAt: new Date(r.created_at).toISOString(),
+  lastUsedAt: new Date(r.last_used_at).toISOString(),
+  lastPrompt: r.last_prompt,
+  lastRunStatus: r.last_run_status,
+  runCount: r.run_count,
+});
+
+export async function getSessionRow(tx: Tx, id: string) {
+  return tx.selectFrom('sessions').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+}
+
+export async function insertSession(tx: Tx, s: { id: string; tenantId: string; profile: string; runtime: string; runnerUrl: string; snapshot: Record<string, unknown> }): Promise<void> {
+  await tx
+    .insertInto('sessions')
+    .values({ id: s.id, tenant_id: s.tenantId, profile: s.profile, runtime: s.runtime, runner_url: s.runnerUrl, profile_snapshot: JSON.stringify(s.snapshot) })
+    .execute();
+}
+
+export async function listSessions(tx: Tx, q: string | undefined, page: Page): Promise<{ items: SessionRecord[]; total: number }> {
+  let base = tx.selectFrom('sessions');
+  if (q) base = base.where((eb) => eb.or([eb('id', 'like', `%${escapeLike(q)}%`), eb('profile', 'like', `%${escapeLike(q)}%`)]));
+  let rows = base.select(COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc');
+  if (page.limit !== undefined) rows = rows.limit(page.limit).offset(page.offset);
+  const items = (await rows.execute()).map(toRecord);
+  const total = page.limit === undefined ? items.length : Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  return { items, total };
+}
+
+function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (m) => '\\' + m);
+}
+
+export async function markSessionRunning(tx: Tx, id: string, prompt: string | null): Promise<boolean> {
+  const row = await tx
+    .updateTable('sessions')
+    .set({ status: 'running', last_prompt: prompt, last_used_at: new Date() })
+    .where('id', '=', id)
+    .where('status', 'in', ['idle', 'errored'])
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function finishSessionRun(tx: Tx, id: string, runStatus: string, runtimeSessionId: string | undefined): Promise<void> {
+  await tx
+    .updateTable('sessions')
+    .set((eb) => ({
+      status: runStatus === 'ok' || runStatus === 'cancelled' ? 'idle' : 'errored',
+      last_run_status: runStatus,
+      run_count: eb('run_count', '+', 1),
+      last_used_at: new Date(),
+      ...(runtimeSessionId ? { runtime_session_id: runtimeSessionId } : {}),
+    }))
+    .where('id', '=', id)
+    .where('status', '=', 'running')
+    .execute();
+}
+
+export async function saveState(tx: Tx, s: { sessionId: string; tenantId: string; contentType: string; runtimeSessionId: string; bundle: Uint8Array }): Promise<void> {
+  await tx
+    .insertInto('session_states')
+    .values({ session_id: s.sessionId, tenant_id: s.tenantId, content_type: s.contentType, runtime_session_id: s.runtimeSessionId, bundle: s.bundle })
+    .onConflict((oc) =>
+      oc.column('session_id').doUpdateSet({ content_type: s.contentType, runtime_session_id: s.runtimeSessionId, bundle: s.bundle, updated_at: new Date() }),
+    )
+    .execute();
+}
+
+export async function loadState(tx: Tx, sessionId: string) {
+  return tx.selectFrom('session_states').select(['content_type', 'runtime_session_id', 'bundle']).where('session_id', '=', sessionId).executeTakeFirst();
+}

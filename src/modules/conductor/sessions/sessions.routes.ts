@@ -1,0 +1,92 @@
+import { Hono } from 'hono';
+import { withTenant } from '../../../db/index.ts';
+import { CallError } from '../../../contracts/runner.client.ts';
+import { AppError, notFound } from '../../../shared/errors.ts';
+import type { IdentityEnv } from '../identity/index.ts';
+import { pageOf, sendList } from '../http.ts';
+import type { Fleet } from '../runners/fleet.ts';
+import { listRunSummaries, type RunDeps } from '../runs/runs.service.ts';
+import { getSessionRow, listSessions, toRecord } from './sessions.repo.ts';
+import { fanOut } from './fan-out.ts';
+
+/** `/api/sessions…`, `/api/vfs/leases`, `/api/worker/leases`, `/api/topology` and `/api/profiles/{name}/runs`. */
+export function sessionRoutes(deps: RunDeps & { fleet: Fleet; fanOutTimeoutMs: number }): Hono<IdentityEnv> {
+  const requireRow = async (tenantId: string, id: string) => {
+    const row = await withTenant(deps.db, tenantId, (tx) => getSessionRow(tx, id));
+    if (!row) throw notFound(`unknown session: ${id}`);
+    return row;
+  };
+  /** Calls the runner that holds a session; a runner failure is 502, its 404 passes through with its message. */
+  const onOwner = async <T>(tenantId: string, id: string, call: (client: NonNullable<ReturnType<Fleet['byUrl']>>['client']) => Promise<T>): Promise<T> => {
+    const row = await requireRow(tenantId, id);
+    const owner = deps.fleet.byUrl(row.runner_url);
+    if (!owner) throw new AppError(502, 'the runner holding the session is not configured');
+    try {
+      return await call(owner.client);
+    } catch (err) {
+      if (err instanceof CallError && err.status === 404) throw notFound(err.message.replace(/^runner [A-Z]+ \S+: /, ''));
+      throw new AppError(502, `upstream runner failure: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+
+  return new Hono<IdentityEnv>()
+    .get('/sessions', async (c) => {
+      const page = pageOf(c);
+      return sendList(c, page, await withTenant(deps.db, c.get('principal').tenantId, (tx) => listSessions(tx, c.req.query('q') || undefined, page)));
+    })
+    .get('/sessions/:id', async (c) => c.json(toRecord(await requireRow(c.get('principal').tenantId, c.req.param('id')))))
+    .delete('/sessions/:id', async (c) => {
+      const tenantId = c.get('principal').tenantId;
+      const row = await requireRow(tenantId, c.req.param('id'));
+      const owner = deps.fleet.byUrl(row.runner_url);
+      if (owner?.healthy) {
+        await owner.client.deleteSession(tenantId, row.id).catch((err) => {
+          if (!(err instanceof CallError && err.status === 404)) throw new AppError(502, `upstream runner failure: ${err.message}`);
+        });
+      }
+      await withTenant(deps.db, tenantId, (tx) => tx.updateTable('sessions').set({ status: 'shutdown' }).where('id', '=', row.id).execute());
+      return c.body(null, 204);
+    })
+    .get('/sessions/:id/runs', async (c) => {
+      const tenantId = c.get('principal').tenantId;
+      await requireRow(tenantId, c.req.param('id'));
+      const page = pageOf(c);
+      return sendList(c, page, await listRunSummaries(deps, tenantId, { sessionId: c.req.param('id') }, page));
+    })
+    .get('/sessions/:id/vfs', async (c) => c.json(await onOwner(c.get('principal').tenantId, c.req.param('id'), (r) => r.vfsLease(c.get('principal').tenantId, c.req.param('id')))))
+    .get('/sessions/:id/worker', async (c) => {
+      const tenantId = c.get('principal').tenantId;
+      const row = await withTenant(deps.db, tenantId, (tx) => getSessionRow(tx, c.req.param('id')));
+      if (!row) throw notFound('no sandbox worker');
+      return c.json(await onOwner(tenantId, row.id, (r) => r.workerLease(tenantId, row.id)));
+    })
+    .get('/profiles/:name/runs', async (c) => {
+      const page = pageOf(c);
+      return sendList(c, page, await listRunSummaries(deps, c.get('principal').tenantId, { profile: c.req.param('name') }, page));
+    })
+    .get('/vfs/leases', async (c) => {
+      const { items } = await fanOut(deps.fleet, deps.fanOutTimeoutMs, (client, signal) => client.vfsLeases(c.get('principal').tenantId, signal));
+      return c.json(items);
+    })
+    .get('/worker/leases', async (c) => {
+      const { items, partial } = await fanOut(deps.fleet, deps.fanOutTimeoutMs, (client, signal) => client.workerLeases(c.get('principal').tenantId, signal));
+      const sorted = (items as Array<{ sessionId: string }>).sort((a, b) => a.sessionId.localeCompare(b.sessionId));
+      const page = pageOf(c);
+      if (partial) c.header('X-Partial-Results', 'true');
+      const slice = page.limit === undefined ? sorted : sorted.slice(page.offset, page.offset + page.limit);
+      return sendList(c, page, { items: slice, total: sorted.length });
+    })
+    .get('/topology', async (c) => {
+      const members = deps.fleet.members();
+      if (members.length < 2) throw notFound('topology is available on a multi-runner conductor');
+      await deps.fleet.probe();
+      const runners = await Promise.all(
+        members.map(async (m) => {
+          let activeSessions: number | null = null;
+          if (m.healthy) activeSessions = await m.client.runtimes().then((rs) => rs.reduce((n, r) => n + r.activeSessions, 0)).catch(() => null);
+          return { hash: m.info?.hash ?? null, url: m.url, healthy: m.healthy, latencyMs: m.latencyMs ?? null, activeSessions, error: m.lastError ?? null, capabilities: m.info?.capabilities ?? [] };
+        }),
+      );
+      return c.json({ runners });
+    });
+}

@@ -1,0 +1,93 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../../db/index.ts';
+import { withTenant } from '../../../db/index.ts';
+import { CallError, type ProfileSpec } from '../../../contracts/runner.client.ts';
+import { AppError, conflict, notFound, unavailable } from '../../../shared/errors.ts';
+import type { Logger } from '../../../shared/log.ts';
+import type { Fleet, FleetMember } from '../runners/fleet.ts';
+import { getSessionRow, insertSession, loadState, markSessionRunning } from './sessions.repo.ts';
+
+/**
+ * Where a run's session lives. A new session is created on a healthy runner; an existing one is reused on the runner
+ * that holds it, or hydrated from its durable row and saved state bundle onto a live runner when that runner is gone
+ * or restarted. The durable row records which runner serves it now.
+ */
+export interface SessionDeps {
+  db: Kysely<DB>;
+  fleet: Fleet;
+  log: Logger;
+}
+
+export interface PlacedSession {
+  sessionId: string;
+  runner: FleetMember;
+  created: boolean;
+}
+
+export async function createSessionFor(deps: SessionDeps, tenantId: string, profile: ProfileSpec): Promise<PlacedSession> {
+  const runner = deps.fleet.pick();
+  if (!runner) throw unavailable('no live runner');
+  let sessionId: string;
+  try {
+    await runner.client.putProfile(tenantId, profile); // the runner may not have seen it yet
+    sessionId = await runner.client.createSession(tenantId, profile.name);
+  } catch (err) {
+    throw upstream(err, 'creating the session on the runner failed');
+  }
+  await withTenant(deps.db, tenantId, (tx) =>
+    insertSession(tx, { id: sessionId, tenantId, profile: profile.name, runtime: profile.runtime, runnerUrl: runner.url, snapshot: profile }),
+  );
+  return { sessionId, runner, created: true };
+}
+
+/** Rule 4 of run creation: reuse the live runner session, else hydrate; missing or shut-down → 404; infrastructure → 503. */
+export async function resumeSession(deps: SessionDeps, tenantId: string, sessionId: string): Promise<PlacedSession> {
+  let row;
+  try {
+    row = await withTenant(deps.db, tenantId, (tx) => getSessionRow(tx, sessionId));
+  } catch (err) {
+    throw new AppError(503, 'reading the session failed', { cause: err });
+  }
+  if (!row || row.status === 'shutdown') throw notFound(`unknown session: ${sessionId}`);
+  if (row.status === 'running') throw conflict('session busy: a run is in progress on this session');
+  const current = deps.fleet.byUrl(row.runner_url);
+  if (current?.healthy) {
+    try {
+      await current.client.getSession(tenantId, sessionId);
+      return { sessionId, runner: current, created: false };
+    } catch (err) {
+      if (!(err instanceof CallError && err.status === 404)) throw upstream(err, 'the runner holding the session failed');
+      // The runner restarted and lost the live session: hydrate it again below.
+    }
+  }
+  const target = current?.healthy ? current : deps.fleet.pick();
+  if (!target) throw unavailable('no live runner to hydrate the session on');
+  const snapshot = row.profile_snapshot as unknown as ProfileSpec;
+  try {
+    const state = await withTenant(deps.db, tenantId, (tx) => loadState(tx, sessionId));
+    await target.client.putProfile(tenantId, snapshot);
+    await target.client.hydrate(tenantId, sessionId, {
+      profileName: row.profile,
+      runtimeSessionId: state?.runtime_session_id ?? row.runtime_session_id ?? '',
+      stateContentType: state?.content_type ?? '',
+      stateB64: state ? Buffer.from(state.bundle).toString('base64') : undefined,
+    });
+    await withTenant(deps.db, tenantId, (tx) => tx.updateTable('sessions').set({ runner_url: target.url }).where('id', '=', sessionId).execute());
+  } catch (err) {
+    throw new AppError(503, `hydrating the session failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  deps.log.info('session hydrated', { sessionId, runner: target.url });
+  return { sessionId, runner: target, created: false };
+}
+
+/** Claims the session for a run; a session that is already running is busy (409). */
+export async function claimSession(deps: SessionDeps, tenantId: string, sessionId: string, prompt: string | null): Promise<void> {
+  const ok = await withTenant(deps.db, tenantId, (tx) => markSessionRunning(tx, sessionId, prompt));
+  if (!ok) throw conflict('session busy: a run is in progress on this session');
+}
+
+export function upstream(err: unknown, what: string): AppError {
+  if (err instanceof AppError) return err;
+  const detail = err instanceof Error ? err.message : String(err);
+  return new AppError(502, `${what}: ${detail}`, { cause: err });
+}
