@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
+import { jsonb } from '../../../db/index.ts';
 import { withOperator, withTenant } from '../../../db/index.ts';
 import { badRequest, conflict, notFound } from '../../../shared/errors.ts';
 
@@ -37,7 +38,7 @@ export async function createTenant(db: Kysely<DB>, input: { id: string; name: st
   const row = await withOperator(db, (tx) =>
     tx
       .insertInto('tenants')
-      .values({ id: input.id, name: input.name, metadata: JSON.stringify(input.metadata ?? {}) })
+      .values({ id: input.id, name: input.name, metadata: jsonb(input.metadata ?? {}) })
       .onConflict((oc) => oc.column('id').doNothing())
       .returning(COLUMNS)
       .executeTakeFirst(),
@@ -52,7 +53,7 @@ export async function updateTenant(db: Kysely<DB>, id: string, input: { name?: s
       .updateTable('tenants')
       .set({
         ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(input.metadata !== undefined ? { metadata: JSON.stringify(input.metadata) } : {}),
+        ...(input.metadata !== undefined ? { metadata: jsonb(input.metadata) } : {}),
         updated_at: new Date(),
       })
       .where('id', '=', id)

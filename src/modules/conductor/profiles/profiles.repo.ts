@@ -1,4 +1,5 @@
 import type { Tx } from '../../../db/index.ts';
+import { jsonb } from '../../../db/index.ts';
 import type { Page } from '../http.ts';
 
 /** SQL for profiles and pools, which share one shape: (tenant, name) → spec. */
@@ -25,7 +26,7 @@ export async function getSpec(tx: Tx, table: SpecTable, name: string): Promise<S
 export async function insertSpec(tx: Tx, table: SpecTable, tenantId: string, spec: Spec): Promise<boolean> {
   const row = await tx
     .insertInto(table)
-    .values({ tenant_id: tenantId, name: spec.name, id: spec.id, spec: JSON.stringify(spec) })
+    .values({ tenant_id: tenantId, name: spec.name, id: spec.id, spec: jsonb(spec) })
     .onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing())
     .returning('name')
     .executeTakeFirst();
@@ -35,7 +36,7 @@ export async function insertSpec(tx: Tx, table: SpecTable, tenantId: string, spe
 export async function replaceProfile(tx: Tx, spec: Spec): Promise<boolean> {
   const row = await tx
     .updateTable('profiles')
-    .set({ spec: JSON.stringify(spec), id: spec.id, updated_at: new Date() })
+    .set({ spec: jsonb(spec), id: spec.id, updated_at: new Date() })
     .where('name', '=', spec.name)
     .returning('name')
     .executeTakeFirst();

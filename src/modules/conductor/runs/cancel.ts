@@ -1,4 +1,4 @@
-import { withTenant } from '../../../db/index.ts';
+import { withTenant, jsonb } from '../../../db/index.ts';
 import { runEvent } from '../../../contracts/run-event.ts';
 import { notFound } from '../../../shared/errors.ts';
 import type { Hub } from './hub.ts';
@@ -76,7 +76,7 @@ export async function terminateRun(deps: RunDeps & { hub: Hub }, tenantId: strin
       const events = await eventsAfter(tx, runId, 0);
       if (!events.some((e) => e.event.type === 'result' || e.event.type === 'error')) {
         const seq = (await lastSeq(tx, runId)) + 1;
-        await tx.insertInto('run_events').values({ run_id: runId, seq, tenant_id: tenantId, event: JSON.stringify(runEvent('error', { message: 'run cancelled (force-terminated)' })) }).onConflict((oc) => oc.doNothing()).execute();
+        await tx.insertInto('run_events').values({ run_id: runId, seq, tenant_id: tenantId, event: jsonb(runEvent('error', { message: 'run cancelled (force-terminated)' })) }).onConflict((oc) => oc.doNothing()).execute();
         await deps.hub.announce([{ tenantId, runId, seq }]);
       }
     });

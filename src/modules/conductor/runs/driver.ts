@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
-import { withTenant } from '../../../db/index.ts';
+import { withTenant, jsonb } from '../../../db/index.ts';
 import { runEvent, type RunEvent } from '../../../contracts/run-event.ts';
 import type { SubTask } from '../../../contracts/runner.client.ts';
 import type { Logger } from '../../../shared/log.ts';
@@ -43,32 +43,41 @@ export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMe
       if (event.type === 'session_init' && event.runtimeSessionId) run.runtimeSessionId = event.runtimeSessionId;
       if (isTerminalEvent(event)) {
         terminal = run.stopping ? stoppedEvent(run) : event;
-        emit(terminal);
         break;
       }
       emit(event);
     }
   } catch (err) {
     terminal = run.stopping ? stoppedEvent(run) : runEvent('error', { message: `run failed: ${err instanceof Error ? err.message : String(err)}` });
-    emit(terminal);
   }
-  if (!terminal) {
-    terminal = run.stopping ? stoppedEvent(run) : runEvent('error', { message: 'run stream ended without a result' });
-    emit(terminal);
-  }
+  terminal ??= run.stopping ? stoppedEvent(run) : runEvent('error', { message: 'run stream ended without a result' });
+  await finish(deps, run, terminal, seq + 1);
+  deps.active.remove(run.runId);
+  await saveSessionState(deps, run, runner);
+}
+
+/**
+ * The end of a run lands atomically: the terminal event, the run status (never over `cancelled`) and the released
+ * session commit in one transaction, and only then is the terminal event published. A client that sees the terminal
+ * event therefore always finds the final status and can start the next run on the session at once.
+ */
+async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq: number): Promise<void> {
   await deps.eventLog.flush();
   const status = run.stopping ?? (terminal.type === 'result' ? 'ok' : 'error');
   deps.metrics.inc('svc_runs_finished_total', { status });
   try {
     await withTenant(deps.db, run.tenantId, async (tx) => {
+      await tx.insertInto('run_events').values({ run_id: run.runId, seq, tenant_id: run.tenantId, event: jsonb(terminal) }).onConflict((oc) => oc.doNothing()).execute();
       await finishRun(tx, run.runId, status);
       await finishSessionRun(tx, run.sessionId, status, run.runtimeSessionId);
     });
   } catch (err) {
     deps.log.error('recording the end of a run failed', { runId: run.runId, error: String(err) });
   }
-  deps.active.remove(run.runId);
-  await saveSessionState(deps, run, runner);
+  const stored = { seq, event: terminal };
+  run.events.push(stored);
+  deps.hub.publish(run.runId, stored);
+  await deps.hub.announce([{ tenantId: run.tenantId, runId: run.runId, seq }]).catch(() => {});
 }
 
 function stoppedEvent(run: ActiveRun): RunEvent {

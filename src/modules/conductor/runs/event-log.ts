@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
+import { jsonb } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import type { RunEvent } from '../../../contracts/run-event.ts';
 import type { Logger } from '../../../shared/log.ts';
@@ -41,7 +42,7 @@ export function createEventLog(deps: { db: Kysely<DB>; hub: Hub; log: Logger; fl
       await withTenant(deps.db, tenantId, (tx) =>
         tx
           .insertInto('run_events')
-          .values(rows.map((r) => ({ run_id: r.runId, seq: r.seq, tenant_id: tenantId, event: JSON.stringify(r.event) })))
+          .values(rows.map((r) => ({ run_id: r.runId, seq: r.seq, tenant_id: tenantId, event: jsonb(r.event) })))
           .onConflict((oc) => oc.columns(['run_id', 'seq']).doNothing())
           .execute(),
       );

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
+import { jsonb } from '../../../db/index.ts';
 import { withSystem } from '../../../db/index.ts';
 import { runEvent } from '../../../contracts/run-event.ts';
 import type { Logger } from '../../../shared/log.ts';
@@ -40,7 +41,7 @@ export function createOwnership(deps: { db: Kysely<DB>; hub: Hub; ownerId: strin
         if (!updated) continue;
         const seq = (await lastSeq(tx, run.id)) + 1;
         const event = runEvent('error', { message: 'run interrupted: the conductor driving it stopped' });
-        await tx.insertInto('run_events').values({ run_id: run.id, seq, tenant_id: run.tenant_id, event: JSON.stringify(event) }).execute();
+        await tx.insertInto('run_events').values({ run_id: run.id, seq, tenant_id: run.tenant_id, event: jsonb(event) }).execute();
         await tx.updateTable('sessions').set({ status: 'idle', last_run_status: 'interrupted' }).where('id', '=', run.session_id).where('status', '=', 'running').execute();
         announced.push({ tenantId: run.tenant_id, runId: run.id, seq });
       }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Tx } from '../../../db/index.ts';
+import { jsonb } from '../../../db/index.ts';
 import type { RunStatus } from '../../../db/types.ts';
 import type { RunEvent } from '../../../contracts/run-event.ts';
 import type { Page } from '../http.ts';
@@ -38,7 +39,7 @@ export const toSummary = (r: RunRow): RunSummary => ({
 export async function insertRun(tx: Tx, r: { id: string; tenantId: string; sessionId: string; profile: string; parentId: string | null; subTask: Record<string, unknown>; ownerId: string }): Promise<boolean> {
   const row = await tx
     .insertInto('runs')
-    .values({ id: r.id, tenant_id: r.tenantId, session_id: r.sessionId, profile: r.profile, parent_id: r.parentId, sub_task: JSON.stringify(r.subTask), status: 'running', owner_id: r.ownerId })
+    .values({ id: r.id, tenant_id: r.tenantId, session_id: r.sessionId, profile: r.profile, parent_id: r.parentId, sub_task: jsonb(r.subTask), status: 'running', owner_id: r.ownerId })
     .onConflict((oc) => oc.column('id').doNothing())
     .returning('id')
     .executeTakeFirst();

@@ -1,4 +1,5 @@
 import type { Tx } from '../../../db/index.ts';
+import { jsonb } from '../../../db/index.ts';
 import type { Page } from '../http.ts';
 
 /** SQL for durable session rows and their saved state bundles. */
@@ -36,7 +37,7 @@ export async function getSessionRow(tx: Tx, id: string) {
 export async function insertSession(tx: Tx, s: { id: string; tenantId: string; profile: string; runtime: string; runnerUrl: string; snapshot: Record<string, unknown> }): Promise<void> {
   await tx
     .insertInto('sessions')
-    .values({ id: s.id, tenant_id: s.tenantId, profile: s.profile, runtime: s.runtime, runner_url: s.runnerUrl, profile_snapshot: JSON.stringify(s.snapshot) })
+    .values({ id: s.id, tenant_id: s.tenantId, profile: s.profile, runtime: s.runtime, runner_url: s.runnerUrl, profile_snapshot: jsonb(s.snapshot) })
     .execute();
 }
 
