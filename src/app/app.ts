@@ -91,6 +91,11 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       closers.push(() => conductor.close());
       bootstrapKey = conductor.bootstrapKey;
       app.route('/', conductor.app);
+      const { createAgentsApi } = await import('../modules/agents-api/index.ts');
+      const agents = createAgentsApi({ conductor: conductor.services });
+      closers.push(() => agents.close());
+      app.route('/v1', agents.v1);
+      app.route('/api', agents.api);
     }
   } catch (err) {
     for (const close of closers.reverse()) await close().catch(() => {});

@@ -7,16 +7,17 @@ import { createLogger } from '../../shared/log.ts';
 import { useJsonErrors } from '../../shared/http.ts';
 import { prefixedId } from '../../shared/ids.ts';
 import type { Metrics } from '../../app/metrics.ts';
-import { bootstrapIdentity, identityRoutes, mintRunToken, requireAuth, resolveSecret, tenantRoutes, type IdentityEnv } from './identity/index.ts';
+import { authenticate, bootstrapIdentity, identityRoutes, mintRunToken, requireAuth, resolveSecret, tenantRoutes, type IdentityEnv, type Principal } from './identity/index.ts';
 import { createFleet } from './runners/fleet.ts';
 import { createBroadcaster } from './runners/broadcast.ts';
 import { profileRoutes } from './profiles/profiles.routes.ts';
+import type { ProfileDeps } from './profiles/profiles.service.ts';
 import { poolRoutes } from './pools/pools.ts';
 import { sessionRoutes } from './sessions/sessions.routes.ts';
 import { createActiveRuns } from './runs/active-runs.ts';
 import { stopLocally } from './runs/cancel.ts';
 import { createEventLog } from './runs/event-log.ts';
-import { createHub } from './runs/hub.ts';
+import { createHub, type Hub } from './runs/hub.ts';
 import { createOwnership } from './runs/ownership.ts';
 import { eventsAfter } from './runs/runs.repo.ts';
 import { runRoutes } from './runs/runs.routes.ts';
@@ -33,7 +34,16 @@ export interface Conductor {
   /** The owner key created or confirmed at boot (SVC_BOOTSTRAP_TOKEN or the first-boot key), if known. */
   bootstrapKey: string | undefined;
   ownerId: string;
+  /** What other modules (the /v1 agents API) may use of the conductor: its services, never its tables' SQL. */
+  services: ConductorServices;
   close(): Promise<void>;
+}
+
+export interface ConductorServices {
+  db: Database['db'];
+  authenticate(header: string | undefined): Promise<Principal>;
+  runDeps: RunDeps & { hub: Hub };
+  profileDeps: ProfileDeps;
 }
 
 export interface ConductorDeps {
@@ -84,12 +94,14 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
   await broadcaster.restore(await fleet.probe());
   broadcaster.start();
 
+  const authDeps = { db, pepper, runTokenKey, jwt };
+  const profileDeps: ProfileDeps = { db, fleet, broadcaster };
   const api = new Hono<IdentityEnv>();
   useJsonErrors(api);
-  api.use('*', requireAuth({ db, pepper, runTokenKey, jwt }));
+  api.use('*', requireAuth(authDeps));
   api.route('/', identityRoutes(keyDeps));
   api.route('/tenants', tenantRoutes(db, config.identity.adminTenant));
-  api.route('/profiles', profileRoutes({ db, fleet, broadcaster }));
+  api.route('/profiles', profileRoutes(profileDeps));
   api.route('/pools', poolRoutes({ db, broadcaster }));
   api.route('/runs', runRoutes({ ...runDeps, keepAliveMs: 15_000 }));
   api.route('/', sessionRoutes({ ...runDeps, fanOutTimeoutMs: 2000 }));
@@ -101,6 +113,7 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
     app,
     bootstrapKey: boot.token,
     ownerId,
+    services: { db, authenticate: (header) => authenticate(authDeps, header), runDeps, profileDeps },
     async close() {
       broadcaster.stop();
       // Runs we drive cannot finish once we are gone: end them `interrupted` now, with their terminal event.
@@ -112,3 +125,11 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
     },
   };
 }
+
+// The services the agents API builds on, re-exported through this door.
+export { createRun, getRunSummary, listRunSummaries, RunBody, type RunDeps } from './runs/runs.service.ts';
+export { followRun } from './runs/follow.ts';
+export { cancelRun, terminateRun } from './runs/cancel.ts';
+export { createProfile, getProfile, replaceProfileByName, deleteProfile, type ProfileDeps } from './profiles/profiles.service.ts';
+export { requireAuth, atLeast, type IdentityEnv, type Principal, type Role } from './identity/index.ts';
+export type { StoredEvent, Hub } from './runs/hub.ts';

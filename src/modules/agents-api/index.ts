@@ -1,0 +1,33 @@
+import { Hono } from 'hono';
+import type { ConductorServices } from '../conductor/index.ts';
+import { useOpenAiErrors } from './errors.ts';
+import { createRateLimiter, rateLimit, type RateLimits } from './rate-limit.ts';
+import type { AgentsEnv } from './context.ts';
+
+/**
+ * The `/v1` agents API (seed 001, and ../shared/specs/agents-api-v1.md as the `openai` 7.15.0 SDK reads it), built on
+ * the conductor's services: an agent session is a runner session with a snapshot of the agent, a turn is a run.
+ * Returns the `/v1` app and the extension routes that live under `/api` (mounted by the composition root).
+ */
+export interface AgentsApi {
+  v1: Hono<AgentsEnv>;
+  api: Hono<AgentsEnv>;
+  close(): Promise<void>;
+}
+
+export function createAgentsApi(deps: { conductor: ConductorServices; limits?: RateLimits }): AgentsApi {
+  const check = createRateLimiter(deps.limits);
+  const v1 = new Hono<AgentsEnv>();
+  useOpenAiErrors(v1);
+  v1.use('*', async (c, next) => {
+    c.set('principal', await deps.conductor.authenticate(c.req.header('authorization')));
+    await next();
+  });
+  v1.use('*', rateLimit(check, (c) => c.get('principal')));
+  // Resource routes are mounted here, one sub-app per resource family.
+
+  const api = new Hono<AgentsEnv>();
+  // Extension routes (/api/models, /api/keys, …) are mounted here; the conductor's /api middleware authenticates.
+
+  return { v1, api, async close() {} };
+}
