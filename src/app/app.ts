@@ -19,6 +19,8 @@ export interface BuiltApp {
   database: Database | undefined;
   /** The owner key confirmed or minted at boot (conductor role only). */
   bootstrapKey: string | undefined;
+  /** First step of a graceful stop: end what streams (runs in flight) so open responses finish on their own. */
+  drain(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -33,6 +35,7 @@ const accessLog = createLogger('http');
 export async function buildApp(config: Config, opts: BuildOptions): Promise<BuiltApp> {
   const metrics = createMetrics();
   const closers: Array<() => Promise<void>> = [];
+  const drainers: Array<() => Promise<void>> = [];
   const app = new Hono();
   useJsonErrors(app);
   app.use('*', requestId({ headerName: 'X-Request-Id' }));
@@ -62,6 +65,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       const { createWorker } = await import('../modules/worker/index.ts');
       const worker = createWorker({ config: config.worker });
       closers.push(() => worker.close());
+      drainers.push(() => worker.close());
       // Alone, the worker answers on the public port; beside a runner it is reached in-process only.
       if (workerOnly || !config.roles.includes('runner')) app.route('/', worker.app);
       else workerFetch = inProcessFetch(worker.app);
@@ -77,6 +81,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
         workerFetch,
       });
       closers.push(() => runner.close());
+      drainers.push(() => runner.close());
       app.route('/', runner.app);
       runnerFetch = inProcessFetch(runner.app);
     }
@@ -89,6 +94,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       const { createConductor } = await import('../modules/conductor/index.ts');
       const conductor = await createConductor({ config, database, runnerFetch, selfUrl: opts.selfUrl, metrics });
       closers.push(() => conductor.close());
+      drainers.unshift(() => conductor.drain());
       bootstrapKey = conductor.bootstrapKey;
       app.route('/', conductor.app);
       const { createAgentsApi } = await import('../modules/agents-api/index.ts');
@@ -107,6 +113,9 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     metrics,
     database,
     bootstrapKey,
+    async drain() {
+      for (const drain of drainers) await drain().catch(() => {});
+    },
     async close() {
       for (const close of [...closers].reverse()) await close();
     },

@@ -52,6 +52,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
         const closed = new Promise<void>((resolve) => http.close(() => resolve()));
         http.closeIdleConnections?.();
         const timer = setTimeout(() => http.closeAllConnections?.(), graceMs);
+        await built.drain();
+        http.closeIdleConnections?.();
         await closed;
         clearTimeout(timer);
         await built.close();

@@ -60,3 +60,40 @@ describe('svc serve as a process', () => {
     expect(res.headers.get('x-request-id')).toBeTruthy();
   });
 });
+
+describe('graceful shutdown of the all-in-one server', () => {
+  it('ends a streaming run with its terminal event on SIGTERM, exits 0, and keeps the run on disk', async () => {
+    const { startFakeProvider } = await import('../support/fake-provider.ts');
+    const fake = await startFakeProvider();
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-graceful-'));
+    const key = 'ao_test_gracefulgracefulgraceful01';
+    const env = { SVC_DATA_DIR: dataDir, SVC_BOOTSTRAP_TOKEN: key, OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' };
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const p = await startSvcProcess([], env);
+    try {
+      await fetch(p.url + '/api/profiles', { method: 'POST', headers, body: JSON.stringify({ name: 'slow', runtime: 'general', model: 'openai-compatible:m' }) });
+      const { runId } = await (await fetch(p.url + '/api/runs', { method: 'POST', headers, body: JSON.stringify({ profile: 'slow', prompt: 'SLOW_DELTAS 500 20' }) })).json();
+      const stream = await fetch(`${p.url}/api/runs/${runId}/stream`, { headers });
+      const text = stream.text();
+      await fake.when(() => fake.requests.length > 0 || undefined);
+      expect(await p.stop('SIGTERM')).toBe(0);
+      const body = await text;
+      const frames = body.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+      expect(frames.at(-1)).toMatchObject({ type: 'error', message: 'run interrupted: the conductor driving it shut down' });
+      expect(frames.filter((f) => f.type === 'result' || f.type === 'error')).toHaveLength(1);
+
+      const again = await startSvcProcess([], env);
+      try {
+        const run = await (await fetch(`${again.url}/api/runs/${runId}`, { headers })).json();
+        expect(run.status).toBe('interrupted');
+        expect(run.events.at(-1).type).toBe('error');
+      } finally {
+        await again.stop();
+      }
+    } finally {
+      await p.stop('SIGKILL');
+      await fake.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

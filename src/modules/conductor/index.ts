@@ -36,6 +36,8 @@ export interface Conductor {
   ownerId: string;
   /** What other modules (the /v1 agents API) may use of the conductor: its services, never its tables' SQL. */
   services: ConductorServices;
+  /** Ends the runs this conductor drives (`interrupted`, with their terminal event) so their streams finish. */
+  drain(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -109,16 +111,21 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
   const app = new Hono<IdentityEnv>();
   useJsonErrors(app);
   app.route('/api', api);
+  async function drain(): Promise<void> {
+    broadcaster.stop();
+    // Runs we drive cannot finish once we are gone: end them `interrupted` now, with their terminal event.
+    for (const run of active.all()) stopLocally(runDeps, run.runId, 'interrupted');
+    await Promise.all(active.all().map((r) => r.done));
+  }
+
   return {
     app,
     bootstrapKey: boot.token,
     ownerId,
     services: { db, authenticate: (header) => authenticate(authDeps, header), runDeps, profileDeps },
+    drain,
     async close() {
-      broadcaster.stop();
-      // Runs we drive cannot finish once we are gone: end them `interrupted` now, with their terminal event.
-      for (const run of active.all()) stopLocally(runDeps, run.runId, 'interrupted');
-      await Promise.all(active.all().map((r) => r.done));
+      await drain();
       await eventLog.close();
       await ownership.stop();
       await hub.stop();
