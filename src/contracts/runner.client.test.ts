@@ -61,6 +61,21 @@ describe('runner client', () => {
     await expect(client.run('t', { profile: 'ghost' })).rejects.toMatchObject({ status: 404 });
   });
 
+  it('reads toolkit specs, invokes a tool and reads VFS leases for one tenant', async () => {
+    runner = makeRunner();
+    const client = clientFor(runner);
+    await client.putProfile('acme', { name: 'reader', runtime: 'general', tools: ['@files-read'] });
+    const id = await client.createSession('acme', 'reader');
+    expect((await client.toolkitSpecs()).length).toBe(8);
+    expect((await client.sessionToolkitSpecs('acme', id)).map((s) => s.name)).toEqual(['fs_read', 'fs_list', 'fs_search']);
+    expect(await client.invokeTool('acme', id, 'fs_list', {})).toEqual({ ok: true, value: { path: '/work', entries: [], truncated: false } });
+    await expect(client.invokeTool('acme', id, 'fs_write', { path: 'a', content: 'b' })).rejects.toMatchObject({ status: 403 });
+    expect(await client.vfsLease('acme', id)).toMatchObject({ sessionId: id, allowedMounts: [] });
+    await expect(client.vfsLease('globex', id)).rejects.toMatchObject({ status: 404 });
+    expect((await client.vfsLeases('acme')).map((l) => (l as { sessionId: string }).sessionId)).toEqual([id]);
+    expect(await client.vfsLeases('globex')).toEqual([]);
+  });
+
   it('turns a runner that cannot be reached into a CallError without a status', async () => {
     const client = createRunnerClient({ baseUrl: 'http://runner.test', fetch: () => Promise.reject(new TypeError('fetch failed')) });
     await expect(client.info()).rejects.toMatchObject({ name: 'CallError', status: undefined });

@@ -1,7 +1,7 @@
 import { readNdjson } from '../shared/ndjson.ts';
 import { withTerminal, type RunEvent } from './run-event.ts';
-import { INTERNAL_TOKEN_HEADER, TENANT_HEADER } from './runner.ts';
-import { RUNTIME_SESSION_HEADER } from './worker.ts';
+import { INTERNAL_TOKEN_HEADER, RUN_TOKEN_HEADER, TENANT_HEADER } from './runner.ts';
+import { RUNTIME_SESSION_HEADER, type McpServerSpec, type ModelOverride, type SkillPayload } from './worker.ts';
 import type { StateBundle } from './worker.client.ts';
 import type {
   HydrateRequest,
@@ -13,6 +13,8 @@ import type {
   RunnerSessionListItem,
   RunnerTopology,
   SubTask,
+  ToolResult,
+  ToolSpec,
 } from './runner.wire.ts';
 import { CallError, send, throwForStatus, transportMessage, trimBase, type FetchLike } from './http-client.ts';
 
@@ -46,9 +48,16 @@ export interface RunnerClient {
   /**
    * Starts a run. Pre-stream refusals (400, 404, 409) throw; once accepted, the events always end with one `result` or
    * `error` (a runner that vanishes mid-stream yields a synthetic `error`). Aborting `signal` cancels the run on the
-   * runner and the worker.
+   * runner and the worker. `opts.runToken` lets the run's tools call back into the conductor (delegate, notify);
+   * `opts.skills` are the profile's skills, resolved from the catalog, for the worker's system prompt.
    */
-  run(tenant: string, subTask: SubTask, signal?: AbortSignal): Promise<AsyncIterable<RunEvent>>;
+  run(tenant: string, subTask: SubTask, signal?: AbortSignal, opts?: RunOptions): Promise<AsyncIterable<RunEvent>>;
+  /** Every platform tool of the runner. */
+  toolkitSpecs(): Promise<ToolSpec[]>;
+  /** The tools the session's profile may use. */
+  sessionToolkitSpecs(tenant: string, sessionId: string): Promise<ToolSpec[]>;
+  /** Runs one tool for the session; a failing tool resolves with ok false, an out-of-scope one throws 403. */
+  invokeTool(tenant: string, sessionId: string, toolName: string, input: unknown): Promise<ToolResult>;
   healthz(): Promise<boolean>;
   metrics(): Promise<string>;
   /** VFS and sandbox-worker leases: tenant-scoped reads that the conductor merges across runners. */
@@ -58,12 +67,20 @@ export interface RunnerClient {
   workerLease(tenant: string, sessionId: string): Promise<unknown>;
 }
 
+export interface RunOptions {
+  runToken?: string;
+  skills?: SkillPayload[];
+  /** Per-run model override and extra MCP servers (the /v1 agents API). */
+  model?: ModelOverride;
+  mcpServers?: McpServerSpec[];
+}
+
 export function createRunnerClient(opts: { baseUrl: string; fetch?: FetchLike; internalToken?: string }): RunnerClient {
   const base = trimBase(opts.baseUrl);
   const fetchFn: FetchLike = opts.fetch ?? ((req) => fetch(req));
 
-  async function call(method: string, path: string, o: { tenant?: string; json?: unknown; signal?: AbortSignal } = {}): Promise<Response> {
-    const headers: Record<string, string> = {};
+  async function call(method: string, path: string, o: { tenant?: string; json?: unknown; signal?: AbortSignal; headers?: Record<string, string> } = {}): Promise<Response> {
+    const headers: Record<string, string> = { ...o.headers };
     if (opts.internalToken) headers[INTERNAL_TOKEN_HEADER] = `Bearer ${opts.internalToken}`;
     if (o.tenant !== undefined) headers[TENANT_HEADER] = o.tenant;
     if (o.json !== undefined) headers['content-type'] = 'application/json';
@@ -108,8 +125,15 @@ export function createRunnerClient(opts: { baseUrl: string; fetch?: FetchLike; i
       }
     },
     hydrate: (tenant, id, body) => done(call('POST', `${sid(id)}/hydrate`, { tenant, json: body })),
-    async run(tenant, subTask, signal) {
-      const res = await call('POST', '/runner/run', { tenant, json: { subTask }, signal });
+    async run(tenant, subTask, signal, runOpts = {}) {
+      const json = {
+        subTask,
+        ...(runOpts.skills?.length ? { skills: runOpts.skills } : {}),
+        ...(runOpts.model ? { model: runOpts.model } : {}),
+        ...(runOpts.mcpServers?.length ? { mcpServers: runOpts.mcpServers } : {}),
+      };
+      const headers = runOpts.runToken ? { [RUN_TOKEN_HEADER]: runOpts.runToken } : undefined;
+      const res = await call('POST', '/runner/run', { tenant, json, signal, headers });
       if (!res.body) throw new CallError(res.status, 'runner run: response has no body');
       // a runner that vanishes mid-stream still yields exactly one terminal event
       const events = withTerminal(readNdjson<RunEvent>(res.body, signal), (err) =>
@@ -117,6 +141,10 @@ export function createRunnerClient(opts: { baseUrl: string; fetch?: FetchLike; i
       );
       return signal ? cancelAware(events, signal) : events;
     },
+    toolkitSpecs: async () => (await json<{ specs: ToolSpec[] }>(call('GET', '/runner/toolkit/specs'))).specs,
+    sessionToolkitSpecs: async (tenant, id) => (await json<{ specs: ToolSpec[] }>(call('GET', `${sid(id)}/toolkit/specs`, { tenant }))).specs,
+    invokeTool: async (tenant, id, toolName, input) =>
+      (await json<{ result: ToolResult }>(call('POST', `${sid(id)}/toolkit/invoke`, { tenant, json: { toolName, input } }))).result,
     healthz: async () => {
       try {
         return (await (await call('GET', '/healthz')).text()).trim() === 'ok';

@@ -10,3 +10,9 @@ export const TENANT_HEADER = 'X-Svc-Tenant';
 /** Runner wire form of session status. */
 export const SESSION_STATUS_CODES = { idle: 0, running: 1, errored: 2, shutdown: 3 } as const;
 export type SessionStatus = keyof typeof SESSION_STATUS_CODES;
+
+/**
+ * A short-lived run token the conductor mints for each run and sends with `POST /runner/run`. The runner keeps it with
+ * the session's active run; the run's tools (delegate, notify) present it to the conductor as `Bearer <token>`.
+ */
+export const RUN_TOKEN_HEADER = 'X-Svc-Run-Token';

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { CLIENT_ID_PATTERN } from '../shared/ids.ts';
-import { McpServerSpec, RUNTIMES, type Runtime } from './worker.ts';
+import { McpServerSpec, ModelOverride, RUNTIMES, SkillPayload, type Runtime } from './worker.ts';
 import type { SessionStatus } from './runner.ts';
 
 /**
@@ -61,7 +61,48 @@ export const SubTask = v.object({
   files: v.optional(v.array(v.string())),
 });
 export type SubTask = v.InferInput<typeof SubTask>;
-export const RunRequest = v.object({ subTask: SubTask });
+/**
+ * Body of `POST /runner/run`. `skills` are the profile's skills, already resolved from the conductor's catalog; the
+ * runner forwards them to the worker unchanged. The run token travels in RUN_TOKEN_HEADER, never in the body.
+ */
+export const RunRequest = v.object({
+  subTask: SubTask,
+  skills: v.optional(v.array(SkillPayload)),
+  /** Per-run model with its address and key (the /v1 agents API); never stored by the runner. */
+  model: v.optional(ModelOverride),
+  /** Per-run MCP servers, added to the profile's (the /v1 agents API: the session's function tools and MCP tools). */
+  mcpServers: v.optional(v.array(McpServerSpec)),
+});
+
+/** Body of `POST /runner/sessions/{id}/toolkit/invoke`. `input` is checked by the tool itself (a tool failure, not a 400). */
+export const ToolkitInvokeRequest = v.object({
+  toolName: v.pipe(v.string(), v.minLength(1, 'a non-empty string')),
+  input: v.optional(v.unknown(), {}),
+});
+
+/** One platform tool as `GET /runner/toolkit/specs` lists it; `inputSchema` is JSON Schema. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  /** Where the tool's effects land: `session` (its own files and processes), `pool` (runs of pool peers), `tenant` (messages out). */
+  scope: 'session' | 'pool' | 'tenant';
+  /** The permission the tool exercises, e.g. `fs.read`, `fs.write`, `process.exec`, `runs.delegate`, `notify.send`. */
+  capability: string;
+}
+
+/** `result` of a toolkit invocation: a failed tool answers 200 with ok false and `{error}` in value. */
+export interface ToolResult {
+  ok: boolean;
+  value: unknown;
+}
+
+/** VFS lease (seed 000, "VFS lease"): `allowedMounts` empty means the VirtualFS session is unrestricted. */
+export interface VfsLease {
+  sessionId: string;
+  allowedMounts: string[];
+  allocatedAt: string;
+}
 
 export interface RunnerInfo {
   id: string;

@@ -15,6 +15,8 @@ export const McpServerSpec = v.object({
   transport: v.optional(v.string(), 'http'),
   url: v.pipe(v.string(), v.url()),
   headers: v.optional(v.record(v.string(), v.string())),
+  /** What the server's tool names are prefixed with for the model; default `<name>__`, `''` keeps them bare. */
+  toolPrefix: v.optional(v.string()),
 });
 export type McpServerSpec = v.InferOutput<typeof McpServerSpec>;
 
@@ -25,6 +27,17 @@ export const SkillPayload = v.object({
   resources: v.optional(v.array(v.object({ path: v.string(), contentType: v.optional(v.string()), sha256: v.optional(v.string()), size: v.optional(v.number()) }))),
 });
 export type SkillPayload = v.InferOutput<typeof SkillPayload>;
+
+/**
+ * A per-run model (the /v1 agents API): replaces `profile.model` for this run, with the provider's base URL and key
+ * for this run only (a tenant's own key, or the operator's aggregator). Never stored, never logged.
+ */
+export const ModelOverride = v.object({
+  model: v.pipe(v.string(), v.minLength(1)),
+  baseUrl: v.optional(v.pipe(v.string(), v.url())),
+  apiKey: v.optional(v.string()),
+});
+export type ModelOverride = v.InferOutput<typeof ModelOverride>;
 
 export const WorkerRunRequest = v.object({
   sessionId: v.pipe(v.string(), v.minLength(1)),
@@ -43,6 +56,7 @@ export const WorkerRunRequest = v.object({
   sessionMcpUrl: v.string(),
   skills: v.optional(v.array(SkillPayload)),
   mcpServers: v.optional(v.array(McpServerSpec)),
+  modelOverride: v.optional(ModelOverride),
 });
 export type WorkerRunRequest = v.InferOutput<typeof WorkerRunRequest>;
 

@@ -1,3 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Config } from '../../config/config.ts';
 import { INTERNAL_TOKEN_HEADER, TENANT_HEADER } from '../../contracts/runner.ts';
 import type { ProfileSpec } from '../../contracts/runner.wire.ts';
@@ -6,13 +10,28 @@ import { createRunner, type Runner, type RunnerDeps } from './runner.ts';
 /** Test fixture for the runner's own unit tests: a runner with plain-object config, and a terse request helper. */
 export const TEST_PUBLIC_URL = 'http://runner.test:7070';
 
-export function runnerConfig(over: Partial<Config['runner']> = {}): Config['runner'] {
-  return { publicUrl: TEST_PUBLIC_URL, workerUrl: undefined, workerUrlByRuntime: {}, stateCapBytes: 1024, ...over };
+/** A fresh, not yet created data dir per runner: the VFS creates directories only when a tool touches a file. */
+export function testDataDir(): string {
+  return join(tmpdir(), `svc-runner-test-${process.pid}-${randomUUID()}`);
 }
 
+export function runnerConfig(over: Partial<Config['runner']> = {}): Config['runner'] {
+  return { publicUrl: TEST_PUBLIC_URL, workerUrl: undefined, workerUrlByRuntime: {}, stateCapBytes: 1024, dataDir: testDataDir(), conductorUrl: undefined, ...over };
+}
+
+/** A runner for unit tests; closing it also removes its data dir when the fixture made it. */
 export function makeRunner(over: Omit<Partial<RunnerDeps>, 'config'> & { config?: Partial<Config['runner']> } = {}): Runner {
   const { config, ...rest } = over;
-  return createRunner({ internalToken: undefined, publicUrl: TEST_PUBLIC_URL, version: '0.0.0-test', probeIntervalMs: 0, ...rest, config: runnerConfig(config) });
+  const cfg = runnerConfig(config);
+  const runner = createRunner({ internalToken: undefined, publicUrl: TEST_PUBLIC_URL, version: '0.0.0-test', probeIntervalMs: 0, ...rest, config: cfg });
+  if (!cfg.dataDir.startsWith(join(tmpdir(), 'svc-runner-test-'))) return runner;
+  return {
+    ...runner,
+    async close() {
+      await runner.close();
+      await rm(cfg.dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 export interface CallOptions {
@@ -59,4 +78,10 @@ export async function refusedUrl(): Promise<string> {
   const { port } = server.address() as { port: number };
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return `http://127.0.0.1:${port}`;
+}
+
+/** `POST /runner/sessions/{id}/toolkit/invoke`; the parsed body with the status. */
+export async function invokeTool(runner: Runner, sessionId: string, toolName: string, input: unknown, tenant?: string): Promise<{ status: number; body: any }> {
+  const res = await call(runner, 'POST', `/runner/sessions/${sessionId}/toolkit/invoke`, { tenant, body: { toolName, input } });
+  return { status: res.status, body: await res.json() };
 }

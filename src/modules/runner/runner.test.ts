@@ -10,7 +10,7 @@ afterEach(async () => {
 });
 
 describe('runner info and probes', () => {
-  it('describes itself with the hash of its public URL and no substrates', async () => {
+  it('describes itself with the hash of its public URL, its toolkit and no substrates', async () => {
     runner = makeRunner();
     const res = await call(runner, 'GET', '/runner/info');
     expect(res.status).toBe(200);
@@ -19,11 +19,12 @@ describe('runner info and probes', () => {
       id: `runner-${runnerHash(TEST_PUBLIC_URL)}`,
       hash: runnerHash(TEST_PUBLIC_URL),
       version: '0.0.0-test',
-      toolkitNames: [],
+      toolkitNames: ['fs_read', 'fs_write', 'fs_edit', 'fs_list', 'fs_search', 'run_command', 'delegate', 'notify'],
       substrates: [],
       substratesKnown: true,
       mcpBaseUrl: `${TEST_PUBLIC_URL}/runner/sessions`,
     });
+    expect(info.capabilities).toEqual(expect.arrayContaining(['toolkit', 'mcp', 'vfs']));
     expect(info.hash).toMatch(/^[0-9a-f]{8}$/);
     expect(Date.parse(info.startedAt)).not.toBeNaN();
     expect(runner.info()).toEqual(info);

@@ -15,6 +15,11 @@ import { createSessionStore } from './sessions/sessions.store.ts';
 import { stateRoutes } from './sessions/state.routes.ts';
 import { createWorkerSlots } from './workers/worker-slots.ts';
 import { workerRoutes } from './workers/workers.routes.ts';
+import { createRunCallbacksClient } from '../../contracts/run-callbacks.client.ts';
+import { mcpRoutes } from './mcp/mcp.routes.ts';
+import { createToolkit } from './toolkit/toolkit.service.ts';
+import { toolkitRoutes } from './toolkit/toolkit.routes.ts';
+import { createVfsManager, vfsRoutes } from './vfs/index.ts';
 import { leaseRoutes } from './workers/leases.routes.ts';
 
 export interface RunnerDeps {
@@ -27,6 +32,11 @@ export interface RunnerDeps {
   workerFetch?: FetchLike;
   /** Period of the background sidecar probe; 0 turns it off. Default 5 s. */
   probeIntervalMs?: number;
+  /**
+   * How the tools that call back into the conductor (delegate, notify) reach it: in role all the conductor's app
+   * in-process; otherwise `config.conductorUrl` (SVC_CONDUCTOR_URL) over the network. Neither: those tools fail politely.
+   */
+  conductor?: { fetch?: FetchLike; baseUrl: string };
 }
 
 export interface Runner {
@@ -37,7 +47,7 @@ export interface Runner {
   close(): Promise<void>;
 }
 
-const CAPABILITIES = ['profiles', 'pools', 'sessions', 'runs', 'state', 'hydrate', 'topology'];
+const CAPABILITIES = ['profiles', 'pools', 'sessions', 'runs', 'state', 'hydrate', 'topology', 'toolkit', 'mcp', 'vfs', 'skills'];
 
 /**
  * The runner role: owns live sessions, executes runs through the configured sidecar workers and reports their health.
@@ -49,9 +59,14 @@ export function createRunner(deps: RunnerDeps): Runner {
   const hash = runnerHash(publicUrl);
   const startedAt = new Date().toISOString();
   const closing = new AbortController();
-  const sessions = createSessionStore();
+  const vfs = createVfsManager({ dataDir: deps.config.dataDir });
+  // every live session holds a VFS lease; its scratch directory goes with it
+  const sessions = createSessionStore(undefined, { onCreate: (rec) => vfs.allocate(rec), onShutdown: (rec) => vfs.release(rec.id) });
   const profiles = createRegistry<ProfileSpec>();
   const pools = createRegistry<PoolSpec>();
+  const conductorTarget = deps.conductor ?? (deps.config.conductorUrl ? { baseUrl: deps.config.conductorUrl } : undefined);
+  const conductor = conductorTarget ? createRunCallbacksClient(conductorTarget) : undefined;
+  const toolkit = createToolkit({ vfs, pools, conductor });
   const metrics = createRunnerMetrics();
   const slots = createWorkerSlots(deps.config, deps.workerFetch, { probeIntervalMs: deps.probeIntervalMs });
   const core = { sessions, profiles, slots, metrics, hash };
@@ -62,7 +77,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     version: deps.version,
     startedAt,
     capabilities: [...CAPABILITIES],
-    toolkitNames: [],
+    toolkitNames: toolkit.names(),
     // no sandbox substrate yet: known and empty means "this runner launches no workers"
     substrates: [],
     defaultSubstrate: '',
@@ -86,6 +101,9 @@ export function createRunner(deps: RunnerDeps): Runner {
   app.route('/', sessionRoutes(core));
   app.route('/', stateRoutes({ ...core, stateCapBytes: deps.config.stateCapBytes }));
   app.route('/', runRoutes({ ...core, publicUrl, closing: closing.signal }));
+  app.route('/', toolkitRoutes({ toolkit, sessions }));
+  app.route('/', vfsRoutes({ vfs, sessions }));
+  app.route('/', mcpRoutes({ sessions, toolkit, version: deps.version, closing: closing.signal }));
 
   return {
     app: app as unknown as Hono,

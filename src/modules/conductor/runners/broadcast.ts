@@ -23,16 +23,25 @@ export function createBroadcaster(deps: { db: Kysely<DB>; fleet: Fleet; log: Log
   let timer: NodeJS.Timeout | undefined;
   let reconciling: Promise<void> | undefined;
   const stale = new Set<string>();
+  /**
+   * The runner instance (id and startedAt) each URL last got its registries as. A restart is judged against this,
+   * not against what `fleet.probe()` returns: any caller may probe (GET /api/topology does), and the probe that sees
+   * a restart first would otherwise swallow it, leaving the restarted runner without profiles and pools.
+   */
+  const restoredAs = new Map<string, string>();
+  const instanceOf = (m: FleetMember) => (m.info ? `${m.info.id}@${m.info.startedAt}` : undefined);
 
   async function restore(members: FleetMember[]): Promise<void> {
     if (members.length === 0) return;
     const [profiles, pools] = await withSystem(deps.db, async (tx) => [await allSpecs(tx, 'profiles'), await allSpecs(tx, 'pools')]);
     await Promise.all(
       members.map(async (m) => {
+        const instance = instanceOf(m);
         try {
           for (const p of profiles) await m.client.putProfile(p.tenantId, p.spec as ProfileSpec);
           for (const p of pools) await m.client.putPool(p.tenantId, p.spec as PoolSpec);
           stale.delete(m.url);
+          if (instance) restoredAs.set(m.url, instance);
           log.info('runner registries restored', { url: m.url, profiles: profiles.length, pools: pools.length });
         } catch (err) {
           stale.add(m.url);
@@ -43,9 +52,8 @@ export function createBroadcaster(deps: { db: Kysely<DB>; fleet: Fleet; log: Log
   }
 
   async function reconcile(): Promise<void> {
-    const restarted = await fleet.probe();
-    const behind = fleet.members().filter((m) => m.healthy && stale.has(m.url) && !restarted.includes(m));
-    await restore([...restarted, ...behind]);
+    await fleet.probe();
+    await restore(fleet.members().filter((m) => m.healthy && (stale.has(m.url) || restoredAs.get(m.url) !== instanceOf(m))));
   }
 
   return {

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withTenant, jsonb } from '../../../db/index.ts';
 import { runEvent, type RunEvent } from '../../../contracts/run-event.ts';
-import type { SubTask } from '../../../contracts/runner.client.ts';
+import type { RunOptions, SubTask } from '../../../contracts/runner.client.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Metrics } from '../../../app/metrics.ts';
 import type { FleetMember } from '../runners/fleet.ts';
@@ -27,7 +27,10 @@ export interface DriverDeps {
   metrics: Metrics;
 }
 
-export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMember, subTask: SubTask, runToken?: string): Promise<void> {
+/** Per-run extras that are never stored: the profile's resolved skills, a model override and extra MCP servers (/v1). */
+export type RunExtras = Pick<RunOptions, 'model' | 'mcpServers' | 'skills'>;
+
+export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMember, subTask: SubTask, runToken?: string, extras: RunExtras = {}): Promise<void> {
   let seq = 0;
   const emit = (event: RunEvent) => {
     const stored = { seq: ++seq, event };
@@ -37,8 +40,7 @@ export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMe
   };
   let terminal: RunEvent | undefined;
   try {
-    void runToken; // TODO(lead): pass the run token once the runner client accepts it
-    const events = await runner.client.run(run.tenantId, subTask, run.controller.signal);
+    const events = await runner.client.run(run.tenantId, subTask, run.controller.signal, { ...extras, runToken });
     for await (const event of events) {
       if (event.type === 'session_init' && event.runtimeSessionId) run.runtimeSessionId = event.runtimeSessionId;
       if (isTerminalEvent(event)) {

@@ -21,7 +21,8 @@ export interface Ownership {
 
 export function createOwnership(deps: { db: Kysely<DB>; hub: Hub; ownerId: string; ttlMs: number; log: Logger }): Ownership {
   let timer: NodeJS.Timeout | undefined;
-  let ticking: Promise<void> | undefined;
+  let beating: Promise<void> | undefined;
+  let sweeping: Promise<void> | undefined;
 
   async function heartbeat(): Promise<void> {
     const expires = sql<Date>`now() + ${`${deps.ttlMs} milliseconds`}::interval`;
@@ -35,7 +36,7 @@ export function createOwnership(deps: { db: Kysely<DB>; hub: Hub; ownerId: strin
   async function sweep(includeOwn: boolean): Promise<string[]> {
     const announced: Array<{ tenantId: string; runId: string; seq: number }> = [];
     const ids = await withSystem(deps.db, async (tx) => {
-      const orphans = await orphanedRuns(tx, includeOwn ? [deps.ownerId] : []);
+      const orphans = await orphanedRuns(tx, deps.ownerId, includeOwn);
       for (const run of orphans) {
         const updated = await tx.updateTable('runs').set({ status: 'interrupted', finished_at: new Date() }).where('id', '=', run.id).where('status', '=', 'running').returning('id').executeTakeFirst();
         if (!updated) continue;
@@ -60,18 +61,22 @@ export function createOwnership(deps: { db: Kysely<DB>; hub: Hub; ownerId: strin
       await heartbeat();
       await sweep(true);
       timer = setInterval(() => {
-        ticking ??= heartbeat()
-          .then(() => sweep(false))
-          .then(() => undefined)
+        // Two independent chains: the heartbeat is this replica's sign of life and must never wait behind a slow sweep
+        // (a sweep under load can take longer than the lease lasts, and the others would then take our runs).
+        beating ??= heartbeat()
           .catch((err) => deps.log.warn('lease heartbeat failed', { error: String(err) }))
-          .finally(() => (ticking = undefined));
+          .finally(() => (beating = undefined));
+        sweeping ??= sweep(false)
+          .then(() => undefined)
+          .catch((err) => deps.log.warn('orphaned-run sweep failed', { error: String(err) }))
+          .finally(() => (sweeping = undefined));
       }, Math.max(100, Math.floor(deps.ttlMs / 3)));
       timer.unref();
     },
     sweep,
     async stop() {
       clearInterval(timer);
-      await ticking;
+      await Promise.all([beating, sweeping]);
       await deps.db.deleteFrom('conductor_leases').where('owner_id', '=', deps.ownerId).execute().catch(() => {});
     },
   };

@@ -77,17 +77,19 @@ export async function lastSeq(tx: Tx, runId: string): Promise<number> {
   return Number(row?.m ?? 0);
 }
 
-/** Runs still `running` whose owner holds no live lease (system scope). */
-export async function orphanedRuns(tx: Tx, ownerIdsToo: string[]): Promise<Array<{ id: string; tenant_id: string; session_id: string }>> {
+/**
+ * Runs still `running` whose owner holds no live lease (system scope), as seen by conductor `self`. Its own runs count
+ * only with `includeSelf` (at boot, when it cannot be driving any); otherwise never: a conductor that is alive drives
+ * its runs even when its own heartbeat ran late, so it must not end them under itself.
+ */
+export async function orphanedRuns(tx: Tx, self: string, includeSelf: boolean): Promise<Array<{ id: string; tenant_id: string; session_id: string }>> {
   return tx
     .selectFrom('runs')
     .select(['id', 'tenant_id', 'session_id'])
     .where('status', '=', 'running')
-    .where((eb) =>
-      eb.or([
-        eb.not(eb.exists(eb.selectFrom('conductor_leases as l').select(sql`1`.as('x')).whereRef('l.owner_id', '=', 'runs.owner_id').where('l.expires_at', '>', sql<Date>`now()`))),
-        ...(ownerIdsToo.length ? [eb('owner_id', 'in', ownerIdsToo)] : []),
-      ]),
-    )
+    .where((eb) => {
+      const leaseExpired = eb.not(eb.exists(eb.selectFrom('conductor_leases as l').select(sql`1`.as('x')).whereRef('l.owner_id', '=', 'runs.owner_id').where('l.expires_at', '>', sql<Date>`now()`)));
+      return includeSelf ? eb.or([leaseExpired, eb('owner_id', '=', self)]) : eb.and([leaseExpired, eb('owner_id', '<>', self)]);
+    })
     .execute();
 }

@@ -10,7 +10,8 @@ import { getSpec } from '../profiles/profiles.repo.ts';
 import { createSessionFor, resumeSession, type SessionDeps } from '../sessions/sessions.service.ts';
 import { markSessionRunning } from '../sessions/sessions.repo.ts';
 import type { ActiveRun } from './active-runs.ts';
-import { driveRun, type DriverDeps } from './driver.ts';
+import { resolveSkills } from '../skills/index.ts';
+import { driveRun, type DriverDeps, type RunExtras } from './driver.ts';
 import { getRun, insertRun, listRuns, toSummary, type RunSummary } from './runs.repo.ts';
 
 /**
@@ -33,11 +34,21 @@ export const RunBody = v.looseObject({
   files: v.optional(v.array(v.string())),
 });
 
-export async function createRun(deps: RunDeps, tenantId: string, body: v.InferOutput<typeof RunBody>): Promise<{ runId: string; sessionId: string }> {
+/**
+ * `opts.profile` runs a profile that is not in the profiles table (the /v1 agents API: each agent session has its own
+ * hidden profile, snapshotted on its session); `opts.extras` travel with this run only (driver.ts RunExtras).
+ */
+export async function createRun(
+  deps: RunDeps,
+  tenantId: string,
+  body: v.InferOutput<typeof RunBody>,
+  opts: { profile?: ProfileSpec; extras?: RunExtras } = {},
+): Promise<{ runId: string; sessionId: string }> {
   if (body.id !== undefined && (typeof body.id !== 'string' || !CLIENT_ID_PATTERN.test(body.id))) throw badRequest('invalid run id');
   if (body.sessionId !== undefined && (typeof body.sessionId !== 'string' || !CLIENT_ID_PATTERN.test(body.sessionId))) throw badRequest('invalid session id');
-  const profile = (await withTenant(deps.db, tenantId, (tx) => getSpec(tx, 'profiles', body.profile))) as ProfileSpec | undefined;
+  const profile = opts.profile ?? ((await withTenant(deps.db, tenantId, (tx) => getSpec(tx, 'profiles', body.profile))) as ProfileSpec | undefined);
   if (!profile) throw badRequest(`unknown_profile: ${body.profile}`);
+  const skills = await resolveSkills(deps.db, tenantId, profile.skills);
   const runId = (body.id as string | undefined) ?? prefixedId('run');
   const placed =
     body.sessionId === undefined ? await createSessionFor(deps, tenantId, profile) : await resumeSession(deps, tenantId, body.sessionId as string);
@@ -68,7 +79,7 @@ export async function createRun(deps: RunDeps, tenantId: string, body: v.InferOu
   deps.active.add(run);
   deps.metrics.inc('svc_runs_started_total');
   const token = deps.mintRunToken ? await deps.mintRunToken(tenantId, runId) : undefined;
-  run.done = driveRun(deps, run, placed.runner, subTask, token).catch((err) => deps.log.error('run driver failed', { runId, error: String(err) }));
+  run.done = driveRun(deps, run, placed.runner, subTask, token, { ...opts.extras, ...(skills.length ? { skills } : {}) }).catch((err) => deps.log.error('run driver failed', { runId, error: String(err) }));
   return { runId, sessionId: placed.sessionId };
 }
 

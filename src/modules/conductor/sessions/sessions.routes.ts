@@ -8,6 +8,7 @@ import type { Fleet } from '../runners/fleet.ts';
 import { listRunSummaries, type RunDeps } from '../runs/runs.service.ts';
 import { getSessionRow, listSessions, toRecord } from './sessions.repo.ts';
 import { fanOut } from './fan-out.ts';
+import { shutdownSession } from './sessions.service.ts';
 
 /** `/api/sessions…`, `/api/vfs/leases`, `/api/worker/leases`, `/api/topology` and `/api/profiles/{name}/runs`. */
 export function sessionRoutes(deps: RunDeps & { fleet: Fleet; fanOutTimeoutMs: number }): Hono<IdentityEnv> {
@@ -36,15 +37,7 @@ export function sessionRoutes(deps: RunDeps & { fleet: Fleet; fanOutTimeoutMs: n
     })
     .get('/sessions/:id', async (c) => c.json(toRecord(await requireRow(c.get('principal').tenantId, c.req.param('id')))))
     .delete('/sessions/:id', async (c) => {
-      const tenantId = c.get('principal').tenantId;
-      const row = await requireRow(tenantId, c.req.param('id'));
-      const owner = deps.fleet.byUrl(row.runner_url);
-      if (owner?.healthy) {
-        await owner.client.deleteSession(tenantId, row.id).catch((err) => {
-          if (!(err instanceof CallError && err.status === 404)) throw new AppError(502, `upstream runner failure: ${err.message}`);
-        });
-      }
-      await withTenant(deps.db, tenantId, (tx) => tx.updateTable('sessions').set({ status: 'shutdown' }).where('id', '=', row.id).execute());
+      await shutdownSession(deps, c.get('principal').tenantId, c.req.param('id'));
       return c.body(null, 204);
     })
     .get('/sessions/:id/runs', async (c) => {

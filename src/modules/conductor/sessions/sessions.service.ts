@@ -91,3 +91,21 @@ export function upstream(err: unknown, what: string): AppError {
   const detail = err instanceof Error ? err.message : String(err);
   return new AppError(502, `${what}: ${detail}`, { cause: err });
 }
+
+/**
+ * Ends a session: shuts it down on the runner that holds it (a runner that no longer knows it is fine) and marks the
+ * durable row `shutdown`. With `dropProfile` the runner also forgets the session's profile (the /v1 agents API gives
+ * every session a profile of its own).
+ */
+export async function shutdownSession(deps: SessionDeps, tenantId: string, sessionId: string, opts: { dropProfile?: boolean } = {}): Promise<void> {
+  const row = await withTenant(deps.db, tenantId, (tx) => getSessionRow(tx, sessionId));
+  if (!row) throw notFound(`unknown session: ${sessionId}`);
+  const owner = deps.fleet.byUrl(row.runner_url);
+  if (owner?.healthy) {
+    await owner.client.deleteSession(tenantId, row.id).catch((err) => {
+      if (!(err instanceof CallError && err.status === 404)) throw new AppError(502, `upstream runner failure: ${err.message}`);
+    });
+    if (opts.dropProfile) await owner.client.deleteProfile(tenantId, row.profile).catch(() => {});
+  }
+  await withTenant(deps.db, tenantId, (tx) => tx.updateTable('sessions').set({ status: 'shutdown' }).where('id', '=', row.id).execute());
+}

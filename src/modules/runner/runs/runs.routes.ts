@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { RUN_TOKEN_HEADER } from '../../../contracts/runner.ts';
 import { RunRequest } from '../../../contracts/runner.wire.ts';
 import { readJson } from '../../../shared/http.ts';
 import { ndjsonStream } from '../../../shared/ndjson.ts';
@@ -9,8 +10,8 @@ import { startRun, type RunsDeps } from './runs.service.ts';
 export function runRoutes(deps: RunsDeps): Hono<RunnerEnv> {
   const app = new Hono<RunnerEnv>();
   app.post('/runner/run', async (c) => {
-    const { subTask } = await readJson(c, RunRequest);
-    const run = startRun(deps, c.get('tenant'), subTask);
+    const { subTask, skills, model, mcpServers } = await readJson(c, RunRequest);
+    const run = startRun(deps, c.get('tenant'), subTask, { runToken: c.req.header(RUN_TOKEN_HEADER) || undefined, skills, model, mcpServers });
     // over a socket the server aborts the request signal on hang-up; in-process callers cancel the body instead
     c.req.raw.signal.addEventListener('abort', () => run.cancel(), { once: true });
     const body = ndjsonStream(run.events, () => run.cancel());

@@ -1,7 +1,8 @@
 import { CallError, transportMessage } from '../../../contracts/http-client.ts';
 import { isTerminal, runEvent, type RunEvent } from '../../../contracts/run-event.ts';
 import type { SubTask } from '../../../contracts/runner.wire.ts';
-import type { WorkerRunRequest } from '../../../contracts/worker.ts';
+import { selectTools } from '../../../contracts/toolkit.ts';
+import type { McpServerSpec, ModelOverride, SkillPayload, WorkerRunRequest } from '../../../contracts/worker.ts';
 import { describeError } from '../../../shared/errors.ts';
 import { createLogger } from '../../../shared/log.ts';
 import { createSession, type SessionsDeps } from '../sessions/sessions.service.ts';
@@ -27,10 +28,22 @@ export interface StartedRun {
 type Outcome = 'ok' | 'error' | 'cancelled';
 const log = createLogger('runner:runs');
 
+/** What travels with a run besides its SubTask: the conductor's run token (for the tools) and resolved skills. */
+export interface RunExtras {
+  runToken?: string;
+  skills?: SkillPayload[];
+  /** Per-run model override and extra MCP servers (the /v1 agents API); forwarded to the worker, never stored. */
+  model?: ModelOverride;
+  mcpServers?: McpServerSpec[];
+}
+
 /** Throws (404 unknown profile or session, 409 busy) before anything streams; after that, failures are events. */
-export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask): StartedRun {
+export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extras: RunExtras = {}): StartedRun {
   const rec = subTask.sessionId ? deps.sessions.require(tenant, subTask.sessionId) : createSession(deps, tenant, subTask.profile);
   const ac = deps.sessions.beginRun(rec, subTask.prompt ?? '');
+  // kept with the active run for its tools (delegate names this run as parent); finishRun clears both
+  rec.activeRunId = subTask.id;
+  rec.runToken = extras.runToken;
   deps.metrics.runStarted();
   const onClosing = () => ac.abort(new Error('runner shutting down'));
   deps.closing.addEventListener('abort', onClosing, { once: true });
@@ -54,7 +67,7 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask): Star
     }
     let run;
     try {
-      run = await endpoint.client.run(workerBody(deps.publicUrl, rec, subTask), ac.signal);
+      run = await endpoint.client.run(workerBody(deps.publicUrl, rec, subTask, extras), ac.signal);
     } catch (err) {
       if (ac.signal.aborted) throw err;
       // a worker that answered with an error status is alive; only a transport failure counts against the slot
@@ -123,13 +136,31 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask): Star
   return { session: rec, events, cancel: (reason = 'caller went away') => ac.abort(new Error(reason)) };
 }
 
-function workerBody(publicUrl: string, rec: SessionRecord, subTask: SubTask): WorkerRunRequest {
+function workerBody(publicUrl: string, rec: SessionRecord, subTask: SubTask, extras: RunExtras): WorkerRunRequest {
   const p = rec.profile;
+  const { skills } = extras;
+  const mcpServers = extras.mcpServers?.length ? [...(p.mcpServers ?? []), ...extras.mcpServers] : p.mcpServers;
   return {
     sessionId: rec.id,
-    profile: { name: p.name, runtime: p.runtime, systemPrompt: p.systemPrompt, tools: p.tools, model: p.model },
+    profile: { name: p.name, runtime: p.runtime, systemPrompt: p.systemPrompt, tools: workerAllowlist(p.tools), model: p.model },
     subtask: { title: subTask.title ?? '', prompt: subTask.prompt ?? '', files: subTask.files },
     sessionMcpUrl: `${publicUrl}/runner/sessions/${encodeURIComponent(rec.id)}/mcp`,
-    mcpServers: p.mcpServers,
+    ...(skills?.length ? { skills } : {}),
+    mcpServers,
+    ...(extras.model ? { modelOverride: extras.model } : {}),
   };
+}
+
+/**
+ * The worker treats plain names in `profile.tools` as an allowlist over every tool it sees (session toolkit and
+ * profile MCP servers) and ignores `@bundle` selectors. A list that mixes the two (`['@files', 'ext__search']`) would
+ * then hide the bundle's tools, so such a list is sent with its bundles spelled out as tool names. A list with no
+ * plain names filters nothing on the worker and is sent as is (the session MCP endpoint already applies it).
+ */
+export function workerAllowlist(tools: readonly string[] | undefined): string[] | undefined {
+  if (!tools?.some((t) => !t.startsWith('@'))) return tools ? [...tools] : undefined;
+  const names = new Set(tools.filter((t) => !t.startsWith('@')));
+  const bundles = tools.filter((t) => t.startsWith('@'));
+  if (bundles.length) for (const name of selectTools(bundles)) names.add(name);
+  return [...names];
 }

@@ -22,6 +22,16 @@ export interface SessionRecord {
   runtimeSessionId: string;
   /** Aborts the run in flight; set only while status is `running`. */
   activeRun: AbortController | undefined;
+  /** Id of the run in flight (its SubTask id): a delegated child run names it as parent. */
+  activeRunId: string | undefined;
+  /** The conductor's run token for the run in flight; the tools that call the conductor present it. Never leaves the runner. */
+  runToken: string | undefined;
+}
+
+/** Side effects of the session lifecycle (the VFS lease): called after the store changed. */
+export interface SessionHooks {
+  onCreate?(rec: SessionRecord): void;
+  onShutdown?(rec: SessionRecord): void;
 }
 
 export interface SessionStore {
@@ -29,6 +39,11 @@ export interface SessionStore {
   /** The tenant's session; another tenant's session is reported as unknown (404), never as forbidden. */
   require(tenant: string, id: string): SessionRecord;
   find(tenant: string, id: string): SessionRecord | undefined;
+  /**
+   * A live (not shut-down) session by id, whatever its tenant. Only for the session MCP endpoint: the worker calls it
+   * without a tenant header, and the unguessable session id is what names the session there.
+   */
+  findLive(id: string): SessionRecord | undefined;
   /** True when the id is taken by a different tenant: such an id can be neither read nor re-created. */
   ownedByOther(tenant: string, id: string): boolean;
   list(tenant: string): SessionRecord[];
@@ -41,7 +56,7 @@ export interface SessionStore {
 
 const MAX_TOMBSTONES = 1000;
 
-export function createSessionStore(now: () => Date = () => new Date()): SessionStore {
+export function createSessionStore(now: () => Date = () => new Date(), hooks: SessionHooks = {}): SessionStore {
   const sessions = new Map<string, SessionRecord>();
   const tombstones: string[] = [];
 
@@ -55,9 +70,10 @@ export function createSessionStore(now: () => Date = () => new Date()): SessionS
       const at = now().toISOString();
       const rec: SessionRecord = {
         id, tenant, profile: structuredClone(profile), runtime: profile.runtime, status: 'idle', createdAt: at, lastUsedAt: at,
-        lastPrompt: '', lastRunStatus: '', runCount: 0, runtimeSessionId, activeRun: undefined,
+        lastPrompt: '', lastRunStatus: '', runCount: 0, runtimeSessionId, activeRun: undefined, activeRunId: undefined, runToken: undefined,
       };
       sessions.set(id, rec);
+      hooks.onCreate?.(rec);
       return rec;
     },
     require(tenant, id) {
@@ -66,6 +82,10 @@ export function createSessionStore(now: () => Date = () => new Date()): SessionS
       return rec;
     },
     find,
+    findLive: (id) => {
+      const rec = sessions.get(id);
+      return rec && rec.status !== 'shutdown' ? rec : undefined;
+    },
     ownedByOther: (tenant, id) => {
       const rec = sessions.get(id);
       return rec !== undefined && rec.tenant !== tenant;
@@ -84,6 +104,8 @@ export function createSessionStore(now: () => Date = () => new Date()): SessionS
     },
     finishRun(rec, outcome) {
       rec.activeRun = undefined;
+      rec.activeRunId = undefined;
+      rec.runToken = undefined;
       rec.runCount++;
       rec.lastRunStatus = outcome;
       rec.lastUsedAt = now().toISOString();
@@ -93,6 +115,7 @@ export function createSessionStore(now: () => Date = () => new Date()): SessionS
       if (rec.status === 'shutdown') return;
       rec.status = 'shutdown';
       rec.activeRun?.abort(new Error('session shut down'));
+      hooks.onShutdown?.(rec);
       tombstones.push(rec.id);
       while (tombstones.length > MAX_TOMBSTONES) {
         const old = sessions.get(tombstones.shift()!);

@@ -1,0 +1,48 @@
+import * as v from 'valibot';
+
+/**
+ * Calls a run's tools make back into the conductor's `/api`, authenticated with the run token (seed 000,
+ * Authentication item 4, `run_token`): `delegate` starts a child run and reads its stream, `notify` asks the
+ * notification service to send a message. The conductor's notification routes validate with the same schema.
+ */
+export const NOTIFICATION_CHANNEL_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
+
+/** Body of `POST /api/notifications`. */
+export const NotificationRequest = v.object({
+  channel: v.optional(v.pipe(v.string(), v.regex(NOTIFICATION_CHANNEL_PATTERN, 'a channel name such as email')), 'email'),
+  to: v.optional(v.pipe(v.string(), v.minLength(1, 'a non-empty string'), v.maxLength(320, 'at most 320 characters'))),
+  subject: v.optional(v.pipe(v.string(), v.maxLength(200, 'at most 200 characters'))),
+  message: v.pipe(v.string(), v.minLength(1, 'a non-empty string'), v.maxLength(16_384, 'at most 16384 characters')),
+});
+export type NotificationRequest = v.InferInput<typeof NotificationRequest>;
+
+export type NotificationStatus = 'queued' | 'sent' | 'failed';
+
+/** A stored notification as `/api/notifications` answers it. */
+export interface Notification {
+  id: string;
+  channel: string;
+  to: string | null;
+  subject: string | null;
+  message: string;
+  status: NotificationStatus;
+  /** Why the status is what it is, e.g. that no delivery provider is configured. */
+  detail: string;
+  /** The run whose tool asked for it, when a run token made the request. */
+  runId: string | null;
+  createdAt: string;
+}
+
+/** Body of the child run a `delegate` call starts through `POST /api/runs` (a SubTask). */
+export interface DelegatedRunRequest {
+  profile: string;
+  parentId: string;
+  prompt: string;
+  title?: string;
+}
+
+/** `202` answer of `POST /api/runs`. */
+export interface StartedRunRef {
+  runId: string;
+  sessionId: string;
+}

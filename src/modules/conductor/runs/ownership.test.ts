@@ -1,0 +1,59 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonb, migrate, openDatabase, withOperator, withSystem, type Database } from '../../../db/index.ts';
+import { createLogger } from '../../../shared/log.ts';
+import { backends } from '../../../../test/support/backends.ts';
+import type { Hub } from './hub.ts';
+import { createOwnership } from './ownership.ts';
+
+/**
+ * The orphan sweep across replicas: a run is taken over (ended `interrupted`) only when its owner's lease expired and
+ * the sweeper is someone else; a live conductor whose own heartbeat ran late never ends the runs it drives.
+ */
+describe.each(backends)('run ownership sweep on $name', (backend) => {
+  let database: Database;
+  let cleanup: () => Promise<void>;
+  const hub = { announce: async () => {} } as unknown as Hub;
+  const log = createLogger('test');
+  const ownership = (ownerId: string) => createOwnership({ db: database.db, hub, ownerId, ttlMs: 1500, log });
+
+  beforeAll(async () => {
+    const db = await backend.setup();
+    cleanup = db.cleanup;
+    database = await openDatabase({ url: db.url, dataDir: '/nonexistent' });
+    await migrate(database);
+    await withOperator(database.db, (tx) => tx.insertInto('tenants').values({ id: 'default', name: 'Default' }).execute());
+    await withSystem(database.db, async (tx) => {
+      // `late` drives a run but its lease lapsed (a stalled heartbeat); `alive` holds a fresh lease
+      await tx.insertInto('conductor_leases').values({ owner_id: 'late', heartbeat_at: sql`now() - interval '1 minute'`, expires_at: sql`now() - interval '30 seconds'` }).execute();
+      await tx.insertInto('conductor_leases').values({ owner_id: 'alive', heartbeat_at: sql`now()`, expires_at: sql`now() + interval '1 hour'` }).execute();
+      for (const [id, owner] of [['run_of_late', 'late'], ['run_of_alive', 'alive']]) {
+        await tx.insertInto('runs').values({ id, tenant_id: 'default', session_id: `sess-${id}`, profile: 'p', sub_task: jsonb({}), status: 'running', owner_id: owner }).execute();
+      }
+    });
+  });
+  afterAll(async () => {
+    await database?.close();
+    await cleanup?.();
+  });
+
+  const statusOf = (id: string) => withSystem(database.db, async (tx) => (await tx.selectFrom('runs').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status);
+
+  it('never ends the sweeper’s own runs while it runs, even with its own lease expired', async () => {
+    expect(await ownership('late').sweep(false)).toEqual([]);
+    expect(await statusOf('run_of_late')).toBe('running');
+  });
+
+  it('ends another replica’s runs once its lease expired, with one terminal event, and leaves live owners alone', async () => {
+    expect(await ownership('alive').sweep(false)).toEqual(['run_of_late']);
+    expect(await statusOf('run_of_late')).toBe('interrupted');
+    expect(await statusOf('run_of_alive')).toBe('running');
+    const events = await withSystem(database.db, (tx) => tx.selectFrom('run_events').select(['seq', 'event']).where('run_id', '=', 'run_of_late').execute());
+    expect(events).toEqual([{ seq: 1, event: expect.objectContaining({ type: 'error', message: expect.stringContaining('interrupted') }) }]);
+  });
+
+  it('at boot ends the runs recorded under its own id, whatever its lease says', async () => {
+    expect(await ownership('alive').sweep(true)).toEqual(['run_of_alive']);
+    expect(await statusOf('run_of_alive')).toBe('interrupted');
+  });
+});

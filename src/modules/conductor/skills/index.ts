@@ -1,0 +1,4 @@
+/** The skill catalog: `/api/skills` routes and the resolver the run dispatcher uses. */
+export { skillRoutes } from './skills.routes.ts';
+export { resolveSkills } from './resolve.ts';
+export { SkillBody, type Skill } from './skill.schema.ts';

@@ -1,0 +1,23 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../../db/index.ts';
+import { withTenant } from '../../../db/index.ts';
+import type { SkillPayload } from '../../../contracts/worker.ts';
+import { badRequest } from '../../../shared/errors.ts';
+import { skillsNamed } from './skills.repo.ts';
+
+/**
+ * A profile's `skills` names resolved from the tenant's catalog into the payloads the runner forwards to the worker
+ * (`POST /runner/run` body `skills`), in the profile's order. Called by the conductor when it dispatches a run; a
+ * name missing from the catalog (deleted since the profile was saved) is a 400 `unknown skill: <names>`.
+ */
+export async function resolveSkills(db: Kysely<DB>, tenantId: string, names: readonly string[] | undefined): Promise<SkillPayload[]> {
+  const wanted = [...new Set(names ?? [])];
+  if (wanted.length === 0) return [];
+  const found = new Map((await withTenant(db, tenantId, (tx) => skillsNamed(tx, wanted))).map((s) => [s.name, s]));
+  const missing = wanted.filter((n) => !found.has(n));
+  if (missing.length) throw badRequest(`unknown skill: ${missing.join(', ')}`);
+  return wanted.map((n) => {
+    const s = found.get(n)!;
+    return { name: s.name, description: s.description, body: s.body, resources: s.resources };
+  });
+}

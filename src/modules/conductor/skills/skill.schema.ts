@@ -1,0 +1,48 @@
+import * as v from 'valibot';
+import { NAME_PATTERN } from '../profiles/profile.schema.ts';
+
+/**
+ * The body of `POST /api/skills` (seed 000, "Skills catalog"): a skill is its SKILL.md `body` plus a manifest of the
+ * resource files that ship with it. Resource paths are package-relative and may not climb out of the package.
+ */
+export const MAX_SKILL_BODY_CHARS = 256 * 1024;
+
+const ResourcePath = v.pipe(
+  v.string(),
+  v.minLength(1, 'a non-empty path'),
+  v.maxLength(512, 'at most 512 characters'),
+  v.check((p) => !p.startsWith('/') && !p.includes('\\') && !p.split('/').some((s) => s === '..' || s === '' || s === '.'), 'a package-relative path without "..", "." or empty segments'),
+);
+
+export const SkillResource = v.object({
+  path: ResourcePath,
+  contentType: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200)), 'application/octet-stream'),
+  sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, '64 lowercase hex characters')),
+  size: v.pipe(v.number(), v.integer('an integer'), v.minValue(0, 'at least 0')),
+});
+
+export const SkillBody = v.object({
+  name: v.pipe(v.string(), v.regex(NAME_PATTERN, 'a name of 1-128 letters, digits, dot, underscore or hyphen')),
+  description: v.optional(v.pipe(v.string(), v.maxLength(1024, 'at most 1024 characters')), ''),
+  body: v.pipe(v.string(), v.minLength(1, 'the SKILL.md text'), v.maxLength(MAX_SKILL_BODY_CHARS, `at most ${MAX_SKILL_BODY_CHARS} characters`)),
+  resources: v.optional(
+    v.pipe(
+      v.array(SkillResource),
+      v.maxLength(500, 'at most 500 resources'),
+      v.check((rs) => new Set(rs.map((r) => r.path)).size === rs.length, 'resource paths must be unique'),
+    ),
+    [],
+  ),
+});
+export type SkillBody = v.InferOutput<typeof SkillBody>;
+export type SkillResource = v.InferOutput<typeof SkillResource>;
+
+/** A skill as `/api/skills` answers it; the list leaves out `body`. */
+export interface Skill {
+  name: string;
+  description: string;
+  body: string;
+  resources: SkillResource[];
+  source: string;
+  createdAt: string;
+}

@@ -1,0 +1,55 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isAppError } from '../../../shared/errors.ts';
+import type { SessionRecord } from '../sessions/sessions.store.ts';
+import type { ToolDef } from '../toolkit/tool.ts';
+import type { Toolkit } from '../toolkit/toolkit.service.ts';
+
+/**
+ * The MCP server of one session: `tools/list` answers exactly the profile's scoped toolkit, `tools/call` goes through
+ * the same invoke path as `POST …/toolkit/invoke`. Refusals (out of scope, unknown tool) and tool failures are MCP
+ * error results (`isError: true`) the model can read, not protocol errors that would end its turn.
+ *
+ * The low-level handlers on `McpServer.server` are used instead of `registerTool` because our tools publish JSON
+ * Schema as is, and a tool outside the scope must be refused by name rather than reported as "not found".
+ */
+export const MCP_SERVER_NAME = 'svc-session-toolkit';
+
+function textOf(def: ToolDef, value: unknown): string {
+  if (def.text) {
+    try {
+      return def.text(value as never);
+    } catch {
+      // a formatter that does not fit the value falls back to JSON
+    }
+  }
+  return typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+}
+
+const refusal = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
+
+export function sessionMcpServer(opts: { session: SessionRecord; toolkit: Toolkit; version: string; signal: AbortSignal }): McpServer {
+  const { session, toolkit } = opts;
+  const mcp = new McpServer({ name: MCP_SERVER_NAME, version: opts.version }, { capabilities: { tools: {} } });
+
+  mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: toolkit.scopedSpecs(session).map((spec) => ({ name: spec.name, description: spec.description, inputSchema: spec.inputSchema as { type: 'object' } })),
+  }));
+
+  mcp.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    try {
+      const signal = AbortSignal.any([extra.signal, opts.signal]);
+      const { def, result } = await toolkit.invoke(session, request.params.name, request.params.arguments ?? {}, signal);
+      const value = result.value;
+      const structured = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+      const text = result.ok ? textOf(def, value) : String((value as { error?: unknown })?.error ?? 'tool failed');
+      return { content: [{ type: 'text', text }], ...(structured ? { structuredContent: structured } : {}), isError: !result.ok };
+    } catch (err) {
+      // 403 (out of scope) and 404 (unknown tool) from the toolkit: the same words as the HTTP surface
+      if (isAppError(err)) return refusal(err.message);
+      throw err;
+    }
+  });
+
+  return mcp;
+}

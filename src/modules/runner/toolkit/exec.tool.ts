@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, runCommand, type CommandResult } from '../substrates/process.ts';
+import { defineTool, ToolFailure } from './tool.ts';
+
+/**
+ * `run_command`: one command in the session's `/work` directory on the process substrate (substrates/process.ts).
+ * A non-zero exit, a timeout or a cancel is a tool failure that still carries the output, so the model can react.
+ */
+const MAX_TIMEOUT_MS = 10 * 60_000;
+
+export const runCommandTool = defineTool({
+  name: 'run_command',
+  description:
+    'Run a command in the session work directory (/work). Without args it is a /bin/sh -c command line; with args the ' +
+    `program runs without a shell. Minimal environment; timeout ${DEFAULT_TIMEOUT_MS / 1000}s by default; output capped at ${DEFAULT_MAX_OUTPUT_BYTES / 1024} KiB per stream.`,
+  input: z.object({
+    command: z.string().min(1),
+    args: z.array(z.string()).optional(),
+    timeout_ms: z.number().int().min(100).max(MAX_TIMEOUT_MS).default(DEFAULT_TIMEOUT_MS),
+  }),
+  scope: 'session',
+  capability: 'process.exec',
+  async run(i, ctx) {
+    const cwd = await ctx.vfs().workDir();
+    const result = await runCommand({ command: i.command, args: i.args, cwd, timeoutMs: i.timeout_ms, maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES, signal: ctx.signal });
+    const failure = result.timedOut
+      ? `command timed out after ${i.timeout_ms} ms`
+      : result.cancelled
+        ? 'command cancelled'
+        : result.exitCode === null
+          ? `command failed: ${result.signal ? `killed by ${result.signal}` : result.stderr || 'could not start'}`
+          : result.exitCode !== 0
+            ? `command exited with code ${result.exitCode}`
+            : undefined;
+    if (failure) throw new ToolFailure(failure, { ...result });
+    return result;
+  },
+  text: (r: CommandResult) => [r.stdout, r.stderr && `[stderr]\n${r.stderr}`].filter(Boolean).join('\n') || `[exit code ${r.exitCode}, no output]`,
+});

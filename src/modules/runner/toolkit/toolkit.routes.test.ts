@@ -1,0 +1,140 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { call, invokeTool, makeRunner, newSession, putProfile, testDataDir } from '../runner.fixture.ts';
+import type { Runner } from '../runner.ts';
+
+let runner: Runner;
+afterEach(() => runner?.close());
+
+async function sessionWith(tools?: string[], extra: Record<string, unknown> = {}) {
+  const dataDir = testDataDir();
+  runner = makeRunner({ config: { dataDir } });
+  await putProfile(runner, { name: 'helper', ...(tools ? { tools } : {}), ...extra });
+  const id = await newSession(runner, 'helper');
+  return { id, dataDir, workDir: join(dataDir, 'sessions', id, 'work') };
+}
+
+describe('toolkit specs', () => {
+  it('lists every platform tool with a JSON input schema, a scope and a capability', async () => {
+    runner = makeRunner();
+    const { specs } = await (await call(runner, 'GET', '/runner/toolkit/specs')).json();
+    expect(specs.map((s: any) => s.name)).toEqual(['fs_read', 'fs_write', 'fs_edit', 'fs_list', 'fs_search', 'run_command', 'delegate', 'notify']);
+    expect(specs.find((s: any) => s.name === 'fs_write')).toMatchObject({
+      scope: 'session',
+      capability: 'fs.write',
+      inputSchema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path', 'content'] },
+    });
+    expect(specs.find((s: any) => s.name === 'delegate')).toMatchObject({ scope: 'pool', capability: 'runs.delegate' });
+  });
+
+  it('scopes a session to the safe default set when the profile names no tools', async () => {
+    const { id } = await sessionWith();
+    const { specs } = await (await call(runner, 'GET', `/runner/sessions/${id}/toolkit/specs`)).json();
+    expect(specs.map((s: any) => s.name)).toEqual(['fs_read', 'fs_write', 'fs_edit', 'fs_list', 'fs_search']);
+  });
+
+  it('scopes a session to the bundles and names its profile selects', async () => {
+    const { id } = await sessionWith(['@exec', 'notify', 'fs_read', 'not_a_tool']);
+    const { specs } = await (await call(runner, 'GET', `/runner/sessions/${id}/toolkit/specs`)).json();
+    expect(specs.map((s: any) => s.name)).toEqual(['fs_read', 'run_command', 'notify']);
+  });
+
+  it('answers 404 for the specs of an unknown session', async () => {
+    runner = makeRunner();
+    const res = await call(runner, 'GET', '/runner/sessions/nope/toolkit/specs');
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: 'unknown session: nope' });
+  });
+});
+
+describe('toolkit invoke', () => {
+  it('writes a file into the session work directory and reads it back', async () => {
+    const { id, workDir } = await sessionWith();
+    const write = await invokeTool(runner, id, 'fs_write', { path: 'notes/plan.md', content: 'step one' });
+    expect(write).toEqual({ status: 200, body: { result: { ok: true, value: { path: '/work/notes/plan.md', bytesWritten: 8, created: true } } } });
+    expect(readFileSync(join(workDir, 'notes/plan.md'), 'utf8')).toBe('step one');
+    const read = await invokeTool(runner, id, 'fs_read', { path: '/work/notes/plan.md' });
+    expect(read.body.result).toEqual({ ok: true, value: { path: '/work/notes/plan.md', size: 8, truncated: false, content: 'step one' } });
+  });
+
+  it('edits by exact replacement and refuses an ambiguous edit', async () => {
+    const { id, workDir } = await sessionWith();
+    await invokeTool(runner, id, 'fs_write', { path: 'a.txt', content: 'red fish, blue fish' });
+    const ambiguous = await invokeTool(runner, id, 'fs_edit', { path: 'a.txt', old_string: 'fish', new_string: 'cat' });
+    expect(ambiguous.body.result).toEqual({ ok: false, value: { error: '/work/a.txt: old_string occurs 2 times; give more context or set replace_all' } });
+    const edited = await invokeTool(runner, id, 'fs_edit', { path: 'a.txt', old_string: 'blue fish', new_string: 'blue whale' });
+    expect(edited.body.result).toEqual({ ok: true, value: { path: '/work/a.txt', replacements: 1 } });
+    expect(readFileSync(join(workDir, 'a.txt'), 'utf8')).toBe('red fish, blue whale');
+  });
+
+  it('lists directories and searches files by substring and by regex', async () => {
+    const { id } = await sessionWith();
+    await invokeTool(runner, id, 'fs_write', { path: 'src/a.ts', content: 'const answer = 42;\nexport {}' });
+    await invokeTool(runner, id, 'fs_write', { path: 'src/b.ts', content: 'let x = 1;' });
+    const list = await invokeTool(runner, id, 'fs_list', { path: '/work', recursive: true });
+    expect(list.body.result.value.entries).toEqual([
+      { path: '/work/src', type: 'dir' },
+      { path: '/work/src/a.ts', type: 'file' },
+      { path: '/work/src/b.ts', type: 'file' },
+    ]);
+    const root = await invokeTool(runner, id, 'fs_list', { path: '/' });
+    expect(root.body.result.value.entries.map((e: any) => e.path)).toEqual(['/home', '/pool', '/work']);
+    const plain = await invokeTool(runner, id, 'fs_search', { pattern: 'answer' });
+    expect(plain.body.result.value.matches).toEqual([{ path: '/work/src/a.ts', line: 1, text: 'const answer = 42;' }]);
+    const regex = await invokeTool(runner, id, 'fs_search', { pattern: '^(let|const) \\w+ = \\d+;$', regex: true });
+    expect(regex.body.result.value.matches.map((m: any) => m.path)).toEqual(['/work/src/a.ts', '/work/src/b.ts']);
+  });
+
+  it('reports bad tool input and a missing file as tool failures the model can read', async () => {
+    const { id } = await sessionWith();
+    expect((await invokeTool(runner, id, 'fs_write', { path: 'x' })).body).toEqual({ result: { ok: false, value: { error: 'content: Invalid input: expected string, received undefined' } } });
+    expect((await invokeTool(runner, id, 'fs_read', { path: 'missing.txt' })).body).toEqual({ result: { ok: false, value: { error: '/work/missing.txt: no such file or directory' } } });
+  });
+
+  it('keeps /home per profile across sessions and shares /pool/<pool> among the pool\'s members', async () => {
+    runner = makeRunner();
+    await putProfile(runner, { name: 'writer' });
+    await putProfile(runner, { name: 'editor' });
+    await putProfile(runner, { name: 'stranger' });
+    await call(runner, 'POST', '/runner/pools', { body: { pool: { name: 'desk', members: [{ profile: 'writer' }, { profile: 'editor' }] } } });
+    const [w1, w2, ed, st] = [await newSession(runner, 'writer'), await newSession(runner, 'writer'), await newSession(runner, 'editor'), await newSession(runner, 'stranger')];
+    await invokeTool(runner, w1, 'fs_write', { path: '/home/style.md', content: 'short sentences' });
+    await invokeTool(runner, w1, 'fs_write', { path: '/pool/desk/draft.md', content: 'first draft' });
+    expect((await invokeTool(runner, w2, 'fs_read', { path: '/home/style.md' })).body.result.value.content).toBe('short sentences');
+    expect((await invokeTool(runner, ed, 'fs_read', { path: '/home/style.md' })).body.result.ok).toBe(false);
+    expect((await invokeTool(runner, ed, 'fs_read', { path: '/pool/desk/draft.md' })).body.result.value.content).toBe('first draft');
+    expect((await invokeTool(runner, st, 'fs_read', { path: '/pool/desk/draft.md' })).body.result.value.error).toBe('read of /pool/desk/draft.md refused: profile stranger is in no pool');
+  });
+
+  it('refuses a tool outside the profile scope with 403 naming tool and profile', async () => {
+    const { id } = await sessionWith(['@files-read']);
+    const res = await invokeTool(runner, id, 'fs_write', { path: 'x', content: 'y' });
+    expect(res).toEqual({ status: 403, body: { error: 'tool fs_write is not in the scope of profile helper' } });
+  });
+
+  it('answers 404 for an unknown tool or session and 400 for a bad body', async () => {
+    const { id } = await sessionWith();
+    expect(await invokeTool(runner, id, 'rm_rf', {})).toEqual({ status: 404, body: { error: 'unknown tool: rm_rf' } });
+    expect((await invokeTool(runner, 'sess-none', 'fs_read', { path: 'a' })).status).toBe(404);
+    const bad = await call(runner, 'POST', `/runner/sessions/${id}/toolkit/invoke`, { body: { input: {} } });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error).toMatch(/^toolName: /);
+  });
+
+  it('hides another tenant\'s session and stops serving a deleted one, removing its scratch', async () => {
+    const { id, workDir } = await sessionWith();
+    await invokeTool(runner, id, 'fs_write', { path: 'a.txt', content: 'x' });
+    expect((await invokeTool(runner, id, 'fs_read', { path: 'a.txt' }, 'intruder')).status).toBe(404);
+    expect((await call(runner, 'DELETE', `/runner/sessions/${id}`)).status).toBe(204);
+    expect(await invokeTool(runner, id, 'fs_read', { path: 'a.txt' })).toEqual({ status: 404, body: { error: `session shut down: ${id}` } });
+    await expect.poll(() => existsSync(workDir)).toBe(false);
+  });
+
+  it('fails delegate and notify politely when the session has no run token', async () => {
+    const { id } = await sessionWith(['@delegate', '@notify']);
+    expect((await invokeTool(runner, id, 'notify', { message: 'hi' })).body.result).toEqual({ ok: false, value: { error: 'notify needs a run started by the conductor (this session has no run token)' } });
+    const delegated = await invokeTool(runner, id, 'delegate', { profile: 'other', prompt: 'p' });
+    expect(delegated.body.result.value.error).toBe('profile helper is in no pool; delegation is only between members of one pool');
+  });
+});

@@ -1,0 +1,84 @@
+import type { PoolSpec, ToolResult, ToolSpec } from '../../../contracts/runner.wire.ts';
+import type { RunCallbacksClient } from '../../../contracts/run-callbacks.client.ts';
+import { selectTools } from '../../../contracts/toolkit.ts';
+import { describeError, forbidden, notFound } from '../../../shared/errors.ts';
+import { createLogger } from '../../../shared/log.ts';
+import type { Registry } from '../registry/registry.store.ts';
+import type { SessionRecord } from '../sessions/sessions.store.ts';
+import { VfsError, type VfsManager } from '../vfs/index.ts';
+import { delegateTool } from './delegate.tool.ts';
+import { runCommandTool } from './exec.tool.ts';
+import { fsEdit, fsList, fsRead, fsSearch, fsWrite } from './fs.tools.ts';
+import { notifyTool } from './notify.tool.ts';
+import { describeZodIssue, specOf, ToolFailure, type ToolContext, type ToolDef } from './tool.ts';
+
+/**
+ * The runner's platform toolkit: the catalog of tools, the profile's scope over it (profile `tools` selectors, see
+ * contracts/toolkit.ts), and one invoke path shared by the HTTP invoke route and the session MCP server, so both
+ * refuse, validate and fail alike.
+ */
+export const TOOLS: readonly ToolDef[] = [fsRead, fsWrite, fsEdit, fsList, fsSearch, runCommandTool, delegateTool, notifyTool];
+
+export interface Toolkit {
+  names(): string[];
+  specs(): ToolSpec[];
+  /** The tools the session's profile may use, in catalog order. */
+  scoped(session: SessionRecord): ToolDef[];
+  scopedSpecs(session: SessionRecord): ToolSpec[];
+  /** Throws 404 for an unknown tool and 403 for one outside the profile's scope; a failing tool is `ok: false`. */
+  invoke(session: SessionRecord, toolName: string, input: unknown, signal: AbortSignal): Promise<{ def: ToolDef; result: ToolResult }>;
+}
+
+export interface ToolkitDeps {
+  vfs: VfsManager;
+  pools: Registry<PoolSpec>;
+  conductor: RunCallbacksClient | undefined;
+}
+
+const log = createLogger('runner:toolkit');
+const byName = new Map(TOOLS.map((t) => [t.name as string, t]));
+
+export function outOfScopeMessage(toolName: string, profile: string): string {
+  return `tool ${toolName} is not in the scope of profile ${profile}`;
+}
+
+export function createToolkit(deps: ToolkitDeps): Toolkit {
+  const specs = TOOLS.map(specOf);
+  const scoped = (session: SessionRecord) => {
+    const allowed = selectTools(session.profile.tools);
+    return TOOLS.filter((t) => allowed.has(t.name));
+  };
+
+  return {
+    names: () => TOOLS.map((t) => t.name),
+    specs: () => specs,
+    scoped,
+    scopedSpecs: (session) => {
+      const names = new Set(scoped(session).map((t) => t.name as string));
+      return specs.filter((s) => names.has(s.name));
+    },
+    async invoke(session, toolName, input, signal) {
+      const def = byName.get(toolName);
+      if (!def) throw notFound(`unknown tool: ${toolName}`);
+      if (!scoped(session).includes(def)) throw forbidden(outOfScopeMessage(toolName, session.profile.name));
+      const parsed = def.input.safeParse(input ?? {});
+      if (!parsed.success) return { def, result: { ok: false, value: { error: describeZodIssue(parsed.error) } } };
+      const pools = deps.pools.list(session.tenant);
+      const ctx: ToolContext = {
+        session,
+        vfs: () => deps.vfs.view(session, pools),
+        pools,
+        conductor: deps.conductor,
+        // a tool call ends with its caller or with the session's run, whichever goes first
+        signal: session.activeRun ? AbortSignal.any([signal, session.activeRun.signal]) : signal,
+      };
+      try {
+        return { def, result: { ok: true, value: await def.run(parsed.data, ctx) } };
+      } catch (err) {
+        if (!(err instanceof ToolFailure) && !(err instanceof VfsError)) log.warn('tool failed', { tool: toolName, sessionId: session.id, error: describeError(err) });
+        const details = err instanceof ToolFailure ? err.details : {};
+        return { def, result: { ok: false, value: { error: describeError(err), ...details } } };
+      }
+    },
+  };
+}
