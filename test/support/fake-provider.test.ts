@@ -12,14 +12,21 @@ describe('the fake provider script', () => {
     expect(lastInput('anthropic', body)).toEqual({ kind: 'user', text: 'hello' });
   });
 
+  it('reads only the newest prompt when Claude Code merges a failed turn into the next user message', () => {
+    const body = { messages: [{ role: 'user', content: [{ type: 'text', text: 'FAIL_HTTP_500' }, { type: 'text', text: '<system-reminder>x</system-reminder>' }, { type: 'text', text: 'try again' }] }] };
+    expect(lastInput('anthropic', body)).toEqual({ kind: 'user', text: 'try again' });
+  });
+
   it('sees a tool result as the last input on every wire', () => {
     expect(lastInput('anthropic', { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'text', text: 'out' }] }] }] })).toEqual({ kind: 'tool', text: 'out' });
     expect(lastInput('responses', { input: [{ role: 'user', content: [{ type: 'input_text', text: 'q' }] }, { type: 'function_call_output', call_id: 'c', output: 'out' }] })).toEqual({ kind: 'tool', text: 'out' });
+    expect(lastInput('responses', { input: [{ type: 'custom_tool_call_output', call_id: 'c', output: 'patched' }] })).toEqual({ kind: 'tool', text: 'patched' });
     expect(lastInput('chat', { messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: null }, { role: 'tool', content: 'out' }] })).toEqual({ kind: 'tool', text: 'out' });
   });
 
   it('turns directives into plans', () => {
     expect(planFor({ kind: 'user', text: 'CALL_TOOL mcp__fake/echo {"a":1}' })).toEqual({ kind: 'tool', namespace: 'mcp__fake', name: 'echo', args: '{"a":1}' });
+    expect(planFor({ kind: 'user', text: 'CALL_CUSTOM apply_patch "*** Begin Patch\\n*** End Patch"' })).toEqual({ kind: 'tool', namespace: undefined, name: 'apply_patch', args: '*** Begin Patch\n*** End Patch', custom: true });
     expect(planFor({ kind: 'user', text: 'FAIL_HTTP_429' })).toEqual({ kind: 'fail', status: 429 });
     expect(planFor({ kind: 'user', text: 'SLOW_DELTAS 3 10' })).toEqual({ kind: 'text', deltas: ['d0 ', 'd1 ', 'd2 '], intervalMs: 10 });
     expect(planFor({ kind: 'user', text: 'DELTAS 2' })).toMatchObject({ deltas: ['d0 ', 'd1 '], intervalMs: 0 });
@@ -53,6 +60,14 @@ describe('the fake provider server', () => {
     const text = await res.text();
     expect(text).toContain('event: response.completed');
     expect(text).toContain('"namespace":"mcp__fake"');
+  });
+
+  it('streams a freeform custom tool call on the Responses wire', async () => {
+    const res = await post('/responses', { model: 'm', stream: true, input: 'CALL_CUSTOM apply_patch "raw input"' });
+    const text = await res.text();
+    expect(text).toContain('event: response.custom_tool_call_input.done');
+    expect(text).toContain('"type":"custom_tool_call"');
+    expect(text).toContain('"input":"raw input"');
   });
 
   it('fails with a provider-shaped error body', async () => {

@@ -9,8 +9,9 @@ import { streamAnthropic, jsonAnthropic, anthropicError } from './fake-provider/
 /**
  * A fake model provider for tests and benchmarks: one node:http server on 127.0.0.1 speaking the OpenAI Chat
  * Completions, OpenAI Responses and Anthropic Messages wires (RUNTIMES.md §2, §3, §6), scripted from the prompt:
- * `CALL_TOOL <name> <json>`, `FAIL_HTTP_<code>`, `SLOW_DELTAS <n> <ms>`, `DELTAS <n>`, `HANG_AFTER_FIRST`; a tool
- * result answers `TOOL-RESULT-SEEN: <text>`; anything else `FAKE-REPLY: <prompt>`. Every request is logged.
+ * `CALL_TOOL <name> <json>`, `CALL_CUSTOM <name> <json string>` (Responses freeform tools such as Codex's apply_patch),
+ * `FAIL_HTTP_<code>`, `SLOW_DELTAS <n> <ms>`, `DELTAS <n>`, `HANG_AFTER_FIRST`; a tool result answers
+ * `TOOL-RESULT-SEEN: <text>`; anything else `FAKE-REPLY: <prompt>`. Every request is logged.
  */
 export { lastInput, planFor, stripReminders, textOf, type LastInput, type Wire } from './fake-provider/script.ts';
 

@@ -13,11 +13,14 @@ export interface TestMcpServer {
   /** The MCP endpoint (`…/mcp`). */
   url: string;
   calls: Array<{ name: string; args: unknown }>;
+  /** The `authorization` header of every request that carried one (header-forwarding tests). */
+  authorizations: string[];
   close(): Promise<void>;
 }
 
 export async function startMcpServer(opts: { name?: string; extraTools?: number } = {}): Promise<TestMcpServer> {
   const calls: TestMcpServer['calls'] = [];
+  const authorizations: string[] = [];
   const build = () => {
     const server = new McpServer({ name: opts.name ?? 'test-mcp', version: '1.0.0' });
     server.registerTool('echo', { description: 'Echo a message back', inputSchema: { message: z.string() } }, async ({ message }) => {
@@ -38,11 +41,13 @@ export async function startMcpServer(opts: { name?: string; extraTools?: number 
   };
   const app = new Hono();
   app.all('/mcp', async (c) => {
+    const authorization = c.req.header('authorization');
+    if (authorization) authorizations.push(authorization);
     // Stateless: a fresh server and transport per request.
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await build().connect(transport);
     return transport.handleRequest(c.req.raw);
   });
   const http = await listen(app.fetch);
-  return { url: `${http.url}/mcp`, calls, close: http.close };
+  return { url: `${http.url}/mcp`, calls, authorizations, close: http.close };
 }

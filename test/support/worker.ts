@@ -2,7 +2,7 @@ import type { Config } from '../../src/config/config.ts';
 import type { RunEvent } from '../../src/contracts/run-event.ts';
 import type { WorkerRunRequest } from '../../src/contracts/worker.ts';
 import { readNdjson } from '../../src/shared/ndjson.ts';
-import { createWorker, type Worker } from '../../src/modules/worker/index.ts';
+import { createWorker, type Worker, type WorkerDeps } from '../../src/modules/worker/index.ts';
 import { listen } from './listen.ts';
 
 /** Test helpers for the agent-worker: a worker on a real port, a run body, and a run read to its end. */
@@ -12,6 +12,7 @@ export function workerConfig(overrides: Partial<Config['worker']> = {}): Config[
     stateDir: '/nonexistent/svc-state',
     stepCount: 8,
     childEnvAllow: [],
+    hostEnv: { PATH: process.env.PATH ?? '' },
     allowHostTools: false,
     runnerUrl: undefined,
     workerToken: undefined,
@@ -28,8 +29,8 @@ export interface TestWorker {
   close(): Promise<void>;
 }
 
-export async function startTestWorker(overrides: Partial<Config['worker']> = {}): Promise<TestWorker> {
-  const worker = createWorker({ config: workerConfig(overrides) });
+export async function startTestWorker(overrides: Partial<Config['worker']> = {}, deps: Omit<WorkerDeps, 'config'> = {}): Promise<TestWorker> {
+  const worker = createWorker({ config: workerConfig(overrides), ...deps });
   const http = await listen(worker.app.fetch);
   return {
     url: http.url,
@@ -75,6 +76,7 @@ export async function exportState(url: string, sessionId: string, query = ''): P
   return fetch(`${url}/state/${encodeURIComponent(sessionId)}${query}`);
 }
 
-export async function importState(url: string, sessionId: string, body: string, query = ''): Promise<Response> {
-  return fetch(`${url}/state/${encodeURIComponent(sessionId)}${query}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+export async function importState(url: string, sessionId: string, body: string | Uint8Array, query = ''): Promise<Response> {
+  const contentType = typeof body === 'string' ? 'application/json' : 'application/gzip';
+  return fetch(`${url}/state/${encodeURIComponent(sessionId)}${query}`, { method: 'POST', headers: { 'content-type': contentType }, body: body as BodyInit });
 }

@@ -103,9 +103,11 @@ describe('a worker in MODE=all', () => {
     expect((await (await fetch(`${w.url}/health`)).json()).runtime).toBe('all');
   });
 
-  it.each(['runtime_a', 'runtime_b'] as const)('answers %s at once with one terminal error', async (runtime) => {
+  it.each([
+    ['runtime_a', 'ANTHROPIC_API_KEY'],
+    ['runtime_b', 'OPENAI_API_KEY'],
+  ] as const)('answers %s without its provider key at once with one terminal error naming %s', async (runtime, key) => {
     const events = await runToEnd(w.url, runBody('hi', { profile: { runtime } }));
-    expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ type: 'error', message: `runtime ${runtime} is not available in this build` });
+    expect(events).toEqual([expect.objectContaining({ type: 'error', message: `${key} is not set (needed by ${runtime})` })]);
   });
 });

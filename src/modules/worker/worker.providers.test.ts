@@ -138,3 +138,32 @@ describe.each(PROVIDERS)('the general runtime with $provider ($wire wire)', ({ p
     expect(JSON.stringify(request.body)).toContain('remember the word pineapple');
   });
 });
+
+describe('the general runtime with openai', () => {
+  let fake: FakeProvider;
+  let mcp: TestMcpServer;
+  let w: TestWorker;
+  beforeAll(async () => {
+    fake = await startFakeProvider();
+    mcp = await startMcpServer();
+    w = await startTestWorker({ providerEnv: { OPENAI_API_KEY: 'sk-fake', OPENAI_BASE_URL: fake.url } });
+  });
+  afterAll(async () => {
+    await Promise.all([w.close(), fake.close(), mcp.close()]);
+  });
+
+  it('sends history in full with store off, so a bundle never depends on items kept on OpenAI\'s side', async () => {
+    const sessionId = 'sess-openai-store';
+    const model = 'openai:fake-model';
+    await runToEnd(w.url, runBody('CALL_TOOL echo {"message":"kept"}', { model, sessionId, sessionMcpUrl: mcp.url }));
+    await runToEnd(w.url, runBody('and now?', { model, sessionId, sessionMcpUrl: mcp.url }));
+
+    const body = modelRequests(fake).at(-1)!.body;
+    expect(body.store).toBe(false);
+    expect(body.input.filter((item: any) => item.type === 'item_reference')).toEqual([]);
+    expect(body.input).toEqual(expect.arrayContaining([
+      expect.objectContaining({ type: 'function_call', name: 'echo' }),
+      expect.objectContaining({ role: 'assistant', content: 'TOOL-RESULT-SEEN: echo: kept' }),
+    ]));
+  });
+});

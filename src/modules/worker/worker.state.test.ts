@@ -82,9 +82,10 @@ describe('worker state export and import', () => {
     expect((await res.json()).error).toMatch(/runtime_b is not served/);
   });
 
-  it('refuses imports for a runtime this build does not ship', async () => {
-    const res = await importState(all.url, 'sess-z', '{}', '?runtime=runtime_a');
-    expect(res.status).toBe(501);
-    expect((await res.json()).error).toMatch(/runtime_a is not available in this build/);
+  it.each(['runtime_a', 'runtime_b'])('refuses a %s import that is not a tar.gz bundle, seeding nothing', async (runtime) => {
+    const res = await importState(all.url, 'sess-z', '{}', `?runtime=${runtime}`);
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatch(/^state: not a gzip stream/);
+    expect((await exportState(all.url, 'sess-z', `?runtime=${runtime}`)).status).toBe(404);
   });
 });

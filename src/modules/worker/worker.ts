@@ -5,7 +5,10 @@ import { randomId } from '../../shared/ids.ts';
 import { useJsonErrors } from '../../shared/http.ts';
 import type { WorkerRuntime } from './runtime.ts';
 import { createGeneralRuntime } from './runtimes/general/index.ts';
-import { createUnavailableRuntime } from './runtimes/unavailable.ts';
+import { createRuntimeA, type ClaudeSdk } from './runtimes/runtime-a/index.ts';
+import { createRuntimeB, type CodexSdk } from './runtimes/runtime-b/index.ts';
+import type { HostEnv } from './runtimes/sdk/child-env.ts';
+import type { SdkLoader } from './runtimes/sdk/loader.ts';
 import { healthRoutes } from './health.routes.ts';
 import { runRoutes } from './run.routes.ts';
 import { stateRoutes } from './state.routes.ts';
@@ -17,9 +20,22 @@ export interface Worker {
   close(): Promise<void>;
 }
 
-function createRuntime(id: Runtime, config: Config['worker']): WorkerRuntime {
-  // runtime_a (Claude Agent SDK) and runtime_b (Codex SDK) are not wired in this build yet.
-  return id === 'general' ? createGeneralRuntime(config) : createUnavailableRuntime(id);
+export interface WorkerDeps {
+  config: Config['worker'];
+  /**
+   * The worker process's environment, read only for what SDK child processes inherit: PATH and the names in
+   * `config.childEnvAllow`. Defaults to `config.hostEnv`, which loadConfig read from the process environment.
+   */
+  hostEnv?: HostEnv;
+  /** SDK importers for runtime_a and runtime_b; tests replace them to exercise a missing optional package. */
+  sdkLoaders?: { claude?: SdkLoader<ClaudeSdk>; codex?: SdkLoader<CodexSdk> };
+}
+
+function createRuntime(id: Runtime, deps: WorkerDeps): WorkerRuntime {
+  const hostEnv = deps.hostEnv ?? deps.config.hostEnv;
+  if (id === 'runtime_a') return createRuntimeA(deps.config, { hostEnv, load: deps.sdkLoaders?.claude });
+  if (id === 'runtime_b') return createRuntimeB(deps.config, { hostEnv, load: deps.sdkLoaders?.codex });
+  return createGeneralRuntime(deps.config);
 }
 
 /**
@@ -27,7 +43,7 @@ function createRuntime(id: Runtime, config: Config['worker']): WorkerRuntime {
  * `GET/POST /state/{sessionId}`, serving the runtimes MODE names (`all` serves every runtime, dispatched by
  * profile.runtime). Mounted by the app for the worker role; tests serve `app` on a real port.
  */
-export function createWorker(deps: { config: Config['worker'] }): Worker {
+export function createWorker(deps: WorkerDeps): Worker {
   const { config } = deps;
   const served = config.mode === 'all' ? RUNTIMES : [config.mode];
   const ctx: WorkerContext = {
@@ -35,7 +51,7 @@ export function createWorker(deps: { config: Config['worker'] }): Worker {
     instanceId: `wrk_${randomId(16)}`,
     startedAt: new Date(),
     inflight: 0,
-    runtimes: new Map(served.map((id) => [id, createRuntime(id, config)])),
+    runtimes: new Map(served.map((id) => [id, createRuntime(id, deps)])),
     live: new Set(),
   };
 

@@ -5,7 +5,8 @@ import { FAKE_USAGE, type Plan } from './script.ts';
 
 /**
  * OpenAI Responses wire (RUNTIMES.md §3): response.created → in_progress → output item (text parts or function call
- * arguments) → output_item.done → response.completed with usage. `ns/name` tool calls carry `namespace` (Codex).
+ * arguments) → output_item.done → response.completed with usage. `ns/name` tool calls carry `namespace` (Codex);
+ * `CALL_CUSTOM` answers a freeform `custom_tool_call` (Codex's apply_patch).
  */
 const usage = (outputTokens: number) => ({
   input_tokens: FAKE_USAGE.input,
@@ -16,6 +17,7 @@ const usage = (outputTokens: number) => ({
 });
 
 function toolItem(plan: Extract<Plan, { kind: 'tool' }>, ctx: ReplyContext, status: string, args: string) {
+  if (plan.custom) return { type: 'custom_tool_call', id: `ctc_${ctx.id}`, call_id: `call_${ctx.id}`, name: plan.name, input: args, status };
   return {
     type: 'function_call',
     id: `fc_${ctx.id}`,
@@ -46,8 +48,13 @@ export async function streamResponses(out: SseOut, plan: Exclude<Plan, { kind: '
   if (plan.kind === 'tool') {
     const item = toolItem(plan, ctx, 'completed', plan.args);
     send('response.output_item.added', { output_index: 0, item: toolItem(plan, ctx, 'in_progress', '') });
-    send('response.function_call_arguments.delta', { item_id: item.id, output_index: 0, delta: plan.args });
-    send('response.function_call_arguments.done', { item_id: item.id, output_index: 0, arguments: plan.args });
+    if (plan.custom) {
+      send('response.custom_tool_call_input.delta', { item_id: item.id, output_index: 0, delta: plan.args });
+      send('response.custom_tool_call_input.done', { item_id: item.id, output_index: 0, input: plan.args });
+    } else {
+      send('response.function_call_arguments.delta', { item_id: item.id, output_index: 0, delta: plan.args });
+      send('response.function_call_arguments.done', { item_id: item.id, output_index: 0, arguments: plan.args });
+    }
     send('response.output_item.done', { output_index: 0, item });
     send('response.completed', { response: responseObject(ctx, created, 'completed', [item], 1) });
     return out.end();

@@ -11,7 +11,7 @@ export interface LastInput {
 
 export type Plan =
   | { kind: 'text'; deltas: string[]; intervalMs: number }
-  | { kind: 'tool'; name: string; namespace: string | undefined; args: string }
+  | { kind: 'tool'; name: string; namespace: string | undefined; args: string; custom?: boolean }
   | { kind: 'fail'; status: number }
   | { kind: 'hang'; first: string };
 
@@ -44,14 +44,17 @@ export function lastInput(wire: Wire, body: any): LastInput | undefined {
     const blocks: any[] = typeof user.content === 'string' ? [{ type: 'text', text: user.content }] : user.content ?? [];
     const toolResult = blocks.findLast((b) => b?.type === 'tool_result');
     if (toolResult) return { kind: 'tool', text: stripReminders(textOf(toolResult.content)) };
-    return { kind: 'user', text: stripReminders(textOf(blocks.filter((b) => b?.type === 'text'))) };
+    // The newest prompt is the last text block: after a failed turn Claude Code merges that turn's prompt and the
+    // next one into one user message (the synthetic error reply is never sent).
+    const texts = blocks.filter((b) => b?.type === 'text').map((b) => stripReminders(textOf([b]))).filter(Boolean);
+    return { kind: 'user', text: texts.at(-1) ?? '' };
   }
   if (wire === 'responses') {
     if (typeof body.input === 'string') return { kind: 'user', text: body.input };
     const items: any[] = Array.isArray(body.input) ? body.input : [];
     for (let i = items.length - 1; i >= 0; i--) {
       const item = items[i];
-      if (item?.type === 'function_call_output') return { kind: 'tool', text: textOf(item.output) };
+      if (item?.type === 'function_call_output' || item?.type === 'custom_tool_call_output') return { kind: 'tool', text: textOf(item.output) };
       if (item?.role === 'user' && (item.type === undefined || item.type === 'message')) return { kind: 'user', text: textOf(item.content) };
     }
     return undefined;
@@ -85,6 +88,9 @@ export function planFor(input: LastInput | undefined): Plan {
     return fail ? { kind: 'fail', status: Number(fail[1]) } : { kind: 'text', deltas: chunkReply(`TOOL-RESULT-SEEN: ${input.text}`), intervalMs: 0 };
   }
   const prompt = input.text;
+  // A freeform (custom) tool such as Codex's apply_patch: the rest of the prompt is a JSON string, its raw input.
+  const custom = /CALL_CUSTOM\s+(\S+)\s+("(?:[^"\\]|\\.)*")/.exec(prompt);
+  if (custom) return { kind: 'tool', namespace: undefined, name: custom[1], args: JSON.parse(custom[2]) as string, custom: true };
   // CALL_TOOL wins over FAIL_HTTP_ so a tool's arguments can script the failure of the step after it.
   const call = /CALL_TOOL\s+(\S+)(?:[ \t]+(.*))?/.exec(prompt);
   if (call) {

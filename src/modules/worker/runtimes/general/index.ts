@@ -5,8 +5,8 @@ import { describeError } from '../../../../shared/errors.ts';
 import type { WorkerRuntime } from '../../runtime.ts';
 import { createHistoryStore, parseHistory, serializeHistory, DEFAULT_HISTORY_LIMITS, type HistoryLimits } from './history.ts';
 import { openToolCatalog } from './mcp-catalog.ts';
-import { resolveModel } from './providers.ts';
-import { systemPromptOf, userPromptOf } from './prompt.ts';
+import { envWithOverride, resolveModel } from './providers.ts';
+import { systemPromptOf, userPromptOf } from '../prompt.ts';
 import { applyAllowlist, buildToolSet } from './toolset.ts';
 import { runTurn } from './turn.ts';
 
@@ -26,7 +26,7 @@ export function createGeneralRuntime(config: Config['worker'], limits: HistoryLi
       yield runEvent('session', { runtimeSessionId: req.sessionId });
       let resolved;
       try {
-        resolved = resolveModel(config.providerEnv, req.profile.model);
+        resolved = resolveModel(envWithOverride(config.providerEnv, req.modelOverride), req.modelOverride?.model ?? req.profile.model);
       } catch (err) {
         yield runEvent('error', { message: describeError(err) });
         return;
@@ -37,6 +37,7 @@ export function createGeneralRuntime(config: Config['worker'], limits: HistoryLi
         yield* runTurn({
           model: resolved.model,
           provider: resolved.provider,
+          providerOptions: resolved.providerOptions,
           system: systemPromptOf(req),
           history: history.get(req.sessionId),
           prompt: userPromptOf(req),

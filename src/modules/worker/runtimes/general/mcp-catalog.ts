@@ -48,7 +48,7 @@ function sourcesOf(req: WorkerRunRequest): Source[] {
       url: server.url,
       headers: server.headers,
       transport: server.transport === 'sse' ? 'sse' : 'http',
-      prefix: `${toolNameSafe(server.name)}__`,
+      prefix: server.toolPrefix ?? `${toolNameSafe(server.name)}__`,
     });
   }
   return sources;

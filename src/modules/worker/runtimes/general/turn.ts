@@ -1,6 +1,7 @@
 import { APICallError, RetryError, stepCountIs, streamText, type LanguageModel, type LanguageModelUsage, type ModelMessage, type ToolSet } from 'ai';
 import { runEvent, type RunEvent, type Usage } from '../../../../contracts/run-event.ts';
 import { describeError } from '../../../../shared/errors.ts';
+import type { ProviderOptions } from './providers.ts';
 import { isMcpError } from './toolset.ts';
 
 /**
@@ -11,6 +12,7 @@ import { isMcpError } from './toolset.ts';
 export interface TurnInput {
   model: LanguageModel;
   provider: string;
+  providerOptions: ProviderOptions | undefined;
   system: string | undefined;
   history: ModelMessage[];
   prompt: string;
@@ -53,6 +55,7 @@ export async function* runTurn(input: TurnInput): AsyncGenerator<RunEvent> {
     tools: input.tools,
     stopWhen: stepCountIs(input.stepCount),
     maxRetries: 0,
+    providerOptions: input.providerOptions,
     abortSignal: input.signal,
     // A step ended by a provider error chunk still reports here; it is not a completed step.
     onStepEnd: (step) => {

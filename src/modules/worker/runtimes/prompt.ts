@@ -1,8 +1,8 @@
-import type { WorkerRunRequest, SkillPayload } from '../../../../contracts/worker.ts';
+import type { WorkerRunRequest, SkillPayload } from '../../../contracts/worker.ts';
 
 /**
- * Builds what the model is told: the profile's system prompt with the run's skills appended (name, description,
- * body, resource list), and the user message from the subtask (its files listed after the prompt).
+ * Builds what the model is told, alike for every runtime: the profile's system prompt with the run's skills appended
+ * (name, description, body, resource list), and the user message from the subtask (its files listed after the prompt).
  */
 function skillSection(skill: SkillPayload): string {
   const lines = [`### ${skill.name}`];
