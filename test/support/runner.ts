@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Config } from '../../src/config/config.ts';
 import type { RunEvent } from '../../src/contracts/run-event.ts';
 import { createRunnerClient, type RunnerClient } from '../../src/contracts/runner.client.ts';
@@ -14,6 +17,11 @@ import { workerConfig } from './worker.ts';
 export const MODEL = 'openai-compatible:fake-model';
 export const TENANT = 'acme';
 export const INTERNAL_TOKEN = 'internal-secret';
+
+/** A fresh data dir for a runner's VirtualFS (created only when a tool touches a file). */
+export function testDataDir(): string {
+  return join(tmpdir(), `svc-runner-flow-${process.pid}-${randomUUID()}`);
+}
 
 export interface WorkerOnPort {
   url: string;
@@ -54,7 +62,7 @@ export function runnerHarness(fake: () => FakeProvider) {
     // the runner's hash and MCP URLs derive from the URL it is reached at, known only once it listens
     const http = await listen((req) => runner.app.fetch(req));
     runner = createRunner({
-      config: { publicUrl: http.url, workerUrl: undefined, workerUrlByRuntime: {}, stateCapBytes: 1024 * 1024, ...config },
+      config: { publicUrl: http.url, workerUrl: undefined, workerUrlByRuntime: {}, stateCapBytes: 1024 * 1024, dataDir: testDataDir(), conductorUrl: undefined, ...config },
       internalToken: INTERNAL_TOKEN,
       publicUrl: http.url,
       version: 'test',
@@ -73,7 +81,7 @@ export function runnerHarness(fake: () => FakeProvider) {
   async function startInProcess(): Promise<RunnerClient> {
     const worker = createWorker({ config: workerConfig({ providerEnv: providerEnv() }) });
     const runner = createRunner({
-      config: { publicUrl: undefined, workerUrl: undefined, workerUrlByRuntime: {}, stateCapBytes: 1024 * 1024 },
+      config: { publicUrl: undefined, workerUrl: undefined, workerUrlByRuntime: {}, stateCapBytes: 1024 * 1024, dataDir: testDataDir(), conductorUrl: undefined },
       internalToken: undefined,
       publicUrl: 'http://svc.local:8080',
       version: 'test',
