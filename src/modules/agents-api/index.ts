@@ -3,6 +3,8 @@ import type { ConductorServices } from '../conductor/index.ts';
 import { useOpenAiErrors } from './errors.ts';
 import { createRateLimiter, rateLimit, type RateLimits } from './rate-limit.ts';
 import type { AgentsEnv } from './context.ts';
+import { createResourceDeps, denyViewerWrites, mountExtensions, mountResources } from './resources.ts';
+import { createSessionsSurface, DEFAULT_AGENT_SETTINGS, type AgentSettings } from './sessions-surface.ts';
 
 /**
  * The `/v1` agents API (seed 001, and ../shared/specs/agents-api-v1.md as the `openai` 7.15.0 SDK reads it), built on
@@ -12,10 +14,12 @@ import type { AgentsEnv } from './context.ts';
 export interface AgentsApi {
   v1: Hono<AgentsEnv>;
   api: Hono<AgentsEnv>;
+  /** Called after the conductor's drain, before connections close: ends live turns' event streams cleanly. */
+  drain(): Promise<void>;
   close(): Promise<void>;
 }
 
-export function createAgentsApi(deps: { conductor: ConductorServices; limits?: RateLimits }): AgentsApi {
+export function createAgentsApi(deps: { conductor: ConductorServices; limits?: RateLimits; settings?: Partial<AgentSettings> }): AgentsApi {
   const check = createRateLimiter(deps.limits);
   const v1 = new Hono<AgentsEnv>();
   useOpenAiErrors(v1);
@@ -24,10 +28,17 @@ export function createAgentsApi(deps: { conductor: ConductorServices; limits?: R
     await next();
   });
   v1.use('*', rateLimit(check, (c) => c.get('principal')));
+  v1.use('*', denyViewerWrites);
   // Resource routes are mounted here, one sub-app per resource family.
+  const resources = createResourceDeps(deps.conductor);
+  mountResources(v1, resources);
+  const agents = createSessionsSurface(deps.conductor, resources, { ...DEFAULT_AGENT_SETTINGS, ...deps.settings });
+  agents.mountV1(v1);
 
   const api = new Hono<AgentsEnv>();
   // Extension routes (/api/models, /api/keys, …) are mounted here; the conductor's /api middleware authenticates.
+  mountExtensions(api, resources, deps.conductor);
+  agents.mountApi(api);
 
-  return { v1, api, async close() {} };
+  return { v1, api, drain: () => agents.drain(), close: () => agents.close() };
 }

@@ -1,0 +1,136 @@
+import type { AgentConfig, AgentReasoning, AgentSettings, AgentText, AgentToolView, MultiAgentConfig, SessionAgent } from '../wire.ts';
+import type { AgentCreateParams, AgentUpdateParams, SessionAgentParams, ToolParam } from './agent.schema.ts';
+import type * as v from 'valibot';
+import type { MultiAgentParam, ReasoningParam, TextParam } from './agent.schema.ts';
+
+/**
+ * Resolving request params into the stored shapes of §2.3/§2.4: every default spelled out (multi-agent off, reasoning
+ * effort of the model, text format `text` at `medium` verbosity, service tier `auto`, tools `[]`), partial updates,
+ * and the per-session snapshot with its overrides. Secrets of session MCP tools are split off here and never echoed.
+ */
+export const DEFAULT_EFFORT: NonNullable<AgentReasoning['effort']> = 'medium';
+export const DEFAULT_MAX_SUBAGENTS = 6;
+
+export function resolveMultiAgent(p: v.InferOutput<typeof MultiAgentParam> | null | undefined): MultiAgentConfig {
+  if (!p?.enabled) return { enabled: false, max_concurrent_subagents: null };
+  return { enabled: true, max_concurrent_subagents: p.max_concurrent_subagents ?? DEFAULT_MAX_SUBAGENTS };
+}
+
+export function resolveReasoning(p: v.InferOutput<typeof ReasoningParam> | null | undefined): AgentReasoning {
+  return { effort: p?.effort ?? DEFAULT_EFFORT, summary: p?.summary ?? null };
+}
+
+export function resolveText(p: v.InferOutput<typeof TextParam> | null | undefined): AgentText {
+  return { format: p?.format ?? { type: 'text' }, verbosity: p?.verbosity ?? 'medium' };
+}
+
+/** Connection details of one MCP tool that never appear in a response (authorization, headers, stdio env). */
+export interface McpSecret {
+  headers?: Record<string, string>;
+  authorization?: string;
+  env?: Record<string, string>;
+}
+export type SessionSecrets = { mcp?: Record<string, McpSecret> };
+
+/** A tool as an agent returns it (PersistedAgentTool). Persisted MCP `headers` are not secret and are echoed. */
+export function persistedTool(t: ToolParam): AgentToolView {
+  switch (t.type) {
+    case 'function':
+      return { type: 'function', name: t.name, description: t.description, parameters: t.parameters, defer_loading: t.defer_loading ?? false };
+    case 'tool_search':
+      return { type: 'tool_search' };
+    case 'programmatic_tool_calling':
+      return { type: 'programmatic_tool_calling', enabled: t.enabled ?? true };
+    case 'web_search':
+      return {
+        type: 'web_search',
+        allowed_domains: t.allowed_domains ?? null,
+        context_size: t.context_size ?? 'medium',
+        location: t.location
+          ? { city: t.location.city ?? null, country: t.location.country ?? null, region: t.location.region ?? null, timezone: t.location.timezone ?? null }
+          : null,
+        mode: t.mode ?? 'live',
+      };
+    case 'mcp': {
+      const tr = t.transport;
+      const transport =
+        tr.type === 'http'
+          ? { type: 'http', server_url: tr.server_url, headers: tr.headers ?? {} }
+          : { type: 'stdio', command: tr.command, cwd: tr.cwd, args: tr.args ?? [], env_vars: tr.env_vars ?? [] };
+      return {
+        type: 'mcp',
+        server_label: t.server_label,
+        transport,
+        allowed_tools: t.allowed_tools ?? null,
+        connection_origin: t.connection_origin ?? 'service',
+        credential_id: t.credential_id ?? null,
+        request_metadata: t.request_metadata ?? {},
+        required: t.required ?? false,
+      };
+    }
+  }
+}
+
+/** The session's view of a tool (AgentTool): MCP transports lose their headers; the secrets go to `secrets.mcp`. */
+function sessionTool(tool: AgentToolView, secrets: SessionSecrets, given?: ToolParam): AgentToolView {
+  if (tool.type !== 'mcp') return tool;
+  const transport = tool.transport as { type: string; server_url?: string; headers?: Record<string, string>; [k: string]: unknown };
+  const label = tool.server_label as string;
+  const secret: McpSecret = {};
+  if (transport.headers && Object.keys(transport.headers).length) secret.headers = transport.headers;
+  const raw = given?.type === 'mcp' ? (given.transport as { authorization?: string | null; env?: Record<string, string> | null }) : undefined;
+  if (raw?.authorization) secret.authorization = raw.authorization;
+  if (raw?.env) secret.env = raw.env;
+  if (Object.keys(secret).length) (secrets.mcp ??= {})[label] = secret;
+  const view = transport.type === 'http' ? { type: 'http', server_url: transport.server_url } : { type: 'stdio', command: transport.command, cwd: transport.cwd, args: transport.args, env_vars: transport.env_vars };
+  return { ...tool, transport: view };
+}
+
+export function configFromCreate(p: AgentCreateParams): AgentConfig {
+  return {
+    instructions: p.instructions ?? null,
+    metadata: p.metadata ?? {},
+    model: p.model,
+    multi_agent: resolveMultiAgent(p.multi_agent),
+    name: p.name ?? null,
+    reasoning: resolveReasoning(p.reasoning),
+    service_tier: p.service_tier ?? 'auto',
+    text: resolveText(p.text),
+    tools: (p.tools ?? []).map(persistedTool),
+  };
+}
+
+/** Partial update: only the fields sent change; `null` resets a field to its default (metadata `{}`, name null). */
+export function applyUpdate(current: AgentConfig, p: AgentUpdateParams): AgentConfig {
+  const next = { ...current };
+  if (p.model !== undefined) next.model = p.model;
+  if (p.instructions !== undefined) next.instructions = p.instructions;
+  if (p.metadata !== undefined) next.metadata = p.metadata ?? {};
+  if (p.name !== undefined) next.name = p.name;
+  if (p.multi_agent !== undefined) next.multi_agent = resolveMultiAgent(p.multi_agent);
+  if (p.reasoning !== undefined) next.reasoning = resolveReasoning(p.reasoning);
+  if (p.service_tier !== undefined) next.service_tier = p.service_tier ?? 'auto';
+  if (p.text !== undefined) next.text = resolveText(p.text);
+  if (p.tools !== undefined) next.tools = (p.tools ?? []).map(persistedTool);
+  return next;
+}
+
+/**
+ * The effective configuration of a new session: the saved agent (if any) with the session's overrides applied, the
+ * agent's name frozen, secrets separated. Without a saved agent, `model` is required (checked by the caller).
+ */
+export function sessionSnapshot(agentId: string, base: AgentConfig | undefined, o: SessionAgentParams | undefined): { agent: SessionAgent; secrets: SessionSecrets } {
+  const settings: AgentSettings = {
+    instructions: o?.instructions !== undefined ? o.instructions : (base?.instructions ?? null),
+    model: o?.model ?? base?.model ?? '',
+    multi_agent: o?.multi_agent !== undefined ? resolveMultiAgent(o.multi_agent) : (base?.multi_agent ?? resolveMultiAgent(undefined)),
+    reasoning: o?.reasoning !== undefined ? resolveReasoning(o.reasoning) : (base?.reasoning ?? resolveReasoning(undefined)),
+    service_tier: o?.service_tier ?? base?.service_tier ?? 'auto',
+    text: o?.text !== undefined ? resolveText(o.text) : (base?.text ?? resolveText(undefined)),
+    tools: [],
+  };
+  const secrets: SessionSecrets = {};
+  if (o?.tools !== undefined) settings.tools = (o.tools ?? []).map((t) => sessionTool(persistedTool(t), secrets, t));
+  else settings.tools = (base?.tools ?? []).map((t) => sessionTool(t, secrets));
+  return { agent: { id: agentId, name: base?.name ?? null, ...settings }, secrets };
+}

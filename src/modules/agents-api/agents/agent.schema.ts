@@ -1,0 +1,120 @@
+import * as v from 'valibot';
+import { JsonObject } from '../../../shared/http.ts';
+import { Metadata } from '../validation.ts';
+
+export { Metadata };
+
+/**
+ * Request bodies of agents (spec §3.1) and the agent overrides of a session (§3.2). Nullable fields accept `null`;
+ * the service turns omitted and null values into the resolved defaults of §2.3. The session's tool params differ
+ * only in their MCP transport, which may carry write-only secrets (`authorization`, `headers`, stdio `env`).
+ */
+const nullish = <S extends v.GenericSchema>(s: S) => v.optional(v.nullable(s));
+const StringList = v.array(v.string());
+const StringMap = v.record(v.string(), v.string());
+
+
+const FunctionName = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,64}$/, 'a function name of 1-64 letters, digits, underscores or hyphens'));
+
+const FunctionTool = v.object({
+  type: v.literal('function'),
+  name: FunctionName,
+  description: v.string(),
+  parameters: JsonObject,
+  defer_loading: v.optional(v.boolean()),
+});
+
+const WebSearchTool = v.object({
+  type: v.literal('web_search'),
+  allowed_domains: nullish(StringList),
+  context_size: nullish(v.picklist(['low', 'medium', 'high'])),
+  location: nullish(
+    v.object({ city: nullish(v.string()), country: nullish(v.string()), region: nullish(v.string()), timezone: nullish(v.string()) }),
+  ),
+  mode: nullish(v.picklist(['disabled', 'cached', 'live'])),
+});
+
+function mcpTool<T extends v.GenericSchema>(transport: T) {
+  return v.object({
+    type: v.literal('mcp'),
+    server_label: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,64}$/, 'a label of 1-64 letters, digits, underscores or hyphens')),
+    transport,
+    allowed_tools: nullish(StringList),
+    connection_origin: nullish(v.picklist(['service', 'environment'])),
+    credential_id: nullish(v.string()),
+    request_metadata: nullish(JsonObject),
+    required: v.optional(v.boolean()),
+  });
+}
+
+const HttpUrl = v.pipe(v.string(), v.url('a URL'), v.regex(/^https?:\/\//, 'an http(s) URL'));
+const Stdio = { type: v.literal('stdio'), command: v.string(), cwd: v.string(), args: nullish(StringList), env_vars: nullish(StringList) };
+
+const PersistedMcpTransport = v.variant('type', [
+  v.object({ type: v.literal('http'), server_url: HttpUrl, headers: nullish(StringMap) }),
+  v.object(Stdio),
+]);
+const SessionMcpTransport = v.variant('type', [
+  v.object({ type: v.literal('http'), server_url: HttpUrl, authorization: nullish(v.string()), headers: nullish(StringMap) }),
+  v.object({ ...Stdio, env: nullish(StringMap) }),
+]);
+
+const commonTools = [
+  FunctionTool,
+  v.object({ type: v.literal('tool_search') }),
+  v.object({ type: v.literal('programmatic_tool_calling'), enabled: v.optional(v.boolean()) }),
+  WebSearchTool,
+] as const;
+
+export const PersistedToolParam = v.variant('type', [...commonTools, mcpTool(PersistedMcpTransport)]);
+export const SessionToolParam = v.variant('type', [...commonTools, mcpTool(SessionMcpTransport)]);
+export type ToolParam = v.InferOutput<typeof PersistedToolParam> | v.InferOutput<typeof SessionToolParam>;
+
+export const MultiAgentParam = v.object({
+  enabled: v.boolean(),
+  max_concurrent_subagents: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(64))),
+});
+export const ReasoningParam = v.object({
+  effort: nullish(v.picklist(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'])),
+  summary: nullish(v.picklist(['concise', 'detailed', 'auto'])),
+});
+export const TextParam = v.object({
+  format: nullish(v.variant('type', [v.object({ type: v.literal('text') }), v.object({ type: v.literal('json_schema'), schema: JsonObject })])),
+  verbosity: nullish(v.picklist(['low', 'medium', 'high'])),
+});
+export const ServiceTierParam = v.picklist(['auto', 'default', 'flex', 'priority', 'fast']);
+
+const settings = {
+  instructions: nullish(v.string()),
+  multi_agent: nullish(MultiAgentParam),
+  reasoning: nullish(ReasoningParam),
+  service_tier: nullish(ServiceTierParam),
+  text: nullish(TextParam),
+};
+const Model = v.pipe(v.string(), v.minLength(1, 'a non-empty model id'));
+
+export const AgentCreateParams = v.object({
+  ...settings,
+  model: Model,
+  name: nullish(v.string()),
+  metadata: nullish(Metadata),
+  tools: nullish(v.array(PersistedToolParam)),
+});
+export type AgentCreateParams = v.InferOutput<typeof AgentCreateParams>;
+
+export const AgentUpdateParams = v.object({
+  ...settings,
+  model: v.optional(Model),
+  name: nullish(v.string()),
+  metadata: nullish(Metadata),
+  tools: nullish(v.array(PersistedToolParam)),
+});
+export type AgentUpdateParams = v.InferOutput<typeof AgentUpdateParams>;
+
+/** `agent` of a session: no name or metadata; with `agent_id` every present field overrides the saved agent. */
+export const SessionAgentParams = v.object({
+  ...settings,
+  model: v.optional(Model),
+  tools: nullish(v.array(SessionToolParam)),
+});
+export type SessionAgentParams = v.InferOutput<typeof SessionAgentParams>;

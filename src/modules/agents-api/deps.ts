@@ -1,0 +1,14 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/index.ts';
+import type { SecretBox } from './secret-box.ts';
+
+/** What the resource services of the agents API (files, skills, vaults, environments, provider keys) run on. */
+export interface ResourceDeps {
+  db: Kysely<DB>;
+  box: SecretBox;
+}
+
+/** Unix seconds of a database timestamp (every /v1 timestamp is integer seconds). */
+export function seconds(d: Date | string): number {
+  return Math.floor(new Date(d).getTime() / 1000);
+}

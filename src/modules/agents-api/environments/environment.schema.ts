@@ -1,0 +1,83 @@
+import * as v from 'valibot';
+import { Base64, isInside, normalizeAbsolute } from '../validation.ts';
+
+/**
+ * Request shapes of hosted environments (spec §3.2 EnvironmentParam, §3.4 TemplateCreateParams): one set of field
+ * schemas serves templates and the `environment` of session creation. Paths are normalised; `env` and
+ * `setup_commands` are secrets (stored sealed, never returned); inline `data` and `source` are never echoed.
+ */
+export const WORKSPACE = '/workspace';
+
+const NonEmpty = v.pipe(v.string(), v.minLength(1, 'a non-empty string'));
+
+export const AbsolutePath = v.pipe(
+  v.string(),
+  v.check((p) => normalizeAbsolute(p) !== undefined, 'an absolute path without ".." segments'),
+  v.transform((p) => normalizeAbsolute(p)!),
+);
+
+export const WorkspacePath = v.pipe(
+  AbsolutePath,
+  v.check((p) => isInside(p, WORKSPACE), `an absolute path inside ${WORKSPACE}`),
+);
+
+const StringList = v.optional(v.nullable(v.array(v.string())));
+
+export const FileParam = v.variant('type', [
+  v.object({ type: v.literal('file_id'), file_id: NonEmpty, path: WorkspacePath }),
+  v.object({ type: v.literal('inline'), data: Base64, path: WorkspacePath }),
+]);
+
+const Source = v.object({ type: v.literal('base64'), media_type: v.literal('application/zip'), data: Base64 });
+
+export const PluginParam = v.object({ type: v.literal('inline'), name: NonEmpty, description: v.string(), source: Source });
+
+export const SkillParam = v.variant('type', [
+  v.object({
+    type: v.literal('skill_reference'),
+    skill_id: NonEmpty,
+    version: v.optional(v.nullable(v.pipe(v.string(), v.regex(/^(?:[1-9][0-9]{0,8}|latest)$/, 'a positive integer or "latest"')))),
+  }),
+  v.object({ type: v.literal('inline'), name: NonEmpty, description: v.string(), source: Source }),
+]);
+
+export const NetworkParam = v.object({
+  access: v.picklist(['enabled', 'disabled', 'restricted']),
+  allowed_domains: StringList,
+});
+
+export const PackagesParam = v.object({ npm: StringList, python: StringList, system: StringList });
+
+export const SetupCommandParam = v.object({ command: NonEmpty, cwd: v.optional(v.nullable(AbsolutePath)) });
+
+const EnvMap = v.pipe(
+  v.record(v.string(), v.string()),
+  v.check((m) => Object.keys(m).every((k) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)), 'variable names of letters, digits and underscores'),
+);
+
+/** The hosted fields shared by templates and `{type: 'openai_hosted'}` environments; each may be null (= default). */
+export const HostedFields = {
+  capability_directories: v.optional(v.nullable(v.array(AbsolutePath))),
+  env: v.optional(v.nullable(EnvMap)),
+  files: v.optional(v.nullable(v.array(FileParam))),
+  network: v.optional(v.nullable(NetworkParam)),
+  packages: v.optional(v.nullable(PackagesParam)),
+  plugins: v.optional(v.nullable(v.array(PluginParam))),
+  setup_commands: v.optional(v.nullable(v.array(SetupCommandParam))),
+  skills: v.optional(v.nullable(v.array(SkillParam))),
+};
+
+export const TemplateParams = v.object({
+  name: v.optional(v.nullable(v.pipe(v.string(), v.trim(), v.maxLength(256, 'at most 256 characters')))),
+  ...HostedFields,
+});
+
+export const EnvironmentParam = v.variant('type', [
+  v.object({ type: v.literal('none') }),
+  v.object({ type: v.literal('openai_hosted'), environment_template_id: v.optional(v.nullable(v.string())), ...HostedFields }),
+  v.object({ type: v.literal('self_hosted'), workspace_directory: AbsolutePath, capability_directories: v.optional(v.nullable(v.array(AbsolutePath))) }),
+]);
+
+export type HostedInput = Partial<{ [K in keyof typeof HostedFields]: v.InferOutput<(typeof HostedFields)[K]> }>;
+export type TemplateInput = v.InferOutput<typeof TemplateParams>;
+export type EnvironmentInput = v.InferOutput<typeof EnvironmentParam>;

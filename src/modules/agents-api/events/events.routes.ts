@@ -1,0 +1,87 @@
+import { createHash } from 'node:crypto';
+import { Hono } from 'hono';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../../db/index.ts';
+import { withTenant } from '../../../db/index.ts';
+import { AppError, notFound } from '../../../shared/errors.ts';
+import { parseWith } from '../../../shared/http.ts';
+import type { AgentsEnv } from '../context.ts';
+import { EventsBody } from '../sessions/session.schema.ts';
+import { getSessionRow } from '../sessions/sessions.repo.ts';
+import type { TurnEngine } from '../turns/engine.ts';
+import { parseEventId, type EventStore } from './event-store.ts';
+import { sseResponse, subscribe } from './event-stream.ts';
+
+/**
+ * Routes 14-15: `POST …/events` admits input events (204; `Idempotency-Key` per spec §8.8: a repeat of an admitted
+ * key is 204 without re-applying, a refused request does not keep its key) and `GET …/events` streams the session's
+ * events (§8.1, 8.2, 8.9, 8.10).
+ */
+export interface EventsDeps {
+  db: Kysely<DB>;
+  engine: TurnEngine;
+  store: EventStore;
+  keepAliveMs: number;
+}
+
+/** Claims an Idempotency-Key for this body; false when the same request was admitted before. */
+async function claimKey(db: Kysely<DB>, tenantId: string, sessionId: string, key: string, bodyHash: string): Promise<boolean> {
+  return withTenant(db, tenantId, async (tx) => {
+    const inserted = await tx
+      .insertInto('agent_idempotency_keys')
+      .values({ session_id: sessionId, key, tenant_id: tenantId, body_hash: bodyHash })
+      .onConflict((oc) => oc.columns(['session_id', 'key']).doNothing())
+      .returning('key')
+      .executeTakeFirst();
+    if (inserted) return true;
+    const prior = await tx.selectFrom('agent_idempotency_keys').select('body_hash').where('session_id', '=', sessionId).where('key', '=', key).executeTakeFirst();
+    if (prior && prior.body_hash !== bodyHash) {
+      throw new AppError(422, `Idempotency-Key ${key} was already used with a different request body`, { code: 'idempotency_key_reused', headers: { 'x-should-retry': 'false' } });
+    }
+    return false;
+  });
+}
+
+async function releaseKey(db: Kysely<DB>, tenantId: string, sessionId: string, key: string): Promise<void> {
+  await withTenant(db, tenantId, (tx) => tx.deleteFrom('agent_idempotency_keys').where('session_id', '=', sessionId).where('key', '=', key).execute()).catch(() => {});
+}
+
+export function eventRoutes(deps: EventsDeps): Hono<AgentsEnv> {
+  return new Hono<AgentsEnv>()
+    .post('/:session_id/events', async (c) => {
+      const tenantId = c.get('principal').tenantId;
+      const sessionId = c.req.param('session_id');
+      const text = await c.req.text();
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        throw new AppError(400, 'body: malformed JSON');
+      }
+      const { events } = parseWith(EventsBody, json);
+      const session = await withTenant(deps.db, tenantId, (tx) => getSessionRow(tx, sessionId));
+      if (!session) throw notFound(`No session found with id '${sessionId}'.`);
+      const key = c.req.header('idempotency-key')?.trim();
+      if (key && !(await claimKey(deps.db, tenantId, sessionId, key, createHash('sha256').update(JSON.stringify(events)).digest('hex')))) {
+        return c.body(null, 204);
+      }
+      try {
+        await deps.engine.admit(tenantId, sessionId, events);
+      } catch (err) {
+        if (key) await releaseKey(deps.db, tenantId, sessionId, key);
+        throw err;
+      }
+      return c.body(null, 204);
+    })
+    .get('/:session_id/events', async (c) => {
+      const tenantId = c.get('principal').tenantId;
+      const sessionId = c.req.param('session_id');
+      const session = await withTenant(deps.db, tenantId, (tx) => getSessionRow(tx, sessionId));
+      if (!session) throw notFound(`No session found with id '${sessionId}'.`);
+      const last = c.req.header('last-event-id');
+      const afterSeq = last ? parseEventId(sessionId, last) : undefined;
+      const abort = new AbortController();
+      const events = await subscribe(deps.store, tenantId, sessionId, { afterSeq, keepAliveMs: deps.keepAliveMs, signal: abort.signal });
+      return sseResponse(c, events, abort);
+    });
+}

@@ -1,0 +1,60 @@
+import { Hono, type Context } from 'hono';
+import * as v from 'valibot';
+import { atLeast } from '../../conductor/index.ts';
+import { badRequest, forbidden, notFound } from '../../../shared/errors.ts';
+import { readJson } from '../../../shared/http.ts';
+import type { AgentsEnv } from '../context.ts';
+import type { ResourceDeps } from '../deps.ts';
+import { findProvider, PROVIDERS, type ProviderInfo } from './catalog.ts';
+import { deleteProviderKey, providerKeyMeta, setProviderKey, type ProviderKeyMeta } from './provider-keys.ts';
+
+const KeyBody = v.object({ key: v.pipe(v.string(), v.trim(), v.minLength(1, 'a non-empty key'), v.maxLength(4096), v.regex(/^\S+$/, 'a key without whitespace')) });
+
+/**
+ * `/api/providers…` (extension routes, camelCase JSON, `{"error": …}` errors): supported providers and whether the
+ * tenant has set a key; setting or removing a key needs role admin.
+ */
+export function providersRoutes(deps: ResourceDeps): Hono<AgentsEnv> {
+  const tenant = (c: Context<AgentsEnv>) => c.get('principal').tenantId;
+  const provider = (c: Context<AgentsEnv>) => {
+    const found = findProvider(c.req.param('provider') ?? '');
+    if (!found) throw notFound(`unknown provider: ${c.req.param('provider')}; supported: ${PROVIDERS.map((p) => p.id).join(', ')}`);
+    return found;
+  };
+  const adminOnly = (c: Context<AgentsEnv>) => {
+    if (!atLeast(c.get('principal').role, 'admin')) throw forbidden('setting or removing provider keys needs role admin or owner');
+  };
+  return new Hono<AgentsEnv>()
+    .get('/providers', async (c) => {
+      const keys = await providerKeyMeta(deps, tenant(c));
+      return c.json({ providers: PROVIDERS.map((p) => view(p, keys.get(p.id))) });
+    })
+    .get('/providers/:provider', async (c) => {
+      const p = provider(c);
+      return c.json(view(p, (await providerKeyMeta(deps, tenant(c))).get(p.id)));
+    })
+    .put('/providers/:provider/key', async (c) => {
+      adminOnly(c);
+      const p = provider(c);
+      if (p.id === 'demo') throw badRequest('provider demo is built in and needs no key');
+      const { key } = await readJson(c, KeyBody);
+      await setProviderKey(deps, tenant(c), p.id, key);
+      return c.json(view(p, (await providerKeyMeta(deps, tenant(c))).get(p.id)));
+    })
+    .delete('/providers/:provider/key', async (c) => {
+      adminOnly(c);
+      await deleteProviderKey(deps, tenant(c), provider(c).id);
+      return c.body(null, 204);
+    })
+    .get('/providers/:provider/models', async (c) => {
+      const p = provider(c);
+      return c.json({
+        provider: p.id,
+        models: p.models.map((m) => ({ id: m.id, model: `${p.id}/${m.id}`, name: m.name, inputPerMTokUsd: m.inputPerMTok, outputPerMTokUsd: m.outputPerMTok, cachedInputPerMTokUsd: m.cachedInputPerMTok })),
+      });
+    });
+}
+
+function view(p: ProviderInfo, key: ProviderKeyMeta | undefined) {
+  return { id: p.id, name: p.name, keyRequired: p.keyRequired, keySet: key !== undefined, keyHint: key?.keyHint ?? null, keyUpdatedAt: key?.updatedAt ?? null };
+}

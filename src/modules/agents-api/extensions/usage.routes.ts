@@ -1,0 +1,31 @@
+import { Hono, type Context } from 'hono';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../../db/index.ts';
+import { badRequest } from '../../../shared/errors.ts';
+import { readPaging } from '../../../shared/http.ts';
+import type { AgentsEnv } from '../context.ts';
+import { usageRows, usageTotals, type UsageWindow } from './usage.ts';
+
+/** `/api/usage` (totals, per model) and `/api/usage/events` (rows with cost), both with optional `since`/`until`. */
+export function usageRoutes(db: Kysely<DB>): Hono<AgentsEnv> {
+  return new Hono<AgentsEnv>()
+    .get('/usage', async (c) => c.json(await usageTotals(db, c.get('principal').tenantId, readWindow(c))))
+    .get('/usage/events', async (c) => {
+      const { limit, offset } = readPaging(c, 1000);
+      return c.json(await usageRows(db, c.get('principal').tenantId, readWindow(c), { limit: limit ?? 100, offset }));
+    });
+}
+
+/** `since` (inclusive) and `until` (exclusive): ISO 8601 timestamps or Unix seconds. */
+function readWindow(c: Context): UsageWindow {
+  const read = (name: string): Date | undefined => {
+    const raw = c.req.query(name);
+    if (raw === undefined || raw === '') return undefined;
+    const d = /^\d+$/.test(raw) ? new Date(Number(raw) * 1000) : new Date(raw);
+    if (Number.isNaN(d.getTime())) throw badRequest(`${name}: expected an ISO 8601 timestamp or Unix seconds`);
+    return d;
+  };
+  const w = { since: read('since'), until: read('until') };
+  if (w.since && w.until && w.since >= w.until) throw badRequest('until: must be after since');
+  return w;
+}

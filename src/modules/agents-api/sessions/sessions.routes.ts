@@ -1,0 +1,95 @@
+import { Hono, type Context } from 'hono';
+import { withTenant } from '../../../db/index.ts';
+import { notFound } from '../../../shared/errors.ts';
+import { readJson } from '../../../shared/http.ts';
+import type { AgentsEnv } from '../context.ts';
+import { subscribe, sseResponse } from '../events/event-stream.ts';
+import { cursorPage, readCursor } from '../pagination.ts';
+import type { SessionEvent } from '../wire.ts';
+import { inputMessages, SessionCreateParams, SessionUpdateParams } from './session.schema.ts';
+import { getTurn, listItems, listTurns } from './sessions.repo.ts';
+import { createSession, deleteSession, getSession, listSessions, requireSession, updateSessionMetadata, type SessionsDeps } from './sessions.service.ts';
+
+/**
+ * Routes 6-13 and 16-25 under `/agents/sessions`: sessions, their items and turns, and the artifact and subagent
+ * families. This deployment runs no subagents and publishes no artifacts, so those lists are empty pages and their
+ * items 404 — with the envelopes and errors the SDK expects.
+ */
+const tenantOf = (c: Context<AgentsEnv>) => c.get('principal').tenantId;
+const TURN_END = new Set(['agent.session.turn.completed', 'agent.session.turn.failed', 'agent.session.turn.cancelled']);
+
+/** `stream: true`: the creation events, and with `input` the first turn, ending at the idle (or failed) after it. */
+async function createStreaming(c: Context<AgentsEnv>, deps: SessionsDeps & { keepAliveMs: number }, p: SessionCreateParams): Promise<Response> {
+  const tenantId = tenantOf(c);
+  const session = await createSession(deps, tenantId, { ...p, input: null });
+  const lastCreationEvent = session.environment.type === 'none' ? 'agent.session.created' : 'agent.session.environment.connected';
+  let turnEnded = false;
+  const until = (e: SessionEvent) => {
+    if (!p.input) return e.type === lastCreationEvent;
+    if (TURN_END.has(e.type)) turnEnded = true;
+    return e.type === 'agent.session.failed' || (turnEnded && e.type === 'agent.session.idle');
+  };
+  const abort = new AbortController();
+  const events = await subscribe(deps.store, tenantId, session.id, { afterSeq: 0, keepAliveMs: deps.keepAliveMs, signal: abort.signal, until });
+  if (p.input) {
+    try {
+      await deps.engine.admit(tenantId, session.id, [{ type: 'agent.session.input.message', input: inputMessages(p.input) }]);
+    } catch (err) {
+      await events.return(undefined);
+      throw err;
+    }
+  }
+  return sseResponse(c, events, abort);
+}
+
+export function sessionRoutes(deps: SessionsDeps & { keepAliveMs: number }): Hono<AgentsEnv> {
+  const requireSessionOf = (c: Context<AgentsEnv>) => requireSession(deps.db, tenantOf(c), c.req.param('session_id')!);
+  const emptyPage = async (c: Context<AgentsEnv>) => {
+    await requireSessionOf(c);
+    return c.json(cursorPage([], readCursor(c).limit));
+  };
+
+  return new Hono<AgentsEnv>()
+    .post('/', async (c) => {
+      const p = await readJson(c, SessionCreateParams);
+      if (p.stream) return createStreaming(c, deps, p);
+      return c.json(await createSession(deps, tenantOf(c), p));
+    })
+    .get('/', async (c) => c.json(await listSessions(deps, tenantOf(c), readCursor(c), c.req.query('agent_id') || undefined)))
+    .get('/:session_id', async (c) => c.json(await getSession(deps, tenantOf(c), c.req.param('session_id'))))
+    .post('/:session_id', async (c) => {
+      const { metadata } = await readJson(c, SessionUpdateParams);
+      return c.json(await updateSessionMetadata(deps, tenantOf(c), c.req.param('session_id'), metadata));
+    })
+    .delete('/:session_id', async (c) => c.json(await deleteSession(deps, tenantOf(c), c.req.param('session_id'))))
+    .get('/:session_id/items', async (c) => {
+      const q = readCursor(c);
+      await requireSessionOf(c);
+      return c.json(cursorPage(await withTenant(deps.db, tenantOf(c), (tx) => listItems(tx, c.req.param('session_id'), q)), q.limit));
+    })
+    .get('/:session_id/turns', async (c) => {
+      const q = readCursor(c);
+      await requireSessionOf(c);
+      return c.json(cursorPage(await withTenant(deps.db, tenantOf(c), (tx) => listTurns(tx, c.req.param('session_id'), q)), q.limit));
+    })
+    .get('/:session_id/turns/:turn_id', async (c) => {
+      await requireSessionOf(c);
+      const turn = await withTenant(deps.db, tenantOf(c), (tx) => getTurn(tx, c.req.param('session_id'), c.req.param('turn_id')));
+      if (!turn) throw notFound(`No turn found with id '${c.req.param('turn_id')}' in session '${c.req.param('session_id')}'.`);
+      return c.json(turn);
+    })
+    .get('/:session_id/artifacts', emptyPage)
+    .on(['GET', 'DELETE'], ['/:session_id/artifacts/:artifact_id', '/:session_id/artifacts/:artifact_id/content'], async (c) => {
+      await requireSessionOf(c);
+      throw notFound(`No artifact found with id '${c.req.param('artifact_id')}'.`);
+    })
+    .get('/:session_id/subagents', emptyPage)
+    .get('/:session_id/subagents/:subagent_id/*', async (c) => {
+      await requireSessionOf(c);
+      throw notFound(`No subagent found with id '${c.req.param('subagent_id')}'.`);
+    })
+    .get('/:session_id/subagents/:subagent_id', async (c) => {
+      await requireSessionOf(c);
+      throw notFound(`No subagent found with id '${c.req.param('subagent_id')}'.`);
+    });
+}

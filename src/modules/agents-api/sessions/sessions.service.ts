@@ -1,0 +1,132 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../../db/index.ts';
+import { withTenant } from '../../../db/index.ts';
+import { createSessionFor, shutdownSession, type Hub, type RunDeps } from '../../conductor/index.ts';
+import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
+import { prefixedId, randomId } from '../../../shared/ids.ts';
+import type { Logger } from '../../../shared/log.ts';
+import { sessionSnapshot } from '../agents/agent.config.ts';
+import { getAgentConfig } from '../agents/agents.service.ts';
+import type { ResourceDeps } from '../deps.ts';
+import { createEnvironment } from '../environments/environments.service.ts';
+import type { EventStore } from '../events/event-store.ts';
+import type { ModelResolver } from '../models/model-ref.ts';
+import { cursorPage, type CursorPage, type CursorQuery } from '../pagination.ts';
+import type { TurnEngine } from '../turns/engine.ts';
+import { runtimeModelName, sealSecrets, sessionProfile } from '../turns/launch.ts';
+import type { AgentSession, Map } from '../wire.ts';
+import { inputMessages, type SessionCreateParams } from './session.schema.ts';
+import { deleteSessionRow, getSessionRow, insertSession, listSessionRows, toSession, updateSession } from './sessions.repo.ts';
+
+/**
+ * Agent sessions (`client.beta.agents.sessions`). A session is a runner session (its id is the runner session id)
+ * with a snapshot of its agent taken at creation, a profile of its own on the runner, and an environment from the
+ * environments service. Turns are the engine's business; this file creates, reads, relabels and deletes sessions.
+ */
+export interface SessionsDeps {
+  db: Kysely<DB>;
+  runDeps: RunDeps & { hub: Hub };
+  resources: ResourceDeps;
+  store: EventStore;
+  models: ModelResolver;
+  engine: TurnEngine;
+  log: Logger;
+}
+
+export const noSuchSession = (id: string) => notFound(`No session found with id '${id}'.`);
+
+export async function requireSession(db: Kysely<DB>, tenantId: string, id: string) {
+  const row = await withTenant(db, tenantId, (tx) => getSessionRow(tx, id));
+  if (!row) throw noSuchSession(id);
+  return row;
+}
+
+async function checkVaults(db: Kysely<DB>, tenantId: string, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const found = await withTenant(db, tenantId, (tx) => tx.selectFrom('vaults').select('id').where('id', 'in', ids).execute());
+  const missing = ids.findIndex((id) => !found.some((f) => f.id === id));
+  if (missing >= 0) throw badRequest(`vault_ids[${missing}]: No such vault: ${ids[missing]}`);
+}
+
+/** Creates the session and, with `input`, admits its first turn (which may still run when this returns). */
+export async function createSession(deps: SessionsDeps, tenantId: string, p: SessionCreateParams): Promise<AgentSession> {
+  const agentId = p.agent_id ?? undefined;
+  if (!agentId && !p.agent) throw badRequest('agent_id: one of agent_id or agent is required');
+  if (!agentId && !p.agent?.model) throw badRequest('agent.model: required when agent_id is omitted');
+  const base = agentId ? await getAgentConfig(deps, tenantId, agentId) : undefined;
+  if (p.agent?.model) deps.models.parse(p.agent.model, 'agent.model');
+  const { agent, secrets } = sessionSnapshot(agentId ?? prefixedId('agent', 24), base, p.agent ?? undefined);
+  const vaultIds = p.vault_ids ?? [];
+  await checkVaults(deps.db, tenantId, vaultIds);
+
+  const profileName = `agent-session-${randomId(16)}`;
+  const profile = sessionProfile(profileName, agent, p.environment, runtimeModelName(deps.models, agent.model));
+  const placed = await createSessionFor(deps.runDeps, tenantId, profile);
+  const sessionId = placed.sessionId;
+  let row;
+  try {
+    const environment = await createEnvironment(deps.resources, tenantId, p.environment, { sessionId, prefix: 'environment.' });
+    row = await withTenant(deps.db, tenantId, (tx) =>
+      insertSession(tx, {
+        id: sessionId,
+        tenant_id: tenantId,
+        agent_id: agentId ?? null,
+        profile_name: profileName,
+        agent,
+        secrets: sealSecrets(deps.resources.box, tenantId, sessionId, secrets),
+        environment,
+        metadata: (p.metadata ?? {}) as Map,
+        vault_ids: vaultIds,
+      }),
+    );
+  } catch (err) {
+    await shutdownSession(deps.runDeps, tenantId, sessionId, { dropProfile: true }).catch(() => {});
+    throw err;
+  }
+  // durable before the response: a subscriber that comes after the creation sees it as history
+  const created = [deps.store.emit(tenantId, sessionId, { type: 'agent.session.created', session: toSession(row) })];
+  if (row.environment.type !== 'none' && row.environment.id) {
+    for (const status of ['pending', 'connected'] as const) {
+      const environment = { id: row.environment.id, type: row.environment.type, status, error: null };
+      created.push(deps.store.emit(tenantId, sessionId, { type: `agent.session.environment.${status}`, session_id: sessionId, turn_id: null, environment }));
+    }
+  }
+  await Promise.all(created);
+  if (p.input) {
+    await deps.engine.admit(tenantId, sessionId, [{ type: 'agent.session.input.message', input: inputMessages(p.input) }]);
+    return toSession(await requireSession(deps.db, tenantId, sessionId));
+  }
+  return toSession(row);
+}
+
+export async function getSession(deps: SessionsDeps, tenantId: string, id: string): Promise<AgentSession> {
+  const row = await requireSession(deps.db, tenantId, id);
+  if (!row.active_turn_id) return toSession(row);
+  await deps.engine.recover(row); // a turn whose conductor went away ends here, visibly
+  return toSession(await requireSession(deps.db, tenantId, id));
+}
+
+export async function listSessions(deps: SessionsDeps, tenantId: string, q: CursorQuery, agentId: string | undefined): Promise<CursorPage<AgentSession>> {
+  const rows = await withTenant(deps.db, tenantId, (tx) => listSessionRows(tx, q, agentId));
+  return cursorPage(rows.map(toSession), q.limit);
+}
+
+/** Only metadata can change; `null` or `{}` clears it, omitted keeps it. */
+export async function updateSessionMetadata(deps: SessionsDeps, tenantId: string, id: string, metadata: Map | null | undefined): Promise<AgentSession> {
+  const row = await withTenant(deps.db, tenantId, (tx) => updateSession(tx, id, metadata === undefined ? {} : { metadata: metadata ?? {} }));
+  if (!row) throw noSuchSession(id);
+  return toSession(row);
+}
+
+/** Stops a live turn, ends the runner session and its profile, and deletes the session; its saved agent stays. */
+export async function deleteSession(deps: SessionsDeps, tenantId: string, id: string): Promise<{ id: string; deleted: true; object: 'agent.session.deleted' }> {
+  await requireSession(deps.db, tenantId, id);
+  await deps.engine.forget(id);
+  await deps.store.flushed(id);
+  await shutdownSession(deps.runDeps, tenantId, id, { dropProfile: true }).catch((err) => {
+    if (!(err instanceof AppError && err.status === 404)) deps.log.warn('ending the runner session failed', { sessionId: id, error: String(err) });
+  });
+  if (!(await withTenant(deps.db, tenantId, (tx) => deleteSessionRow(tx, id)))) throw noSuchSession(id);
+  deps.store.forget(id);
+  return { id, deleted: true, object: 'agent.session.deleted' };
+}

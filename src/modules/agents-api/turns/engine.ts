@@ -1,0 +1,254 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../../db/index.ts';
+import { withSystem, withTenant } from '../../../db/index.ts';
+import type { RunEvent } from '../../../contracts/run-event.ts';
+import { cancelRun, createRun, followRun, getRunSummary, type Hub, type RunDeps } from '../../conductor/index.ts';
+import { AppError, describeError, notFound } from '../../../shared/errors.ts';
+import { prefixedId } from '../../../shared/ids.ts';
+import type { Logger } from '../../../shared/log.ts';
+import type { EventStore } from '../events/event-store.ts';
+import type { ModelResolver } from '../models/model-ref.ts';
+import type { SecretBox } from '../secret-box.ts';
+import type { InputEvent, InputMessage } from '../sessions/session.schema.ts';
+import { getSessionRow, insertTurn, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
+import type { SessionTurnError } from '../wire.ts';
+import { announceCall, answerCall } from './function-calls.ts';
+import { functionTools, openSecrets, promptOf, runMcpServers, sessionProfile } from './launch.ts';
+import { addUsage } from './translate.ts';
+import { createTurnIo, newLiveTurn } from './turn-io.ts';
+import { answerText, createLocks, turnError, type LiveTurn, type ToolAnswer } from './turn-state.ts';
+
+/**
+ * The turn engine of agent sessions: a turn is one run on the session's runner session, or several when messages
+ * join it while it runs (they are queued into the turn and become its next run, so the model sees them in the same
+ * conversation before the turn ends). It admits input events, follows the run and translates its events, pauses on
+ * client-executed function calls (announced by the function-tool endpoint) and ends every turn with its terminal
+ * event followed by `agent.session.idle`. Every change to a session's turn goes through one per-session lock.
+ */
+export interface TurnEngine {
+  /** Applies input events in order (spec §3.3); 4xx errors leave the session as it was. */
+  admit(tenantId: string, sessionId: string, events: InputEvent[]): Promise<void>;
+  /** Called by the function-tool endpoint when the model calls a function tool: announces it and waits for the answer. */
+  callFunction(tenantId: string, sessionId: string, runId: string, name: string, args: unknown, signal: AbortSignal): Promise<{ text: string; isError: boolean }>;
+  /** Cancels the live turn of a session that is being deleted, without announcing anything more. */
+  forget(sessionId: string): Promise<void>;
+  /** Ends turns left behind by a conductor that stopped (at boot, for every tenant; and when such a session is read). */
+  recover(row?: SessionRow): Promise<void>;
+  /** Resolves once no turn is live (their runs were interrupted by the conductor's drain), or after `timeoutMs`. */
+  settled(timeoutMs: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface EngineDeps {
+  db: Kysely<DB>;
+  runDeps: RunDeps & { hub: Hub };
+  store: EventStore;
+  models: ModelResolver;
+  box: SecretBox;
+  /** Base URL at which workers reach this conductor (the function-tool endpoint). */
+  selfUrl: string;
+  log: Logger;
+}
+
+export const unknownPendingCall = (callId: string) => new AppError(400, `Unknown pending tool call: ${callId}`, { code: 'invalid_request_error' });
+
+export function createTurnEngine(deps: EngineDeps): TurnEngine {
+  const live = new Map<string, LiveTurn>();
+  const locked = createLocks();
+  const idleWaiters = new Set<() => void>();
+  const io = createTurnIo(deps);
+  const tx = <T>(tenantId: string, fn: Parameters<typeof withTenant<T>>[2]) => withTenant(deps.db, tenantId, fn);
+
+  async function start(row: SessionRow, messages: InputMessage[]): Promise<void> {
+    const turnId = prefixedId('turn', 24);
+    const t = newLiveTurn(row, turnId, new Set(functionTools(row.agent).map((f) => f.name)));
+    const turn = await tx(t.tenantId, (q) => insertTurn(q, { id: turnId, tenantId: t.tenantId, sessionId: t.sessionId, agentId: t.agentId }));
+    live.set(t.sessionId, t);
+    const base = { session_id: t.sessionId, turn_id: turnId };
+    io.emit(t, [{ type: 'agent.session.turn.created', ...base, turn }]);
+    const running = await io.patchSession(t.tenantId, t.sessionId, { status: 'in_progress', active_turn_id: turnId, error: null, required_actions: [] });
+    io.emit(t, [io.snapshot('agent.session.in_progress', running!)]);
+    const started = await tx(t.tenantId, (q) => updateTurn(q, turnId, { status: 'in_progress', started: true }));
+    io.emit(t, [{ type: 'agent.session.turn.in_progress', ...base, turn: started }, ...io.userItems(t, messages)]);
+    await launch(t, row, messages);
+  }
+
+  /** Starts the next run of a turn; a run that cannot start fails the turn. */
+  async function launch(t: LiveTurn, row: SessionRow, messages: InputMessage[]): Promise<void> {
+    const runId = prefixedId('run', 24);
+    try {
+      const model = await deps.models.resolve(t.tenantId, row.agent.model);
+      const runToken = deps.runDeps.mintRunToken ? await deps.runDeps.mintRunToken(t.tenantId, runId) : undefined;
+      const secrets = openSecrets(deps.box, t.tenantId, t.sessionId, row.secrets);
+      const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, runToken, agent: row.agent, secrets });
+      const profile = sessionProfile(row.profile_name, row.agent, row.environment, model.model);
+      const body = { id: runId, profile: row.profile_name, sessionId: t.sessionId, prompt: promptOf(messages) };
+      await createRun(deps.runDeps, t.tenantId, body, { profile, extras: { model, mcpServers } });
+    } catch (err) {
+      await finish(t, 'failed', turnError(describeError(err)));
+      return;
+    }
+    t.runId = runId;
+    await tx(t.tenantId, (q) => updateTurn(q, t.turnId, { runId }));
+    void follow(t, runId);
+  }
+
+  async function follow(t: LiveTurn, runId: string): Promise<void> {
+    let terminal: RunEvent | undefined;
+    try {
+      const events = await followRun(deps.runDeps, t.tenantId, runId, 0, { keepAliveMs: 30_000, signal: t.stop.signal });
+      for await (const e of events) {
+        if (!e) continue;
+        io.emit(t, t.translator.handle(e.event));
+        if (e.event.type === 'result' || e.event.type === 'error') {
+          terminal = e.event;
+          break;
+        }
+      }
+    } catch (err) {
+      terminal = { type: 'error', message: `following the run failed: ${describeError(err)}`, ts: new Date().toISOString() };
+    }
+    if (!terminal || live.get(t.sessionId) !== t) return; // the turn ended another way (session deleted)
+    const end = terminal;
+    await locked(t.sessionId, () => afterRun(t, end)).catch((err) => deps.log.error('ending a turn failed', { sessionId: t.sessionId, error: String(err) }));
+  }
+
+  async function afterRun(t: LiveTurn, terminal: RunEvent): Promise<void> {
+    if (live.get(t.sessionId) !== t) return;
+    t.runId = undefined;
+    if (t.cancelling) return finish(t, 'cancelled', null);
+    if (terminal.type === 'error') return finish(t, 'failed', turnError(terminal.message ?? 'the run failed'));
+    if (t.queued.length === 0) return finish(t, 'completed', null);
+    const row = await tx(t.tenantId, (q) => getSessionRow(q, t.sessionId));
+    if (row) await launch(t, row, t.queued.splice(0));
+  }
+
+  /** The end of a turn: its terminal event, then `agent.session.idle`, in that order (spec §8.4). */
+  async function finish(t: LiveTurn, status: 'completed' | 'failed' | 'cancelled', error: SessionTurnError | null): Promise<void> {
+    io.emit(t, t.translator.finish(status));
+    for (const call of t.pending.values()) call.answer({ success: false, error: `the turn was ${status === 'cancelled' ? 'cancelled' : 'ended'}` });
+    t.pending.clear();
+    await t.itemWrites;
+    const usage = t.translator.usage();
+    const turn = await tx(t.tenantId, (q) => updateTurn(q, t.turnId, { status, error, usage, completed: true }));
+    const before = await tx(t.tenantId, (q) => getSessionRow(q, t.sessionId));
+    const row = await io.patchSession(t.tenantId, t.sessionId, { status: 'idle', active_turn_id: null, required_actions: [], usage: addUsage(before?.usage ?? null, usage) });
+    live.delete(t.sessionId);
+    t.stop.abort();
+    if (live.size === 0) idleWaiters.forEach((w) => w());
+    io.emit(t, [{ type: `agent.session.turn.${status}`, session_id: t.sessionId, turn_id: t.turnId, turn, usage }]);
+    if (row) io.emit(t, [io.snapshot('agent.session.idle', row)]);
+    if (row && t.afterCancel.length) await start(row, t.afterCancel);
+  }
+
+  async function cancel(t: LiveTurn): Promise<void> {
+    if (t.cancelling) return;
+    t.cancelling = true;
+    t.queued = [];
+    for (const call of t.pending.values()) call.answer({ success: false, error: 'the turn was cancelled' });
+    t.pending.clear();
+    if (t.runId) await cancelRun(deps.runDeps, t.tenantId, t.runId);
+    else await finish(t, 'cancelled', null);
+  }
+
+  /**
+   * A turn whose driver is gone (this conductor restarted, or another one stopped) is ended `failed` once its run is
+   * no longer running, with the usual terminal event and `agent.session.idle`. A turn whose run still runs belongs to
+   * another conductor replica: `strict` callers (input) are refused, readers just see it as it is.
+   */
+  async function recoverStale(row: SessionRow, strict: boolean): Promise<SessionRow> {
+    if (!row.active_turn_id || live.has(row.id)) return row;
+    const turn = await tx(row.tenant_id, (q) => q.selectFrom('agent_turns').select('run_ids').where('id', '=', row.active_turn_id!).executeTakeFirst());
+    const lastRun = (turn?.run_ids as string[] | undefined)?.at(-1);
+    const status = lastRun ? (await getRunSummary(deps.runDeps, row.tenant_id, lastRun).catch(() => undefined))?.status : undefined;
+    if (status === 'running') {
+      if (!strict) return row;
+      throw new AppError(409, "the session's turn is driven by another conductor; retry there", { headers: { 'x-should-retry': 'false' } });
+    }
+    const t = newLiveTurn(row, row.active_turn_id, new Set());
+    live.set(row.id, t);
+    await finish(t, 'failed', { code: 'internal_error', message: 'the turn was interrupted: the conductor driving it stopped' });
+    return (await tx(row.tenant_id, (q) => getSessionRow(q, row.id))) ?? row;
+  }
+
+  return {
+    admit(tenantId, sessionId, events) {
+      return locked(sessionId, async () => {
+        let row = await tx(tenantId, (q) => getSessionRow(q, sessionId));
+        if (!row) throw notFound(`No session found with id '${sessionId}'.`);
+        row = await recoverStale(row, true);
+        // Tool results are checked before anything is applied, so a bad batch changes nothing.
+        for (const ev of events) {
+          if (ev.type !== 'agent.session.input.tool_result') continue;
+          const t = live.get(sessionId);
+          if (!t || t.turnId !== ev.turn_id || !t.pending.has(ev.call_id)) throw unknownPendingCall(ev.call_id);
+        }
+        for (const ev of events) {
+          const t = live.get(sessionId);
+          if (ev.type === 'agent.session.input.message') {
+            if (!t) await start(row, ev.input);
+            else if (t.cancelling) t.afterCancel.push(...ev.input);
+            else {
+              t.queued.push(...ev.input);
+              io.emit(t, io.userItems(t, ev.input));
+            }
+          } else if (ev.type === 'agent.session.input.cancel') {
+            if (t) await cancel(t);
+          } else if (t) await answerCall(deps.db, io, t, ev);
+        }
+      });
+    },
+
+    async callFunction(tenantId, sessionId, runId, name, args, signal) {
+      const registered = await locked(sessionId, async () => {
+        const t = live.get(sessionId);
+        if (!t || t.runId !== runId || t.cancelling || t.tenantId !== tenantId) return undefined;
+        return announceCall(deps.db, io, t, name, args);
+      });
+      if (!registered) return { text: 'this function call does not belong to a live turn of the session', isError: true };
+      const abandoned = new Promise<ToolAnswer>((resolve) => signal.addEventListener('abort', () => resolve({ success: false, error: 'the call was abandoned' }), { once: true }));
+      return answerText(await Promise.race([registered.answered, abandoned]));
+    },
+
+    forget(sessionId) {
+      return locked(sessionId, async () => {
+        const t = live.get(sessionId);
+        if (!t) return;
+        live.delete(sessionId);
+        t.stop.abort();
+        for (const call of t.pending.values()) call.answer({ success: false, error: 'the session was deleted' });
+        if (t.runId) await cancelRun(deps.runDeps, t.tenantId, t.runId).catch(() => {});
+      });
+    },
+
+    async recover(row) {
+      if (row && live.has(row.id)) return;
+      const rows = row
+        ? [row]
+        : await withSystem(deps.db, (q) => q.selectFrom('agent_sessions').select(['id', 'tenant_id']).where('active_turn_id', 'is not', null).execute());
+      for (const r of rows) {
+        await locked(r.id, async () => {
+          const fresh = await tx(r.tenant_id, (q) => getSessionRow(q, r.id));
+          if (fresh) await recoverStale(fresh, false);
+        }).catch((err) => deps.log.warn('recovering a session turn failed', { sessionId: r.id, error: String(err) }));
+      }
+    },
+
+    settled(timeoutMs) {
+      if (live.size === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          idleWaiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, timeoutMs);
+        idleWaiters.add(done);
+      });
+    },
+
+    async close() {
+      for (const t of live.values()) t.stop.abort();
+    },
+  };
+}

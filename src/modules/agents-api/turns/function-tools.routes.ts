@@ -1,0 +1,54 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Hono } from 'hono';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../../db/index.ts';
+import { withTenant } from '../../../db/index.ts';
+import { forbidden, notFound } from '../../../shared/errors.ts';
+import { getRunSummary, type RunDeps } from '../../conductor/index.ts';
+import type { AgentsEnv } from '../context.ts';
+import { getSessionRow } from '../sessions/sessions.repo.ts';
+import type { TurnEngine } from './engine.ts';
+import { functionTools } from './launch.ts';
+
+/**
+ * `/api/agent-sessions/{id}/function-tools/mcp`: the streamable-HTTP MCP endpoint that puts an agent's `function`
+ * tools in front of the model. The worker of a turn's run connects with that run's token (the conductor's `/api`
+ * middleware authenticates it); a call is handed to the turn engine, which announces it to the client and answers
+ * the model with the client's `tool_result`. Stateless JSON mode, one server per request, as the runner's endpoint.
+ */
+export function functionToolRoutes(deps: { db: Kysely<DB>; runDeps: RunDeps; engine: TurnEngine; version: string }): Hono<AgentsEnv> {
+  return new Hono<AgentsEnv>().all('/agent-sessions/:id/function-tools/mcp', async (c) => {
+    const principal = c.get('principal');
+    const runId = principal.authKind === 'run_token' && principal.subject?.startsWith('run:') ? principal.subject.slice(4) : undefined;
+    if (!runId) throw forbidden('function tools are served to the runs of a session only');
+    const sessionId = c.req.param('id');
+    const row = await withTenant(deps.db, principal.tenantId, (tx) => getSessionRow(tx, sessionId));
+    const run = await getRunSummary(deps.runDeps, principal.tenantId, runId).catch(() => undefined);
+    // a run token opens the function tools of its own session only
+    if (!row || run?.subTask.sessionId !== sessionId) throw notFound(`unknown session: ${sessionId}`);
+    if (c.req.method === 'GET') {
+      return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'this endpoint is stateless and offers no server-initiated stream' }, id: null }, 405, { Allow: 'POST, DELETE' });
+    }
+    const tools = functionTools(row.agent);
+    const server = new McpServer({ name: 'svc-function-tools', version: deps.version }, { capabilities: { tools: {} } });
+    server.server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: { type: 'object' as const, properties: {}, ...t.parameters } })),
+    }));
+    server.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+      const name = request.params.name;
+      if (!tools.some((t) => t.name === name)) return { content: [{ type: 'text', text: `unknown function ${name}` }], isError: true };
+      const signal = AbortSignal.any([extra.signal, c.req.raw.signal]);
+      const { text, isError } = await deps.engine.callFunction(principal.tenantId, sessionId, runId, name, request.params.arguments ?? {}, signal);
+      return { content: [{ type: 'text', text }], isError };
+    });
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(c.req.raw);
+    } finally {
+      await server.close();
+    }
+  });
+}

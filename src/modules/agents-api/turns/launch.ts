@@ -1,0 +1,80 @@
+import type { ProfileSpec } from '../../../contracts/runner.wire.ts';
+import type { McpServerSpec } from '../../../contracts/worker.ts';
+import type { McpSecret, SessionSecrets } from '../agents/agent.config.ts';
+import type { ModelResolver } from '../models/model-ref.ts';
+import type { SecretBox } from '../secret-box.ts';
+import type { SessionAgent } from '../wire.ts';
+import type { InputMessage } from '../sessions/session.schema.ts';
+
+/**
+ * What a turn's run is made of. Each agent session has a profile of its own on the runner (system prompt, toolkit
+ * scope), created with the session; what may change between turns (the model, with its address and key) and what
+ * needs a per-run credential (the function-tool endpoint, MCP servers with their headers) travels with each run.
+ */
+export const FUNCTION_TOOLS_SERVER = 'svc_functions';
+
+export function functionTools(agent: SessionAgent): Array<{ name: string; description: string; parameters: Record<string, unknown> }> {
+  return agent.tools.filter((t) => t.type === 'function') as unknown as Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
+}
+
+/** The session's own profile. No sandbox (`environment: none`) means no platform toolkit: `@none` selects nothing. */
+export function sessionProfile(name: string, agent: SessionAgent, environment: { type: string }, runtimeModel: string): ProfileSpec {
+  const parts = [agent.instructions?.trim()].filter(Boolean) as string[];
+  if (agent.text.format.type === 'json_schema') parts.push(`Answer with JSON only, matching this JSON Schema:\n${JSON.stringify(agent.text.format.schema)}`);
+  return {
+    id: name,
+    name,
+    runtime: 'general',
+    model: runtimeModel,
+    ...(parts.length ? { systemPrompt: parts.join('\n\n') } : {}),
+    tools: environment.type === 'none' ? ['@none'] : [],
+  };
+}
+
+/** The prompt of a run: the text of its user messages (images by URL), one message per paragraph. */
+export function promptOf(messages: InputMessage[]): string {
+  return messages
+    .map((m) => m.content.map((c) => (c.type === 'input_text' ? c.text : `[image: ${c.image_url}]`)).join('\n'))
+    .join('\n\n');
+}
+
+const aad = (tenantId: string, sessionId: string) => `agent_sessions:${tenantId}:${sessionId}`;
+
+export function sealSecrets(box: SecretBox, tenantId: string, sessionId: string, secrets: SessionSecrets): Record<string, unknown> {
+  return secrets.mcp && Object.keys(secrets.mcp).length ? { sealed: box.seal(JSON.stringify(secrets), aad(tenantId, sessionId)) } : {};
+}
+
+export function openSecrets(box: SecretBox, tenantId: string, sessionId: string, stored: Record<string, unknown>): SessionSecrets {
+  return typeof stored.sealed === 'string' ? (JSON.parse(box.open(stored.sealed, aad(tenantId, sessionId))) as SessionSecrets) : {};
+}
+
+/** The MCP servers of one run: the function-tool endpoint (bare tool names) and the agent's HTTP MCP tools. */
+export function runMcpServers(opts: { selfUrl: string; sessionId: string; runToken: string | undefined; agent: SessionAgent; secrets: SessionSecrets }): McpServerSpec[] {
+  const servers: McpServerSpec[] = [];
+  if (functionTools(opts.agent).length && opts.runToken) {
+    servers.push({
+      name: FUNCTION_TOOLS_SERVER,
+      transport: 'http',
+      url: `${opts.selfUrl}/api/agent-sessions/${encodeURIComponent(opts.sessionId)}/function-tools/mcp`,
+      headers: { authorization: `Bearer ${opts.runToken}` },
+      toolPrefix: '',
+    });
+  }
+  for (const tool of opts.agent.tools) {
+    if (tool.type !== 'mcp') continue;
+    const transport = tool.transport as { type: string; server_url?: string };
+    if (transport.type !== 'http' || !transport.server_url) continue; // stdio servers run in an environment, not here
+    const label = tool.server_label as string;
+    const secret: McpSecret = opts.secrets.mcp?.[label] ?? {};
+    const headers = { ...secret.headers, ...(secret.authorization ? { authorization: `Bearer ${secret.authorization}` } : {}) };
+    servers.push({ name: label, transport: 'http', url: transport.server_url, ...(Object.keys(headers).length ? { headers } : {}) });
+  }
+  return servers;
+}
+
+/** The `general` runtime's model name of a session model, without its key (the profile and usage records show it). */
+export function runtimeModelName(models: ModelResolver, model: string): string {
+  const ref = models.parse(model);
+  if (ref.kind === 'byok') return `${ref.provider}:${ref.modelId}`;
+  return ref.aggregator === 'demo' ? `demo:${ref.modelId}` : `openai-compatible:${ref.modelId}`;
+}

@@ -1,0 +1,76 @@
+import type { InputContent, InputMessage } from '../sessions/session.schema.ts';
+import type { SessionTurnError } from '../wire.ts';
+import type { TurnTranslator } from './translate.ts';
+
+/**
+ * The in-memory state of a session's live turn, held by the conductor that drives it, and two small helpers: a
+ * per-key async lock (every change to a session's turn is serialised through it) and the mapping of a run's error
+ * message to a SessionTurnError code.
+ */
+export type ToolAnswer = { success: true; output: string | InputContent[] | null } | { success: false; error: string };
+
+export interface PendingCall {
+  callId: string;
+  name: string;
+  arguments: string;
+  answer(a: ToolAnswer): void;
+}
+
+export interface LiveTurn {
+  tenantId: string;
+  sessionId: string;
+  turnId: string;
+  agentId: string;
+  translator: TurnTranslator;
+  /** The run in flight; a turn runs again (same turn) for messages that joined it. */
+  runId: string | undefined;
+  /** Messages that joined while a run was in flight: the next run of this turn takes them. */
+  queued: InputMessage[];
+  /** Messages that arrived while the turn was being cancelled: they start the next turn. */
+  afterCancel: InputMessage[];
+  pending: Map<string, PendingCall>;
+  cancelling: boolean;
+  /** Stops following the run (the turn ended). */
+  stop: AbortController;
+  /** Item writes of this turn, in order; awaited before the turn's end is announced. */
+  itemWrites: Promise<void>;
+}
+
+export type Locked = <T>(key: string, fn: () => Promise<T>) => Promise<T>;
+
+export function createLocks(): Locked {
+  const tails = new Map<string, Promise<unknown>>();
+  return async (key, fn) => {
+    const previous = tails.get(key) ?? Promise.resolve();
+    const run = previous.then(fn, fn);
+    const tail = run.catch(() => {});
+    tails.set(key, tail);
+    try {
+      return await run;
+    } finally {
+      if (tails.get(key) === tail) tails.delete(key);
+    }
+  };
+}
+
+/** A run's error message as a SessionTurnError (§2.1 code list). */
+export function turnError(message: string): SessionTurnError {
+  const code =
+    /HTTP 429|rate limit/i.test(message) ? 'rate_limit_exceeded'
+    : /HTTP 40[13]|key is set|_API_KEY is not set|authentication/i.test(message) ? 'authentication_error'
+    : /context length|maximum context/i.test(message) ? 'context_length_exceeded'
+    : /HTTP 4\d\d/.test(message) ? 'invalid_request'
+    : /HTTP 5\d\d|overloaded/i.test(message) ? 'server_error'
+    : /no live runner|unavailable|ECONNREFUSED|fetch failed|runner stream broke|worker/i.test(message) ? 'connection_failed'
+    : /timed? ?out/i.test(message) ? 'request_timeout'
+    : 'internal_error';
+  return { code, message };
+}
+
+/** What the model reads back from a function call's answer. */
+export function answerText(a: ToolAnswer): { text: string; isError: boolean } {
+  if (!a.success) return { text: a.error, isError: true };
+  if (a.output === null) return { text: 'null', isError: false };
+  if (typeof a.output === 'string') return { text: a.output, isError: false };
+  return { text: a.output.map((c) => (c.type === 'input_text' ? c.text : `[image: ${c.image_url}]`)).join('\n'), isError: false };
+}

@@ -1,0 +1,118 @@
+import { sql } from 'kysely';
+import { jsonb, withTenant } from '../../../db/index.ts';
+import type { ResourceStatus } from '../../../db/types.ts';
+import { notFound } from '../../../shared/errors.ts';
+import { prefixedId } from '../../../shared/ids.ts';
+import { seconds, type ResourceDeps } from '../deps.ts';
+import { keysetRows } from '../keyset.ts';
+import { cursorPage, type CursorPage, type CursorQuery } from '../pagination.ts';
+import { openJson, sealJson } from '../secret-box.ts';
+import { rotateAuth, splitAuth, type AuthCreateInput, type AuthRotateInput, type AuthSecrets, type PublicAuth } from './credential-auth.ts';
+import { findVault } from './vaults.service.ts';
+
+/**
+ * Vault credentials: the public half of `auth` in clear, the secrets sealed with the secret box (bound to tenant and
+ * credential id). Responses are built from the public half only, so no secret can reach a response.
+ */
+export interface Credential {
+  id: string;
+  auth: PublicAuth;
+  created_at: number;
+  name: string;
+  object: 'vault.credential';
+  updated_at: number;
+  vault_id: string;
+}
+
+type Row = { id: string; vault_id: string; name: string; auth: Record<string, unknown>; created_at: Date; updated_at: Date };
+const COLUMNS = ['id', 'vault_id', 'name', 'auth', 'created_at', 'updated_at'] as const;
+const toCredential = (r: Row): Credential => ({
+  id: r.id,
+  auth: r.auth as PublicAuth,
+  created_at: seconds(r.created_at),
+  name: r.name,
+  object: 'vault.credential',
+  updated_at: seconds(r.updated_at),
+  vault_id: r.vault_id,
+});
+const aad = (tenantId: string, id: string) => `vault_credentials:${tenantId}:${id}`;
+
+export async function createCredential(deps: ResourceDeps, tenantId: string, vaultId: string, input: { name: string; auth: AuthCreateInput }): Promise<Credential> {
+  const { pub, secrets } = splitAuth(input.auth);
+  const id = prefixedId('cred');
+  const row = await withTenant(deps.db, tenantId, async (tx) => {
+    await findVault(tx, vaultId);
+    return tx
+      .insertInto('vault_credentials')
+      .values({ id, tenant_id: tenantId, vault_id: vaultId, name: input.name, auth: jsonb(pub), sealed: sealJson(deps.box, secrets, aad(tenantId, id)) })
+      .returning(COLUMNS)
+      .executeTakeFirstOrThrow();
+  });
+  return toCredential(row);
+}
+
+export async function getCredential(deps: ResourceDeps, tenantId: string, vaultId: string, id: string): Promise<Credential> {
+  return withTenant(deps.db, tenantId, async (tx) => {
+    await findVault(tx, vaultId);
+    const row = await tx.selectFrom('vault_credentials').select(COLUMNS).where('vault_id', '=', vaultId).where('id', '=', id).executeTakeFirst();
+    if (!row) throw notFound(`No such credential: ${id}`);
+    return toCredential(row);
+  });
+}
+
+export async function listCredentials(deps: ResourceDeps, tenantId: string, vaultId: string, cursor: CursorQuery, status: ResourceStatus[] | undefined): Promise<CursorPage<Credential>> {
+  const rows = await withTenant(deps.db, tenantId, async (tx) => {
+    await findVault(tx, vaultId);
+    let q = tx.selectFrom('vault_credentials').select(COLUMNS).where('vault_id', '=', vaultId);
+    if (status) q = q.where('status', 'in', status);
+    return keysetRows(q, 'vault_credentials', cursor);
+  });
+  return cursorPage(rows.map(toCredential), cursor.limit);
+}
+
+export async function rotateCredential(deps: ResourceDeps, tenantId: string, vaultId: string, id: string, auth: AuthRotateInput): Promise<Credential> {
+  return withTenant(deps.db, tenantId, async (tx) => {
+    await findVault(tx, vaultId);
+    const row = await tx.selectFrom('vault_credentials').select(['auth', 'sealed']).where('vault_id', '=', vaultId).where('id', '=', id).forUpdate().executeTakeFirst();
+    if (!row) throw notFound(`No such credential: ${id}`);
+    const next = rotateAuth(row.auth as PublicAuth, openJson<AuthSecrets>(deps.box, row.sealed, aad(tenantId, id)), auth);
+    const updated = await tx
+      .updateTable('vault_credentials')
+      .set({ auth: jsonb(next.pub), sealed: sealJson(deps.box, next.secrets, aad(tenantId, id)), updated_at: new Date() })
+      .where('id', '=', id)
+      .returning(COLUMNS)
+      .executeTakeFirstOrThrow();
+    return toCredential(updated);
+  });
+}
+
+export async function deleteCredential(deps: ResourceDeps, tenantId: string, vaultId: string, id: string) {
+  const gone = await withTenant(deps.db, tenantId, async (tx) => {
+    await findVault(tx, vaultId);
+    return tx.deleteFrom('vault_credentials').where('vault_id', '=', vaultId).where('id', '=', id).returning('id').executeTakeFirst();
+  });
+  if (!gone) throw notFound(`No such credential: ${id}`);
+  return { id, deleted: true as const, object: 'vault.credential.deleted' as const };
+}
+
+/**
+ * For run time (sessions with `vault_ids`): the bearer token for an MCP server, from the credential named by id or,
+ * without one, the single credential of the given vaults whose `mcp_server_url` matches. Undefined when none or
+ * several match.
+ */
+export async function resolveCredential(
+  deps: ResourceDeps,
+  tenantId: string,
+  query: { vaultIds: readonly string[]; serverUrl: string; credentialId?: string | null },
+): Promise<{ credentialId: string; bearer: string } | undefined> {
+  if (query.vaultIds.length === 0) return undefined;
+  const rows = await withTenant(deps.db, tenantId, (tx) => {
+    let q = tx.selectFrom('vault_credentials').select(['id', 'auth', 'sealed']).where('vault_id', 'in', query.vaultIds).where('status', '=', 'active');
+    q = query.credentialId ? q.where('id', '=', query.credentialId) : q.where(sql<string>`auth->>'mcp_server_url'`, '=', query.serverUrl);
+    return q.execute();
+  });
+  if (rows.length !== 1) return undefined;
+  const secrets = openJson<AuthSecrets>(deps.box, rows[0].sealed, aad(tenantId, rows[0].id));
+  const bearer = secrets.access_token ?? secrets.token;
+  return bearer ? { credentialId: rows[0].id, bearer } : undefined;
+}
