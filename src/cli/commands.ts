@@ -1,0 +1,31 @@
+import { defineCommand } from 'citty';
+import { VERSION } from '../app/version.ts';
+
+const load = <T>(p: Promise<{ default: T }>) => p.then((m) => m.default);
+
+/**
+ * The `svc` command tree: server side (serve, migrate, db) and the client (auth, context, whoami, doctor, …). Each
+ * command is one file, loaded only when it runs.
+ */
+export const root = defineCommand({
+  meta: { name: 'svc', version: VERSION, description: 'svc: self-hostable agent orchestration' },
+  subCommands: {
+    serve: () => load(import('./serve.ts')),
+    migrate: () => load(import('./migrate.ts')),
+    db: () => load(import('./db.ts')),
+    auth: () => load(import('./auth/index.ts')),
+    login: () => load(import('./auth/login.ts')),
+    whoami: () => load(import('./whoami.ts')),
+    context: () => load(import('./context/index.ts')),
+    doctor: () => load(import('./doctor.ts')),
+    topology: () => load(import('./topology.ts')),
+    bundles: () => load(import('./bundles.ts')),
+    apps: () => load(import('./apps.ts')),
+    billing: () => load(import('./billing/index.ts')),
+    run: () => load(import('./run.ts')),
+    profiles: () => load(import('./profiles.ts')),
+    sessions: () => load(import('./sessions.ts')),
+    runs: () => load(import('./runs.ts')),
+    completion: () => load(import('./completion.ts')),
+  },
+});

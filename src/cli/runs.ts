@@ -1,0 +1,24 @@
+import { defineCommand } from 'citty';
+import { globalArgs, limitArg } from './args.ts';
+import { printList, readLimit } from './client/list.ts';
+import { openSession } from './client/session.ts';
+
+interface RunSummary {
+  id: string;
+  status: string;
+  subTask: { profile?: string; sessionId?: string; prompt?: string };
+  startedAt: string;
+  finishedAt: string | null;
+}
+
+/** `svc runs`: the newest runs. */
+export default defineCommand({
+  meta: { name: 'runs', description: 'List runs, newest first' },
+  args: { ...globalArgs, ...limitArg },
+  async run({ args }) {
+    const limit = readLimit(args.limit);
+    const { out, api } = openSession(args, { needKey: true });
+    const runs = await api.get<RunSummary[]>(`/api/runs?limit=${limit}`);
+    printList(out, runs, (r) => [r.id, r.status, r.subTask?.profile ?? null, r.subTask?.sessionId ?? null, r.startedAt]);
+  },
+});

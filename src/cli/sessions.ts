@@ -1,0 +1,25 @@
+import { defineCommand } from 'citty';
+import { globalArgs, limitArg } from './args.ts';
+import { printList, readLimit } from './client/list.ts';
+import { openSession } from './client/session.ts';
+
+interface SessionRecord {
+  id: string;
+  profile: string;
+  status: string;
+  runCount: number;
+  lastUsedAt: string;
+  lastPrompt: string | null;
+}
+
+/** `svc sessions`: the most recently created sessions. */
+export default defineCommand({
+  meta: { name: 'sessions', description: 'List sessions' },
+  args: { ...globalArgs, ...limitArg, q: { type: 'string', description: 'only sessions whose id or profile contains this' } },
+  async run({ args }) {
+    const limit = readLimit(args.limit);
+    const { out, api } = openSession(args, { needKey: true });
+    const sessions = await api.get<SessionRecord[]>(`/api/sessions?limit=${limit}${args.q ? `&q=${encodeURIComponent(args.q)}` : ''}`);
+    printList(out, sessions, (s) => [s.id, s.profile, s.status, s.runCount, s.lastUsedAt]);
+  },
+});

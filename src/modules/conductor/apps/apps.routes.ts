@@ -1,0 +1,21 @@
+import { Hono } from 'hono';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../../db/index.ts';
+import { withTenant } from '../../../db/index.ts';
+import type { IdentityEnv } from '../identity/index.ts';
+import { listConnections } from './apps.repo.ts';
+
+/** The providers svc knows how to connect; the operator enables one by configuring its OAuth client. */
+export const KNOWN_PROVIDERS = ['github', 'gitlab', 'google', 'jira', 'linear', 'notion', 'slack'] as const;
+
+/**
+ * `GET /api/connected-apps/providers` ({providers: [{name, configured}]}) and `GET /api/connected-apps/connections`
+ * ({connections: [...]}). Mounted at `/connected-apps`.
+ */
+export function connectedAppRoutes(deps: { db: Kysely<DB>; configured: readonly string[] }): Hono<IdentityEnv> {
+  const names = [...new Set([...KNOWN_PROVIDERS, ...deps.configured])].sort();
+  const providers = names.map((name) => ({ name, configured: deps.configured.includes(name) }));
+  return new Hono<IdentityEnv>()
+    .get('/providers', (c) => c.json({ providers }))
+    .get('/connections', async (c) => c.json({ connections: await withTenant(deps.db, c.get('principal').tenantId, (tx) => listConnections(tx)) }));
+}

@@ -1,0 +1,53 @@
+import { Hono, type MiddlewareHandler } from 'hono';
+import type { Kysely } from 'kysely';
+import * as v from 'valibot';
+import type { DB } from '../../../db/index.ts';
+import { badRequest, forbidden, notFound } from '../../../shared/errors.ts';
+import { readJson } from '../../../shared/http.ts';
+import { atLeast, type IdentityEnv, type Role } from '../identity/index.ts';
+import { getSpendCap, setSpendCap, type CapDefaults } from './spend-cap.service.ts';
+import { getWallet, grantCredit } from './wallet.service.ts';
+
+/** Largest monthly cap accepted: $10,000,000. */
+export const MAX_CAP_CENTS = 1_000_000_000;
+
+const CapBody = v.looseObject({
+  limit_usd_cents: v.nullable(v.pipe(v.number(), v.integer('a whole number of cents'), v.minValue(0, 'not negative'), v.maxValue(MAX_CAP_CENTS, `at most ${MAX_CAP_CENTS}`))),
+  billing_email: v.optional(v.nullable(v.pipe(v.string(), v.email()))),
+});
+
+const GrantBody = v.object({
+  tenantId: v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'a tenant slug')),
+  amountMicroUSD: v.pipe(v.number(), v.safeInteger(), v.minValue(1)),
+  description: v.optional(v.pipe(v.string(), v.maxLength(500)), 'operator grant'),
+});
+
+const role = (minimum: Role, what: string): MiddlewareHandler<IdentityEnv> => async (c, next) => {
+  if (!atLeast(c.get('principal').role, minimum)) throw forbidden(`${what} needs role ${minimum} or higher`);
+  await next();
+};
+
+/**
+ * `/api/billing/wallet` (member+), `/api/spend-cap` (GET member+, PUT admin+) and the operator's
+ * `POST /api/billing/grants` (operator tenant only, 404 to everyone else, like the tenant routes).
+ */
+export function billingRoutes(deps: { db: Kysely<DB>; defaults: CapDefaults; adminTenant: string | undefined }): Hono<IdentityEnv> {
+  const { db, defaults } = deps;
+  return new Hono<IdentityEnv>()
+    .get('/billing/wallet', role('member', 'the wallet'), async (c) => c.json(await getWallet(db, c.get('principal').tenantId)))
+    .post('/billing/grants', async (c) => {
+      const p = c.get('principal');
+      if (!deps.adminTenant || p.tenantId !== deps.adminTenant) throw notFound('not found');
+      if (!atLeast(p.role, 'admin')) throw forbidden('granting credit needs role admin or owner');
+      const body = await readJson(c, GrantBody);
+      const { id, wallet } = await grantCredit(db, { tenantId: body.tenantId, amountMicroUsd: body.amountMicroUSD, description: body.description, createdBy: p.keyId ?? p.subject });
+      return c.json({ id, tenantId: body.tenantId, wallet }, 201);
+    })
+    .get('/spend-cap', role('member', 'reading the spend cap'), async (c) => c.json(await getSpendCap(db, c.get('principal').tenantId, defaults)))
+    .put('/spend-cap', role('admin', 'setting the spend cap'), async (c) => {
+      const body = await readJson(c, CapBody);
+      if ('day' in body || 'day_limit_usd_cents' in body) throw badRequest('day: the daily window cannot be set; it follows the system default');
+      const p = c.get('principal');
+      return c.json(await setSpendCap(db, p.tenantId, { monthLimitCents: body.limit_usd_cents, billingEmail: body.billing_email, updatedBy: p.keyId ?? p.subject }, defaults));
+    });
+}

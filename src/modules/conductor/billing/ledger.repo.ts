@@ -1,0 +1,58 @@
+import { sql } from 'kysely';
+import type { Tx } from '../../../db/index.ts';
+import { prefixedId } from '../../../shared/ids.ts';
+
+/** SQL for the credit ledger (micro-USD, signed) and the spend-cap row. bigint sums travel as text. */
+export type LedgerKind = 'grant' | 'charge' | 'refund';
+
+export async function ledgerTotals(tx: Tx): Promise<{ balanceMicroUsd: number; grants: number }> {
+  const { rows } = await sql<{ balance: string; grants: number }>`
+    select coalesce(sum(amount_micro_usd), 0)::text as balance, (count(*) filter (where kind = 'grant'))::int as grants
+    from credit_ledger`.execute(tx);
+  return { balanceMicroUsd: Number(rows[0].balance), grants: Number(rows[0].grants) };
+}
+
+/** Net spend (charges less refunds) since `since`, in micro-USD; never negative. */
+export async function spentSince(tx: Tx, since: Date): Promise<number> {
+  const { rows } = await sql<{ spent: string }>`
+    select coalesce(-sum(amount_micro_usd), 0)::text as spent
+    from credit_ledger where kind in ('charge', 'refund') and created_at >= ${since}`.execute(tx);
+  return Math.max(0, Number(rows[0].spent));
+}
+
+export async function insertEntry(
+  tx: Tx,
+  e: { tenantId: string; kind: LedgerKind; amountMicroUsd: number; description: string; runId?: string | null; createdBy?: string | null },
+): Promise<{ id: string; inserted: boolean }> {
+  const id = prefixedId('cred');
+  const row = await tx
+    .insertInto('credit_ledger')
+    .values({
+      id,
+      tenant_id: e.tenantId,
+      kind: e.kind,
+      amount_micro_usd: e.amountMicroUsd,
+      description: e.description,
+      run_id: e.runId ?? null,
+      created_by: e.createdBy ?? null,
+    })
+    .onConflict((oc) => oc.columns(['tenant_id', 'run_id']).where('kind', '=', 'charge').where('run_id', 'is not', null).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return { id, inserted: row !== undefined };
+}
+
+export async function getCapRow(tx: Tx): Promise<{ monthLimitCents: number | null; billingEmail: string | null } | undefined> {
+  const row = await tx.selectFrom('spend_caps').select(['month_limit_cents', 'billing_email']).executeTakeFirst();
+  if (!row) return undefined;
+  return { monthLimitCents: row.month_limit_cents === null ? null : Number(row.month_limit_cents), billingEmail: row.billing_email };
+}
+
+export async function upsertCapRow(tx: Tx, r: { tenantId: string; monthLimitCents: number | null; billingEmail?: string | null; updatedBy: string | null }): Promise<void> {
+  const email = r.billingEmail === undefined ? {} : { billing_email: r.billingEmail };
+  await tx
+    .insertInto('spend_caps')
+    .values({ tenant_id: r.tenantId, month_limit_cents: r.monthLimitCents, updated_by: r.updatedBy, ...email })
+    .onConflict((oc) => oc.column('tenant_id').doUpdateSet({ month_limit_cents: r.monthLimitCents, updated_by: r.updatedBy, updated_at: new Date(), ...email }))
+    .execute();
+}
