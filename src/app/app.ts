@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
 import type { Config } from '../config/config.ts';
@@ -39,19 +39,31 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
   const app = new Hono();
   useJsonErrors(app);
   app.use('*', requestId({ headerName: 'X-Request-Id' }));
+  // Clients (the CLI's `doctor`) compare versions without a request of their own.
+  app.use('*', async (c, next) => {
+    await next();
+    try {
+      c.res.headers.set('X-Svc-Version', opts.version);
+    } catch {
+      // a proxied response's headers are immutable; it goes out without the version
+    }
+  });
   app.use('*', async (c, next) => {
     const started = performance.now();
     await next();
     metrics.inc('svc_http_requests_total', { method: c.req.method, status: String(c.res.status) });
     accessLog.debug('request', { method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(performance.now() - started), requestId: c.get('requestId') });
   });
-  const limit = bodyLimit({
-    maxSize: config.bodyLimitBytes,
-    // The unread rest of the body makes the connection unusable: tell the client not to reuse it.
-    onError: (c) => c.json({ error: `request body exceeds ${config.bodyLimitBytes} bytes` }, 413, { Connection: 'close' }),
-  });
-  app.use('/api/*', limit);
-  app.use('/v1/*', limit);
+  // The unread rest of an oversized body makes the connection unusable: tell the client not to reuse it.
+  const tooLarge = (max: number, v1: boolean) => (c: Context) =>
+    v1
+      ? c.json({ error: { message: `request body exceeds ${max} bytes`, type: 'invalid_request_error', param: null, code: 'request_too_large' } }, 413, { Connection: 'close' })
+      : c.json({ error: `request body exceeds ${max} bytes` }, 413, { Connection: 'close' });
+  app.use('/api/*', bodyLimit({ maxSize: config.bodyLimitBytes, onError: tooLarge(config.bodyLimitBytes, false) }));
+  // File and skill uploads are multipart bodies of their own size class; every other /v1 body is JSON.
+  const uploadLimit = bodyLimit({ maxSize: config.uploadLimitBytes, onError: tooLarge(config.uploadLimitBytes, true) });
+  const jsonLimit = bodyLimit({ maxSize: config.bodyLimitBytes, onError: tooLarge(config.bodyLimitBytes, true) });
+  app.use('/v1/*', (c, next) => (/^\/v1\/(files|skills)(\/|$)/.test(c.req.path) ? uploadLimit(c, next) : jsonLimit(c, next)));
 
   const workerOnly = config.roles.length === 1 && config.roles[0] === 'worker';
   if (!workerOnly) app.get('/healthz', (c) => c.text('ok'));
@@ -79,6 +91,8 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
         publicUrl: config.runner.publicUrl ?? opts.selfUrl,
         version: opts.version,
         workerFetch,
+        // Beside a conductor, the toolkit's delegate and notify call it in-process (the app is complete by then).
+        conductor: config.roles.includes('conductor') && !config.runner.conductorUrl ? { baseUrl: opts.selfUrl, fetch: (req) => app.fetch(req) } : undefined,
       });
       closers.push(() => runner.close());
       drainers.push(() => runner.close());
@@ -98,8 +112,13 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       bootstrapKey = conductor.bootstrapKey;
       app.route('/', conductor.app);
       const { createAgentsApi } = await import('../modules/agents-api/index.ts');
-      const agents = createAgentsApi({ conductor: conductor.services });
+      const agents = createAgentsApi({
+        conductor: conductor.services,
+        limits: { perKey: config.agents.rateLimitPerKey, perOrg: config.agents.rateLimitPerOrg, windowMs: 60_000 },
+        settings: { ...config.agents, selfUrl: config.runner.conductorUrl ?? opts.selfUrl, version: opts.version },
+      });
       closers.push(() => agents.close());
+      drainers.push(() => agents.drain());
       app.route('/v1', agents.v1);
       app.route('/api', agents.api);
     }

@@ -20,6 +20,8 @@ export interface Config {
   databaseUrl: string | undefined;
   logLevel: LogLevel;
   bodyLimitBytes: number;
+  /** Multipart uploads on /v1/files and /v1/skills. */
+  uploadLimitBytes: number;
   identity: {
     pepper: string | undefined;
     bootstrapToken: string | undefined;
@@ -29,6 +31,8 @@ export interface Config {
     jwtAudience: string | undefined;
     jwksUrl: string | undefined;
     runTokenSecret: string | undefined;
+    /** SVC_SECRETS_KEY: the key that provider keys and vault credentials are encrypted with at rest (generated and kept in SVC_DATA_DIR in dev). */
+    secretsKey: string | undefined;
   };
   internalToken: string | undefined;
   conductor: {
@@ -46,12 +50,18 @@ export interface Config {
     workerUrl: string | undefined;
     workerUrlByRuntime: Readonly<Partial<Record<Runtime, string>>>;
     stateCapBytes: number;
+    /** Root of the runner's VirtualFS (profile homes, session scratch, pool areas): SVC_RUNNER_DATA_DIR, default <SVC_DATA_DIR>/runner. */
+    dataDir: string;
+    /** Conductor base URL for the tools that call back into it (delegate, notify) in split roles: SVC_CONDUCTOR_URL. */
+    conductorUrl: string | undefined;
   };
   worker: {
     mode: WorkerMode;
     stateDir: string;
     stepCount: number;
     childEnvAllow: readonly string[];
+    /** The host variables SDK child processes may inherit: PATH plus the `childEnvAllow` names, read once here. */
+    hostEnv: Readonly<Record<string, string>>;
     allowHostTools: boolean;
     runnerUrl: string | undefined;
     workerToken: string | undefined;
@@ -59,6 +69,30 @@ export interface Config {
     protocol: number;
     /** Provider variables (OPENAI_API_KEY, ANTHROPIC_BASE_URL, …) passed through to the runtimes. */
     providerEnv: Readonly<Record<string, string>>;
+  };
+  /** The /v1 agents API (conductor role). */
+  agents: {
+    /** Requests per minute per API key (SVC_RATE_LIMIT_PER_KEY, default 300) and per organisation (SVC_RATE_LIMIT_PER_ORG, default 600). */
+    rateLimitPerKey: number;
+    rateLimitPerOrg: number;
+    /** Period of `: keep-alive` comments on session event streams (SVC_SSE_KEEPALIVE_MS, default 15 s). */
+    keepAliveMs: number;
+    /**
+     * Operator-configured OpenAI-compatible aggregators behind `svc/<name>/<model id>` models: SVC_AGGREGATOR_<NAME>_URL
+     * and SVC_AGGREGATOR_<NAME>_KEY (name lowercased, `_` → `-`). `demo` is built in and needs none.
+     */
+    aggregators: Readonly<Record<string, { url: string; key: string | undefined }>>;
+  };
+  /** What the `svc` CLI signs in through and reads (conductor role): device login, spend caps, connected apps. */
+  cli: {
+    /** Lifetime of a device-login code: SVC_DEVICE_CODE_TTL_MS, default 15 minutes (the seed's value; tests shorten it). */
+    deviceCodeTtlMs: number;
+    /** System default monthly spend cap in USD cents (SVC_SPEND_CAP_MONTHLY_CENTS, default 10000 = $100; 0: no cap). */
+    monthCapCents: number;
+    /** Daily spend window in USD cents, operator-set only (SVC_SPEND_CAP_DAILY_CENTS, default 2500 = $25; 0: no cap). */
+    dayCapCents: number;
+    /** Connected-app providers whose OAuth client is configured: SVC_CONNECTED_APP_<NAME>_CLIENT_ID and _CLIENT_SECRET. */
+    connectedApps: readonly string[];
   };
 }
 
@@ -133,6 +167,11 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
   if (appEnv !== 'dev' && roles.includes('conductor') && !pepper) {
     throw new ConfigError('AGENT_API_KEY_PEPPER', `required when AGENT_ORC_ENV is "${appEnv}" (not dev)`);
   }
+  const secretsKey = env.SVC_SECRETS_KEY || undefined;
+  if (secretsKey !== undefined && secretsKey.length < 16) throw new ConfigError('SVC_SECRETS_KEY', 'at least 16 characters');
+  if (appEnv !== 'dev' && roles.includes('conductor') && !secretsKey) {
+    throw new ConfigError('SVC_SECRETS_KEY', `required when AGENT_ORC_ENV is "${appEnv}" (not dev)`);
+  }
   const adminTenant = env.AGENT_ORC_ADMIN_TENANT || undefined;
   if (adminTenant !== undefined && !/^[a-z0-9][a-z0-9-]{0,62}$/.test(adminTenant)) throw new ConfigError('AGENT_ORC_ADMIN_TENANT', 'a tenant slug (lowercase letters, digits, hyphens)');
   const runners = (env.SVC_RUNNERS ?? '').split(',').map((s) => s.trim()).filter(Boolean).map((u, i) => url(`SVC_RUNNERS[${i}]`, u)!);
@@ -149,6 +188,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
   const sessionId = env.SVC_SESSION_ID || undefined;
   if (runnerUrl && workerToken && !sessionId) throw new ConfigError('SVC_SESSION_ID', 'required in outbound worker mode (SVC_RUNNER_URL and SVC_WORKER_TOKEN set)');
   const dataDir = resolve(env.SVC_DATA_DIR || './.svc');
+  const childEnvAllow = (env.AGENT_WORKER_CHILD_ENV_ALLOW ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 
   const config: Config = {
     roles,
@@ -159,6 +199,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
     databaseUrl,
     logLevel: pick('SVC_LOG_LEVEL', env.SVC_LOG_LEVEL, ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
     bodyLimitBytes: int('SVC_BODY_LIMIT_BYTES', env.SVC_BODY_LIMIT_BYTES, 1024 * 1024, 1024, 512 * 1024 * 1024),
+    uploadLimitBytes: int('SVC_UPLOAD_LIMIT_BYTES', env.SVC_UPLOAD_LIMIT_BYTES, 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     identity: {
       pepper,
       bootstrapToken: keyToken('SVC_BOOTSTRAP_TOKEN', env.SVC_BOOTSTRAP_TOKEN),
@@ -168,6 +209,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       jwtAudience: env.SVC_JWT_AUDIENCE || undefined,
       jwksUrl: url('SVC_JWT_JWKS_URL', env.SVC_JWT_JWKS_URL),
       runTokenSecret: env.SVC_RUN_TOKEN_SECRET || undefined,
+      secretsKey,
     },
     internalToken: env.SVC_INTERNAL_TOKEN || undefined,
     conductor: {
@@ -181,12 +223,15 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       workerUrl: url('SVC_WORKER_URL', env.SVC_WORKER_URL),
       workerUrlByRuntime,
       stateCapBytes: int('SVC_STATE_CAP_BYTES', env.SVC_STATE_CAP_BYTES, 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      dataDir: resolve(env.SVC_RUNNER_DATA_DIR || `${dataDir}/runner`),
+      conductorUrl: url('SVC_CONDUCTOR_URL', env.SVC_CONDUCTOR_URL),
     },
     worker: {
       mode: pick('MODE', env.MODE, WORKER_MODES, roles.length === 1 && roles[0] === 'worker' ? 'general' : 'all'),
       stateDir: resolve(env.SVC_STATE_DIR || (roles.length === 1 && roles[0] === 'worker' ? '/var/svc/state' : `${dataDir}/state`)),
       stepCount: int('AGENT_WORKER_STEP_COUNT', env.AGENT_WORKER_STEP_COUNT, 24, 1, 1000),
-      childEnvAllow: (env.AGENT_WORKER_CHILD_ENV_ALLOW ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+      childEnvAllow,
+      hostEnv: Object.fromEntries(['PATH', ...childEnvAllow].flatMap((k) => (env[k] !== undefined ? [[k, env[k] as string]] : []))),
       allowHostTools: env.AGENT_WORKER_ALLOW_HOST_TOOLS === '1',
       runnerUrl,
       workerToken,
@@ -194,8 +239,36 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       protocol,
       providerEnv,
     },
+    agents: {
+      rateLimitPerKey: int('SVC_RATE_LIMIT_PER_KEY', env.SVC_RATE_LIMIT_PER_KEY, 300, 1, 1_000_000),
+      rateLimitPerOrg: int('SVC_RATE_LIMIT_PER_ORG', env.SVC_RATE_LIMIT_PER_ORG, 600, 1, 1_000_000),
+      keepAliveMs: int('SVC_SSE_KEEPALIVE_MS', env.SVC_SSE_KEEPALIVE_MS, 15_000, 50, 270_000),
+      aggregators: aggregatorsOf(env),
+    },
+    cli: {
+      deviceCodeTtlMs: int('SVC_DEVICE_CODE_TTL_MS', env.SVC_DEVICE_CODE_TTL_MS, 15 * 60_000, 100, 24 * 3_600_000),
+      monthCapCents: int('SVC_SPEND_CAP_MONTHLY_CENTS', env.SVC_SPEND_CAP_MONTHLY_CENTS, 10_000, 0, 1_000_000_000),
+      dayCapCents: int('SVC_SPEND_CAP_DAILY_CENTS', env.SVC_SPEND_CAP_DAILY_CENTS, 2_500, 0, 1_000_000_000),
+      connectedApps: Object.keys(env)
+        .map((k) => /^SVC_CONNECTED_APP_([A-Z0-9]+)_CLIENT_ID$/.exec(k)?.[1])
+        .filter((name): name is string => !!name && !!env[`SVC_CONNECTED_APP_${name}_CLIENT_ID`] && !!env[`SVC_CONNECTED_APP_${name}_CLIENT_SECRET`])
+        .map((name) => name.toLowerCase())
+        .sort(),
+    },
   };
   return deepFreeze(config);
+}
+
+function aggregatorsOf(env: Record<string, string | undefined>): Record<string, { url: string; key: string | undefined }> {
+  const out: Record<string, { url: string; key: string | undefined }> = {};
+  for (const [k, raw] of Object.entries(env)) {
+    const m = /^SVC_AGGREGATOR_([A-Z0-9_]+)_URL$/.exec(k);
+    if (!m || !raw) continue;
+    const name = m[1].toLowerCase().replace(/_/g, '-');
+    if (name === 'demo') throw new ConfigError(k, '"demo" is the built-in aggregator and cannot be configured');
+    out[name] = { url: url(k, raw)!, key: env[`SVC_AGGREGATOR_${m[1]}_KEY`] || undefined };
+  }
+  return out;
 }
 
 function deepFreeze<T>(value: T): T {

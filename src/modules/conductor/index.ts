@@ -7,7 +7,7 @@ import { createLogger } from '../../shared/log.ts';
 import { useJsonErrors } from '../../shared/http.ts';
 import { prefixedId } from '../../shared/ids.ts';
 import type { Metrics } from '../../app/metrics.ts';
-import { authenticate, bootstrapIdentity, identityRoutes, mintRunToken, requireAuth, resolveSecret, tenantRoutes, type IdentityEnv, type Principal } from './identity/index.ts';
+import { authenticate, bootstrapIdentity, identityRoutes, mintRunToken, requireAuth, resolveSecret, tenantRoutes, type IdentityEnv, type KeyDeps, type Principal } from './identity/index.ts';
 import { createFleet } from './runners/fleet.ts';
 import { createBroadcaster } from './runners/broadcast.ts';
 import { profileRoutes } from './profiles/profiles.routes.ts';
@@ -23,6 +23,13 @@ import { eventsAfter } from './runs/runs.repo.ts';
 import { runRoutes } from './runs/runs.routes.ts';
 import type { RunDeps } from './runs/runs.service.ts';
 import { withTenant } from '../../db/index.ts';
+import { deviceApiRoutes } from './device/index.ts';
+import { dashboardRoutes } from './dashboard/index.ts';
+import { connectedAppRoutes } from './apps/index.ts';
+import { billingRoutes } from './billing/index.ts';
+import { skillRoutes } from './skills/index.ts';
+import { notificationRoutes } from './notifications/index.ts';
+import { capabilityBundleRoutes } from './toolkit/index.ts';
 
 /**
  * The conductor: the control plane behind `/api/*`. Called by the composition root (src/app) with an open, migrated
@@ -46,6 +53,10 @@ export interface ConductorServices {
   authenticate(header: string | undefined): Promise<Principal>;
   runDeps: RunDeps & { hub: Hub };
   profileDeps: ProfileDeps;
+  /** The API-key service's dependencies (the /api/keys extension routes issue, list and revoke through it). */
+  keyDeps: KeyDeps;
+  /** The at-rest encryption secret for provider keys and vault credentials (SVC_SECRETS_KEY, or generated in dev). */
+  secretsKey: string;
 }
 
 export interface ConductorDeps {
@@ -67,6 +78,7 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
     resolveSecret({ configured: config.identity.runTokenSecret, dataDir: config.dataDir, file: 'run-token-key', persist: persistent }),
   );
   const keyDeps = { db, pepper, keyEnv: config.identity.keyEnv };
+  const secretsKey = resolveSecret({ configured: config.identity.secretsKey, dataDir: config.dataDir, file: 'secrets-key', persist: persistent });
   const boot = await bootstrapIdentity({ ...keyDeps, log }, { bootstrapToken: config.identity.bootstrapToken, dataDir: config.dataDir, writeKeyFile: persistent });
   const { jwtIssuer, jwksUrl, jwtAudience } = config.identity;
   const jwt = jwtIssuer && jwksUrl ? { issuer: jwtIssuer, audience: jwtAudience, jwks: jose.createRemoteJWKSet(new URL(jwksUrl)) } : undefined;
@@ -107,9 +119,19 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
   api.route('/pools', poolRoutes({ db, broadcaster }));
   api.route('/runs', runRoutes({ ...runDeps, keepAliveMs: 15_000 }));
   api.route('/', sessionRoutes({ ...runDeps, fanOutTimeoutMs: 2000 }));
+  api.route('/skills', skillRoutes({ db }));
+  api.route('/notifications', notificationRoutes({ db }));
+  api.route('/capability-bundles', capabilityBundleRoutes());
+  api.route('/connected-apps', connectedAppRoutes({ db, configured: config.cli.connectedApps }));
+  api.route('/', billingRoutes({ db, defaults: config.cli, adminTenant: config.identity.adminTenant }));
 
   const app = new Hono<IdentityEnv>();
   useJsonErrors(app);
+  // The CLI's logins: device-code issue and polling (no key yet, so before the authenticated /api) and the dashboard
+  // pages a signed-in user approves them on (cookie sessions, not under /api).
+  const device = { db, keyDeps, ttlMs: config.cli.deviceCodeTtlMs };
+  app.route('/api/device', deviceApiRoutes(device));
+  app.route('/', dashboardRoutes({ db, pepper, keyDeps, device, authenticate: (header) => authenticate(authDeps, header) }));
   app.route('/api', api);
   async function drain(): Promise<void> {
     broadcaster.stop();
@@ -122,7 +144,7 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
     app,
     bootstrapKey: boot.token,
     ownerId,
-    services: { db, authenticate: (header) => authenticate(authDeps, header), runDeps, profileDeps },
+    services: { db, authenticate: (header) => authenticate(authDeps, header), runDeps, profileDeps, keyDeps, secretsKey },
     drain,
     async close() {
       await drain();
@@ -136,7 +158,11 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
 // The services the agents API builds on, re-exported through this door.
 export { createRun, getRunSummary, listRunSummaries, RunBody, type RunDeps } from './runs/runs.service.ts';
 export { followRun } from './runs/follow.ts';
+export { createSessionFor, shutdownSession } from './sessions/sessions.service.ts';
 export { cancelRun, terminateRun } from './runs/cancel.ts';
 export { createProfile, getProfile, replaceProfileByName, deleteProfile, type ProfileDeps } from './profiles/profiles.service.ts';
 export { requireAuth, atLeast, type IdentityEnv, type Principal, type Role } from './identity/index.ts';
+export { issueKey, listKeys, revokeKey, type ApiKeyView, type KeyDeps } from './identity/index.ts';
 export type { StoredEvent, Hub } from './runs/hub.ts';
+// The credit ledger, for whatever prices usage (charges are idempotent per run).
+export { chargeCredit, getWallet, getSpendCap, type Wallet, type SpendCap } from './billing/index.ts';

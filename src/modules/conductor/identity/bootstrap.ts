@@ -21,8 +21,15 @@ export async function bootstrapIdentity(
     return row !== undefined;
   });
   if (opts.bootstrapToken) {
-    const exists = await keyExists(deps.db, hashKey(deps.pepper, opts.bootstrapToken));
-    if (!exists) await insertKey(deps, 'default', { name: 'bootstrap', role: 'owner', createdBy: null, expiresAt: null, token: opts.bootstrapToken });
+    const hash = hashKey(deps.pepper, opts.bootstrapToken);
+    if (!(await keyExists(deps.db, hash))) {
+      try {
+        await insertKey(deps, 'default', { name: 'bootstrap', role: 'owner', createdBy: null, expiresAt: null, token: opts.bootstrapToken });
+      } catch (err) {
+        // Replicas boot together with the same token: the one that lost the race finds the key in place, which is fine.
+        if (!(await keyExists(deps.db, hash))) throw err;
+      }
+    }
     return { token: opts.bootstrapToken, created };
   }
   if (!created) return { token: undefined, created };
