@@ -89,15 +89,15 @@ CREATE TABLE conductor_leases (
   expires_at   timestamptz NOT NULL
 );
 
-DO $$
-DECLARE t text;
+-- Every tenant table gets the same guard: FORCE row-level security and one policy on app.tenant_id (or app.system).
+CREATE FUNCTION svc_tenant_rls(t regclass) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-  FOREACH t IN ARRAY ARRAY['profiles', 'pools', 'skills', 'sessions', 'session_states', 'runs', 'run_events'] LOOP
-    EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
-    EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', t);
-    EXECUTE format($p$CREATE POLICY %I ON %I
-      USING (tenant_id = current_setting('app.tenant_id', true) OR current_setting('app.system', true) = 'on')
-      WITH CHECK (tenant_id = current_setting('app.tenant_id', true) OR current_setting('app.system', true) = 'on')$p$,
-      t || '_isolation', t);
-  END LOOP;
+  EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', t);
+  EXECUTE format('ALTER TABLE %s FORCE ROW LEVEL SECURITY', t);
+  EXECUTE format($p$CREATE POLICY %I ON %s
+    USING (tenant_id = current_setting('app.tenant_id', true) OR current_setting('app.system', true) = 'on')
+    WITH CHECK (tenant_id = current_setting('app.tenant_id', true) OR current_setting('app.system', true) = 'on')$p$,
+    t::text || '_isolation', t);
 END $$;
+
+SELECT svc_tenant_rls(t::regclass) FROM unnest(ARRAY['profiles', 'pools', 'skills', 'sessions', 'session_states', 'runs', 'run_events']) AS t;

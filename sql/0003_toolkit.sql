@@ -15,8 +15,4 @@ CREATE TABLE notifications (
 );
 CREATE INDEX notifications_tenant_created ON notifications (tenant_id, created_at DESC, id DESC);
 
-ALTER TABLE notifications ENABLE ROW LEVEL SECURITY;
-ALTER TABLE notifications FORCE ROW LEVEL SECURITY;
-CREATE POLICY notifications_isolation ON notifications
-  USING (tenant_id = current_setting('app.tenant_id', true) OR current_setting('app.system', true) = 'on')
-  WITH CHECK (tenant_id = current_setting('app.tenant_id', true) OR current_setting('app.system', true) = 'on');
+SELECT svc_tenant_rls('notifications');

@@ -79,15 +79,4 @@ CREATE TABLE agent_idempotency_keys (
   PRIMARY KEY (session_id, key)
 );
 
-DO $$
-DECLARE t text;
-BEGIN
-  FOREACH t IN ARRAY ARRAY['agents', 'agent_sessions', 'agent_turns', 'agent_items', 'agent_session_events', 'agent_idempotency_keys'] LOOP
-    EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
-    EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', t);
-    EXECUTE format($p$CREATE POLICY %I ON %I
-      USING (tenant_id = current_setting('app.tenant_id', true) OR current_setting('app.system', true) = 'on')
-      WITH CHECK (tenant_id = current_setting('app.tenant_id', true) OR current_setting('app.system', true) = 'on')$p$,
-      t || '_isolation', t);
-  END LOOP;
-END $$;
+SELECT svc_tenant_rls(t::regclass) FROM unnest(ARRAY['agents', 'agent_sessions', 'agent_turns', 'agent_items', 'agent_session_events', 'agent_idempotency_keys']) AS t;

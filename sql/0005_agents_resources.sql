@@ -110,16 +110,4 @@ CREATE TABLE provider_keys (
 -- Usage is summed from run `usage` events; this index keeps the per-tenant scan of run_events narrow.
 CREATE INDEX IF NOT EXISTS run_events_tenant_usage ON run_events (tenant_id) WHERE event->>'type' = 'usage';
 
-DO $$
-DECLARE t text;
-BEGIN
-  FOREACH t IN ARRAY ARRAY['agent_files', 'agent_skills', 'agent_skill_versions', 'vaults', 'vault_credentials',
-                           'environment_templates', 'agent_environments', 'agent_environment_files', 'provider_keys'] LOOP
-    EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
-    EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', t);
-    EXECUTE format($p$CREATE POLICY %I ON %I
-      USING (tenant_id = current_setting('app.tenant_id', true) OR current_setting('app.system', true) = 'on')
-      WITH CHECK (tenant_id = current_setting('app.tenant_id', true) OR current_setting('app.system', true) = 'on')$p$,
-      t || '_isolation', t);
-  END LOOP;
-END $$;
+SELECT svc_tenant_rls(t::regclass) FROM unnest(ARRAY['agent_files', 'agent_skills', 'agent_skill_versions', 'vaults', 'vault_credentials', 'environment_templates', 'agent_environments', 'agent_environment_files', 'provider_keys']) AS t;

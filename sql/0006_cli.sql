@@ -67,15 +67,4 @@ CREATE TABLE connected_apps (
 );
 CREATE INDEX connected_apps_tenant ON connected_apps (tenant_id, created_at);
 
-DO $$
-DECLARE t text;
-BEGIN
-  FOREACH t IN ARRAY ARRAY['credit_ledger', 'spend_caps', 'connected_apps'] LOOP
-    EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
-    EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', t);
-    EXECUTE format($p$CREATE POLICY %I ON %I
-      USING (tenant_id = current_setting('app.tenant_id', true) OR current_setting('app.system', true) = 'on')
-      WITH CHECK (tenant_id = current_setting('app.tenant_id', true) OR current_setting('app.system', true) = 'on')$p$,
-      t || '_isolation', t);
-  END LOOP;
-END $$;
+SELECT svc_tenant_rls(t::regclass) FROM unnest(ARRAY['credit_ledger', 'spend_caps', 'connected_apps']) AS t;

@@ -59,6 +59,16 @@ describe.each(backends)('row-level security on $name', (backend) => {
     expect(globex).toEqual([{ name: 'globex' }]);
   });
 
+  it('guards every table that has a tenant_id with forced row-level security and a policy', async () => {
+    const { rows } = await sql<{ table: string; forced: boolean; policies: number }>`
+      select c.relname as table, c.relforcerowsecurity as forced,
+             (select count(*)::int from pg_policy p where p.polrelid = c.oid) as policies
+      from pg_class c join pg_attribute a on a.attrelid = c.oid and a.attname = 'tenant_id' and not a.attisdropped
+      where c.relkind = 'r' and c.relnamespace = 'public'::regnamespace order by 1`.execute(database.db);
+    expect(rows.length).toBeGreaterThan(20);
+    expect(rows.filter((r) => !r.forced || r.policies === 0)).toEqual([]);
+  });
+
   it('applies migrations once: a second run applies nothing', async () => {
     expect(await migrate(database)).toEqual([]);
     const applied = await sql<{ name: string }>`select name from svc_migrations order by name`.execute(database.db);
