@@ -3,23 +3,9 @@ import { globalArgs } from '../args.ts';
 import { formatUsd } from '../client/amount.ts';
 import type { Output } from '../client/output.ts';
 import { openSession } from '../client/session.ts';
+import type { CapWindow, SpendCap } from '../../contracts/billing.ts';
+export type { CapWindow, SpendCap } from '../../contracts/billing.ts';
 
-export interface CapWindow {
-  limit_usd_cents: number | null;
-  limit_usd: number | null;
-  spent_usd_cents: number;
-  spent_usd: number;
-  remaining_usd_cents: number | null;
-  user_set: boolean;
-  resets_at: string;
-}
-
-export interface SpendCap {
-  enabled: boolean;
-  month: CapWindow;
-  day: CapWindow;
-  billing_email: string | null;
-}
 
 const windowOf = (w: CapWindow): CapWindow => ({
   limit_usd_cents: w.limit_usd_cents,

@@ -3,6 +3,8 @@ import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import { getCapRow, spentSince, upsertCapRow } from './ledger.repo.ts';
 import { MICRO_PER_CENT } from './wallet.service.ts';
+import type { CapWindow, SpendCap } from '../../../contracts/billing.ts';
+export type { CapWindow, SpendCap } from '../../../contracts/billing.ts';
 
 /**
  * The spend cap: a monthly window the tenant's admins may set (or revert to the system default) and a daily window
@@ -14,22 +16,6 @@ export interface CapDefaults {
   dayCapCents: number;
 }
 
-export interface CapWindow {
-  limit_usd_cents: number | null;
-  limit_usd: number | null;
-  spent_usd_cents: number;
-  spent_usd: number;
-  remaining_usd_cents: number | null;
-  user_set: boolean;
-  resets_at: string;
-}
-
-export interface SpendCap {
-  enabled: boolean;
-  month: CapWindow;
-  day: CapWindow;
-  billing_email: string | null;
-}
 
 function window(limit: number | null, spentMicro: number, userSet: boolean, resetsAt: Date): CapWindow {
   // Round spend up to the cent, so `remaining` never overstates what is left.
