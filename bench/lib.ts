@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 /** Shared helpers for benchmark scripts: start `svc serve` as a process, drive HTTP load, summarise latencies. */
@@ -7,32 +9,119 @@ const BIN = fileURLToPath(new URL('../bin/svc.js', import.meta.url));
 export interface Proc {
   url: string;
   child: ChildProcess;
-  stop(): Promise<void>;
+  /** What the process printed so far (stdout and stderr), for error messages. */
+  output(): string;
+  /** SIGTERM, then SIGKILL when the process has not exited after `graceMs` (default 30 s). */
+  stop(graceMs?: number): Promise<void>;
 }
 
-export function startProcess(args: string[], env: Record<string, string>): Promise<Proc> {
+export interface StartOptions {
+  /** Node flags before the script, e.g. `--cpu-prof`. */
+  nodeArgs?: string[];
+  /** A script to run instead of `bin/svc.js serve --port=0`; it must print `listening on <url>`. */
+  script?: string;
+}
+
+/**
+ * Starts `svc serve --port=0 …args` (or `opts.script`) on this Node and resolves with the URL it prints. `--port=N` in
+ * `args` wins over the default (citty keeps the last value).
+ */
+export function startProcess(args: string[], env: Record<string, string>, opts: StartOptions = {}): Promise<Proc> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--port=0', ...args], {
+    const argv = opts.script ? [...(opts.nodeArgs ?? []), opts.script, ...args] : [...(opts.nodeArgs ?? []), BIN, 'serve', '--port=0', ...args];
+    const child = spawn(process.execPath, argv, {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
+    let listening = false;
     const onData = (d: Buffer) => {
       out += d;
-      const m = /svc listening on (http:\/\/\S+)/.exec(out);
+      if (out.length > 200_000) out = out.slice(-100_000);
+      const m = listening ? null : /listening on (http:\/\/\S+)/.exec(out);
       if (m) {
-        child.stdout!.off('data', onData);
+        listening = true;
         resolve({
           url: m[1],
           child,
-          stop: () => new Promise((r) => (child.exitCode !== null ? r() : (child.once('exit', () => r()), child.kill('SIGTERM')))),
+          output: () => out,
+          stop: (graceMs = 30_000) =>
+            new Promise<void>((r) => {
+              if (child.exitCode !== null || child.signalCode !== null) return r();
+              // a process that does not finish its graceful stop in time is killed, and says so
+              const timer = setTimeout(() => {
+                process.stderr.write(`[bench] ${argv.slice(-3).join(' ')} (pid ${child.pid}) did not exit ${graceMs} ms after SIGTERM; SIGKILL\n`);
+                child.kill('SIGKILL');
+              }, graceMs);
+              child.once('exit', () => (clearTimeout(timer), r()));
+              child.kill('SIGTERM');
+            }),
         });
       }
     };
     child.stdout!.on('data', onData);
-    child.stderr!.on('data', (d) => (out += d));
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      if (!listening) reject(new Error(`exited ${code}: ${out}`));
+    });
   });
+}
+
+/** A port that was free a moment ago (listen on 0, read it, close). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resident set size of a process in MiB (VmRSS from /proc/<pid>/status); NaN when it cannot be read. */
+export function rssMiB(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU time (user + system) a process has used so far, in ms (from /proc/<pid>/stat); NaN when it cannot be read. */
+export function cpuMs(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // fields after the command name (which may contain spaces) start at state; utime and stime are fields 14 and 15
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+/** USER_HZ: 100 on every Linux that Node supports in practice. */
+const CLOCK_TICKS = 100;
+
+/** Samples a process's RSS every `ms` until stopped; returns the peak and the last sample in MiB. */
+export function sampleRss(pid: number | undefined, ms = 100): { stop(): { peak: number; last: number } } {
+  let peak = NaN;
+  let last = NaN;
+  const sample = () => {
+    last = rssMiB(pid);
+    if (Number.isNaN(peak) || last > peak) peak = last;
+  };
+  sample();
+  const timer = setInterval(sample, ms);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      return { peak, last };
+    },
+  };
 }
 
 export function percentile(sorted: number[], p: number): number {

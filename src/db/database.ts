@@ -95,8 +95,10 @@ async function openPostgres(url: string): Promise<Database> {
       await sql`select pg_notify(${channel}, ${payload})`.execute(db);
     },
     async close() {
+      // End with a timeout first: Kysely's destroy() ends the client without one, which waits forever on a connection
+      // that a late query still holds. end() is memoised, so destroy() then shares this bounded end.
+      await client.end({ timeout: 5 });
       await db.destroy();
-      await client.end({ timeout: 5 }); // destroy() ends the client only if Kysely ever used it
       await listener?.end({ timeout: 5 });
     },
   };

@@ -138,6 +138,7 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
     // Runs we drive cannot finish once we are gone: end them `interrupted` now, with their terminal event.
     for (const run of active.all()) stopLocally(runDeps, run.runId, 'interrupted');
     await Promise.all(active.all().map((r) => r.done));
+    await active.settled();
   }
 
   return {

@@ -19,7 +19,15 @@ export interface ActiveRun {
 
 export function createActiveRuns() {
   const runs = new Map<string, ActiveRun>();
+  const settling = new Set<Promise<void>>();
   return {
+    /** Work a run still does after it left this set (saving its state bundle); a graceful stop waits for it. */
+    settle(work: Promise<void>) {
+      settling.add(work);
+      const done = () => void settling.delete(work);
+      work.then(done, done);
+    },
+    settled: async () => void (await Promise.allSettled([...settling])),
     get: (id: string) => runs.get(id),
     add(run: ActiveRun) {
       runs.set(run.runId, run);

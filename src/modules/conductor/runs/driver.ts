@@ -55,7 +55,9 @@ export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMe
   terminal ??= run.stopping ? stoppedEvent(run) : runEvent('error', { message: 'run stream ended without a result' });
   await finish(deps, run, terminal, seq + 1);
   deps.active.remove(run.runId);
-  await saveSessionState(deps, run, runner);
+  const saving = saveSessionState(deps, run, runner);
+  deps.active.settle(saving); // a shutdown must not close the database under this write
+  await saving;
 }
 
 /**
