@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { backends } from '../support/backends.ts';
+import { backends, startOn } from '../support/backends.ts';
 import { FAKE_MODEL, startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
 
 /**
@@ -9,17 +9,11 @@ import { FAKE_MODEL, startAgentsHarness, type AgentsHarness } from '../support/a
  */
 describe.each(backends)('agents and sessions on $name', (backend) => {
   let h: AgentsHarness;
-  let cleanup: () => Promise<void>;
 
   beforeAll(async () => {
-    const db = await backend.setup();
-    cleanup = db.cleanup;
-    h = await startAgentsHarness({}, { databaseUrl: db.url });
+    h = await startOn(backend, (url) => startAgentsHarness({}, { databaseUrl: url }));
   });
-  afterAll(async () => {
-    await h?.stop();
-    await cleanup?.();
-  });
+  afterAll(() => h?.stop());
 
   it('creates an agent with every default resolved, and reads it back', async () => {
     const agent = await h.client.beta.agents.create({ model: 'svc/demo/echo' });

@@ -6,7 +6,7 @@ import { createEnvironment, readWorkspace } from '../../src/modules/agents-api/e
 import { createSecretBox } from '../../src/modules/agents-api/secret-box.ts';
 import type { ResourceDeps } from '../../src/modules/agents-api/deps.ts';
 import { rawV1, SECRETS_KEY, startSdkSvc, type SdkSvc } from '../support/agents-sdk.ts';
-import { backends } from '../support/backends.ts';
+import { backends, startOn } from '../support/backends.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const zipB64 = b64('PK\u0003\u0004 not really a zip');
@@ -14,22 +14,16 @@ const skillMd = (name: string) => new TextEncoder().encode(`---\nname: ${name}\n
 
 describe.each(backends)('environment templates and environments through the openai SDK on $name', (backend) => {
   let t: SdkSvc;
-  let cleanup: (() => Promise<void>) | undefined;
   let deps: ResourceDeps;
   let fileId: string;
   let skillId: string;
   beforeAll(async () => {
-    const db = await backend.setup();
-    cleanup = db.cleanup;
-    t = await startSdkSvc({ DATABASE_URL: db.url });
+    t = await startOn(backend, (url) => startSdkSvc({ DATABASE_URL: url }));
     deps = { db: t.svc.server.built.database!.db, box: createSecretBox(SECRETS_KEY) };
     fileId = (await t.client.files.create({ file: await toFile(new TextEncoder().encode('from the files api'), 'input.txt'), purpose: 'user_data' })).id;
     skillId = (await t.client.skills.create({ files: [await toFile(skillMd('helper'), 'helper/SKILL.md')] })).id;
   });
-  afterAll(async () => {
-    await t?.stop();
-    await cleanup?.();
-  });
+  afterAll(() => t?.stop());
 
   const templates = () => t.client.beta.agents.environments.templates;
 

@@ -4,20 +4,14 @@ import { runEvent } from '../../src/contracts/run-event.ts';
 import { providerKey } from '../../src/modules/agents-api/extensions/provider-keys.ts';
 import { createSecretBox } from '../../src/modules/agents-api/secret-box.ts';
 import { SECRETS_KEY, startSdkSvc, type SdkSvc } from '../support/agents-sdk.ts';
-import { backends } from '../support/backends.ts';
+import { backends, startOn } from '../support/backends.ts';
 
 describe.each(backends)('extension routes /api/providers, /api/keys, /api/usage on $name', (backend) => {
   let t: SdkSvc;
-  let cleanup: (() => Promise<void>) | undefined;
   beforeAll(async () => {
-    const db = await backend.setup();
-    cleanup = db.cleanup;
-    t = await startSdkSvc({ DATABASE_URL: db.url });
+    t = await startOn(backend, (url) => startSdkSvc({ DATABASE_URL: url }));
   });
-  afterAll(async () => {
-    await t?.stop();
-    await cleanup?.();
-  });
+  afterAll(() => t?.stop());
   const api = (path: string, init: Parameters<SdkSvc['svc']['api']>[1] = {}) => t.svc.api(path, init);
 
   it('lists the supported providers and whether a key is set', async () => {

@@ -1,22 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI, { toFile } from 'openai';
 import { rawV1, startSdkSvc, type SdkSvc } from '../support/agents-sdk.ts';
-import { backends } from '../support/backends.ts';
+import { backends, startOn } from '../support/backends.ts';
 
 const bytes = (n: number, seed = 7) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) % 256);
 
 describe.each(backends)('the Files resource through the openai SDK on $name', (backend) => {
   let t: SdkSvc;
-  let cleanup: (() => Promise<void>) | undefined;
   beforeAll(async () => {
-    const db = await backend.setup();
-    cleanup = db.cleanup;
-    t = await startSdkSvc({ DATABASE_URL: db.url });
+    t = await startOn(backend, (url) => startSdkSvc({ DATABASE_URL: url }));
   });
-  afterAll(async () => {
-    await t?.stop();
-    await cleanup?.();
-  });
+  afterAll(() => t?.stop());
 
   it('uploads a file and downloads the same bytes', async () => {
     const content = bytes(70_000);

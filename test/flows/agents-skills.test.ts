@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI, { toFile } from 'openai';
 import { unzipSync, zipSync } from 'fflate';
 import { rawV1, startSdkSvc, type SdkSvc } from '../support/agents-sdk.ts';
-import { backends } from '../support/backends.ts';
+import { backends, startOn } from '../support/backends.ts';
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const skillMd = (name: string, description: string, body = 'Use it wisely.') => enc(`---\nname: ${name}\ndescription: ${description}\n---\n\n# ${name}\n\n${body}\n`);
@@ -22,16 +22,10 @@ async function entries(res: Response): Promise<Record<string, Uint8Array>> {
 
 describe.each(backends)('the Skills resource through the openai SDK on $name', (backend) => {
   let t: SdkSvc;
-  let cleanup: (() => Promise<void>) | undefined;
   beforeAll(async () => {
-    const db = await backend.setup();
-    cleanup = db.cleanup;
-    t = await startSdkSvc({ DATABASE_URL: db.url });
+    t = await startOn(backend, (url) => startSdkSvc({ DATABASE_URL: url }));
   });
-  afterAll(async () => {
-    await t?.stop();
-    await cleanup?.();
-  });
+  afterAll(() => t?.stop());
 
   it('creates a skill from a directory upload (files[] with relative paths) and reads name and description from SKILL.md', async () => {
     const skill = await t.client.skills.create({ files: await directory('pdf-tools', 'Fill and sign PDF forms') });

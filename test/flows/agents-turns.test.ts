@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backends } from '../support/backends.ts';
+import { backends, startOn } from '../support/backends.ts';
 import { collect, FAKE_MODEL, isTurnEnd, reader, startAgentsHarness, textOf, type AgentsHarness } from '../support/agents.ts';
 import { lastUserPrompt, modelRequests } from '../support/fake-provider.ts';
 
@@ -10,18 +10,12 @@ import { lastUserPrompt, modelRequests } from '../support/fake-provider.ts';
  */
 describe.each(backends)('agent session turns on $name', (backend) => {
   let h: AgentsHarness;
-  let cleanup: () => Promise<void>;
   const weather = { type: 'function' as const, name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
 
   beforeAll(async () => {
-    const db = await backend.setup();
-    cleanup = db.cleanup;
-    h = await startAgentsHarness({}, { databaseUrl: db.url });
+    h = await startOn(backend, (url) => startAgentsHarness({}, { databaseUrl: url }));
   });
-  afterAll(async () => {
-    await h?.stop();
-    await cleanup?.();
-  });
+  afterAll(() => h?.stop());
 
   const newSession = async (model = FAKE_MODEL, tools: Array<typeof weather> = []) => {
     const agent = await h.client.beta.agents.create({ model, tools });

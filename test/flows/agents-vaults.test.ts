@@ -4,7 +4,7 @@ import { withTenant } from '../../src/db/index.ts';
 import { createSecretBox } from '../../src/modules/agents-api/secret-box.ts';
 import { resolveCredential } from '../../src/modules/agents-api/vaults/credentials.service.ts';
 import { rawV1, SECRETS_KEY, startSdkSvc, type SdkSvc } from '../support/agents-sdk.ts';
-import { backends } from '../support/backends.ts';
+import { backends, startOn } from '../support/backends.ts';
 
 const SECRETS = ['oauth-access-SECRET-1', 'oauth-refresh-SECRET-2', 'client-SECRET-3', 'bearer-SECRET-4', 'rotated-SECRET-5', 'rotated-SECRET-6', 'rotated-SECRET-7'];
 
@@ -20,17 +20,11 @@ function oauth(server = 'https://mcp.example.com/mcp') {
 
 describe.each(backends)('vaults and credentials through the openai SDK on $name', (backend) => {
   let t: SdkSvc;
-  let cleanup: (() => Promise<void>) | undefined;
   const rawBodies: string[] = [];
   beforeAll(async () => {
-    const db = await backend.setup();
-    cleanup = db.cleanup;
-    t = await startSdkSvc({ DATABASE_URL: db.url });
+    t = await startOn(backend, (url) => startSdkSvc({ DATABASE_URL: url }));
   });
-  afterAll(async () => {
-    await t?.stop();
-    await cleanup?.();
-  });
+  afterAll(() => t?.stop());
 
   it('creates a vault from {} and with a trimmed name and metadata (§8 item 16)', async () => {
     const empty = await t.client.beta.agents.vaults.create();

@@ -22,3 +22,24 @@ export const postgresServer: Backend = {
 
 export const hasPostgres = inject('pg');
 export const backends: Backend[] = hasPostgres ? [pglite, postgresServer] : [pglite];
+
+/**
+ * Starts an instance on a backend's fresh database; its `stop()` also drops that database. Tests call it in
+ * `beforeAll` and `stop()` in `afterAll`.
+ */
+export async function startOn<T extends { stop(): Promise<void> }>(backend: Backend, start: (databaseUrl: string) => Promise<T>): Promise<T> {
+  const db = await backend.setup();
+  try {
+    const instance = await start(db.url);
+    const stop = instance.stop.bind(instance);
+    return Object.assign(instance, {
+      async stop() {
+        await stop();
+        await db.cleanup();
+      },
+    });
+  } catch (err) {
+    await db.cleanup();
+    throw err;
+  }
+}
