@@ -38,7 +38,15 @@ export interface RunnerOnPort {
 
 export function runnerHarness(fake: () => FakeProvider) {
   const stoppers: Array<() => Promise<void>> = [];
-  const providerEnv = () => ({ OPENAI_COMPATIBLE_BASE_URL: fake().url, OPENAI_COMPATIBLE_API_KEY: 'fake' });
+  // Every provider of the general runtime points at the one fake, so a profile's model picks the wire format.
+  const providerEnv = () => ({
+    OPENAI_COMPATIBLE_BASE_URL: fake().url,
+    OPENAI_COMPATIBLE_API_KEY: 'fake',
+    OPENAI_BASE_URL: fake().url,
+    OPENAI_API_KEY: 'fake',
+    ANTHROPIC_BASE_URL: fake().url,
+    ANTHROPIC_API_KEY: 'fake',
+  });
 
   async function startWorker(): Promise<WorkerOnPort> {
     const worker = createWorker({ config: workerConfig({ providerEnv: providerEnv() }) });
