@@ -25,7 +25,9 @@ const CASES = [
   },
 ] as const;
 
-describe('SDK runtime isolation', () => {
+// Each test launches Claude Code or Codex (a few hundred MB native binary); on a loaded two-core machine a cold start
+// alone can take seconds, so these get a longer limit than the suite default.
+describe('SDK runtime isolation', { timeout: 90_000 }, () => {
   let fake: FakeProvider;
   let mcp: TestMcpServer;
   let ext: TestMcpServer;

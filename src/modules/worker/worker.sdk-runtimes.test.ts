@@ -48,7 +48,8 @@ const CASES: RuntimeCase[] = [
   },
 ];
 
-describe.each(CASES)('the $runtime runtime against the fake provider', (rt) => {
+// The SDK runtimes launch native binaries per turn: a longer limit than the suite default for loaded machines.
+describe.each(CASES)('the $runtime runtime against the fake provider', { timeout: 90_000 }, (rt) => {
   let fake: FakeProvider;
   let mcp: TestMcpServer;
   let root: string;
