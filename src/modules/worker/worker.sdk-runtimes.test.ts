@@ -48,8 +48,9 @@ const CASES: RuntimeCase[] = [
   },
 ];
 
-// The SDK runtimes launch native binaries per turn: a longer limit than the suite default for loaded machines.
-describe.each(CASES)('the $runtime runtime against the fake provider', { timeout: 90_000 }, (rt) => {
+// The SDK runtimes launch native binaries per turn: a longer limit than the suite default for loaded machines, and
+// one retry for the rare third-party child that stalls at start-up under parallel load (see worker.sdk-isolation).
+describe.each(CASES)('the $runtime runtime against the fake provider', { timeout: 90_000, retry: 1 }, (rt) => {
   let fake: FakeProvider;
   let mcp: TestMcpServer;
   let root: string;
