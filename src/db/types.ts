@@ -392,3 +392,22 @@ export interface DB {
   spend_caps: SpendCapsTable;
   connected_apps: ConnectedAppsTable;
 }
+
+export interface AgentSessionArtifactsTable {
+  id: string;
+  tenant_id: string;
+  session_id: string;
+  environment_id: string;
+  turn_id: string;
+  path: string;
+  size_bytes: number;
+  sha256: string;
+  content: Uint8Array | null;
+  deleted_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  created_at: Timestamp;
+}
+
+/** Tables added by sql/0007_artifacts.sql (session artifacts of the /v1 agents API). */
+export interface DB {
+  agent_session_artifacts: AgentSessionArtifactsTable;
+}

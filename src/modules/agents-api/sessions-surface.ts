@@ -10,6 +10,7 @@ import { providerKey } from './extensions/provider-keys.ts';
 import { createModelCatalog } from './models/catalog.ts';
 import { createModelResolver, type Aggregator } from './models/model-ref.ts';
 import { apiModelRoutes, v1ModelRoutes } from './models/models.routes.ts';
+import { publishArtifacts } from './sessions/artifacts.service.ts';
 import { sessionRoutes } from './sessions/sessions.routes.ts';
 import { createTurnEngine } from './turns/engine.ts';
 import { functionToolRoutes } from './turns/function-tools.routes.ts';
@@ -43,7 +44,9 @@ export function createSessionsSurface(conductor: ConductorServices, resources: R
   const catalog = createModelCatalog(settings.aggregators);
   const store = createEventStore({ db, log: log.child('events') });
   const runDeps = conductor.runDeps;
-  const engine = createTurnEngine({ db, runDeps, store, models, box: resources.box, selfUrl: settings.selfUrl, log: log.child('turns') });
+  const artifacts = { db, runDeps, resources, log: log.child('artifacts') };
+  const onTurnEnd = async (tenantId: string, sessionId: string, turnId: string) => void (await publishArtifacts(artifacts, tenantId, sessionId, turnId));
+  const engine = createTurnEngine({ db, runDeps, store, models, box: resources.box, selfUrl: settings.selfUrl, log: log.child('turns'), onTurnEnd });
   const sessions = { db, runDeps, resources, store, models, engine, log, keepAliveMs: settings.keepAliveMs };
   // turns left in progress by a previous run of this conductor (its runs were interrupted at boot) end now
   const recovered = engine.recover().catch((err) => log.warn('recovering session turns failed', { error: String(err) }));

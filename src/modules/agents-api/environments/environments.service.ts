@@ -14,10 +14,10 @@ import { loadTemplate } from './templates.service.ts';
 /**
  * Environments: created with a session (there is no standalone create route), read through
  * `GET /agents/environments/{id}`. A hosted environment here is its configuration plus a workspace kept in the
- * database (`agent_environment_files`): it is `connected` as soon as it exists and accepts files at once. Running
- * commands in it (a sandbox on the runner's process substrate, which would read the workspace through
- * `readWorkspace`) is not wired yet; `setEnvironmentStatus` is the hook for that. `self_hosted` is refused, as the
- * reference service does ("coming soon").
+ * database (`agent_environment_files`): it is `connected` as soon as it exists and accepts files at once. Its sandbox
+ * is the session's runner session on the process substrate (sandbox.ts): the workspace is copied into `/work` when
+ * the session is created. `setEnvironmentStatus` is the hook for status changes (not driven yet). `self_hosted` is
+ * refused, as the reference service does ("coming soon").
  */
 export type HostedEnvironmentFile = { type: 'file_id'; id: string; file_id: string; path: string; size_bytes: number } | { type: 'inline'; id: string; path: string; size_bytes: number };
 export type HostedSkill = { type: 'skill_reference'; skill_id: string; name: string; description: string; version: string } | { type: 'inline'; name: string; description: string };

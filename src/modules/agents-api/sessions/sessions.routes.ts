@@ -7,13 +7,15 @@ import { subscribe, sseResponse } from '../events/event-stream.ts';
 import { cursorPage, readCursor } from '../pagination.ts';
 import type { SessionEvent } from '../wire.ts';
 import { inputMessages, SessionCreateParams, SessionUpdateParams } from './session.schema.ts';
+import { binary } from '../binary.ts';
+import { artifactContent, deleteArtifact, getArtifact, listArtifacts, refreshArtifacts } from './artifacts.service.ts';
 import { getTurn, listItems, listTurns } from './sessions.repo.ts';
 import { createSession, deleteSession, getSession, listSessions, requireSession, updateSessionMetadata, type SessionsDeps } from './sessions.service.ts';
 
 /**
  * Routes 6-13 and 16-25 under `/agents/sessions`: sessions, their items and turns, and the artifact and subagent
- * families. This deployment runs no subagents and publishes no artifacts, so those lists are empty pages and their
- * items 404 — with the envelopes and errors the SDK expects.
+ * families. Artifacts come from the sandbox of a hosted environment (artifacts.service.ts). This deployment runs no
+ * subagents, so that list is an empty page and its items 404 — with the envelopes and errors the SDK expects.
  */
 const tenantOf = (c: Context<AgentsEnv>) => c.get('principal').tenantId;
 const TURN_END = new Set(['agent.session.turn.completed', 'agent.session.turn.failed', 'agent.session.turn.cancelled']);
@@ -78,10 +80,25 @@ export function sessionRoutes(deps: SessionsDeps & { keepAliveMs: number }): Hon
       if (!turn) throw notFound(`No turn found with id '${c.req.param('turn_id')}' in session '${c.req.param('session_id')}'.`);
       return c.json(turn);
     })
-    .get('/:session_id/artifacts', emptyPage)
-    .on(['GET', 'DELETE'], ['/:session_id/artifacts/:artifact_id', '/:session_id/artifacts/:artifact_id/content'], async (c) => {
+    .get('/:session_id/artifacts', async (c) => {
+      const q = readCursor(c);
+      const sessionId = c.req.param('session_id');
       await requireSessionOf(c);
-      throw notFound(`No artifact found with id '${c.req.param('artifact_id')}'.`);
+      await refreshArtifacts(deps, tenantOf(c), sessionId);
+      return c.json(await listArtifacts(deps, tenantOf(c), sessionId, q, c.req.query('environment_id') || undefined));
+    })
+    .get('/:session_id/artifacts/:artifact_id', async (c) => {
+      await requireSessionOf(c);
+      return c.json(await getArtifact(deps, tenantOf(c), c.req.param('session_id'), c.req.param('artifact_id')));
+    })
+    .delete('/:session_id/artifacts/:artifact_id', async (c) => {
+      await requireSessionOf(c);
+      return c.json(await deleteArtifact(deps, tenantOf(c), c.req.param('session_id'), c.req.param('artifact_id')));
+    })
+    .get('/:session_id/artifacts/:artifact_id/content', async (c) => {
+      await requireSessionOf(c);
+      const { path, content } = await artifactContent(deps, tenantOf(c), c.req.param('session_id'), c.req.param('artifact_id'));
+      return binary(c, content, 'application/octet-stream', path.split('/').at(-1) || 'artifact');
     })
     .get('/:session_id/subagents', emptyPage)
     .get('/:session_id/subagents/:subagent_id/*', async (c) => {

@@ -9,6 +9,7 @@ import { sessionSnapshot } from '../agents/agent.config.ts';
 import { getAgentConfig } from '../agents/agents.service.ts';
 import type { ResourceDeps } from '../deps.ts';
 import { createEnvironment } from '../environments/environments.service.ts';
+import { seedWorkspace } from '../environments/sandbox.ts';
 import type { EventStore } from '../events/event-store.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
 import { cursorPage, type CursorPage, type CursorQuery } from '../pagination.ts';
@@ -66,6 +67,8 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
   let row;
   try {
     const environment = await createEnvironment(deps.resources, tenantId, p.environment, { sessionId, prefix: 'environment.' });
+    // the sandbox starts with the environment's workspace files, before any turn can run
+    if (environment.type !== 'none') await seedWorkspace(deps, tenantId, sessionId, environment.id);
     row = await withTenant(deps.db, tenantId, (tx) =>
       insertSession(tx, {
         id: sessionId,

@@ -48,6 +48,8 @@ export interface EngineDeps {
   /** Base URL at which workers reach this conductor (the function-tool endpoint). */
   selfUrl: string;
   log: Logger;
+  /** After a turn's last run, before its terminal event (a sandboxed session publishes its artifacts here). */
+  onTurnEnd?: (tenantId: string, sessionId: string, turnId: string) => Promise<void>;
 }
 
 export const unknownPendingCall = (callId: string) => new AppError(400, `Unknown pending tool call: ${callId}`, { code: 'invalid_request_error' });
@@ -129,6 +131,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     for (const call of t.pending.values()) call.answer({ success: false, error: `the turn was ${status === 'cancelled' ? 'cancelled' : 'ended'}` });
     t.pending.clear();
     await t.itemWrites;
+    if (deps.onTurnEnd) await deps.onTurnEnd(t.tenantId, t.sessionId, t.turnId).catch((err) => deps.log.warn('after-turn work failed', { sessionId: t.sessionId, error: String(err) }));
     const usage = t.translator.usage();
     const turn = await tx(t.tenantId, (q) => updateTurn(q, t.turnId, { status, error, usage, completed: true }));
     const before = await tx(t.tenantId, (q) => getSessionRow(q, t.sessionId));

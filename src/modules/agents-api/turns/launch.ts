@@ -1,5 +1,6 @@
 import type { ProfileSpec } from '../../../contracts/runner.wire.ts';
 import type { McpServerSpec } from '../../../contracts/worker.ts';
+import { SANDBOX_TOOLS } from '../environments/sandbox.ts';
 import type { McpSecret, SessionSecrets } from '../agents/agent.config.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
 import type { SecretBox } from '../secret-box.ts';
@@ -17,7 +18,10 @@ export function functionTools(agent: SessionAgent): Array<{ name: string; descri
   return agent.tools.filter((t) => t.type === 'function') as unknown as Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
 }
 
-/** The session's own profile. No sandbox (`environment: none`) means no platform toolkit: `@none` selects nothing. */
+/**
+ * The session's own profile. No sandbox (`environment: none`) means no platform toolkit: `@none` selects nothing. A
+ * hosted environment is a sandbox on the runner's process substrate: file tools and `run_command` in `/work`.
+ */
 export function sessionProfile(name: string, agent: SessionAgent, environment: { type: string }, runtimeModel: string): ProfileSpec {
   const parts = [agent.instructions?.trim()].filter(Boolean) as string[];
   if (agent.text.format.type === 'json_schema') parts.push(`Answer with JSON only, matching this JSON Schema:\n${JSON.stringify(agent.text.format.schema)}`);
@@ -27,7 +31,7 @@ export function sessionProfile(name: string, agent: SessionAgent, environment: {
     runtime: 'general',
     model: runtimeModel,
     ...(parts.length ? { systemPrompt: parts.join('\n\n') } : {}),
-    tools: environment.type === 'none' ? ['@none'] : [],
+    tools: environment.type === 'none' ? ['@none'] : [...SANDBOX_TOOLS],
   };
 }
 

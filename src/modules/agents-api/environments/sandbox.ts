@@ -1,0 +1,123 @@
+import { createHash } from 'node:crypto';
+import { withTenant } from '../../../db/index.ts';
+import type { RunnerClient } from '../../../contracts/runner.client.ts';
+import type { RunDeps } from '../../conductor/index.ts';
+import { AppError } from '../../../shared/errors.ts';
+import type { ResourceDeps } from '../deps.ts';
+import { isInside } from '../validation.ts';
+import { readWorkspace } from './environments.service.ts';
+
+/**
+ * The sandbox of a hosted environment: the session's runner session on the runner's process substrate. Its profile
+ * gets the file tools and `run_command` (cwd `/work`); the environment's workspace (`/workspace/...` by default) is
+ * `/work/...` there. This file seeds the workspace into `/work` before the first turn and reads `/work` back (for
+ * artifacts), always through the runner's tool endpoint (`invokeTool`), so it works wherever the runner runs.
+ *
+ * Bytes: text files go through `fs_write`; anything that is not valid UTF-8, and every read, goes through
+ * `run_command` with base64 in chunks that fit its 64 KiB output cap, so content is byte-exact.
+ */
+export const SANDBOX_TOOLS = ['@default', '@exec'];
+export const SANDBOX_DIR = '/work';
+/** Raw bytes per `run_command` chunk: base64 of it stays under the 64 KiB output cap. */
+const CHUNK = 45 * 1024;
+/** Files larger than this are not read back (not published as artifacts). */
+export const MAX_ARTIFACT_BYTES = 8 * 1024 * 1024;
+const MAX_ENTRIES = 5000;
+
+export interface SandboxDeps {
+  runDeps: RunDeps;
+  resources: ResourceDeps;
+}
+
+export interface SandboxFile {
+  /** Path inside the sandbox, relative to `/work` (no leading slash). */
+  rel: string;
+  content: Uint8Array;
+  sha256: string;
+}
+
+export const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+/** The runner holding the session now, or undefined when it is not reachable (no sandbox to talk to). */
+export async function sandboxRunner(deps: SandboxDeps, tenantId: string, sessionId: string): Promise<RunnerClient | undefined> {
+  const row = await withTenant(deps.runDeps.db, tenantId, (tx) => tx.selectFrom('sessions').select(['runner_url', 'status']).where('id', '=', sessionId).executeTakeFirst());
+  if (!row || row.status === 'shutdown') return undefined;
+  const member = deps.runDeps.fleet.byUrl(row.runner_url);
+  return member?.healthy ? member.client : undefined;
+}
+
+async function tool(client: RunnerClient, tenantId: string, sessionId: string, name: string, input: unknown): Promise<unknown> {
+  const result = await client.invokeTool(tenantId, sessionId, name, input);
+  if (!result.ok) {
+    const error = (result.value as { error?: unknown } | null)?.error;
+    throw new AppError(502, `sandbox ${name} failed: ${typeof error === 'string' ? error : JSON.stringify(result.value)}`);
+  }
+  return result.value;
+}
+
+const sh = (script: string, ...args: string[]) => ({ command: 'sh', args: ['-c', script, 'sh', ...args] });
+
+/** The sandbox path (relative to `/work`) of a workspace path, or undefined when it lies outside the workspace. */
+export function sandboxPath(workspaceDirectory: string, path: string): string | undefined {
+  return isInside(path, workspaceDirectory) ? path.slice(workspaceDirectory.length + 1) : undefined;
+}
+
+/** The workspace path of a sandbox path: what artifacts show as `path`. */
+export function workspacePath(workspaceDirectory: string, rel: string): string {
+  return `${workspaceDirectory === '/' ? '' : workspaceDirectory}/${rel}`;
+}
+
+/** Writes the environment's workspace files into the session's `/work` (before its first turn). */
+export async function seedWorkspace(deps: SandboxDeps, tenantId: string, sessionId: string, environmentId: string): Promise<void> {
+  const ws = await readWorkspace(deps.resources, tenantId, environmentId);
+  if (ws.files.length === 0) return;
+  const client = await sandboxRunner(deps, tenantId, sessionId);
+  if (!client) throw new AppError(503, 'the sandbox of the session is not reachable');
+  const utf8 = new TextDecoder('utf-8', { fatal: true });
+  for (const f of ws.files) {
+    const rel = sandboxPath(ws.workspaceDirectory, f.path);
+    if (!rel) continue;
+    let text: string | undefined;
+    try {
+      text = utf8.decode(f.content);
+    } catch {
+      text = undefined;
+    }
+    if (text !== undefined) {
+      await tool(client, tenantId, sessionId, 'fs_write', { path: `${SANDBOX_DIR}/${rel}`, content: text });
+      continue;
+    }
+    const b64 = Buffer.from(f.content).toString('base64');
+    const step = (CHUNK / 3) * 4;
+    for (let i = 0; i === 0 || i < b64.length; i += step) {
+      const redirect = i === 0 ? '>' : '>>';
+      await tool(client, tenantId, sessionId, 'run_command', sh(`mkdir -p -- "$(dirname -- "$2")" && printf %s "$1" | base64 -d ${redirect} "$2"`, b64.slice(i, i + step), `./${rel}`));
+    }
+  }
+}
+
+async function readBytes(client: RunnerClient, tenantId: string, sessionId: string, rel: string): Promise<Uint8Array | undefined> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const out = (await tool(client, tenantId, sessionId, 'run_command', sh('tail -c +"$1" -- "$2" | head -c "$3" | base64 | tr -d "\\n"', String(total + 1), `./${rel}`, String(CHUNK)))) as { stdout: string };
+    const chunk = Buffer.from(out.stdout.trim(), 'base64');
+    chunks.push(chunk);
+    total += chunk.byteLength;
+    if (total > MAX_ARTIFACT_BYTES) return undefined;
+    if (chunk.byteLength < CHUNK) return new Uint8Array(Buffer.concat(chunks));
+  }
+}
+
+/** Every regular file under the session's `/work` with its bytes (files over MAX_ARTIFACT_BYTES are left out). */
+export async function collectSandboxFiles(client: RunnerClient, tenantId: string, sessionId: string): Promise<SandboxFile[]> {
+  const listing = (await tool(client, tenantId, sessionId, 'fs_list', { path: SANDBOX_DIR, recursive: true, max_entries: MAX_ENTRIES })) as { entries: Array<{ path: string; type: string }> };
+  const out: SandboxFile[] = [];
+  for (const e of listing.entries) {
+    if (e.type !== 'file' || !e.path.startsWith(`${SANDBOX_DIR}/`)) continue;
+    const rel = e.path.slice(SANDBOX_DIR.length + 1);
+    const content = await readBytes(client, tenantId, sessionId, rel);
+    if (content) out.push({ rel, content, sha256: sha256(content) });
+  }
+  return out;
+}
