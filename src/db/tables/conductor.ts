@@ -1,0 +1,138 @@
+import type { ColumnType, Generated } from 'kysely';
+import type { Timestamp, NullableTimestamp, Json } from './columns.ts';
+
+/** Tables of the control plane: identity (0001), profiles, pools, sessions, runs and their log (0002), notifications (0003). */
+export interface TenantsTable {
+  id: string;
+  name: string;
+  metadata: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  deleted_at: NullableTimestamp;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  role: 'owner' | 'admin' | 'member' | 'viewer';
+  key_hash: string;
+  key_prefix: string;
+  created_by: string | null;
+  created_at: Timestamp;
+  expires_at: NullableTimestamp;
+  revoked_at: NullableTimestamp;
+}
+
+export interface MigrationsTable {
+  name: string;
+  applied_at: Generated<Date>;
+}
+
+export interface ProfilesTable {
+  tenant_id: string;
+  name: string;
+  id: string;
+  spec: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface PoolsTable {
+  tenant_id: string;
+  name: string;
+  id: string;
+  spec: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+}
+
+export interface SkillsTable {
+  tenant_id: string;
+  name: string;
+  description: Generated<string>;
+  body: string;
+  resources: Json<unknown[]>;
+  source: Generated<string>;
+  created_at: Timestamp;
+}
+
+export interface SessionsTable {
+  id: string;
+  tenant_id: string;
+  profile: string;
+  runtime: string;
+  status: ColumnType<'idle' | 'running' | 'errored' | 'shutdown', 'idle' | 'running' | 'errored' | 'shutdown' | undefined, 'idle' | 'running' | 'errored' | 'shutdown'>;
+  runner_url: string;
+  runtime_session_id: string | null;
+  profile_snapshot: Json<Record<string, unknown>>;
+  last_prompt: string | null;
+  last_run_status: string | null;
+  run_count: Generated<number>;
+  created_at: Timestamp;
+  last_used_at: Timestamp;
+}
+
+export interface SessionStatesTable {
+  session_id: string;
+  tenant_id: string;
+  content_type: string;
+  runtime_session_id: Generated<string>;
+  bundle: Uint8Array;
+  updated_at: Timestamp;
+}
+
+export type RunStatus = 'running' | 'ok' | 'error' | 'cancelled' | 'interrupted';
+
+export interface RunsTable {
+  id: string;
+  tenant_id: string;
+  session_id: string;
+  profile: string;
+  parent_id: string | null;
+  sub_task: Json<Record<string, unknown>>;
+  status: RunStatus;
+  owner_id: string;
+  started_at: Timestamp;
+  finished_at: NullableTimestamp;
+}
+
+export interface RunEventsTable {
+  run_id: string;
+  seq: number;
+  tenant_id: string;
+  event: Json<Record<string, unknown>>;
+}
+
+export interface ConductorLeasesTable {
+  owner_id: string;
+  heartbeat_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+export interface NotificationsTable {
+  id: string;
+  tenant_id: string;
+  channel: string;
+  recipient: string | null;
+  subject: string | null;
+  message: string;
+  status: ColumnType<'queued' | 'sent' | 'failed', 'queued' | 'sent' | 'failed' | undefined, 'queued' | 'sent' | 'failed'>;
+  detail: Generated<string>;
+  run_id: string | null;
+  created_at: Timestamp;
+}
+
+export interface ConductorTables {
+  tenants: TenantsTable;
+  api_keys: ApiKeysTable;
+  svc_migrations: MigrationsTable;
+  profiles: ProfilesTable;
+  pools: PoolsTable;
+  skills: SkillsTable;
+  sessions: SessionsTable;
+  session_states: SessionStatesTable;
+  runs: RunsTable;
+  run_events: RunEventsTable;
+  conductor_leases: ConductorLeasesTable;
+  notifications: NotificationsTable;
+}
