@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+
+export { freePort } from '../test/support/listen.ts';
 
 /** Shared helpers for benchmark scripts: start `svc serve` as a process, drive HTTP load, summarise latencies. */
 const BIN = fileURLToPath(new URL('../bin/svc.js', import.meta.url));
@@ -67,17 +68,6 @@ export function startProcess(args: string[], env: Record<string, string>, opts: 
   });
 }
 
-/** A port that was free a moment ago (listen on 0, read it, close). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Resident set size of a process in MiB (VmRSS from /proc/<pid>/status); NaN when it cannot be read. */
 export function rssMiB(pid: number | undefined): number {

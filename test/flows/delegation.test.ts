@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { freePort } from '../support/listen.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { readSse, type RunEventLike } from '../support/sse.ts';
@@ -18,14 +18,6 @@ const api = (path: string, json?: unknown) =>
     body: json === undefined ? undefined : JSON.stringify(json),
   });
 let fake: FakeProvider;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 beforeAll(async () => {
   fake = await startFakeProvider();

@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase } from './pg.ts';
 import { startFakeProvider, type FakeProvider } from './fake-provider.ts';
 import { startSvcProcess, type SvcProcess } from './process.ts';
+import { freePort } from './listen.ts';
 
 /**
  * A role-split svc cluster of real processes on real ports: N conductors sharing one PostgreSQL database, M runners
@@ -51,17 +51,6 @@ export interface ClusterOptions {
   reconcileMs?: number;
 }
 
-/** A port that was free a moment ago: listen on 0, read the port, close. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
   const dirs: string[] = [];

@@ -1,5 +1,5 @@
 import { serve } from '@hono/node-server';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 
 /** Serves a fetch handler (a Hono app's `fetch`) on 127.0.0.1 and an ephemeral port, for tests over real HTTP. */
 export interface Listening {
@@ -18,6 +18,18 @@ export function listen(fetch: (request: Request) => Response | Promise<Response>
             server.close(() => done());
           }),
       });
+    });
+  });
+}
+
+/** A port that was free a moment ago (listen on 0, read it, close), for processes that must know their URL up front. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
     });
   });
 }

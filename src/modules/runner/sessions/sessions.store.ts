@@ -1,6 +1,4 @@
 import type { ProfileSpec, RunnerSession } from '../../../contracts/runner.wire.ts';
-import type { SessionStatus } from '../../../contracts/runner.ts';
-import type { Runtime } from '../../../contracts/worker.ts';
 import { conflict, notFound } from '../../../shared/errors.ts';
 
 /**
@@ -8,18 +6,10 @@ import { conflict, notFound } from '../../../shared/errors.ts';
  * creation, so a later profile change or delete never alters a session mid-conversation. Shut-down sessions stay
  * visible (status `shutdown`) so callers can tell "ended" from "never existed", up to a bounded number.
  */
-export interface SessionRecord {
-  id: string;
+export interface SessionRecord extends Omit<RunnerSession, 'profile'> {
   tenant: string;
+  /** The profile snapshot (the wire form names only the profile). */
   profile: ProfileSpec;
-  runtime: Runtime;
-  status: SessionStatus;
-  createdAt: string;
-  lastUsedAt: string;
-  lastPrompt: string;
-  lastRunStatus: string;
-  runCount: number;
-  runtimeSessionId: string;
   /** Aborts the run in flight; set only while status is `running`. */
   activeRun: AbortController | undefined;
   /** Id of the run in flight (its SubTask id): a delegated child run names it as parent. */
