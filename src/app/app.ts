@@ -4,6 +4,7 @@ import { requestId } from 'hono/request-id';
 import type { Config } from '../config/config.ts';
 import { migrate, openDatabase, assertUnprivilegedRole, type Database } from '../db/index.ts';
 import { createLogger } from '../shared/log.ts';
+import { resolveSecret } from '../shared/secret-files.ts';
 import { useJsonErrors } from '../shared/http.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { needsDatabase } from './roles.ts';
@@ -83,11 +84,12 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       else workerFetch = inProcessFetch(worker.app);
     }
     let runnerFetch: typeof fetch | undefined;
+    const internalToken = resolveInternalToken(config);
     if (config.roles.includes('runner')) {
       const { createRunner } = await import('../modules/runner/index.ts');
       const runner = createRunner({
         config: config.runner,
-        internalToken: config.internalToken,
+        internalToken: internalToken!,
         publicUrl: config.runner.publicUrl ?? opts.selfUrl,
         version: opts.version,
         workerFetch,
@@ -96,7 +98,12 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       });
       closers.push(() => runner.close());
       drainers.push(() => runner.close());
-      app.route('/', runner.app);
+      await runner.ready;
+      // Beside a conductor the runner is reached in-process only: its routes are not served on the public port, except
+      // the session MCP endpoint (session token), which worker processes reach over HTTP. Alone, it answers there with
+      // the internal token.
+      if (config.roles.includes('conductor')) app.route('/', runner.mcpApp);
+      else app.route('/', runner.app);
       runnerFetch = inProcessFetch(runner.app);
     }
     if (needsDatabase(config.roles)) {
@@ -106,7 +113,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       await assertUnprivilegedRole(database.db);
       await migrate(database);
       const { createConductor } = await import('../modules/conductor/index.ts');
-      const conductor = await createConductor({ config, database, runnerFetch, selfUrl: opts.selfUrl, metrics });
+      const conductor = await createConductor({ config, database, runnerFetch, internalToken: internalToken!, selfUrl: opts.selfUrl, metrics });
       closers.push(() => conductor.close());
       drainers.unshift(() => conductor.drain());
       bootstrapKey = conductor.bootstrapKey;
@@ -139,6 +146,18 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       for (const close of [...closers].reverse()) await close();
     },
   };
+}
+
+/**
+ * The token of conductor → runner calls: SVC_INTERNAL_TOKEN, else (dev) generated and kept in the secrets folder, so
+ * split roles on one machine sharing SVC_DATA_DIR agree on it. Conductor and runner in one process with no other
+ * runners keep it in memory when nothing else persists (DATABASE_URL=memory). A worker alone needs none.
+ */
+function resolveInternalToken(config: Config): string | undefined {
+  const { roles } = config;
+  if (!roles.includes('runner') && !roles.includes('conductor')) return undefined;
+  const split = roles.includes('runner') !== roles.includes('conductor') || config.conductor.runners.length > 0;
+  return resolveSecret({ configured: config.internalToken, dir: config.secretsDir, file: 'internal-token', persist: split || config.databaseUrl !== 'memory' });
 }
 
 /** A `fetch` that calls a Hono app in-process: same Request/Response objects, streamed bodies, no sockets. */

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { resolve } from 'node:path';
+import { join, relative, resolve, isAbsolute } from 'node:path';
 import { WORKER_MODES, RUNTIMES, type WorkerMode, type Runtime } from '../contracts/worker.ts';
 import type { LogLevel } from '../shared/log.ts';
 
@@ -16,6 +16,11 @@ export interface Config {
   port: number;
   env: string;
   dataDir: string;
+  /**
+   * Where generated secrets live (pepper, run-token key, secrets key, internal token): `<SVC_DATA_DIR>/secrets`, mode
+   * 0700, outside the runner's data folder and never mounted into a sandbox.
+   */
+  secretsDir: string;
   /** undefined: embedded PGlite under dataDir; 'memory': embedded in memory; otherwise a postgres:// URL. */
   databaseUrl: string | undefined;
   logLevel: LogLevel;
@@ -34,6 +39,10 @@ export interface Config {
     /** SVC_SECRETS_KEY: the key that provider keys and vault credentials are encrypted with at rest (generated and kept in SVC_DATA_DIR in dev). */
     secretsKey: string | undefined;
   };
+  /**
+   * SVC_INTERNAL_TOKEN: what conductor → runner calls carry. Required outside dev where roles are split; in dev it is
+   * generated and kept in the secrets folder, so split roles on one machine sharing SVC_DATA_DIR agree on it.
+   */
   internalToken: string | undefined;
   conductor: {
     runners: readonly string[];
@@ -54,6 +63,13 @@ export interface Config {
     dataDir: string;
     /** Conductor base URL for the tools that call back into it (delegate, notify) in split roles: SVC_CONDUCTOR_URL. */
     conductorUrl: string | undefined;
+    /**
+     * SVC_SANDBOX: `bwrap` (default) runs every command an agent runs inside bubblewrap; `off` is the operator's
+     * explicit opt-out (commands run unsandboxed as the runner's user, and `@exec` profiles are accepted anyway).
+     */
+    sandbox: SandboxMode;
+    /** The server's PATH, where `bwrap` is looked up. */
+    searchPath: string;
   };
   worker: {
     mode: WorkerMode;
@@ -95,6 +111,9 @@ export interface Config {
     connectedApps: readonly string[];
   };
 }
+
+export const SANDBOX_MODES = ['bwrap', 'off'] as const;
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
 export interface Flags {
   role?: string;
@@ -188,6 +207,18 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
   const sessionId = env.SVC_SESSION_ID || undefined;
   if (runnerUrl && workerToken && !sessionId) throw new ConfigError('SVC_SESSION_ID', 'required in outbound worker mode (SVC_RUNNER_URL and SVC_WORKER_TOKEN set)');
   const dataDir = resolve(env.SVC_DATA_DIR || './.svc');
+  const secretsDir = join(dataDir, 'secrets');
+  const runnerDataDir = resolve(env.SVC_RUNNER_DATA_DIR || `${dataDir}/runner`);
+  if (roles.includes('runner') && (isWithin(secretsDir, runnerDataDir) || isWithin(runnerDataDir, secretsDir))) {
+    throw new ConfigError('SVC_RUNNER_DATA_DIR', `a folder that neither contains nor lies inside the secrets folder ${secretsDir}`);
+  }
+  const internalToken = env.SVC_INTERNAL_TOKEN || undefined;
+  if (internalToken !== undefined && internalToken.length < 16) throw new ConfigError('SVC_INTERNAL_TOKEN', 'at least 16 characters');
+  // conductor and runner in one process talk in-process; any other arrangement calls runner routes over the network
+  const splitRunner = roles.includes('runner') !== roles.includes('conductor') || (roles.includes('conductor') && runners.length > 0);
+  if (appEnv !== 'dev' && splitRunner && !internalToken) {
+    throw new ConfigError('SVC_INTERNAL_TOKEN', `required when AGENT_ORC_ENV is "${appEnv}" (not dev) and conductor and runner run in separate processes`);
+  }
   const childEnvAllow = (env.AGENT_WORKER_CHILD_ENV_ALLOW ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 
   const config: Config = {
@@ -196,6 +227,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
     port,
     env: appEnv,
     dataDir,
+    secretsDir,
     databaseUrl,
     logLevel: pick('SVC_LOG_LEVEL', env.SVC_LOG_LEVEL, ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
     bodyLimitBytes: int('SVC_BODY_LIMIT_BYTES', env.SVC_BODY_LIMIT_BYTES, 1024 * 1024, 1024, 512 * 1024 * 1024),
@@ -211,7 +243,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       runTokenSecret: env.SVC_RUN_TOKEN_SECRET || undefined,
       secretsKey,
     },
-    internalToken: env.SVC_INTERNAL_TOKEN || undefined,
+    internalToken,
     conductor: {
       runners,
       instanceId: env.SVC_INSTANCE_ID || undefined,
@@ -223,8 +255,10 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       workerUrl: url('SVC_WORKER_URL', env.SVC_WORKER_URL),
       workerUrlByRuntime,
       stateCapBytes: int('SVC_STATE_CAP_BYTES', env.SVC_STATE_CAP_BYTES, 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
-      dataDir: resolve(env.SVC_RUNNER_DATA_DIR || `${dataDir}/runner`),
+      dataDir: runnerDataDir,
       conductorUrl: url('SVC_CONDUCTOR_URL', env.SVC_CONDUCTOR_URL),
+      sandbox: pick('SVC_SANDBOX', env.SVC_SANDBOX, SANDBOX_MODES, 'bwrap'),
+      searchPath: env.PATH || '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
     },
     worker: {
       mode: pick('MODE', env.MODE, WORKER_MODES, roles.length === 1 && roles[0] === 'worker' ? 'general' : 'all'),
@@ -257,6 +291,12 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
     },
   };
   return deepFreeze(config);
+}
+
+/** True when `inner` is `outer` or lies below it. */
+function isWithin(inner: string, outer: string): boolean {
+  const rel = relative(outer, inner);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
 function aggregatorsOf(env: Record<string, string | undefined>): Record<string, { url: string; key: string | undefined }> {

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { CLIENT_ID_PATTERN } from '../shared/ids.ts';
 import { McpServerSpec, ModelOverride, RUNTIMES, SkillPayload, type Runtime } from './worker.ts';
+import { PROFILE_NETWORK } from './toolkit.ts';
 import type { SessionStatus } from './runner.ts';
 
 /**
@@ -20,6 +21,7 @@ export const ProfileSpec = v.looseObject({
   tools: v.optional(v.array(v.string())),
   mcpServers: v.optional(v.array(McpServerSpec)),
   fs: v.optional(v.record(v.string(), v.unknown())),
+  network: v.optional(v.picklist(PROFILE_NETWORK, `one of ${PROFILE_NETWORK.join(', ')}`)),
   workerMode: v.optional(v.picklist(['static', 'sandbox'])),
   workerSubstrate: v.optional(v.picklist(WORKER_SUBSTRATES)),
   workerImage: v.optional(v.string()),
@@ -104,6 +106,17 @@ export interface VfsLease {
   allocatedAt: string;
 }
 
+/**
+ * The runner's command sandbox, proven at start by running a no-op inside it. `mode` `off` is the operator's explicit
+ * opt-out (SVC_SANDBOX=off): commands run unsandboxed. With `bwrap` and `available` false, the conductor refuses
+ * profiles that may run commands (`@exec`), and the runner refuses to run them, with `detail` saying why and how to fix it.
+ */
+export interface RunnerSandbox {
+  mode: 'bwrap' | 'off';
+  available: boolean;
+  detail: string;
+}
+
 export interface RunnerInfo {
   id: string;
   hash: string;
@@ -115,6 +128,8 @@ export interface RunnerInfo {
   defaultSubstrate: string;
   substratesKnown: boolean;
   mcpBaseUrl: string;
+  /** Absent on runners older than the sandbox. */
+  sandbox?: RunnerSandbox;
 }
 
 export type RuntimeSlotMode = 'sidecar' | 'stub' | 'unknown';

@@ -20,15 +20,15 @@ const FILES: ToolName[] = ['fs_read', 'fs_write', 'fs_edit', 'fs_list', 'fs_sear
 
 /**
  * `@default` is what an empty `tools` list means. It holds the file tools only: they act inside the session's VirtualFS
- * and nothing else. `run_command` is opt-in (`@exec`) because the process substrate is not a sandbox (the command runs
- * as the runner's user, confined only by cwd, env, timeout and output cap); `delegate` spends money on other runs and
- * `notify` reaches people outside, so each is opt-in too.
+ * and nothing else. `run_command` is opt-in (`@exec`): it runs arbitrary programs, contained by the runner's sandbox
+ * (bubblewrap; the session's VirtualFS mounts only) but still spending CPU and, with `network: "enabled"`, reaching
+ * the network; `delegate` spends money on other runs and `notify` reaches people outside, so each is opt-in too.
  */
 export const CAPABILITY_BUNDLES: readonly CapabilityBundle[] = [
   { value: '@default', label: 'Default (safe)', description: 'What an empty tools list means: read, write, edit, list and search files in the session VirtualFS.', tools: FILES },
   { value: '@files', label: 'Files', description: 'Read, write, edit, list and search files in /work, /home and the pool area.', tools: FILES },
   { value: '@files-read', label: 'Files (read only)', description: 'Read, list and search files; no writes.', tools: ['fs_read', 'fs_list', 'fs_search'] },
-  { value: '@exec', label: 'Run commands', description: 'Run a command in the session work directory (timeout, output cap, minimal environment; not a sandbox).', tools: ['run_command'] },
+  { value: '@exec', label: 'Run commands', description: 'Run a command in a sandbox that sees only the session VirtualFS (timeout, output cap, minimal environment, no network unless the profile enables it).', tools: ['run_command'] },
   { value: '@delegate', label: 'Delegate', description: 'Hand a subtask to another profile of the same pool and wait for its result.', tools: ['delegate'] },
   { value: '@notify', label: 'Notify', description: 'Ask the platform to send a notification (stored and queued for delivery).', tools: ['notify'] },
   { value: '@all', label: 'Everything', description: 'Every platform tool.', tools: [...TOOL_NAMES] },
@@ -59,3 +59,10 @@ export const ProfileFsPolicy = v.strictObject({
   readOnly: v.optional(v.array(v.pipe(v.string(), v.minLength(1, 'non-empty patterns')))),
 });
 export type ProfileFsPolicy = v.InferOutput<typeof ProfileFsPolicy>;
+
+/**
+ * Profile `network`: whether the commands its agent runs (`run_command`) may use the network. `disabled` (the default)
+ * gives each command a network namespace with only a loopback device; `enabled` shares the runner's network.
+ */
+export const PROFILE_NETWORK = ['disabled', 'enabled'] as const;
+export type ProfileNetwork = (typeof PROFILE_NETWORK)[number];

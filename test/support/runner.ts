@@ -23,6 +23,12 @@ export function testDataDir(): string {
   return join(tmpdir(), `svc-runner-flow-${process.pid}-${randomUUID()}`);
 }
 
+/** A runner's settings in tests: a fresh data dir, the command sandbox on. */
+export function runnerDefaults(): Config['runner'] {
+  const path = process.env.PATH ?? '/usr/bin:/bin';
+  return { publicUrl: undefined, workerUrl: undefined, workerUrlByRuntime: {}, stateCapBytes: 1024 * 1024, dataDir: testDataDir(), conductorUrl: undefined, sandbox: 'bwrap', searchPath: path };
+}
+
 export interface WorkerOnPort {
   url: string;
   worker: Worker;
@@ -70,7 +76,7 @@ export function runnerHarness(fake: () => FakeProvider) {
     // the runner's hash and MCP URLs derive from the URL it is reached at, known only once it listens
     const http = await listen((req) => runner.app.fetch(req));
     runner = createRunner({
-      config: { publicUrl: http.url, workerUrl: undefined, workerUrlByRuntime: {}, stateCapBytes: 1024 * 1024, dataDir: testDataDir(), conductorUrl: undefined, ...config },
+      config: { ...runnerDefaults(), publicUrl: http.url, ...config },
       internalToken: INTERNAL_TOKEN,
       publicUrl: http.url,
       version: 'test',
@@ -89,8 +95,8 @@ export function runnerHarness(fake: () => FakeProvider) {
   async function startInProcess(): Promise<RunnerClient> {
     const worker = createWorker({ config: workerConfig({ providerEnv: providerEnv() }) });
     const runner = createRunner({
-      config: { publicUrl: undefined, workerUrl: undefined, workerUrlByRuntime: {}, stateCapBytes: 1024 * 1024, dataDir: testDataDir(), conductorUrl: undefined },
-      internalToken: undefined,
+      config: runnerDefaults(),
+      internalToken: INTERNAL_TOKEN,
       publicUrl: 'http://svc.local:8080',
       version: 'test',
       workerFetch: (req) => worker.app.fetch(req),
@@ -100,7 +106,7 @@ export function runnerHarness(fake: () => FakeProvider) {
       await runner.close();
       await worker.close();
     });
-    const client = createRunnerClient({ baseUrl: 'http://svc.local:8080', fetch: (req) => runner.app.fetch(req) });
+    const client = createRunnerClient({ baseUrl: 'http://svc.local:8080', fetch: (req) => runner.app.fetch(req), internalToken: INTERNAL_TOKEN });
     await client.putProfile(TENANT, { name: 'helper', runtime: 'general', model: MODEL });
     return client;
   }

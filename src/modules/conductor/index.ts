@@ -6,8 +6,9 @@ import type { FetchLike } from '../../contracts/runner.client.ts';
 import { createLogger } from '../../shared/log.ts';
 import { useJsonErrors } from '../../shared/http.ts';
 import { prefixedId } from '../../shared/ids.ts';
+import { resolveSecret } from '../../shared/secret-files.ts';
 import type { Metrics } from '../../app/metrics.ts';
-import { authenticate, bootstrapIdentity, identityRoutes, mintRunToken, requireAuth, resolveSecret, tenantRoutes, type IdentityEnv, type KeyDeps, type Principal } from './identity/index.ts';
+import { authenticate, bootstrapIdentity, identityRoutes, mintRunToken, requireAuth, tenantRoutes, type IdentityEnv, type KeyDeps, type Principal } from './identity/index.ts';
 import { createFleet } from './runners/fleet.ts';
 import { createBroadcaster } from './runners/broadcast.ts';
 import { profileRoutes } from './profiles/profiles.routes.ts';
@@ -64,6 +65,8 @@ export interface ConductorDeps {
   database: Database;
   /** In-process fetch to the runner of the same process (role all); otherwise runners are reached over the network. */
   runnerFetch?: FetchLike;
+  /** What calls to runners carry (SVC_INTERNAL_TOKEN, or the generated one). */
+  internalToken: string;
   selfUrl: string;
   metrics: Metrics;
 }
@@ -73,18 +76,19 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
   const db = database.db;
   const log = createLogger('conductor');
   const persistent = config.databaseUrl !== 'memory';
-  const pepper = resolveSecret({ configured: config.identity.pepper, dataDir: config.dataDir, file: 'pepper', persist: persistent });
-  const runTokenKey = new TextEncoder().encode(
-    resolveSecret({ configured: config.identity.runTokenSecret, dataDir: config.dataDir, file: 'run-token-key', persist: persistent }),
-  );
+  // kept in the secrets folder, never in the runner's data folder (files an older svc left in the data folder move in)
+  const secret = (configured: string | undefined, file: string) =>
+    resolveSecret({ configured, dir: config.secretsDir, file, persist: persistent, legacyDir: config.dataDir });
+  const pepper = secret(config.identity.pepper, 'pepper');
+  const runTokenKey = new TextEncoder().encode(secret(config.identity.runTokenSecret, 'run-token-key'));
   const keyDeps = { db, pepper, keyEnv: config.identity.keyEnv };
-  const secretsKey = resolveSecret({ configured: config.identity.secretsKey, dataDir: config.dataDir, file: 'secrets-key', persist: persistent });
+  const secretsKey = secret(config.identity.secretsKey, 'secrets-key');
   const boot = await bootstrapIdentity({ ...keyDeps, log }, { bootstrapToken: config.identity.bootstrapToken, dataDir: config.dataDir, writeKeyFile: persistent });
   const { jwtIssuer, jwksUrl, jwtAudience } = config.identity;
   const jwt = jwtIssuer && jwksUrl ? { issuer: jwtIssuer, audience: jwtAudience, jwks: jose.createRemoteJWKSet(new URL(jwksUrl)) } : undefined;
 
   const ownerId = config.conductor.instanceId ?? prefixedId('cond', 12);
-  const fleet = createFleet({ urls: config.conductor.runners, inProcess: deps.runnerFetch, internalToken: config.internalToken, log: log.child('fleet') });
+  const fleet = createFleet({ urls: config.conductor.runners, inProcess: deps.runnerFetch, internalToken: deps.internalToken, log: log.child('fleet') });
   const broadcaster = createBroadcaster({ db, fleet, log: log.child('reconcile'), intervalMs: config.conductor.reconcileMs });
   const hub = createHub({ database, log: log.child('hub'), fetchAfter: (tenantId, runId, after) => withTenant(db, tenantId, (tx) => eventsAfter(tx, runId, after)) });
   const eventLog = createEventLog({ db, hub, log: log.child('events') });

@@ -13,17 +13,17 @@ export type RunnerEnv = { Variables: { tenant: string } };
 export const DEFAULT_TENANT = 'default';
 
 /**
- * The session MCP endpoint is called by workers, not conductors: static-sidecar sessions reach it unauthenticated on
- * the runner network and sandbox sessions present their worker token (seed, "Runner wire API"), so the internal
- * token does not apply to it.
+ * The session MCP endpoint is called by workers, not conductors: they do not hold the internal token, and present the
+ * session's own token instead (mcp/mcp.routes.ts checks it), so the internal token does not apply there.
  */
 const SESSION_MCP_PATH = /^\/runner\/sessions\/[^/]+\/mcp(\/|$)/;
 
-/** When a token is configured, only callers presenting `Bearer <token>` in INTERNAL_TOKEN_HEADER get through. */
-export function requireInternalToken(token: string | undefined): MiddlewareHandler<RunnerEnv> {
-  const expected = token ? Buffer.from(`Bearer ${token}`) : undefined;
+/** Only callers presenting `Bearer <token>` in INTERNAL_TOKEN_HEADER get through; there is no open mode. */
+export function requireInternalToken(token: string): MiddlewareHandler<RunnerEnv> {
+  if (!token) throw new Error('the runner needs an internal token');
+  const expected = Buffer.from(`Bearer ${token}`);
   return async (c, next) => {
-    if (expected && !SESSION_MCP_PATH.test(c.req.path)) {
+    if (!SESSION_MCP_PATH.test(c.req.path)) {
       const got = Buffer.from(c.req.header(INTERNAL_TOKEN_HEADER) ?? '');
       // constant-time compare so the token cannot be guessed byte by byte from response times
       if (got.length !== expected.length || !timingSafeEqual(got, expected)) {

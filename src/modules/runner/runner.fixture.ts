@@ -9,6 +9,8 @@ import { createRunner, type Runner, type RunnerDeps } from './runner.ts';
 
 /** Test fixture for the runner's own unit tests: a runner with plain-object config, and a terse request helper. */
 export const TEST_PUBLIC_URL = 'http://runner.test:7070';
+/** The internal token of fixture runners; `call` sends it unless told otherwise. */
+export const TEST_INTERNAL_TOKEN = 'fixture-internal-token';
 
 /** A fresh, not yet created data dir per runner: the VFS creates directories only when a tool touches a file. */
 export function testDataDir(): string {
@@ -16,14 +18,17 @@ export function testDataDir(): string {
 }
 
 export function runnerConfig(over: Partial<Config['runner']> = {}): Config['runner'] {
-  return { publicUrl: TEST_PUBLIC_URL, workerUrl: undefined, workerUrlByRuntime: {}, stateCapBytes: 1024, dataDir: testDataDir(), conductorUrl: undefined, ...over };
+  return {
+    publicUrl: TEST_PUBLIC_URL, workerUrl: undefined, workerUrlByRuntime: {}, stateCapBytes: 1024, dataDir: testDataDir(), conductorUrl: undefined,
+    sandbox: 'bwrap', searchPath: process.env.PATH ?? '/usr/bin:/bin', ...over,
+  };
 }
 
 /** A runner for unit tests; closing it also removes its data dir when the fixture made it. */
 export function makeRunner(over: Omit<Partial<RunnerDeps>, 'config'> & { config?: Partial<Config['runner']> } = {}): Runner {
   const { config, ...rest } = over;
   const cfg = runnerConfig(config);
-  const runner = createRunner({ internalToken: undefined, publicUrl: TEST_PUBLIC_URL, version: '0.0.0-test', probeIntervalMs: 0, ...rest, config: cfg });
+  const runner = createRunner({ internalToken: TEST_INTERNAL_TOKEN, publicUrl: TEST_PUBLIC_URL, version: '0.0.0-test', probeIntervalMs: 0, ...rest, config: cfg });
   if (!cfg.dataDir.startsWith(join(tmpdir(), 'svc-runner-test-'))) return runner;
   return {
     ...runner,
@@ -37,14 +42,16 @@ export function makeRunner(over: Omit<Partial<RunnerDeps>, 'config'> & { config?
 export interface CallOptions {
   tenant?: string;
   body?: unknown;
-  token?: string;
+  /** The internal token to send: the fixture's by default, none with null. */
+  token?: string | null;
   signal?: AbortSignal;
 }
 
 export function call(runner: Runner, method: string, path: string, o: CallOptions = {}): Promise<Response> {
   const headers: Record<string, string> = {};
   if (o.tenant !== undefined) headers[TENANT_HEADER] = o.tenant;
-  if (o.token !== undefined) headers[INTERNAL_TOKEN_HEADER] = `Bearer ${o.token}`;
+  const token = o.token === undefined ? TEST_INTERNAL_TOKEN : o.token;
+  if (token !== null) headers[INTERNAL_TOKEN_HEADER] = `Bearer ${token}`;
   let body: string | undefined;
   if (o.body !== undefined) {
     headers['content-type'] = 'application/json';

@@ -23,6 +23,8 @@ describe('runner info and probes', () => {
       substrates: [],
       substratesKnown: true,
       mcpBaseUrl: `${TEST_PUBLIC_URL}/runner/sessions`,
+      // the start-up probe ran a no-op in bubblewrap (installed by .ci/run)
+      sandbox: { mode: 'bwrap', available: true, detail: expect.stringMatching(/^bubblewrap /) },
     });
     expect(info.capabilities).toEqual(expect.arrayContaining(['toolkit', 'mcp', 'vfs']));
     expect(info.hash).toMatch(/^[0-9a-f]{8}$/);
@@ -53,7 +55,7 @@ describe('runner info and probes', () => {
 describe('internal token', () => {
   it('rejects /runner routes without the token with 401 and a JSON error', async () => {
     runner = makeRunner({ internalToken: 's3cret' });
-    const res = await call(runner, 'GET', '/runner/info');
+    const res = await call(runner, 'GET', '/runner/info', { token: null });
     expect(res.status).toBe(401);
     expect((await res.json()).error).toMatch(/internal token/);
   });
@@ -68,16 +70,20 @@ describe('internal token', () => {
     expect((await call(runner, 'GET', '/runner/info', { token: 's3cret' })).status).toBe(200);
   });
 
-  it('does not ask workers calling a session MCP endpoint for the internal token', async () => {
+  it('asks workers calling a session MCP endpoint for the session token, not the internal token', async () => {
     runner = makeRunner({ internalToken: 's3cret' });
-    expect((await call(runner, 'POST', '/runner/sessions/sess-x/mcp')).status).not.toBe(401);
-    expect((await call(runner, 'GET', '/runner/sessions/sess-x')).status).toBe(401);
+    const withInternal = await call(runner, 'POST', '/runner/sessions/sess-x/mcp', { token: 's3cret' });
+    expect(withInternal.status).toBe(401);
+    expect((await withInternal.json()).error).toMatch(/^invalid or missing worker token/);
+    const minted = new URL(runner.sessionMcpUrl('sess-x'));
+    expect((await call(runner, 'POST', `${minted.pathname}${minted.search}`, { token: null })).status).toBe(404);
+    expect((await call(runner, 'GET', '/runner/sessions/sess-x', { token: null })).status).toBe(401);
   });
 
   it('keeps /healthz and /metrics open', async () => {
     runner = makeRunner({ internalToken: 's3cret' });
-    expect((await call(runner, 'GET', '/healthz')).status).toBe(200);
-    expect((await call(runner, 'GET', '/metrics')).status).toBe(200);
+    expect((await call(runner, 'GET', '/healthz', { token: null })).status).toBe(200);
+    expect((await call(runner, 'GET', '/metrics', { token: null })).status).toBe(200);
   });
 });
 

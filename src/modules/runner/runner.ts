@@ -21,10 +21,18 @@ import { createToolkit } from './toolkit/toolkit.service.ts';
 import { toolkitRoutes } from './toolkit/toolkit.routes.ts';
 import { createVfsManager, vfsRoutes } from './vfs/index.ts';
 import { leaseRoutes } from './workers/leases.routes.ts';
+import { createSessionTokens } from './mcp/session-token.ts';
+import { sessionMcpUrl } from './runs/runs.service.ts';
+import { createSandbox } from './sandbox/index.ts';
+import { createCommandRunner } from './substrates/process.ts';
+import { createLogger } from '../../shared/log.ts';
+
+const log = createLogger('runner');
 
 export interface RunnerDeps {
   config: Config['runner'];
-  internalToken: string | undefined;
+  /** What every `/runner/*` call but the session MCP endpoint must carry (SVC_INTERNAL_TOKEN, or generated). */
+  internalToken: string;
   /** The URL conductors use to reach this runner; its hash is embedded in every session id this runner mints. */
   publicUrl: string;
   version: string;
@@ -42,7 +50,16 @@ export interface RunnerDeps {
 export interface Runner {
   /** `/runner/*` (internal-token protected, tenant from TENANT_HEADER), `/healthz` and `/metrics`. */
   app: Hono;
+  /**
+   * What a runner beside a conductor serves on the public port: only the session MCP endpoint (session token), which
+   * worker processes (Claude Code, Codex, custom sidecars) reach over HTTP. Everything else stays in-process.
+   */
+  mcpApp: Hono;
+  /** Settles when the start-up checks are done (the sandbox probe). */
+  ready: Promise<void>;
   info(): RunnerInfo;
+  /** A session MCP URL with a fresh session token, as a run of that session receives it. */
+  sessionMcpUrl(sessionId: string): string;
   /** Stops probing and ends every run in flight with a terminal `error`. */
   close(): Promise<void>;
 }
@@ -60,13 +77,15 @@ export function createRunner(deps: RunnerDeps): Runner {
   const startedAt = new Date().toISOString();
   const closing = new AbortController();
   const vfs = createVfsManager({ dataDir: deps.config.dataDir });
+  const sandbox = createSandbox({ mode: deps.config.sandbox, searchPath: deps.config.searchPath });
+  const tokens = createSessionTokens();
   // every live session holds a VFS lease; its scratch directory goes with it
   const sessions = createSessionStore(undefined, { onCreate: (rec) => vfs.allocate(rec), onShutdown: (rec) => vfs.release(rec.id) });
   const profiles = createRegistry<ProfileSpec>();
   const pools = createRegistry<PoolSpec>();
   const conductorTarget = deps.conductor ?? (deps.config.conductorUrl ? { baseUrl: deps.config.conductorUrl } : undefined);
   const conductor = conductorTarget ? createRunCallbacksClient(conductorTarget) : undefined;
-  const toolkit = createToolkit({ vfs, pools, conductor });
+  const toolkit = createToolkit({ vfs, pools, conductor, commands: createCommandRunner(sandbox) });
   const metrics = createRunnerMetrics();
   const slots = createWorkerSlots(deps.config, deps.workerFetch, { probeIntervalMs: deps.probeIntervalMs });
   const core = { sessions, profiles, slots, metrics, hash };
@@ -83,6 +102,12 @@ export function createRunner(deps: RunnerDeps): Runner {
     defaultSubstrate: '',
     substratesKnown: true,
     mcpBaseUrl: `${publicUrl}/runner/sessions`,
+    sandbox: sandbox.status(),
+  });
+  const ready = sandbox.ready().then((status) => {
+    if (status.mode === 'off') log.warn('command sandbox off (SVC_SANDBOX=off): agents run commands unsandboxed as this user', {});
+    else if (status.available) log.info('command sandbox ready', { detail: status.detail });
+    else log.warn('command sandbox unavailable: profiles that run commands (@exec) are refused', { detail: status.detail });
   });
 
   const app = new Hono<RunnerEnv>();
@@ -94,20 +119,30 @@ export function createRunner(deps: RunnerDeps): Runner {
     return c.body(metrics.render(byStatus), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
   });
   app.use('/runner/*', requireInternalToken(deps.internalToken), resolveTenant);
-  app.get('/runner/info', (c) => c.json(info()));
+  app.get('/runner/info', async (c) => {
+    await ready;
+    return c.json(info());
+  });
   app.route('/', registryRoutes({ profiles, pools }));
   app.route('/', workerRoutes({ slots, sessions }));
   app.route('/', leaseRoutes());
   app.route('/', sessionRoutes(core));
   app.route('/', stateRoutes({ ...core, stateCapBytes: deps.config.stateCapBytes }));
-  app.route('/', runRoutes({ ...core, publicUrl, closing: closing.signal }));
+  app.route('/', runRoutes({ ...core, publicUrl, tokens, closing: closing.signal }));
   app.route('/', toolkitRoutes({ toolkit, sessions }));
   app.route('/', vfsRoutes({ vfs, sessions }));
-  app.route('/', mcpRoutes({ sessions, toolkit, version: deps.version, closing: closing.signal }));
+  const mcp = mcpRoutes({ sessions, toolkit, tokens, version: deps.version, closing: closing.signal });
+  app.route('/', mcp);
+  const mcpApp = new Hono<RunnerEnv>();
+  useJsonErrors(mcpApp);
+  mcpApp.route('/', mcp);
 
   return {
     app: app as unknown as Hono,
+    mcpApp: mcpApp as unknown as Hono,
+    ready,
     info,
+    sessionMcpUrl: (sessionId) => sessionMcpUrl(publicUrl, sessionId, tokens),
     async close() {
       slots.close();
       closing.abort(new Error('runner shutting down'));

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { McpServerSpec, RUNTIMES } from '../../../contracts/worker.ts';
 import { WORKER_SUBSTRATES } from '../../../contracts/runner.wire.ts';
+import { PROFILE_NETWORK } from '../../../contracts/toolkit.ts';
 import { JsonObject } from '../../../shared/http.ts';
 
 /** The profile body of POST and PUT /api/profiles (seed 000, "Profile"). `workerPlacement` is read-only and dropped. */
@@ -21,6 +22,7 @@ export const ProfileBody = v.pipe(
     tools: v.optional(Strings),
     mcpServers: v.optional(v.array(McpServerSpec)),
     fs: v.optional(JsonObject),
+    network: v.optional(v.picklist(PROFILE_NETWORK, `one of ${PROFILE_NETWORK.join(', ')}`)),
     workerMode: v.optional(v.picklist(['static', 'sandbox'], 'one of static, sandbox')),
     workerSubstrate: v.optional(v.picklist(WORKER_SUBSTRATES, `one of ${WORKER_SUBSTRATES.join(', ')}`)),
     workerImage: v.optional(v.string()),

@@ -10,6 +10,7 @@ import type { Page } from '../http.ts';
 import type { ProfileBody } from './profile.schema.ts';
 import { deleteSpec, getSpec, insertSpec, listSpecs, replaceProfile, type Spec } from './profiles.repo.ts';
 import { workerPlacement } from './placement.ts';
+import { assertCommandSandbox } from '../runners/sandbox-check.ts';
 
 /** Profiles: stored per tenant, validated against the skill catalog (variant A), broadcast to every runner. */
 export interface ProfileDeps {
@@ -44,7 +45,10 @@ export async function getProfile(deps: ProfileDeps, tenantId: string, name: stri
   return withPlacement(deps, p);
 }
 
+const runnerInfos = (deps: ProfileDeps) => deps.fleet.members().map((m) => m.info);
+
 export async function createProfile(deps: ProfileDeps, tenantId: string, body: ProfileBody): Promise<Spec> {
+  assertCommandSandbox(runnerInfos(deps), body.tools);
   await checkSkills(deps.db, tenantId, body.skills);
   const spec: Spec = { ...body, id: body.id ?? prefixedId('prof') };
   const created = await withTenant(deps.db, tenantId, (tx) => insertSpec(tx, 'profiles', tenantId, spec));
@@ -55,6 +59,7 @@ export async function createProfile(deps: ProfileDeps, tenantId: string, body: P
 
 export async function replaceProfileByName(deps: ProfileDeps, tenantId: string, name: string, body: ProfileBody): Promise<Spec> {
   if (body.name !== name) throw badRequest(`name: must equal the path name ${name} (profiles cannot be renamed)`);
+  assertCommandSandbox(runnerInfos(deps), body.tools);
   await checkSkills(deps.db, tenantId, body.skills);
   const spec = await withTenant(deps.db, tenantId, async (tx) => {
     const existing = await getSpec(tx, 'profiles', name);

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { assertCommandSandbox } from '../runners/sandbox-check.ts';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import { CallError, type ProfileSpec } from '../../../contracts/runner.client.ts';
@@ -27,6 +28,7 @@ export interface PlacedSession {
 export async function createSessionFor(deps: SessionDeps, tenantId: string, profile: ProfileSpec): Promise<PlacedSession> {
   const runner = deps.fleet.pick();
   if (!runner) throw unavailable('no live runner');
+  assertCommandSandbox([runner.info], profile.tools);
   let sessionId: string;
   try {
     await runner.client.putProfile(tenantId, profile); // the runner may not have seen it yet

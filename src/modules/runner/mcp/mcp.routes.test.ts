@@ -7,7 +7,8 @@ import type { Runner } from '../runner.ts';
 
 /**
  * The session MCP endpoint over real HTTP with the MCP SDK client, the way a worker or an external agent uses it.
- * The runner requires an internal token, which the MCP path does not: workers do not hold it.
+ * The runner requires an internal token, which the MCP path does not: workers do not hold it. They hold the session's
+ * own token instead, minted into the URL each run of the session receives.
  */
 let runner: Runner;
 let http: Listening;
@@ -24,8 +25,17 @@ async function start(tools: string[]) {
   const create = (path: string, body: unknown) => call(runner, 'POST', path, { tenant: 'acme', token: 'secret', body });
   await create('/runner/profiles', { profile: { name: 'helper', runtime: 'general', tools } });
   const { sessionId } = await (await create('/runner/sessions', { profileName: 'helper' })).json();
-  return { sessionId: sessionId as string, url: `${http.url}/runner/sessions/${sessionId}/mcp` };
+  return { sessionId: sessionId as string, url: mcpUrlOf(sessionId) };
 }
+
+/** The URL a run of the session gets, on the port the test listens on. */
+function mcpUrlOf(sessionId: string): string {
+  const minted = new URL(runner.sessionMcpUrl(sessionId));
+  return `${http.url}${minted.pathname}${minted.search}`;
+}
+
+const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+const post = (url: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(initialize) });
 
 async function connect(url: string): Promise<Client> {
   const client = new Client({ name: 'test', version: '1.0.0' });
@@ -72,11 +82,26 @@ describe('session MCP endpoint', () => {
     expect(escape).toMatchObject({ isError: true, content: [{ text: 'path "../../../../etc/passwd" refused: ".." segments are not allowed' }] });
   });
 
+  it('answers 401 without the session token, or with another session\'s, before looking the session up', async () => {
+    const { sessionId, url } = await start(['@files']);
+    const other = await (await call(runner, 'POST', '/runner/sessions', { tenant: 'acme', token: 'secret', body: { profileName: 'helper' } })).json();
+    const bare = `${http.url}/runner/sessions/${sessionId}/mcp`;
+    for (const attempt of [bare, `${bare}?svc_worker_token=`, `${bare}?svc_worker_token=forged.token`, `${bare}${new URL(mcpUrlOf(other.sessionId)).search}`, `${http.url}/runner/sessions/sess-nope/mcp`]) {
+      const res = await post(attempt);
+      expect(res.status).toBe(401);
+      expect((await res.json()).error).toMatch(/^invalid or missing worker token/);
+    }
+    // the internal token is no key to it either
+    const internal = await fetch(bare, { method: 'POST', headers: { 'content-type': 'application/json', 'X-Svc-Internal-Token': 'Bearer secret' }, body: JSON.stringify(initialize) });
+    expect(internal.status).toBe(401);
+    expect((await post(url)).status).toBe(200);
+  });
+
   it('answers 404 for an unknown session and 405 for the server-initiated stream', async () => {
     const { url } = await start([]);
-    const unknown = await fetch(`${http.url}/runner/sessions/sess-nope/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const unknown = await fetch(mcpUrlOf('sess-nope'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(unknown.status).toBe(404);
-    await expect(connect(`${http.url}/runner/sessions/sess-nope/mcp`)).rejects.toThrow();
+    await expect(connect(mcpUrlOf('sess-nope'))).rejects.toThrow();
     const get = await fetch(url, { headers: { accept: 'text/event-stream' } });
     expect(get.status).toBe(405);
   });

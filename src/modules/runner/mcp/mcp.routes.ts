@@ -4,6 +4,8 @@ import type { RunnerEnv } from '../runner.context.ts';
 import type { SessionStore } from '../sessions/sessions.store.ts';
 import type { Toolkit } from '../toolkit/toolkit.service.ts';
 import { sessionMcpServer } from './session-mcp.ts';
+import { SESSION_TOKEN_PARAM, type SessionTokens } from './session-token.ts';
+import { unauthorized } from '../../../shared/errors.ts';
 
 /**
  * `POST, GET, DELETE /runner/sessions/{id}/mcp`: the session's streamable-HTTP MCP endpoint (RUNTIMES.md §5, SDK
@@ -11,13 +13,18 @@ import { sessionMcpServer } from './session-mcp.ts';
  * to leak and a deleted runner session is closed at once (404). Without MCP sessions there is no server-initiated
  * stream: GET answers 405, which the MCP spec allows and clients expect; DELETE is accepted and ends nothing.
  *
- * The worker calls this without a tenant header, so the session is looked up by id across tenants; the id itself
- * (random, embedded in the worker's run body) is what names it.
+ * Every request carries the session's token (`?svc_worker_token=`, minted into the `sessionMcpUrl` of each run of
+ * this session; session-token.ts): without it, or with another session's, the answer is 401 before the session is
+ * even looked up, so the endpoint tells nothing about which sessions exist. The worker calls without a tenant
+ * header; the token names the session.
  */
-export function mcpRoutes(deps: { sessions: SessionStore; toolkit: Toolkit; version: string; closing: AbortSignal }): Hono<RunnerEnv> {
+export function mcpRoutes(deps: { sessions: SessionStore; toolkit: Toolkit; tokens: SessionTokens; version: string; closing: AbortSignal }): Hono<RunnerEnv> {
   const app = new Hono<RunnerEnv>();
 
   app.all('/runner/sessions/:id/mcp', async (c) => {
+    if (!deps.tokens.verify(c.req.param('id'), c.req.query(SESSION_TOKEN_PARAM))) {
+      throw unauthorized(`invalid or missing worker token: the session MCP endpoint needs its session's ${SESSION_TOKEN_PARAM}`);
+    }
     const session = deps.sessions.findLive(c.req.param('id'));
     if (!session) return c.json({ jsonrpc: '2.0', error: { code: -32001, message: `unknown session: ${c.req.param('id')}` }, id: null }, 404);
     if (c.req.method === 'GET') {

@@ -7,6 +7,7 @@ import { describeError } from '../../../shared/errors.ts';
 import { createLogger } from '../../../shared/log.ts';
 import { createSession, type SessionsDeps } from '../sessions/sessions.service.ts';
 import type { SessionRecord } from '../sessions/sessions.store.ts';
+import { SESSION_TOKEN_PARAM, type SessionTokens } from '../mcp/session-token.ts';
 
 /**
  * One run on this runner: resolve the session, hand the subtask to the session's worker, forward its events. The
@@ -15,6 +16,8 @@ import type { SessionRecord } from '../sessions/sessions.store.ts';
  */
 export interface RunsDeps extends SessionsDeps {
   publicUrl: string;
+  /** Mints the session token the worker's `sessionMcpUrl` carries. */
+  tokens: SessionTokens;
   /** Aborted when the runner closes: every run in flight ends. */
   closing: AbortSignal;
 }
@@ -67,7 +70,7 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
     }
     let run;
     try {
-      run = await endpoint.client.run(workerBody(deps.publicUrl, rec, subTask, extras), ac.signal);
+      run = await endpoint.client.run(workerBody(deps, rec, subTask, extras), ac.signal);
     } catch (err) {
       if (ac.signal.aborted) throw err;
       // a worker that answered with an error status is alive; only a transport failure counts against the slot
@@ -136,7 +139,7 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
   return { session: rec, events, cancel: (reason = 'caller went away') => ac.abort(new Error(reason)) };
 }
 
-function workerBody(publicUrl: string, rec: SessionRecord, subTask: SubTask, extras: RunExtras): WorkerRunRequest {
+function workerBody(deps: RunsDeps, rec: SessionRecord, subTask: SubTask, extras: RunExtras): WorkerRunRequest {
   const p = rec.profile;
   const { skills } = extras;
   const mcpServers = extras.mcpServers?.length ? [...(p.mcpServers ?? []), ...extras.mcpServers] : p.mcpServers;
@@ -144,11 +147,16 @@ function workerBody(publicUrl: string, rec: SessionRecord, subTask: SubTask, ext
     sessionId: rec.id,
     profile: { name: p.name, runtime: p.runtime, systemPrompt: p.systemPrompt, tools: workerAllowlist(p.tools), model: p.model },
     subtask: { title: subTask.title ?? '', prompt: subTask.prompt ?? '', files: subTask.files },
-    sessionMcpUrl: `${publicUrl}/runner/sessions/${encodeURIComponent(rec.id)}/mcp`,
+    sessionMcpUrl: sessionMcpUrl(deps.publicUrl, rec.id, deps.tokens),
     ...(skills?.length ? { skills } : {}),
     mcpServers,
     ...(extras.model ? { modelOverride: extras.model } : {}),
   };
+}
+
+/** The session's MCP endpoint with a fresh session token: what one run of this session (and nothing else) receives. */
+export function sessionMcpUrl(publicUrl: string, sessionId: string, tokens: SessionTokens): string {
+  return `${publicUrl}/runner/sessions/${encodeURIComponent(sessionId)}/mcp?${SESSION_TOKEN_PARAM}=${tokens.mint(sessionId)}`;
 }
 
 /**

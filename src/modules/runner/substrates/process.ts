@@ -1,20 +1,21 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Sandbox } from '../sandbox/index.ts';
+import type { VfsView } from '../vfs/index.ts';
 
 /**
- * The `process` substrate for `run_command`: a child process in the session's work directory with a minimal
- * environment (no provider keys, tokens or runner settings leak in), a timeout, and capped output. It runs in its
- * own process group so a timeout or cancel kills everything it started, not just the shell. This is containment by
- * convention, not a sandbox: the command runs as the runner's user.
+ * The `process` substrate for `run_command`: one command per call, in the session's `/work`, with a minimal
+ * environment, a timeout and capped output. By default the command runs inside the runner's sandbox (bubblewrap:
+ * only the session's VirtualFS mounts, no network unless the profile allows it, its own process tree); the process
+ * group of the sandbox is killed on timeout or cancel, and the sandbox's PID namespace ends with its first process,
+ * so nothing the command started outlives it. With SVC_SANDBOX=off the command runs unsandboxed as the runner's
+ * user (the operator's explicit opt-out).
  */
 export interface CommandSpec {
   /** With `args`: the program, run without a shell. Without: a `/bin/sh -c` command line. */
   command: string;
   args?: string[];
-  cwd: string;
   timeoutMs: number;
   maxOutputBytes: number;
-  /** Extra variables on top of the minimal environment. */
-  env?: Record<string, string>;
   signal?: AbortSignal;
 }
 
@@ -52,12 +53,44 @@ function collector(max: number) {
   };
 }
 
-export function runCommand(spec: CommandSpec): Promise<CommandResult> {
-  const started = performance.now();
-  const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: spec.cwd, TMPDIR: spec.cwd, LANG: 'C.UTF-8', ...spec.env };
-  const [file, argv] = spec.args ? [spec.command, spec.args] : ['/bin/sh', ['-c', spec.command]];
+/** Where and how a command starts; stdio must be ['ignore', 'pipe', 'pipe'] and the child leads its own process group. */
+export type Launch = (argv: [string, ...string[]]) => ChildProcess;
+
+export interface CommandRunner {
+  run(spec: CommandSpec, session: { vfs: VfsView; network: boolean }): Promise<CommandResult>;
+}
+
+const PATH = '/usr/local/bin:/usr/bin:/bin';
+
+/** Runs commands in the sandbox, or unsandboxed when the operator opted out (SVC_SANDBOX=off). */
+export function createCommandRunner(sandbox: Sandbox): CommandRunner {
+  return {
+    async run(spec, session) {
+      const status = await sandbox.ready();
+      if (status.mode === 'off') {
+        const cwd = await session.vfs.workDir();
+        const env = { PATH, HOME: cwd, TMPDIR: cwd, LANG: 'C.UTF-8' };
+        return runCommand(spec, ([file, ...argv]) => spawn(file, argv, { cwd, env, shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'] }));
+      }
+      if (!status.available) throw new Error(`run_command is unavailable on this runner: ${status.detail}`);
+      const plan = await session.vfs.sandboxMounts();
+      try {
+        const env = { PATH, HOME: plan.home, TMPDIR: '/tmp', LANG: 'C.UTF-8' };
+        return await runCommand(spec, (argv) => sandbox.spawn({ argv, cwd: plan.cwd, env, mounts: plan.mounts, network: session.network }), plan.close);
+      } finally {
+        plan.close();
+      }
+    },
+  };
+}
+
+/** `started` runs once the process exists (the sandbox's descriptors can be closed then). */
+export function runCommand(spec: CommandSpec, launch: Launch, started?: () => void): Promise<CommandResult> {
+  const t0 = performance.now();
+  const argv: [string, ...string[]] = spec.args ? [spec.command, ...spec.args] : ['/bin/sh', '-c', spec.command];
   return new Promise((resolve) => {
-    const child = spawn(file, argv, { cwd: spec.cwd, env, shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = launch(argv);
+    started?.();
     const out = collector(spec.maxOutputBytes);
     const err = collector(spec.maxOutputBytes);
     let timedOut = false;
@@ -79,8 +112,8 @@ export function runCommand(spec: CommandSpec): Promise<CommandResult> {
     };
     spec.signal?.addEventListener('abort', onAbort, { once: true });
     if (spec.signal?.aborted) onAbort();
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => err.push(c));
+    child.stdout!.on('data', (c: Buffer) => out.push(c));
+    child.stderr!.on('data', (c: Buffer) => err.push(c));
     let done = false;
     const finish = (exitCode: number | null, signal: string | null, spawnError?: Error) => {
       if (done) return;
@@ -95,7 +128,7 @@ export function runCommand(spec: CommandSpec): Promise<CommandResult> {
         timedOut,
         cancelled,
         truncated: out.dropped || err.dropped,
-        durationMs: Math.round(performance.now() - started),
+        durationMs: Math.round(performance.now() - t0),
       });
     };
     // background children holding the pipes would keep `close` from firing: the command's lifetime ends with it

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, runCommand, type CommandResult } from '../substrates/process.ts';
+import { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, type CommandResult } from '../substrates/process.ts';
 import { defineTool, ToolFailure } from './tool.ts';
 
 /**
- * `run_command`: one command in the session's `/work` directory on the process substrate (substrates/process.ts).
+ * `run_command`: one command in the session's `/work` directory on the process substrate (substrates/process.ts),
+ * inside the runner's sandbox: the session's VirtualFS mounts only, network only when the profile says `enabled`.
  * A non-zero exit, a timeout or a cancel is a tool failure that still carries the output, so the model can react.
  */
 const MAX_TIMEOUT_MS = 10 * 60_000;
@@ -11,8 +12,9 @@ const MAX_TIMEOUT_MS = 10 * 60_000;
 export const runCommandTool = defineTool({
   name: 'run_command',
   description:
-    'Run a command in the session work directory (/work). Without args it is a /bin/sh -c command line; with args the ' +
-    `program runs without a shell. Minimal environment; timeout ${DEFAULT_TIMEOUT_MS / 1000}s by default; output capped at ${DEFAULT_MAX_OUTPUT_BYTES / 1024} KiB per stream.`,
+    'Run a command in a sandbox whose working directory is the session work directory (/work); /home and the pool ' +
+    'folders are visible when the profile may use them. Without args it is a /bin/sh -c command line; with args the ' +
+    `program runs without a shell. Minimal environment, no network unless the profile enables it; timeout ${DEFAULT_TIMEOUT_MS / 1000}s by default; output capped at ${DEFAULT_MAX_OUTPUT_BYTES / 1024} KiB per stream.`,
   input: z.object({
     command: z.string().min(1),
     args: z.array(z.string()).optional(),
@@ -21,8 +23,8 @@ export const runCommandTool = defineTool({
   scope: 'session',
   capability: 'process.exec',
   async run(i, ctx) {
-    const cwd = await ctx.vfs().workDir();
-    const result = await runCommand({ command: i.command, args: i.args, cwd, timeoutMs: i.timeout_ms, maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES, signal: ctx.signal });
+    const spec = { command: i.command, args: i.args, timeoutMs: i.timeout_ms, maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES, signal: ctx.signal };
+    const result = await ctx.commands.run(spec, { vfs: ctx.vfs(), network: ctx.session.profile.network === 'enabled' });
     const failure = result.timedOut
       ? `command timed out after ${i.timeout_ms} ms`
       : result.cancelled

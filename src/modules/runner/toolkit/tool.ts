@@ -4,6 +4,7 @@ import type { RunCallbacksClient } from '../../../contracts/run-callbacks.client
 import type { ToolName } from '../../../contracts/toolkit.ts';
 import type { SessionRecord } from '../sessions/sessions.store.ts';
 import type { VfsView } from '../vfs/index.ts';
+import type { CommandRunner } from '../substrates/process.ts';
 
 /**
  * What a platform tool is: a name, a zod input schema (validated here, published as JSON Schema in its spec), where
@@ -18,6 +19,8 @@ export interface ToolContext {
   pools: readonly PoolSpec[];
   /** How tools reach the conductor (delegate, notify); undefined when this runner has no conductor configured. */
   conductor: RunCallbacksClient | undefined;
+  /** Where `run_command` runs commands (the sandbox). */
+  commands: CommandRunner;
   /** Aborted when the caller goes away or the session's run ends. */
   signal: AbortSignal;
 }

@@ -6,6 +6,7 @@ import { createLogger } from '../../../shared/log.ts';
 import type { Registry } from '../registry/registry.store.ts';
 import type { SessionRecord } from '../sessions/sessions.store.ts';
 import { VfsError, type VfsManager } from '../vfs/index.ts';
+import type { CommandRunner } from '../substrates/process.ts';
 import { delegateTool } from './delegate.tool.ts';
 import { runCommandTool } from './exec.tool.ts';
 import { fsEdit, fsList, fsRead, fsSearch, fsWrite } from './fs.tools.ts';
@@ -33,6 +34,7 @@ export interface ToolkitDeps {
   vfs: VfsManager;
   pools: Registry<PoolSpec>;
   conductor: RunCallbacksClient | undefined;
+  commands: CommandRunner;
 }
 
 const log = createLogger('runner:toolkit');
@@ -69,6 +71,7 @@ export function createToolkit(deps: ToolkitDeps): Toolkit {
         vfs: () => deps.vfs.view(session, pools),
         pools,
         conductor: deps.conductor,
+        commands: deps.commands,
         // a tool call ends with its caller or with the session's run, whichever goes first
         signal: session.activeRun ? AbortSignal.any([signal, session.activeRun.signal]) : signal,
       };

@@ -3,6 +3,7 @@ import { dirname, join, relative, sep } from 'node:path';
 import type { VfsMount } from '../../../contracts/toolkit.ts';
 import { checkAccess, type Access, type FsRules } from './policy.ts';
 import { parseVirtualPath, VfsError, type VirtualPath } from './paths.ts';
+import { planSandboxMounts, type MountPlan } from './sandbox-mounts.ts';
 
 /**
  * One session's filesystem as its tools see it: a virtual path in, a host path out, or a VfsError saying why not.
@@ -21,8 +22,10 @@ export interface VfsView {
   rules: FsRules;
   resolve(raw: unknown, access: Access): Promise<Resolved>;
   resolvePath(path: VirtualPath, access: Access): Promise<Resolved>;
-  /** The host directory of `/work` (created): the cwd of `run_command`. */
+  /** The host directory of `/work` (created): the cwd of `run_command` when commands run unsandboxed. */
   workDir(): Promise<string>;
+  /** The mounts a sandboxed command of this session gets (mount folders are created); close the plan after spawning. */
+  sandboxMounts(): Promise<MountPlan>;
 }
 
 export interface MountRoots {
@@ -104,6 +107,20 @@ export function createVfsView(opts: { base: string; rules: FsRules; roots: Mount
     resolve: (raw, access) => resolvePath(parseVirtualPath(raw), access),
     async workDir() {
       return containedPath(base, roots['/work'](), [], '/work');
+    },
+    async sandboxMounts() {
+      const visible: Array<{ path: VirtualPath; host: string }> = [];
+      for (const mount of ['/home', '/work'] as const) {
+        if (rules.mounts.includes(mount)) visible.push({ path: parseVirtualPath(mount), host: await containedPath(base, roots[mount](), [], mount) });
+      }
+      if (rules.mounts.includes('/pool')) {
+        for (const pool of rules.pools) {
+          const root = roots['/pool'](pool.name);
+          const path = parseVirtualPath(`/pool/${pool.name}`);
+          if (root) visible.push({ path, host: await containedPath(base, root, [], path.virtual) });
+        }
+      }
+      return planSandboxMounts({ rules, roots: visible });
     },
   };
 }

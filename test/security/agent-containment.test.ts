@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { commandOutput, serve, startIdp, type Idp, type Served } from './support.ts';
+
+/**
+ * Issue 12, items 3–5: what a tenant's agent can reach with `run_command`. One `svc serve --role=all` process, its
+ * secrets generated into its data folder, a process environment full of canaries (the owner key, the internal token,
+ * provider keys). Tenant A (the operator's `default`) leaves secrets in its session's /work and its profile's /home;
+ * tenant B, signed in through an identity provider, runs an `@exec` profile whose model (the fake provider) calls
+ * `run_command` with the probe's commands, through the conductor's real run path. B gets nothing of the server's,
+ * the data folder's or A's.
+ */
+const OWNER_KEY = 'ao_test_containmentcontainment001';
+const CANARIES: Record<string, string> = {
+  SVC_BOOTSTRAP_TOKEN: OWNER_KEY,
+  SVC_INTERNAL_TOKEN: `canary-internal-${randomUUID()}`,
+  OPENAI_API_KEY: `sk-canary-openai-${randomUUID()}`,
+  ANTHROPIC_API_KEY: `sk-ant-canary-${randomUUID()}`,
+  OPENAI_COMPATIBLE_API_KEY: `canary-compat-${randomUUID()}`,
+};
+const A_SECRET = `TENANT-A-SECRET-${randomUUID()}`;
+const MODEL = 'openai-compatible:fake-model';
+
+let fake: FakeProvider;
+let idp: Idp;
+let svc: Served;
+let keyB: string;
+const probes: string[] = [];
+
+beforeAll(async () => {
+  fake = await startFakeProvider();
+  idp = await startIdp();
+  svc = await serve(
+    ['--role=all'],
+    { ...CANARIES, OPENAI_COMPATIBLE_BASE_URL: fake.url, AGENT_ORC_ADMIN_TENANT: 'default', SVC_JWT_ISSUER: idp.issuer, SVC_JWT_JWKS_URL: idp.jwksUrl, SVC_LOG_LEVEL: 'warn' },
+    OWNER_KEY,
+    { database: true },
+  );
+  // tenant A: secrets in its session's /work and its profile's /home
+  expect((await svc.api('/api/profiles', { json: { name: 'keeper', runtime: 'general', model: MODEL, tools: ['@default', '@exec'] } })).status).toBe(201);
+  const stored = await commandOutput(svc, OWNER_KEY, 'keeper', `echo ${A_SECRET} > /work/a-secret.txt && echo ${A_SECRET} > /home/a-secret.txt && echo stored`);
+  expect(stored).toContain('stored');
+  // tenant B: a tenant of its own, signed in by its identity provider
+  expect((await svc.api('/api/tenants', { json: { id: 'tenant-b', name: 'B' } })).status).toBe(201);
+  keyB = await idp.token('tenant-b');
+  expect((await svc.api('/api/whoami', { key: keyB })).status).toBe(200);
+  expect((await svc.api('/api/profiles', { key: keyB, json: { name: 'prober', runtime: 'general', model: MODEL, tools: ['@exec'] } })).status).toBe(201);
+}, 120_000);
+
+afterAll(async () => {
+  await svc?.stop();
+  await idp?.close();
+  await fake?.close();
+  for (const p of probes) rmSync(p, { force: true });
+});
+
+const probe = (command: string) => commandOutput(svc, keyB, 'prober', command);
+
+describe('a tenant\'s agent running commands', () => {
+  it('item 3: sees no variable of the server\'s environment, its parent\'s or PID 1\'s', async () => {
+    const out = await probe('env; echo ---; cat /proc/$PPID/environ | tr "\\0" "\\n"; echo ---; cat /proc/1/environ | tr "\\0" "\\n"; echo ---; for p in /proc/[0-9]*; do cat $p/environ; done | tr "\\0" "\\n"');
+    expect(out).toContain('HOME=/home');
+    for (const [name, value] of Object.entries(CANARIES)) {
+      expect(out).not.toContain(value);
+      expect(out).not.toContain(`${name}=`);
+    }
+    for (const name of ['DATABASE_URL', 'SVC_DATA_DIR', 'OPENAI_COMPATIBLE_BASE_URL', 'SVC_JWT_JWKS_URL']) expect(out).not.toContain(`${name}=`);
+  });
+
+  it('item 4: cannot read the signing keys, pepper or secrets key, nor find the data folder', async () => {
+    const secretsDir = join(svc.dataDir, 'secrets');
+    const secrets = ['run-token-key', 'pepper', 'secrets-key', 'internal-token'].filter((f) => existsSync(join(secretsDir, f)));
+    expect(secrets).toEqual(expect.arrayContaining(['run-token-key', 'pepper', 'secrets-key']));
+    const values = secrets.map((f) => readFileSync(join(secretsDir, f), 'utf8').trim());
+    const ups = [3, 4, 5, 6, 7, 8].map((n) => '../'.repeat(n));
+    const reads = ups.flatMap((up) => secrets.flatMap((f) => [`${up}${f}`, `${up}secrets/${f}`])).join(' ');
+    const names = ['run-token-key', 'pepper', 'secrets-key', 'internal-token', 'bootstrap-key'].map((n) => `-name ${n}`).join(' -o ');
+    const out = await probe(`cat ${reads} 2>&1; ls -la ../../.. ../../../.. 2>&1; echo ---found; find / -path /proc -prune -o \\( ${names} \\) -print 2>/dev/null; echo ---end`);
+    expect(out).toContain('---end');
+    for (const value of values) expect(out).not.toContain(value);
+    expect(out.split('---found')[1].split('---end')[0].trim()).toBe('');
+    expect(out).not.toContain(svc.dataDir);
+  });
+
+  it('item 5: is contained: no host accounts, no writes outside its mounts, no other session or tenant, no host process', async () => {
+    // what there is to find: tenant A's file in its profile's home on the host
+    expect(readFileSync(join(svc.dataDir, 'runner', 'tenants', 'default', 'profiles', 'keeper', 'home', 'a-secret.txt'), 'utf8')).toContain(A_SECRET);
+    const mark = `svc-probe-${randomUUID()}`;
+    const outside = ['/etc', '/usr', '/tmp', svc.dataDir].map((dir) => join(dir, mark));
+    probes.push(...outside);
+    const out = await probe(
+      [
+        'cat /etc/passwd',
+        'echo ---writes',
+        ...['/etc', '/usr', '../../../..', '../../../../..'].map((dir) => `echo x > ${dir}/${mark} 2>/dev/null && echo wrote ${dir}`),
+        `echo x > /work/${mark} && echo wrote own work`,
+        'echo ---tenant-a',
+        // from the sandbox's root, and from where the session's folder would sit on the host
+        ...['/', '../../..', '../../../..'].map((dir) => `grep -rsl ${A_SECRET} ${dir} --exclude-dir=proc --exclude-dir=usr --exclude-dir=sys --exclude-dir=dev 2>/dev/null`),
+        'echo ---processes',
+        'for p in /proc/[0-9]*; do echo "$(cat $p/comm 2>/dev/null)"; done',
+      ].join('; '),
+    );
+    const section = (name: string) => out.split(`---${name}`)[1]?.split('---')[0] ?? '';
+
+    // the sandbox's own account list, not the host's
+    const hostAccounts = readFileSync('/etc/passwd', 'utf8').split('\n').filter(Boolean).map((l) => l.split(':')[0]);
+    const seenAccounts = out.split('---writes')[0].split('\n').filter((l) => l.includes(':')).map((l) => l.split(':')[0]);
+    expect(seenAccounts).toContain('root');
+    expect(seenAccounts.every((name) => ['root', 'nobody', 'sandbox'].includes(name))).toBe(true);
+    expect(hostAccounts.filter((name) => !['root', 'nobody'].includes(name)).filter((name) => seenAccounts.includes(name))).toEqual([]);
+
+    // writes land in its own /work only
+    expect(section('writes').trim().split('\n')).toEqual(['wrote own work']);
+    for (const path of outside) expect(existsSync(path)).toBe(false);
+
+    // tenant A's /work and /home are out of sight
+    expect(section('tenant-a').trim()).toBe('');
+    expect(out).not.toContain(A_SECRET);
+
+    // only the sandbox's own processes: bwrap as its PID 1, the shell and what it runs
+    const processes = section('processes').trim().split('\n').filter(Boolean);
+    expect(processes.length).toBeLessThan(10);
+    expect(processes).not.toContain('node');
+    expect(processes).not.toContain('postgres');
+  });
+});
