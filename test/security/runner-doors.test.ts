@@ -115,7 +115,6 @@ describe('item 2: a session MCP endpoint answers that session\'s runs only', () 
       expect(await run.text()).toContain('"result"');
     }
     const [a, b] = sessions.map((id) => bodies.find((body) => body.sessionId === id)!.sessionMcpUrl);
-    expect(new URL(a).searchParams.get('svc_worker_token')).toBeTruthy();
 
     const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'fs_write', arguments: { path: 'owned.txt', content: 'x' } } };
     const mcp = (url: string, headers: Record<string, string> = {}) =>
@@ -127,7 +126,8 @@ describe('item 2: a session MCP endpoint answers that session\'s runs only', () 
       expect(res.status).toBe(401);
       expect((await res.json()).error).toMatch(/^invalid or missing worker token/);
     }
-    // the URL the session's own run received works
+    // the URL the session's own run received carries its token, and works
+    expect(new URL(a).searchParams.get('svc_worker_token')).toBeTruthy();
     const own = await mcp(`${bare}${new URL(a).search}`);
     expect(own.status).toBe(200);
     expect(JSON.stringify(await own.json())).toContain('owned.txt');
