@@ -13,6 +13,10 @@ ENV NODE_ENV=production \
     SVC_STATE_DIR=/data/state \
     PORT=8080
 WORKDIR /app
+# The runner runs every command an agent runs inside bubblewrap (README, "Command sandbox").
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends bubblewrap \
+ && rm -rf /var/lib/apt/lists/*
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin

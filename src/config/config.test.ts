@@ -39,10 +39,25 @@ describe('loadConfig', () => {
     [{ SVC_WORKER_PROTOCOL: '2' }, 'SVC_WORKER_PROTOCOL', /from 1 to 1/],
     [{ SVC_RUNNER_URL: 'http://r:7070', SVC_WORKER_TOKEN: 't' }, 'SVC_SESSION_ID', /required in outbound worker mode/],
     [{ SVC_LOG_LEVEL: 'loud' }, 'SVC_LOG_LEVEL', /allowed: debug, info, warn, error, silent/],
+    [{ SVC_ROLE: 'runner', AGENT_ORC_ENV: 'live' }, 'SVC_INTERNAL_TOKEN', /required when AGENT_ORC_ENV is "live" \(not dev\) and conductor and runner run in separate processes/],
+    [{ SVC_ROLE: 'conductor', AGENT_ORC_ENV: 'live', AGENT_API_KEY_PEPPER: 'p'.repeat(16), SVC_SECRETS_KEY: 's'.repeat(16) }, 'SVC_INTERNAL_TOKEN', /required when AGENT_ORC_ENV is "live"/],
+    [{ SVC_INTERNAL_TOKEN: 'short' }, 'SVC_INTERNAL_TOKEN', /at least 16 characters/],
+    [{ SVC_DATA_DIR: '/srv/svc', SVC_RUNNER_DATA_DIR: '/srv/svc' }, 'SVC_RUNNER_DATA_DIR', /neither contains nor lies inside the secrets folder \/srv\/svc\/secrets/],
+    [{ SVC_DATA_DIR: '/srv/svc', SVC_RUNNER_DATA_DIR: '/srv/svc/secrets/vfs' }, 'SVC_RUNNER_DATA_DIR', /secrets folder/],
+    [{ SVC_SANDBOX: 'none' }, 'SVC_SANDBOX', /got "none"; allowed: bwrap, off/],
   ])('refuses %o naming %s and what is allowed', (env, variable, allowed) => {
     const err = configError(env as Record<string, string>);
     expect(err.variable).toBe(variable);
     expect(err.message).toMatch(allowed);
+  });
+
+  it('keeps secrets in their own folder and asks outside dev for the internal token only where roles are split', () => {
+    const c = loadConfig({ SVC_DATA_DIR: '/srv/svc' });
+    expect([c.secretsDir, c.runner.dataDir, c.runner.sandbox]).toEqual(['/srv/svc/secrets', '/srv/svc/runner', 'bwrap']);
+    const live = { AGENT_ORC_ENV: 'live', AGENT_API_KEY_PEPPER: 'p'.repeat(16), SVC_SECRETS_KEY: 's'.repeat(16) };
+    expect(loadConfig(live).internalToken).toBeUndefined(); // all in one process: in-process calls only
+    expect(loadConfig({ ...live, SVC_ROLE: 'worker' }).internalToken).toBeUndefined();
+    expect(loadConfig({ ...live, SVC_ROLE: 'runner', SVC_INTERNAL_TOKEN: 't'.repeat(16) }).internalToken).toBe('t'.repeat(16));
   });
 
   it('takes provider variables for the worker from the environment it is given', () => {
