@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeRunner } from '../modules/runner/runner.fixture.ts';
+import { makeRunner, TEST_INTERNAL_TOKEN } from '../modules/runner/runner.fixture.ts';
 import type { Runner } from '../modules/runner/index.ts';
 import { CallError, createRunnerClient } from './runner.client.ts';
 
 let runner: Runner;
 afterEach(() => runner?.close());
 
-const clientFor = (r: Runner, internalToken?: string) =>
+const clientFor = (r: Runner, internalToken: string = TEST_INTERNAL_TOKEN) =>
   createRunnerClient({ baseUrl: 'http://runner.test:7070/', fetch: (req) => r.app.fetch(req), internalToken });
 
 describe('runner client', () => {

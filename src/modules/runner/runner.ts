@@ -106,7 +106,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   });
   const ready = sandbox.ready().then((status) => {
     if (status.mode === 'off') log.warn('command sandbox off (SVC_SANDBOX=off): agents run commands unsandboxed as this user', {});
-    else if (status.available) log.info('command sandbox ready', { detail: status.detail });
+    else if (status.available) log.debug('command sandbox ready', { detail: status.detail });
     else log.warn('command sandbox unavailable: profiles that run commands (@exec) are refused', { detail: status.detail });
   });
 
