@@ -18,7 +18,11 @@ export interface TestMcpServer {
   close(): Promise<void>;
 }
 
-export async function startMcpServer(opts: { name?: string; extraTools?: number } = {}): Promise<TestMcpServer> {
+/**
+ * `sessionToken`: like the runner's session endpoint, answer 401 unless the URL carries `?svc_worker_token=<it>`
+ * (`url` then includes it), so a test proves a client keeps the query string of the URL it is given.
+ */
+export async function startMcpServer(opts: { name?: string; extraTools?: number; sessionToken?: string } = {}): Promise<TestMcpServer> {
   const calls: TestMcpServer['calls'] = [];
   const authorizations: string[] = [];
   const build = () => {
@@ -41,6 +45,7 @@ export async function startMcpServer(opts: { name?: string; extraTools?: number 
   };
   const app = new Hono();
   app.all('/mcp', async (c) => {
+    if (opts.sessionToken && c.req.query('svc_worker_token') !== opts.sessionToken) return c.json({ error: 'invalid or missing worker token' }, 401);
     const authorization = c.req.header('authorization');
     if (authorization) authorizations.push(authorization);
     // Stateless: a fresh server and transport per request.
@@ -49,5 +54,6 @@ export async function startMcpServer(opts: { name?: string; extraTools?: number 
     return transport.handleRequest(c.req.raw);
   });
   const http = await listen(app.fetch);
-  return { url: `${http.url}/mcp`, calls, authorizations, close: http.close };
+  const query = opts.sessionToken ? `?svc_worker_token=${encodeURIComponent(opts.sessionToken)}` : '';
+  return { url: `${http.url}/mcp${query}`, calls, authorizations, close: http.close };
 }

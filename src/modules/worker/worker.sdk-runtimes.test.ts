@@ -71,7 +71,8 @@ describe.each(CASES)('the $runtime runtime against the fake provider', { timeout
 
   beforeAll(async () => {
     fake = await startFakeProvider();
-    mcp = await startMcpServer();
+    // the runner's session endpoint answers only URLs with the session token: the runtimes must keep the query
+    mcp = await startMcpServer({ sessionToken: 'payload.signature-of-the-session' });
     root = mkdtempSync(join(tmpdir(), `svc-${rt.runtime}-`));
   });
   afterEach(async () => {
