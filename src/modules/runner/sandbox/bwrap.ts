@@ -22,13 +22,16 @@ export interface BwrapInvocation {
 export interface BwrapOptions {
   /** Run in a user namespace of its own (always when not root; as root only where the kernel allows it). */
   userns: boolean;
+  /** Forbid further user namespaces inside (`--disable-userns`, bubblewrap 0.8 and later). */
+  noNestedUserns: boolean;
 }
 
 export const ARGS_FD = 3;
 
 export function bwrapInvocation(spec: SandboxSpec, host: HostLayout, opts: BwrapOptions): BwrapInvocation {
   const o: string[] = [];
-  if (opts.userns) o.push('--unshare-user', '--disable-userns');
+  if (opts.userns) o.push('--unshare-user');
+  if (opts.userns && opts.noNestedUserns) o.push('--disable-userns');
   o.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--hostname', 'sandbox');
   if (!spec.network) o.push('--unshare-net');
   o.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--clearenv');

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess, type StdioNull, type StdioPipe } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, closeSync, constants, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { bwrapInvocation, type BwrapOptions } from './bwrap.ts';
@@ -80,28 +80,35 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
       ? { mode: 'off', available: false, detail: 'SVC_SANDBOX=off: the operator opted out; commands run unsandboxed as the runner user' }
       : { mode: 'bwrap', available: false, detail: 'checking bubblewrap' };
   let bwrap: string | undefined;
-  let bwrapOpts: BwrapOptions = { userns: true };
+  let bwrapOpts: BwrapOptions = { userns: true, noNestedUserns: true };
+
+  /** The strongest form that works here, in this order; the last one only as root. */
+  const VARIANTS: Array<{ opts: BwrapOptions; label: string; rootOnly?: boolean }> = [
+    { opts: { userns: true, noNestedUserns: true }, label: 'with a user namespace, no nested ones' },
+    { opts: { userns: true, noNestedUserns: false }, label: 'with a user namespace (this bubblewrap cannot forbid nested ones; 0.8 or later can)' },
+    { opts: { userns: false, noNestedUserns: false }, label: 'as root without a user namespace', rootOnly: true },
+  ];
 
   async function probe(): Promise<SandboxStatus> {
     if (opts.mode === 'off') return current;
     bwrap = findOnPath('bwrap', opts.searchPath);
     if (!bwrap) return { mode: 'bwrap', available: false, detail: `bubblewrap (bwrap) is not installed (not found on PATH); fix: ${SANDBOX_FIX}` };
     const version = (await run(bwrap, ['--version'])).out || 'bubblewrap';
-    const attempt = async (o: BwrapOptions) => {
-      const inv = bwrapInvocation(NOOP, hostLayout(), o);
-      return run(bwrap!, inv.argv, inv);
-    };
-    const withUserns = await attempt({ userns: true });
-    if (withUserns.code === 0) return { mode: 'bwrap', available: true, detail: `${version} at ${bwrap}, with a user namespace` };
-    // root can build the other namespaces without a user namespace where the kernel refuses one
-    if (hostLayout().uid === 0) {
-      const plain = await attempt({ userns: false });
-      if (plain.code === 0) {
-        bwrapOpts = { userns: false };
-        return { mode: 'bwrap', available: true, detail: `${version} at ${bwrap}, as root without a user namespace (${withUserns.out || 'refused'})` };
+    let firstFailure = '';
+    for (const variant of VARIANTS) {
+      if (variant.rootOnly && hostLayout().uid !== 0) continue;
+      // the no-op gets a descriptor mount too: commands' VirtualFS mounts need one (bubblewrap 0.5 or later)
+      const fd = openSync('/usr', constants.O_RDONLY | constants.O_DIRECTORY);
+      const spec: SandboxSpec = { ...NOOP, mounts: [{ type: 'bind', source: { fd }, target: '/probe', writable: false }] };
+      const inv = bwrapInvocation(spec, hostLayout(), variant.opts);
+      const result = await run(bwrap, inv.argv, inv).finally(() => closeSync(fd));
+      if (result.code === 0) {
+        bwrapOpts = variant.opts;
+        return { mode: 'bwrap', available: true, detail: `${version} at ${bwrap}, ${variant.label}` };
       }
+      firstFailure ||= result.out || `exit ${result.code}`;
     }
-    return { mode: 'bwrap', available: false, detail: `bubblewrap at ${bwrap} cannot create a sandbox here (${withUserns.out || `exit ${withUserns.code}`}); fix: ${SANDBOX_FIX}` };
+    return { mode: 'bwrap', available: false, detail: `bubblewrap at ${bwrap} cannot create a sandbox here (${firstFailure}); fix: ${SANDBOX_FIX}` };
   }
 
   const probed = probe().then((s) => (current = s));
