@@ -93,10 +93,18 @@ export async function insertKey(
   return { ...toView(row), token };
 }
 
+/**
+ * Admins and owners see every key of the tenant; members and viewers the keys they minted and the key they use. Who
+ * minted a key is its minter's key id, or the subject of a signed-in (JWT) session.
+ */
 export async function listKeys(deps: KeyDeps, principal: Principal): Promise<ApiKeyView[]> {
+  const minter = principal.keyId ?? principal.subject;
+  if (!atLeast(principal.role, 'admin') && minter === null) return [];
   const rows = await withTenant(deps.db, principal.tenantId, (tx) => {
     let q = tx.selectFrom('api_keys').select(COLUMNS).orderBy('created_at', 'desc').orderBy('id');
-    if (!atLeast(principal.role, 'admin')) q = q.where((eb) => eb.or([eb('created_by', '=', principal.keyId ?? '\u0000'), eb('id', '=', principal.keyId ?? '\u0000')]));
+    if (!atLeast(principal.role, 'admin')) {
+      q = q.where((eb) => eb.or([eb('created_by', '=', minter), ...(principal.keyId !== null ? [eb('id', '=', principal.keyId)] : [])]));
+    }
     return q.execute();
   });
   return rows.map(toView);
