@@ -114,7 +114,7 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
   useJsonErrors(api);
   api.use('*', requireAuth(authDeps));
   api.route('/', identityRoutes(keyDeps));
-  api.route('/tenants', tenantRoutes(db, config.identity.adminTenant));
+  api.route('/tenants', tenantRoutes(keyDeps, config.identity.adminTenant));
   api.route('/profiles', profileRoutes(profileDeps));
   api.route('/pools', poolRoutes({ db, broadcaster }));
   api.route('/runs', runRoutes({ ...runDeps, keepAliveMs: 15_000 }));
