@@ -100,7 +100,7 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
     ownerId,
     mintRunToken: (tenantId, runId) => mintRunToken(runTokenKey, { tenantId, runId }),
   };
-  hub.onCancelRequest((runId) => void stopLocally(runDeps, runId));
+  hub.onCancelRequest((tenantId, runId) => void stopLocally(runDeps, tenantId, runId));
   const ownership = createOwnership({ db, hub, ownerId, ttlMs: config.conductor.leaseTtlMs, log: log.child('ownership') });
 
   await hub.start();
@@ -136,7 +136,7 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
   async function drain(): Promise<void> {
     broadcaster.stop();
     // Runs we drive cannot finish once we are gone: end them `interrupted` now, with their terminal event.
-    for (const run of active.all()) stopLocally(runDeps, run.runId, 'interrupted');
+    for (const run of active.all()) stopLocally(runDeps, run.tenantId, run.runId, 'interrupted');
     await Promise.all(active.all().map((r) => r.done));
     await active.settled();
   }
