@@ -1,5 +1,6 @@
 import * as v from 'valibot';
-import type { Context, Hono } from 'hono';
+import type { Context, Hono, MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { AppError, badRequest, describeError } from './errors.ts';
 import { createLogger } from './log.ts';
@@ -92,6 +93,37 @@ export async function readForm(c: Context): Promise<Record<string, string | File
     throw badRequest('body: malformed form data');
   }
 }
+
+/**
+ * hono's body limit answering 413 through `respond`, always with `Connection: close`: the unread rest of an oversized
+ * body would otherwise be parsed as the next request of a kept-alive connection, and that request would fail.
+ */
+export function limitBody(maxSize: number, respond: (c: Context, message: string) => Response): MiddlewareHandler {
+  return bodyLimit({
+    maxSize,
+    onError: (c) => {
+      const res = respond(c, `request body exceeds ${maxSize} bytes`);
+      res.headers.set('Connection', 'close');
+      return res;
+    },
+  });
+}
+
+/**
+ * Answers that leave the request body unread (a 401 before the body, a route that ignores it) carry
+ * `Connection: close`: the HTTP server drains such a body only briefly, and a client that reuses the connection while
+ * megabytes are still in flight gets its next request cut off.
+ */
+export const closeOnUnreadBody: MiddlewareHandler = async (c, next) => {
+  await next();
+  const hasBody = (c.req.header('content-length') ?? '0') !== '0' || c.req.header('transfer-encoding') !== undefined;
+  if (!hasBody || c.req.raw.bodyUsed) return;
+  try {
+    c.res.headers.set('Connection', 'close');
+  } catch {
+    // a proxied response's headers are immutable; it goes out as it is
+  }
+};
 
 /** Query parameters `limit` and `offset`, validated; undefined when absent. */
 export function readPaging(c: Context, max = 1000): { limit: number | undefined; offset: number } {
