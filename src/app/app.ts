@@ -1,9 +1,10 @@
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
 import type { Config } from '../config/config.ts';
 import { migrate, openDatabase, assertUnprivilegedRole, type Database } from '../db/index.ts';
 import { createLogger } from '../shared/log.ts';
-import { closeOnUnreadBody, limitBody, useJsonErrors } from '../shared/http.ts';
+import { drainUnreadBody, useJsonErrors } from '../shared/http.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { needsDatabase } from './roles.ts';
 
@@ -53,13 +54,17 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     metrics.inc('svc_http_requests_total', { method: c.req.method, status: String(c.res.status) });
     accessLog.debug('request', { method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(performance.now() - started), requestId: c.get('requestId') });
   });
-  app.use('*', closeOnUnreadBody);
-  const tooLarge = (c: Context, message: string) => c.json({ error: message }, 413);
-  const tooLargeV1 = (c: Context, message: string) => c.json({ error: { message, type: 'invalid_request_error', param: null, code: 'request_too_large' } }, 413);
-  app.use('/api/*', limitBody(config.bodyLimitBytes, tooLarge));
+  // Outside the body limits: a body a limit refused is left alone (its 413 closes the connection), any other is drained.
+  app.use('*', drainUnreadBody({ maxBytes: 16 * 1024 * 1024, maxMs: 5000 }));
+  // The unread rest of an oversized body makes the connection unusable: tell the client not to reuse it.
+  const tooLarge = (max: number, v1: boolean) => (c: Context) =>
+    v1
+      ? c.json({ error: { message: `request body exceeds ${max} bytes`, type: 'invalid_request_error', param: null, code: 'request_too_large' } }, 413, { Connection: 'close' })
+      : c.json({ error: `request body exceeds ${max} bytes` }, 413, { Connection: 'close' });
+  app.use('/api/*', bodyLimit({ maxSize: config.bodyLimitBytes, onError: tooLarge(config.bodyLimitBytes, false) }));
   // File and skill uploads are multipart bodies of their own size class; every other /v1 body is JSON.
-  const uploadLimit = limitBody(config.uploadLimitBytes, tooLargeV1);
-  const jsonLimit = limitBody(config.bodyLimitBytes, tooLargeV1);
+  const uploadLimit = bodyLimit({ maxSize: config.uploadLimitBytes, onError: tooLarge(config.uploadLimitBytes, true) });
+  const jsonLimit = bodyLimit({ maxSize: config.bodyLimitBytes, onError: tooLarge(config.bodyLimitBytes, true) });
   app.use('/v1/*', (c, next) => (/^\/v1\/(files|skills)(\/|$)/.test(c.req.path) ? uploadLimit(c, next) : jsonLimit(c, next)));
 
   const workerOnly = config.roles.length === 1 && config.roles[0] === 'worker';

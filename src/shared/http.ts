@@ -1,6 +1,5 @@
 import * as v from 'valibot';
 import type { Context, Hono, MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { AppError, badRequest, describeError } from './errors.ts';
 import { createLogger } from './log.ts';
@@ -95,35 +94,51 @@ export async function readForm(c: Context): Promise<Record<string, string | File
 }
 
 /**
- * hono's body limit answering 413 through `respond`, always with `Connection: close`: the unread rest of an oversized
- * body would otherwise be parsed as the next request of a kept-alive connection, and that request would fail.
+ * An answer that leaves the request body unread (a 401 or 403 before the body, a 413, a route that ignores its body)
+ * would leave the client's upload stuck in the connection: the HTTP server drains it only briefly after the answer,
+ * so a client still sending, or reusing the connection, had its request cut off. The rest of the body is read and
+ * dropped before the answer leaves, up to `maxBytes` and `maxMs`; past either, the answer closes the connection.
  */
-export function limitBody(maxSize: number, respond: (c: Context, message: string) => Response): MiddlewareHandler {
-  return bodyLimit({
-    maxSize,
-    onError: (c) => {
-      const res = respond(c, `request body exceeds ${maxSize} bytes`);
-      res.headers.set('Connection', 'close');
-      return res;
-    },
-  });
+export function drainUnreadBody(opts: { maxBytes: number; maxMs: number }): MiddlewareHandler {
+  return async (c, next) => {
+    await next();
+    const body = c.req.raw.body;
+    if (body === null || c.req.raw.bodyUsed || c.res.headers.get('connection') === 'close') return;
+    const declared = Number(c.req.header('content-length'));
+    if ((Number.isFinite(declared) && declared > opts.maxBytes) || !(await discard(body, opts))) {
+      try {
+        c.res.headers.set('Connection', 'close');
+      } catch {
+        // a proxied response's headers are immutable; it goes out as it is
+      }
+    }
+  };
 }
 
-/**
- * Answers that leave the request body unread (a 401 before the body, a route that ignores it) carry
- * `Connection: close`: the HTTP server drains such a body only briefly, and a client that reuses the connection while
- * megabytes are still in flight gets its next request cut off.
- */
-export const closeOnUnreadBody: MiddlewareHandler = async (c, next) => {
-  await next();
-  const hasBody = (c.req.header('content-length') ?? '0') !== '0' || c.req.header('transfer-encoding') !== undefined;
-  if (!hasBody || c.req.raw.bodyUsed) return;
+/** Reads a body to its end and drops it; false when it was longer than `maxBytes`, slower than `maxMs` or broken. */
+async function discard(body: ReadableStream<Uint8Array>, opts: { maxBytes: number; maxMs: number }): Promise<boolean> {
+  const reader = body.getReader();
+  let late = false;
+  const timer = setTimeout(() => {
+    late = true;
+    void reader.cancel().catch(() => {});
+  }, opts.maxMs);
   try {
-    c.res.headers.set('Connection', 'close');
+    for (let bytes = 0; ; ) {
+      const { done, value } = await reader.read();
+      if (done) return !late;
+      bytes += value.byteLength;
+      if (bytes > opts.maxBytes) {
+        await reader.cancel().catch(() => {});
+        return false;
+      }
+    }
   } catch {
-    // a proxied response's headers are immutable; it goes out as it is
+    return false;
+  } finally {
+    clearTimeout(timer);
   }
-};
+}
 
 /** Query parameters `limit` and `offset`, validated; undefined when absent. */
 export function readPaging(c: Context, max = 1000): { limit: number | undefined; offset: number } {

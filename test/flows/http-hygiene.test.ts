@@ -88,12 +88,11 @@ describe('malformed requests', () => {
     ['an unauthenticated upload', '/v1/skills', { 'content-type': 'application/json' }, `{"name":"${'x'.repeat(1_250_000)}"}`, 401],
     ['an unauthenticated write', '/api/profiles', { 'content-type': 'application/json' }, `{"name":"${'x'.repeat(900_000)}"}`, 401],
     ['a dashboard form over its limit', '/dashboard/sign-in', { 'content-type': 'application/x-www-form-urlencoded' }, `key=${'x'.repeat(1_250_000)}`, 413],
-  ])('closes the connection after answering %s without reading its body, so the next request on it does not fail', async (_, path, headers, body, status) => {
-    // the client reuses its kept-alive connection: without Connection: close the second request was cut off
+  ])('answers %s without reading its body and the next request on the same connection still works', async (_, path, headers, body, status) => {
+    // the client reuses its kept-alive connection; the unread rest of the first body used to cut the second one off
     for (let i = 0; i < 3; i++) {
       const res = await fetch(svc.url + path, { method: 'POST', headers, body });
       expect(res.status).toBe(status);
-      expect(res.headers.get('connection')).toBe('close');
       await res.arrayBuffer();
     }
   });

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { limitBody } from '../../../shared/http.ts';
+import { bodyLimit } from 'hono/body-limit';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { requestOrigin, type DeviceDeps } from '../device/index.ts';
@@ -25,7 +25,7 @@ export interface DashboardDeps {
 export function dashboardRoutes(deps: DashboardDeps): Hono {
   const sessions = createSessions({ db: deps.db, pepper: deps.pepper });
   const app = new Hono();
-  const limit = limitBody(16 * 1024, (c) => c.text('form too large', 413));
+  const limit = bodyLimit({ maxSize: 16 * 1024, onError: (c) => c.text('form too large', 413) });
   for (const path of ['/dashboard/*', '/dashboard', '/cli-auth', '/device']) {
     app.use(path, limit);
     // Forms are posted only from our own pages (no cross-site sign-in or approval); browsers send Origin on POST.
