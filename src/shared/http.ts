@@ -117,6 +117,7 @@ export function drainUnreadBody(opts: { maxBytes: number; maxMs: number }): Midd
 
 /** Reads a body to its end and drops it; false when it was longer than `maxBytes`, slower than `maxMs` or broken. */
 async function discard(body: ReadableStream<Uint8Array>, opts: { maxBytes: number; maxMs: number }): Promise<boolean> {
+  if (body.locked) return false; // a handler holds it (a stream it forwards): not ours to read
   const reader = body.getReader();
   let late = false;
   const timer = setTimeout(() => {
