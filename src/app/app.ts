@@ -5,7 +5,7 @@ import type { Config } from '../config/config.ts';
 import { migrate, openDatabase, assertUnprivilegedRole, type Database } from '../db/index.ts';
 import { createLogger } from '../shared/log.ts';
 import { resolveSecret } from '../shared/secret-files.ts';
-import { useJsonErrors } from '../shared/http.ts';
+import { drainUnreadBody, useJsonErrors } from '../shared/http.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { needsDatabase } from './roles.ts';
 
@@ -55,6 +55,8 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     metrics.inc('svc_http_requests_total', { method: c.req.method, status: String(c.res.status) });
     accessLog.debug('request', { method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(performance.now() - started), requestId: c.get('requestId') });
   });
+  // Outside the body limits: a body a limit refused is left alone (its 413 closes the connection), any other is drained.
+  app.use('*', drainUnreadBody({ maxBytes: 16 * 1024 * 1024, maxMs: 5000 }));
   // The unread rest of an oversized body makes the connection unusable: tell the client not to reuse it.
   const tooLarge = (max: number, v1: boolean) => (c: Context) =>
     v1

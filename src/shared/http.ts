@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { Context, Hono } from 'hono';
+import type { Context, Hono, MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { AppError, badRequest, describeError } from './errors.ts';
 import { createLogger } from './log.ts';
@@ -31,20 +31,114 @@ export function parseWith<S extends v.GenericSchema>(schema: S, value: unknown):
   return result.output;
 }
 
-/** Reads the request body as JSON and validates it; malformed JSON and schema violations are 400s naming the problem. */
-export async function readJson<S extends v.GenericSchema>(c: Context, schema: S): Promise<v.InferOutput<S>> {
+/**
+ * How deep a JSON body may nest (objects and arrays, the body itself being level 1). Checked on the text before
+ * anything recurses over the value: valibot, `JSON.stringify` (jsonb) and the drivers all recurse and overflow the
+ * stack a few thousand levels down. Real bodies stay far below it: a tool's JSON schema nesting 25 properties deep is
+ * 52 levels of a /v1 body.
+ */
+export const JSON_MAX_DEPTH = 64;
+/** Bodies between roles carry client values a few levels further down (a profile's `fs` inside `{profile}`). */
+export const INTERNAL_JSON_MAX_DEPTH = JSON_MAX_DEPTH + 16;
+
+/** True when `text` nests objects and arrays deeper than `max`; strings are skipped, so `"[[["` does not count. */
+export function jsonNestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 0x5c) i++; // backslash: skip the escaped character
+      else if (ch === 0x22) inString = false;
+    } else if (ch === 0x22) inString = true;
+    else if (ch === 0x7b || ch === 0x5b) {
+      if (++depth > max) return true;
+    } else if (ch === 0x7d || ch === 0x5d) depth--;
+  }
+  return false;
+}
+
+/**
+ * Parses the text of a JSON request body: every JSON body of every surface goes through here, so the nesting limit
+ * and the NUL refusal hold for new routes too. Malformed, over-deep or NUL-carrying JSON is a 400 naming the problem.
+ */
+export function parseJsonBody(text: string, maxDepth = JSON_MAX_DEPTH): unknown {
+  if (jsonNestsDeeperThan(text, maxDepth)) throw badRequest(`body: JSON nested deeper than ${maxDepth} levels`);
   let body: unknown;
-  const text = await c.req.text();
-  if (text.trim() === '') throw badRequest('body: a JSON object is required');
   try {
     body = JSON.parse(text);
   } catch {
     throw badRequest('body: malformed JSON');
   }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('body: expected a JSON object');
   // PostgreSQL text cannot hold NUL; refuse it here with a clear message rather than failing in the database.
   if (text.includes('\\u0000')) throw badRequest('body: NUL characters (\\u0000) are not allowed in strings');
+  return body;
+}
+
+/** Reads the request body as JSON and validates it; malformed JSON and schema violations are 400s naming the problem. */
+export async function readJson<S extends v.GenericSchema>(c: Context, schema: S, opts: { maxDepth?: number } = {}): Promise<v.InferOutput<S>> {
+  const text = await c.req.text();
+  if (text.trim() === '') throw badRequest('body: a JSON object is required');
+  const body = parseJsonBody(text, opts.maxDepth);
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('body: expected a JSON object');
   return parseWith(schema, body);
+}
+
+/** Reads a form body (urlencoded or multipart); a body its content type does not describe is a 400, not a 500. */
+export async function readForm(c: Context): Promise<Record<string, string | File>> {
+  try {
+    return await c.req.parseBody();
+  } catch {
+    throw badRequest('body: malformed form data');
+  }
+}
+
+/**
+ * An answer that leaves the request body unread (a 401 or 403 before the body, a 413, a route that ignores its body)
+ * would leave the client's upload stuck in the connection: the HTTP server drains it only briefly after the answer,
+ * so a client still sending, or reusing the connection, had its request cut off. The rest of the body is read and
+ * dropped before the answer leaves, up to `maxBytes` and `maxMs`; past either, the answer closes the connection.
+ */
+export function drainUnreadBody(opts: { maxBytes: number; maxMs: number }): MiddlewareHandler {
+  return async (c, next) => {
+    await next();
+    const body = c.req.raw.body;
+    if (body === null || c.req.raw.bodyUsed || c.res.headers.get('connection') === 'close') return;
+    const declared = Number(c.req.header('content-length'));
+    if ((Number.isFinite(declared) && declared > opts.maxBytes) || !(await discard(body, opts))) {
+      try {
+        c.res.headers.set('Connection', 'close');
+      } catch {
+        // a proxied response's headers are immutable; it goes out as it is
+      }
+    }
+  };
+}
+
+/** Reads a body to its end and drops it; false when it was longer than `maxBytes`, slower than `maxMs` or broken. */
+async function discard(body: ReadableStream<Uint8Array>, opts: { maxBytes: number; maxMs: number }): Promise<boolean> {
+  if (body.locked) return false; // a handler holds it (a stream it forwards): not ours to read
+  const reader = body.getReader();
+  let late = false;
+  const timer = setTimeout(() => {
+    late = true;
+    void reader.cancel().catch(() => {});
+  }, opts.maxMs);
+  try {
+    for (let bytes = 0; ; ) {
+      const { done, value } = await reader.read();
+      if (done) return !late;
+      bytes += value.byteLength;
+      if (bytes > opts.maxBytes) {
+        await reader.cancel().catch(() => {});
+        return false;
+      }
+    }
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Query parameters `limit` and `offset`, validated; undefined when absent. */

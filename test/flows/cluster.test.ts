@@ -182,6 +182,19 @@ describe.skipIf(!hasPostgres)('role-split cluster on PostgreSQL (2 conductors, 2
     expect(later).toEqual(fullFrames.slice(5));
   }, 60_000);
 
+  it('cancels a run through the other conductor: the replica driving it stops it, with one terminal event', async () => {
+    dumpLogsOnFailure();
+    const run = await startRun(A, { prompt: 'SLOW_DELTAS 200 50 cancelled elsewhere' });
+    const onA = follow(A, run.runId);
+    await vi.waitFor(() => expect(hasAssistant(onA)).toBe(true), WAIT);
+    expect((await cluster.api(B, `/api/runs/${run.runId}`, { method: 'DELETE' })).status).toBe(204);
+    const frames = await within(onA.ended, 10_000, 'the stream of the run cancelled through the other conductor');
+    expect(expectWellFormed(frames).event).toMatchObject({ type: 'error', message: 'run cancelled' });
+    expect((await getRun(A, run.runId)).status).toBe('cancelled');
+    // the model call was abandoned: the driver on A really stopped
+    await vi.waitFor(() => expect(modelRequests(cluster.fake).find((r) => lastUserPrompt(r)?.includes('cancelled elsewhere'))?.clientClosedEarly).toBe(true), WAIT);
+  });
+
   it('a conductor crash interrupts only its own runs, on its own, and the conductor boots again', async () => {
     dumpLogsOnFailure();
     const ofA = await startRun(A, { prompt: 'SLOW_DELTAS 200 50' });

@@ -104,7 +104,7 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
     ownerId,
     mintRunToken: (tenantId, runId) => mintRunToken(runTokenKey, { tenantId, runId }),
   };
-  hub.onCancelRequest((runId) => void stopLocally(runDeps, runId));
+  hub.onCancelRequest((tenantId, runId) => void stopLocally(runDeps, tenantId, runId));
   const ownership = createOwnership({ db, hub, ownerId, ttlMs: config.conductor.leaseTtlMs, log: log.child('ownership') });
 
   await hub.start();
@@ -118,7 +118,7 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
   useJsonErrors(api);
   api.use('*', requireAuth(authDeps));
   api.route('/', identityRoutes(keyDeps));
-  api.route('/tenants', tenantRoutes(db, config.identity.adminTenant));
+  api.route('/tenants', tenantRoutes(keyDeps, config.identity.adminTenant));
   api.route('/profiles', profileRoutes(profileDeps));
   api.route('/pools', poolRoutes({ db, broadcaster }));
   api.route('/runs', runRoutes({ ...runDeps, keepAliveMs: 15_000 }));
@@ -140,7 +140,7 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
   async function drain(): Promise<void> {
     broadcaster.stop();
     // Runs we drive cannot finish once we are gone: end them `interrupted` now, with their terminal event.
-    for (const run of active.all()) stopLocally(runDeps, run.runId, 'interrupted');
+    for (const run of active.all()) stopLocally(runDeps, run.tenantId, run.runId, 'interrupted');
     await Promise.all(active.all().map((r) => r.done));
     await active.settled();
   }

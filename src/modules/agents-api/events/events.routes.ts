@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import { AppError, notFound } from '../../../shared/errors.ts';
-import { parseWith } from '../../../shared/http.ts';
+import { parseJsonBody, parseWith } from '../../../shared/http.ts';
 import type { AgentsEnv } from '../context.ts';
 import { EventsBody } from '../sessions/session.schema.ts';
 import { getSessionRow } from '../sessions/sessions.repo.ts';
@@ -51,14 +51,7 @@ export function eventRoutes(deps: EventsDeps): Hono<AgentsEnv> {
     .post('/:session_id/events', async (c) => {
       const tenantId = c.get('principal').tenantId;
       const sessionId = c.req.param('session_id');
-      const text = await c.req.text();
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        throw new AppError(400, 'body: malformed JSON');
-      }
-      const { events } = parseWith(EventsBody, json);
+      const { events } = parseWith(EventsBody, parseJsonBody(await c.req.text()));
       const session = await withTenant(deps.db, tenantId, (tx) => getSessionRow(tx, sessionId));
       if (!session) throw notFound(`No session found with id '${sessionId}'.`);
       const key = c.req.header('idempotency-key')?.trim();

@@ -28,7 +28,7 @@ const model = sql<string>`coalesce(e.event->>'model', r.sub_task->>'model', s.pr
 function usageEvents(tx: Tx, w: UsageWindow) {
   let q = tx
     .selectFrom('run_events as e')
-    .innerJoin('runs as r', 'r.id', 'e.run_id')
+    .innerJoin('runs as r', (j) => j.onRef('r.tenant_id', '=', 'e.tenant_id').onRef('r.id', '=', 'e.run_id'))
     .leftJoin('sessions as s', 's.id', 'r.session_id')
     .where(sql<string>`e.event->>'type'`, '=', 'usage');
   if (w.since) q = q.where(at, '>=', w.since);

@@ -1,4 +1,5 @@
 import { Hono, type Context } from 'hono';
+import { readForm } from '../../../shared/http.ts';
 import { issueKey, type KeyDeps } from '../identity/index.ts';
 import { escape, hidden, page } from './html.ts';
 import type { SessionCodec } from './session.ts';
@@ -52,7 +53,7 @@ export function cliAuthRoutes(deps: { sessions: SessionCodec; keyDeps: KeyDeps }
       return page(c, 'Approve svc CLI login', body);
     })
     .post('/', async (c) => {
-      const form = await c.req.parseBody();
+      const form = await readForm(c);
       const req = readRequest(form);
       if (!req) return malformed(c);
       const p = await sessions.open(c);

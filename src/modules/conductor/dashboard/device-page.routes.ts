@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { isAppError } from '../../../shared/errors.ts';
+import { readForm } from '../../../shared/http.ts';
 import { decideUserCode, lookupUserCode, normalizeUserCode, type DeviceDeps } from '../device/index.ts';
 import { escape, hidden, page } from './html.ts';
 import type { SessionCodec } from './session.ts';
@@ -34,7 +35,7 @@ export function devicePageRoutes(deps: { sessions: SessionCodec; device: DeviceD
     .post('/', async (c) => {
       const p = await sessions.open(c);
       if (!p) return c.redirect(signInUrl(c), 303);
-      const form = await c.req.parseBody();
+      const form = await readForm(c);
       if (!sessions.checkCsrf(c, form.csrf)) return page(c, 'Expired form', '<h1>This form expired</h1><p>Go back and reload the page.</p>', { status: 403 });
       const code = normalizeUserCode(String(form.code ?? ''));
       if (!code) return page(c, 'Approve a device', ENTER_CODE('Unknown code.'), { status: 400 });

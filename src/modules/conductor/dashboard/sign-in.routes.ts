@@ -1,5 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { isAppError } from '../../../shared/errors.ts';
+import { readForm } from '../../../shared/http.ts';
 import { atLeast, type Principal } from '../identity/index.ts';
 import { escape, hidden, page } from './html.ts';
 import type { SessionCodec } from './session.ts';
@@ -33,7 +34,7 @@ export function signInRoutes(deps: { sessions: SessionCodec; authenticate(header
   return new Hono()
     .get('/sign-in', async (c) => signInForm(c, safeNext(c.req.query('next'))))
     .post('/sign-in', async (c) => {
-      const form = await c.req.parseBody();
+      const form = await readForm(c);
       const next = safeNext(form.next);
       const key = typeof form.key === 'string' ? form.key.trim() : '';
       if (!key.startsWith('ao_')) return signInForm(c, next, 'Enter a tenant API key: it starts with ao_.', 400);
@@ -49,7 +50,7 @@ export function signInRoutes(deps: { sessions: SessionCodec; authenticate(header
       return c.redirect(next, 303);
     })
     .post('/sign-out', async (c) => {
-      const form = await c.req.parseBody();
+      const form = await readForm(c);
       if (sessions.checkCsrf(c, form.csrf)) sessions.end(c);
       return c.redirect('/dashboard/sign-in', 303);
     })

@@ -1,13 +1,7 @@
 import { Hono } from 'hono';
-import * as v from 'valibot';
 import { readJson } from '../../../shared/http.ts';
 import type { IdentityEnv } from './middleware.ts';
-import { issueKey, listKeys, revokeKey, type KeyDeps } from './keys.service.ts';
-
-const IssueKeyBody = v.object({
-  name: v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(200)),
-  expiresAt: v.optional(v.nullable(v.pipe(v.string(), v.isoTimestamp()))),
-});
+import { IssueKeyBody, issueKey, listKeys, revokeKey, type KeyDeps } from './keys.service.ts';
 
 /** `/api/whoami` and `/api/api-keys`. */
 export function identityRoutes(deps: KeyDeps): Hono<IdentityEnv> {

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import * as v from 'valibot';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import { badRequest, forbidden, notFound } from '../../../shared/errors.ts';
@@ -53,18 +54,27 @@ export async function issueKey(
   input: { name: string; expiresAt?: string | null },
 ): Promise<ApiKeyView & { token: string }> {
   if (!atLeast(principal.role, 'member')) throw forbidden('role viewer may not create API keys');
-  let expiresAt: Date | null = null;
-  if (input.expiresAt) {
-    expiresAt = new Date(input.expiresAt);
-    if (Number.isNaN(expiresAt.getTime())) throw badRequest('expiresAt: expected an ISO 8601 timestamp');
-    if (expiresAt.getTime() <= Date.now()) throw badRequest('expiresAt: must be in the future');
-  }
   return insertKey(deps, principal.tenantId, {
     name: input.name,
     role: principal.role,
     createdBy: principal.keyId ?? principal.subject,
-    expiresAt,
+    expiresAt: futureExpiry(input.expiresAt),
   });
+}
+
+/** The body of POST /api/api-keys and POST /api/tenants/{id}/keys. */
+export const IssueKeyBody = v.object({
+  name: v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(200)),
+  expiresAt: v.optional(v.nullable(v.pipe(v.string(), v.isoTimestamp()))),
+});
+
+/** An optional expiry, which must lie in the future. */
+export function futureExpiry(raw: string | null | undefined): Date | null {
+  if (!raw) return null;
+  const expiresAt = new Date(raw);
+  if (Number.isNaN(expiresAt.getTime())) throw badRequest('expiresAt: expected an ISO 8601 timestamp');
+  if (expiresAt.getTime() <= Date.now()) throw badRequest('expiresAt: must be in the future');
+  return expiresAt;
 }
 
 /** Inserts a key row; used by issueKey and the first-boot bootstrap. `token` may be supplied (SVC_BOOTSTRAP_TOKEN). */
@@ -93,10 +103,18 @@ export async function insertKey(
   return { ...toView(row), token };
 }
 
+/**
+ * Admins and owners see every key of the tenant; members and viewers the keys they minted and the key they use. Who
+ * minted a key is its minter's key id, or the subject of a signed-in (JWT) session.
+ */
 export async function listKeys(deps: KeyDeps, principal: Principal): Promise<ApiKeyView[]> {
+  const minter = principal.keyId ?? principal.subject;
+  if (!atLeast(principal.role, 'admin') && minter === null) return [];
   const rows = await withTenant(deps.db, principal.tenantId, (tx) => {
     let q = tx.selectFrom('api_keys').select(COLUMNS).orderBy('created_at', 'desc').orderBy('id');
-    if (!atLeast(principal.role, 'admin')) q = q.where((eb) => eb.or([eb('created_by', '=', principal.keyId ?? '\u0000'), eb('id', '=', principal.keyId ?? '\u0000')]));
+    if (!atLeast(principal.role, 'admin')) {
+      q = q.where((eb) => eb.or([eb('created_by', '=', minter), ...(principal.keyId !== null ? [eb('id', '=', principal.keyId)] : [])]));
+    }
     return q.execute();
   });
   return rows.map(toView);

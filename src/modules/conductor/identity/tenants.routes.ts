@@ -1,20 +1,23 @@
 import { Hono, type MiddlewareHandler } from 'hono';
-import type { Kysely } from 'kysely';
 import * as v from 'valibot';
-import type { DB } from '../../../db/index.ts';
 import { forbidden, notFound } from '../../../shared/errors.ts';
 import { JsonObject, readJson } from '../../../shared/http.ts';
+import { IssueKeyBody, type KeyDeps } from './keys.service.ts';
 import type { IdentityEnv } from './middleware.ts';
 import { atLeast } from './roles.ts';
-import { createTenant, getTenant, listTenants, softDeleteTenant, updateTenant } from './tenants.service.ts';
+import { createTenant, getTenant, issueOwnerKey, listTenants, softDeleteTenant, updateTenant } from './tenants.service.ts';
 
 const Slug = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'a slug of lowercase letters, digits and hyphens'));
 const Metadata = JsonObject;
 const CreateBody = v.object({ id: Slug, name: v.pipe(v.string(), v.minLength(1)), metadata: v.optional(Metadata) });
 const UpdateBody = v.object({ name: v.optional(v.pipe(v.string(), v.minLength(1))), metadata: v.optional(Metadata) });
 
-/** Operator-only tenant management. Callers outside the operator tenant get 404: the routes are not enumerable. */
-export function tenantRoutes(db: Kysely<DB>, adminTenant: string | undefined): Hono<IdentityEnv> {
+/**
+ * Operator-only tenant management, including a new tenant's first key (`POST /{id}/keys`: a one-time owner key).
+ * Callers outside the operator tenant get 404: the routes are not enumerable.
+ */
+export function tenantRoutes(keyDeps: KeyDeps, adminTenant: string | undefined): Hono<IdentityEnv> {
+  const { db } = keyDeps;
   const operatorOnly: MiddlewareHandler<IdentityEnv> = async (c, next) => {
     const p = c.get('principal');
     if (!adminTenant || p.tenantId !== adminTenant) throw notFound('not found');
@@ -27,6 +30,10 @@ export function tenantRoutes(db: Kysely<DB>, adminTenant: string | undefined): H
     .post('/', async (c) => c.json(await createTenant(db, await readJson(c, CreateBody)), 201))
     .get('/:id', async (c) => c.json(await getTenant(db, c.req.param('id'))))
     .put('/:id', async (c) => c.json(await updateTenant(db, c.req.param('id'), await readJson(c, UpdateBody))))
+    .post('/:id/keys', async (c) => {
+      const body = await readJson(c, IssueKeyBody);
+      return c.json(await issueOwnerKey(keyDeps, c.get('principal'), c.req.param('id'), body), 201);
+    })
     .delete('/:id', async (c) => {
       await softDeleteTenant(db, c.req.param('id'));
       return c.body(null, 204);

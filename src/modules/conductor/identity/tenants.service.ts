@@ -3,6 +3,8 @@ import type { DB } from '../../../db/index.ts';
 import { jsonb } from '../../../db/index.ts';
 import { withOperator, withTenant } from '../../../db/index.ts';
 import { badRequest, conflict, notFound } from '../../../shared/errors.ts';
+import type { Principal } from './auth.ts';
+import { futureExpiry, insertKey, type ApiKeyView, type KeyDeps } from './keys.service.ts';
 
 /** Tenants: operator-only management with soft delete; `default` cannot be deleted. */
 export interface TenantView {
@@ -70,6 +72,18 @@ export async function softDeleteTenant(db: Kysely<DB>, id: string): Promise<void
     tx.updateTable('tenants').set({ deleted_at: new Date(), updated_at: new Date() }).where('id', '=', id).where('deleted_at', 'is', null).returning('id').executeTakeFirst(),
   );
   if (!row) await getTenant(db, id); // 404 when unknown; already deleted is a no-op
+}
+
+/** A one-time owner key of a tenant, minted by the operator: how a tenant it created gets its first key. */
+export async function issueOwnerKey(
+  deps: KeyDeps,
+  operator: Principal,
+  tenantId: string,
+  input: { name: string; expiresAt?: string | null },
+): Promise<ApiKeyView & { token: string }> {
+  const expiresAt = futureExpiry(input.expiresAt);
+  if ((await getTenant(deps.db, tenantId)).deletedAt) throw notFound('unknown tenant');
+  return insertKey(deps, tenantId, { name: input.name, role: 'owner', createdBy: operator.keyId ?? operator.subject, expiresAt });
 }
 
 export async function tenantName(db: Kysely<DB>, id: string): Promise<string | null> {

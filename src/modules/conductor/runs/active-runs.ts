@@ -3,7 +3,8 @@ import type { StoredEvent } from './hub.ts';
 
 /**
  * The runs this conductor drives right now. Each keeps its events in memory while it runs, so a subscriber that
- * attaches mid-run replays from here without waiting for the batched log write.
+ * attaches mid-run replays from here without waiting for the batched log write. Run ids are unique per tenant only
+ * (a client may choose them), so every lookup names the tenant: another tenant's run under the same id is not found.
  */
 export interface ActiveRun {
   runId: string;
@@ -17,6 +18,9 @@ export interface ActiveRun {
   runtimeSessionId: string | undefined;
 }
 
+/** The registry key of a run; the NUL cannot occur in a tenant id. */
+export const runKey = (tenantId: string, runId: string) => `${tenantId}\u0000${runId}`;
+
 export function createActiveRuns() {
   const runs = new Map<string, ActiveRun>();
   const settling = new Set<Promise<void>>();
@@ -28,15 +32,14 @@ export function createActiveRuns() {
       work.then(done, done);
     },
     settled: async () => void (await Promise.allSettled([...settling])),
-    get: (id: string) => runs.get(id),
+    get: (tenantId: string, runId: string) => runs.get(runKey(tenantId, runId)),
     add(run: ActiveRun) {
-      runs.set(run.runId, run);
+      runs.set(runKey(run.tenantId, run.runId), run);
     },
-    remove(id: string) {
-      runs.delete(id);
+    remove(tenantId: string, runId: string) {
+      runs.delete(runKey(tenantId, runId));
     },
     all: () => [...runs.values()],
-    ids: () => [...runs.keys()],
   };
 }
 export type ActiveRuns = ReturnType<typeof createActiveRuns>;

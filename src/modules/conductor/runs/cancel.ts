@@ -8,7 +8,7 @@ import type { RunDeps } from './runs.service.ts';
 /**
  * Stopping runs. Cooperative cancel writes `cancelled` and asks the driving conductor (this one or another replica,
  * through the hub) to abort; force-terminate also waits up to 2 s for the session claim to drain and releases it
- * itself when the driver does not.
+ * itself when the driver does not. Every lookup is the caller's tenant's: another tenant's run is an unknown run.
  */
 export interface ForceTerminateResult {
   runId: string;
@@ -27,12 +27,12 @@ export async function cancelRun(deps: RunDeps & { hub: Hub }, tenantId: string, 
   if (!row) throw notFound(`unknown run: ${runId}`);
   if (row.status !== 'running') return; // idempotent: finished runs keep their status
   await withTenant(deps.db, tenantId, (tx) => finishRun(tx, runId, 'cancelled'));
-  stopLocally(deps, runId) || (await deps.hub.requestCancel(runId));
+  stopLocally(deps, tenantId, runId) || (await deps.hub.requestCancel(tenantId, runId));
 }
 
-/** Aborts a run driven by this conductor; false when it is not ours. */
-export function stopLocally(deps: RunDeps, runId: string, reason: 'cancelled' | 'interrupted' = 'cancelled'): boolean {
-  const active = deps.active.get(runId);
+/** Aborts the tenant's run if this conductor drives it; false when it is not ours. */
+export function stopLocally(deps: RunDeps, tenantId: string, runId: string, reason: 'cancelled' | 'interrupted' = 'cancelled'): boolean {
+  const active = deps.active.get(tenantId, runId);
   if (!active) return false;
   active.stopping ??= reason;
   active.controller.abort();
@@ -42,7 +42,7 @@ export function stopLocally(deps: RunDeps, runId: string, reason: 'cancelled' | 
 export async function terminateRun(deps: RunDeps & { hub: Hub }, tenantId: string, runId: string): Promise<ForceTerminateResult> {
   const result: ForceTerminateResult = { runId, cancelled: false, sessionReleased: false, claimStolen: false, statusWritten: false, sessionId: '', warnings: [] };
   const row = await withTenant(deps.db, tenantId, (tx) => getRun(tx, runId));
-  const active = deps.active.get(runId);
+  const active = deps.active.get(tenantId, runId);
   if (!row && !active) {
     result.warnings.push('run_not_found');
     return result;
@@ -50,7 +50,7 @@ export async function terminateRun(deps: RunDeps & { hub: Hub }, tenantId: strin
   result.sessionId = row?.session_id ?? active!.sessionId;
   if (row && row.status !== 'running' && row.status !== 'cancelled') return result; // already finished
   result.cancelled = true;
-  if (!stopLocally(deps, runId)) await deps.hub.requestCancel(runId).catch(() => result.warnings.push('force_release_failed'));
+  if (!stopLocally(deps, tenantId, runId)) await deps.hub.requestCancel(tenantId, runId).catch(() => result.warnings.push('force_release_failed'));
   try {
     result.statusWritten = await withTenant(deps.db, tenantId, async (tx) => (await finishRun(tx, runId, 'cancelled')) || (await getRun(tx, runId))?.status === 'cancelled');
   } catch {
@@ -75,7 +75,7 @@ export async function terminateRun(deps: RunDeps & { hub: Hub }, tenantId: strin
       result.sessionReleased = true;
       const events = await eventsAfter(tx, runId, 0);
       if (!events.some((e) => e.event.type === 'result' || e.event.type === 'error')) {
-        const seq = (await lastSeq(tx, runId)) + 1;
+        const seq = (await lastSeq(tx, tenantId, runId)) + 1;
         await tx.insertInto('run_events').values({ run_id: runId, seq, tenant_id: tenantId, event: jsonb(runEvent('error', { message: 'run cancelled (force-terminated)' })) }).onConflict((oc) => oc.doNothing()).execute();
         await deps.hub.announce([{ tenantId, runId, seq }]);
       }

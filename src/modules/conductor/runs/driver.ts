@@ -36,7 +36,7 @@ export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMe
     const stored = { seq: ++seq, event };
     run.events.push(stored);
     deps.eventLog.append(run.tenantId, run.runId, stored.seq, event);
-    deps.hub.publish(run.runId, stored);
+    deps.hub.publish(run.tenantId, run.runId, stored);
   };
   let terminal: RunEvent | undefined;
   try {
@@ -54,7 +54,7 @@ export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMe
   }
   terminal ??= run.stopping ? stoppedEvent(run) : runEvent('error', { message: 'run stream ended without a result' });
   await finish(deps, run, terminal, seq + 1);
-  deps.active.remove(run.runId);
+  deps.active.remove(run.tenantId, run.runId);
   const saving = saveSessionState(deps, run, runner);
   deps.active.settle(saving); // a shutdown must not close the database under this write
   await saving;
@@ -80,7 +80,7 @@ async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq:
   }
   const stored = { seq, event: terminal };
   run.events.push(stored);
-  deps.hub.publish(run.runId, stored);
+  deps.hub.publish(run.tenantId, run.runId, stored);
   await deps.hub.announce([{ tenantId: run.tenantId, runId: run.runId, seq }]).catch(() => {});
 }
 

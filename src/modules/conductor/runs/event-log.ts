@@ -43,7 +43,7 @@ export function createEventLog(deps: { db: Kysely<DB>; hub: Hub; log: Logger; fl
         tx
           .insertInto('run_events')
           .values(rows.map((r) => ({ run_id: r.runId, seq: r.seq, tenant_id: tenantId, event: jsonb(r.event) })))
-          .onConflict((oc) => oc.columns(['run_id', 'seq']).doNothing())
+          .onConflict((oc) => oc.columns(['tenant_id', 'run_id', 'seq']).doNothing())
           .execute(),
       );
     }

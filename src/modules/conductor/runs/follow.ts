@@ -24,8 +24,8 @@ export async function followRun(
   if (!row) throw notFound(`unknown run: ${runId}`);
   const queue = new AsyncQueue<StoredEvent>();
   // Subscribe and snapshot in one synchronous step, so nothing published in between is lost.
-  const sub = deps.hub.subscribe(runId, tenantId, afterSeq, (e) => queue.push(e));
-  const local = deps.active.get(runId);
+  const sub = deps.hub.subscribe(tenantId, runId, afterSeq, (e) => queue.push(e));
+  const local = deps.active.get(tenantId, runId);
   const snapshot = local ? local.events.filter((e) => e.seq > afterSeq) : undefined;
   return (async function* () {
     let last = afterSeq;
@@ -50,7 +50,7 @@ export async function followRun(
         if (opts.signal.aborted) return;
         // Quiet for a while: keep the connection alive, and make sure the run has not ended without us hearing.
         const fresh = await withTenant(deps.db, tenantId, (tx) => getRun(tx, runId));
-        if (fresh && fresh.status !== 'running' && !deps.active.get(runId)) {
+        if (fresh && fresh.status !== 'running' && !deps.active.get(tenantId, runId)) {
           const rest = await withTenant(deps.db, tenantId, (tx) => eventsAfter(tx, runId, last));
           for (const r of rest) {
             last = r.seq;

@@ -1,11 +1,13 @@
 import type { Database } from '../../../db/index.ts';
 import type { RunEvent } from '../../../contracts/run-event.ts';
 import type { Logger } from '../../../shared/log.ts';
+import { runKey } from './active-runs.ts';
 
 /**
  * The live hub: subscribers of a run get its events as they happen. Events of runs driven by this conductor are
  * delivered in-process; on a PostgreSQL server every persisted batch is also announced with NOTIFY, so subscribers
- * connected to another replica read the new events from the log and see the same stream.
+ * connected to another replica read the new events from the log and see the same stream. A run is named by tenant and
+ * id everywhere (ids are unique per tenant only), in-process and in the notifications between replicas.
  */
 export interface StoredEvent {
   seq: number;
@@ -16,13 +18,13 @@ export type Listener = (e: StoredEvent) => void;
 
 export interface Hub {
   /** Delivers an event of a locally driven run. */
-  publish(runId: string, e: StoredEvent): void;
-  subscribe(runId: string, tenantId: string, fromSeq: number, listener: Listener): Subscribed;
+  publish(tenantId: string, runId: string, e: StoredEvent): void;
+  subscribe(tenantId: string, runId: string, fromSeq: number, listener: Listener): Subscribed;
   /** Announces that events up to `seq` are in the log (other replicas fetch them). */
   announce(batch: Array<{ tenantId: string; runId: string; seq: number }>): Promise<void>;
-  /** Asks whichever replica drives `runId` to cancel it. */
-  requestCancel(runId: string): Promise<void>;
-  onCancelRequest(fn: (runId: string) => void): void;
+  /** Asks whichever replica drives the tenant's run `runId` to cancel it. */
+  requestCancel(tenantId: string, runId: string): Promise<void>;
+  onCancelRequest(fn: (tenantId: string, runId: string) => void): void;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -34,7 +36,6 @@ export interface Subscribed {
 }
 
 interface Subscription {
-  tenantId: string;
   cursor: number;
   listener: Listener;
 }
@@ -43,13 +44,14 @@ const EVENTS_CHANNEL = 'svc_run_events';
 const CANCEL_CHANNEL = 'svc_run_cancel';
 
 export function createHub(deps: { database: Database; fetchAfter: (tenantId: string, runId: string, afterSeq: number) => Promise<StoredEvent[]>; log: Logger }): Hub {
+  /** Subscriptions by runKey(tenant, run). */
   const subs = new Map<string, Set<Subscription>>();
-  const cancelHandlers: Array<(runId: string) => void> = [];
+  const cancelHandlers: Array<(tenantId: string, runId: string) => void> = [];
   const unlisteners: Array<() => Promise<void>> = [];
   const fetching = new Map<string, Promise<void>>();
 
-  function deliver(runId: string, e: StoredEvent): void {
-    for (const sub of subs.get(runId) ?? []) {
+  function deliver(key: string, e: StoredEvent): void {
+    for (const sub of subs.get(key) ?? []) {
       if (e.seq <= sub.cursor) continue;
       sub.cursor = e.seq;
       sub.listener(e);
@@ -58,27 +60,29 @@ export function createHub(deps: { database: Database; fetchAfter: (tenantId: str
 
   /** A remote replica persisted events: read what our subscribers of that run have not seen yet. */
   async function catchUp(tenantId: string, runId: string, seq: number): Promise<void> {
-    const set = subs.get(runId);
+    const key = runKey(tenantId, runId);
+    const set = subs.get(key);
     if (!set?.size) return;
     const from = Math.min(...[...set].map((s) => s.cursor));
     if (from >= seq) return;
-    const previous = fetching.get(runId) ?? Promise.resolve();
+    const previous = fetching.get(key) ?? Promise.resolve();
     const next = previous.then(async () => {
-      const current = subs.get(runId);
+      const current = subs.get(key);
       if (!current?.size) return;
       const start = Math.min(...[...current].map((s) => s.cursor));
-      for (const e of await deps.fetchAfter(tenantId, runId, start)) deliver(runId, e);
+      for (const e of await deps.fetchAfter(tenantId, runId, start)) deliver(key, e);
     });
-    fetching.set(runId, next.catch((err) => deps.log.warn('catching up on run events failed', { runId, error: String(err) })));
+    fetching.set(key, next.catch((err) => deps.log.warn('catching up on run events failed', { runId, error: String(err) })));
     await next.catch(() => {});
   }
 
   return {
-    publish: deliver,
-    subscribe(runId, tenantId, fromSeq, listener) {
-      let set = subs.get(runId);
-      if (!set) subs.set(runId, (set = new Set()));
-      const sub: Subscription = { tenantId, cursor: fromSeq, listener };
+    publish: (tenantId, runId, e) => deliver(runKey(tenantId, runId), e),
+    subscribe(tenantId, runId, fromSeq, listener) {
+      const key = runKey(tenantId, runId);
+      let set = subs.get(key);
+      if (!set) subs.set(key, (set = new Set()));
+      const sub: Subscription = { cursor: fromSeq, listener };
       set.add(sub);
       return {
         advance(seq) {
@@ -86,7 +90,7 @@ export function createHub(deps: { database: Database; fetchAfter: (tenantId: str
         },
         unsubscribe() {
           set.delete(sub);
-          if (set.size === 0) subs.delete(runId);
+          if (set.size === 0) subs.delete(key);
         },
       };
     },
@@ -95,9 +99,9 @@ export function createHub(deps: { database: Database; fetchAfter: (tenantId: str
       // One NOTIFY per run and flush; the payload stays far below PostgreSQL's 8000-byte limit.
       await Promise.all(batch.map((b) => deps.database.notify!(EVENTS_CHANNEL, JSON.stringify({ t: b.tenantId, r: b.runId, s: b.seq }))));
     },
-    async requestCancel(runId) {
-      for (const fn of cancelHandlers) fn(runId);
-      if (deps.database.notify) await deps.database.notify(CANCEL_CHANNEL, runId);
+    async requestCancel(tenantId, runId) {
+      for (const fn of cancelHandlers) fn(tenantId, runId);
+      if (deps.database.notify) await deps.database.notify(CANCEL_CHANNEL, JSON.stringify({ t: tenantId, r: runId }));
     },
     onCancelRequest(fn) {
       cancelHandlers.push(fn);
@@ -113,7 +117,14 @@ export function createHub(deps: { database: Database; fetchAfter: (tenantId: str
             deps.log.warn('ignoring malformed run event notification', { payload: payload.slice(0, 200) });
           }
         }),
-        await deps.database.listen(CANCEL_CHANNEL, (runId) => cancelHandlers.forEach((fn) => fn(runId))),
+        await deps.database.listen(CANCEL_CHANNEL, (payload) => {
+          try {
+            const { t, r } = JSON.parse(payload) as { t: string; r: string };
+            cancelHandlers.forEach((fn) => fn(t, r));
+          } catch {
+            deps.log.warn('ignoring malformed cancel notification', { payload: payload.slice(0, 200) });
+          }
+        }),
       );
     },
     async stop() {

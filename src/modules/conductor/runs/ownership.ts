@@ -38,9 +38,17 @@ export function createOwnership(deps: { db: Kysely<DB>; hub: Hub; ownerId: strin
     const ids = await withSystem(deps.db, async (tx) => {
       const orphans = await orphanedRuns(tx, deps.ownerId, includeOwn);
       for (const run of orphans) {
-        const updated = await tx.updateTable('runs').set({ status: 'interrupted', finished_at: new Date() }).where('id', '=', run.id).where('status', '=', 'running').returning('id').executeTakeFirst();
+        // system scope: row security does not narrow the run ids, which are unique per tenant only
+        const updated = await tx
+          .updateTable('runs')
+          .set({ status: 'interrupted', finished_at: new Date() })
+          .where('tenant_id', '=', run.tenant_id)
+          .where('id', '=', run.id)
+          .where('status', '=', 'running')
+          .returning('id')
+          .executeTakeFirst();
         if (!updated) continue;
-        const seq = (await lastSeq(tx, run.id)) + 1;
+        const seq = (await lastSeq(tx, run.tenant_id, run.id)) + 1;
         const event = runEvent('error', { message: 'run interrupted: the conductor driving it stopped' });
         await tx.insertInto('run_events').values({ run_id: run.id, seq, tenant_id: run.tenant_id, event: jsonb(event) }).execute();
         await tx.updateTable('sessions').set({ status: 'idle', last_run_status: 'interrupted' }).where('id', '=', run.session_id).where('status', '=', 'running').execute();

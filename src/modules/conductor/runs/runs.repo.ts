@@ -40,7 +40,7 @@ export async function insertRun(tx: Tx, r: { id: string; tenantId: string; sessi
   const row = await tx
     .insertInto('runs')
     .values({ id: r.id, tenant_id: r.tenantId, session_id: r.sessionId, profile: r.profile, parent_id: r.parentId, sub_task: jsonb(r.subTask), status: 'running', owner_id: r.ownerId })
-    .onConflict((oc) => oc.column('id').doNothing())
+    .onConflict((oc) => oc.columns(['tenant_id', 'id']).doNothing())
     .returning('id')
     .executeTakeFirst();
   return row !== undefined;
@@ -72,8 +72,9 @@ export async function eventsAfter(tx: Tx, runId: string, afterSeq: number): Prom
   return rows.map((r) => ({ seq: r.seq, event: r.event as unknown as RunEvent }));
 }
 
-export async function lastSeq(tx: Tx, runId: string): Promise<number> {
-  const row = await tx.selectFrom('run_events').select((eb) => eb.fn.max<number>('seq').as('m')).where('run_id', '=', runId).executeTakeFirst();
+/** Names the tenant as well: the orphan sweep calls it in system scope, where row security does not narrow the ids. */
+export async function lastSeq(tx: Tx, tenantId: string, runId: string): Promise<number> {
+  const row = await tx.selectFrom('run_events').select((eb) => eb.fn.max<number>('seq').as('m')).where('tenant_id', '=', tenantId).where('run_id', '=', runId).executeTakeFirst();
   return Number(row?.m ?? 0);
 }
 

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
 import { PoolSpec, ProfileSpec } from '../../../contracts/runner.wire.ts';
-import { readJson } from '../../../shared/http.ts';
+import { INTERNAL_JSON_MAX_DEPTH, readJson } from '../../../shared/http.ts';
 import type { RunnerEnv } from '../runner.context.ts';
 import type { Registry } from './registry.store.ts';
 
@@ -28,7 +28,8 @@ function mount<S extends v.GenericSchema<unknown, { name: string }>>(
   const body = v.object({ [key]: schema });
   app.get(path, (c) => c.json({ [listKey]: registry.list(c.get('tenant')).map(summarize) }));
   app.post(path, async (c) => {
-    const parsed = (await readJson(c, body)) as Record<string, v.InferOutput<S>>;
+    // a profile's free-form `fs` arrives here one level deeper than the conductor accepted it
+    const parsed = (await readJson(c, body, { maxDepth: INTERNAL_JSON_MAX_DEPTH })) as Record<string, v.InferOutput<S>>;
     registry.put(c.get('tenant'), parsed[key]);
     return c.body(null, 204);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelMessage } from 'ai';
-import { createHistoryStore, parseHistory, serializeHistory, toJsonSafe, trimTurns } from './history.ts';
+import { createHistoryStore, HISTORY_MAX_DEPTH, parseHistory, serializeHistory, toJsonSafe, trimTurns } from './history.ts';
 
 const turn = (n: number): ModelMessage[] => [
   { role: 'user', content: `q${n}` },
@@ -49,5 +49,12 @@ describe('general runtime history', () => {
     const bytes = new TextEncoder().encode(serializeHistory(turn(1)));
     expect(parseHistory(bytes)).toHaveLength(4);
     expect(() => parseHistory(new TextEncoder().encode('[{"role":"user","content":"x"},{"role":"robot"}]'))).toThrow(/state\[1\]/);
+  });
+
+  it('refuses a bundle nested past the limit with a 400 before the message schema recurses, and imports one within it', () => {
+    const nested = (levels: number) => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
+    const tool = (value: string) => `[{"role":"tool","content":[{"type":"tool-result","toolCallId":"c","toolName":"t","output":{"type":"json","value":${value}}}]}]`;
+    expect(() => parseHistory(new TextEncoder().encode(tool(nested(5000))))).toThrow(`state: JSON nested deeper than ${HISTORY_MAX_DEPTH} levels`);
+    expect(parseHistory(new TextEncoder().encode(tool(nested(500))))).toHaveLength(1);
   });
 });

@@ -1,5 +1,6 @@
 import { modelMessageSchema, type ModelMessage } from 'ai';
 import { badRequest } from '../../../../shared/errors.ts';
+import { jsonNestsDeeperThan } from '../../../../shared/http.ts';
 
 /**
  * Per-session conversation history of the `general` runtime: in memory and bounded, both in messages per session
@@ -75,11 +76,20 @@ export function serializeHistory(messages: readonly ModelMessage[]): string {
   return JSON.stringify(toJsonSafe(messages));
 }
 
+/**
+ * How deep an imported history may nest. Tool outputs inside it are free-form JSON that no request limit has checked,
+ * so this is far above the request limit, and far below where the message schema's recursion overflows the stack
+ * (a few thousand levels).
+ */
+export const HISTORY_MAX_DEPTH = 1000;
+
 /** Parses an exported history; anything that is not a JSON array of valid model messages is a 400 naming the problem. */
 export function parseHistory(body: Uint8Array): ModelMessage[] {
   let value: unknown;
+  const text = new TextDecoder().decode(body);
+  if (jsonNestsDeeperThan(text, HISTORY_MAX_DEPTH)) throw badRequest(`state: JSON nested deeper than ${HISTORY_MAX_DEPTH} levels`);
   try {
-    value = JSON.parse(new TextDecoder().decode(body));
+    value = JSON.parse(text);
   } catch {
     throw badRequest('state: malformed JSON (expected an array of model messages)');
   }
