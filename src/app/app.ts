@@ -100,7 +100,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       runnerFetch = inProcessFetch(runner.app);
     }
     if (needsDatabase(config.roles)) {
-      database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+      database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, embedded: config.embeddedPostgres });
       const db = database;
       closers.push(() => db.close());
       await assertUnprivilegedRole(database.db);

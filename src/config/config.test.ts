@@ -20,6 +20,14 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(c.identity)).toBe(true);
   });
 
+  it('runs the embedded cluster as nobody when root, with laptop settings unless SVC_PG_SETTINGS overrides them', () => {
+    expect(loadConfig({}).embeddedPostgres).toEqual({ osUser: 'nobody', settings: [] });
+    expect(loadConfig({ SVC_PG_OS_USER: 'svc-db', SVC_PG_SETTINGS: ' shared_buffers=128MB  max_connections=100 ' }).embeddedPostgres).toEqual({
+      osUser: 'svc-db',
+      settings: ['shared_buffers=128MB', 'max_connections=100'],
+    });
+  });
+
   it('accepts comma lists of roles and lets flags win over the environment', () => {
     expect(loadConfig({ SVC_ROLE: 'runner' }, { role: 'conductor,worker' }).roles).toEqual(['conductor', 'worker']);
     expect(loadConfig({ PORT: '9000' }, { port: '9100' }).port).toBe(9100);
@@ -39,6 +47,8 @@ describe('loadConfig', () => {
     [{ SVC_WORKER_PROTOCOL: '2' }, 'SVC_WORKER_PROTOCOL', /from 1 to 1/],
     [{ SVC_RUNNER_URL: 'http://r:7070', SVC_WORKER_TOKEN: 't' }, 'SVC_SESSION_ID', /required in outbound worker mode/],
     [{ SVC_LOG_LEVEL: 'loud' }, 'SVC_LOG_LEVEL', /allowed: debug, info, warn, error, silent/],
+    [{ SVC_PG_SETTINGS: 'shared_buffers 64MB' }, 'SVC_PG_SETTINGS', /space-separated name=value PostgreSQL settings/],
+    [{ SVC_PG_OS_USER: 'no body' }, 'SVC_PG_OS_USER', /an OS user name/],
   ])('refuses %o naming %s and what is allowed', (env, variable, allowed) => {
     const err = configError(env as Record<string, string>);
     expect(err.variable).toBe(variable);

@@ -4,8 +4,8 @@ import type { Logger } from '../../../shared/log.ts';
 
 /**
  * The live hub: subscribers of a run get its events as they happen. Events of runs driven by this conductor are
- * delivered in-process; on a PostgreSQL server every persisted batch is also announced with NOTIFY, so subscribers
- * connected to another replica read the new events from the log and see the same stream.
+ * delivered in-process; every persisted batch is also announced with NOTIFY, so subscribers connected to another
+ * replica read the new events from the log and see the same stream.
  */
 export interface StoredEvent {
   seq: number;
@@ -91,19 +91,17 @@ export function createHub(deps: { database: Database; fetchAfter: (tenantId: str
       };
     },
     async announce(batch) {
-      if (!deps.database.notify) return;
       // One NOTIFY per run and flush; the payload stays far below PostgreSQL's 8000-byte limit.
-      await Promise.all(batch.map((b) => deps.database.notify!(EVENTS_CHANNEL, JSON.stringify({ t: b.tenantId, r: b.runId, s: b.seq }))));
+      await Promise.all(batch.map((b) => deps.database.notify(EVENTS_CHANNEL, JSON.stringify({ t: b.tenantId, r: b.runId, s: b.seq }))));
     },
     async requestCancel(runId) {
       for (const fn of cancelHandlers) fn(runId);
-      if (deps.database.notify) await deps.database.notify(CANCEL_CHANNEL, runId);
+      await deps.database.notify(CANCEL_CHANNEL, runId);
     },
     onCancelRequest(fn) {
       cancelHandlers.push(fn);
     },
     async start() {
-      if (!deps.database.listen) return;
       unlisteners.push(
         await deps.database.listen(EVENTS_CHANNEL, (payload) => {
           try {
