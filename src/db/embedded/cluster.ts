@@ -42,6 +42,9 @@ const RETRYABLE = /pre-existing shared memory block|lock file .* already exists|
 
 export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedCluster> {
   const { log } = opts;
+  // Made first, before anything awaits: other parts of svc create the data folder 0700, which the cluster user
+  // could not walk through.
+  if (opts.dataDir !== undefined) mkdirSync(opts.dataDir, { recursive: true });
   const user = clusterUser(opts.osUser);
   const bin = await binariesFor(user);
   let root: string | undefined;
@@ -58,7 +61,6 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
       throw err;
     }
   } else {
-    mkdirSync(opts.dataDir, { recursive: true });
     dir = clusterDir(opts.dataDir);
     assertReachable(user, dir, 'the cluster folder');
     await createPersistentCluster(dir, user, bin.version, log);

@@ -20,6 +20,7 @@ export async function createPersistentCluster(dir: string, user: OsUser, package
     return;
   }
   if (existsSync(dir) && readdirSync(dir).length > 0) throw new Error(`${dir} is not empty and holds no PostgreSQL cluster; move it away`);
+  for (const name of readdirSync(dirname(dir)).filter((n) => n.startsWith('.pg-new-'))) rmSync(join(dirname(dir), name), { recursive: true, force: true }); // a first boot killed half-way
   const template = await ensureTemplate(user);
   const staging = mkdtempSync(join(dirname(dir), '.pg-new-'));
   try {
