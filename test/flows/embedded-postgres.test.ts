@@ -30,7 +30,11 @@ async function profileNames(p: SvcProcess): Promise<string[]> {
   return ((await res.json()) as Array<{ name: string }>).map((x) => x.name);
 }
 
-describe('svc serve on its embedded PostgreSQL', () => {
+// Each test starts real svc processes (two, for the restarts) and waits for PostgreSQL's crash recovery: a loaded
+// machine needs more than the suite's default limit.
+const SLOW = 120_000;
+
+describe('svc serve on its embedded PostgreSQL', { timeout: SLOW }, () => {
   const started: SvcProcess[] = [];
   const dirs: string[] = [];
   const dataDir = () => {
@@ -99,6 +103,8 @@ describe('svc serve on its embedded PostgreSQL', () => {
     const first = await start(dir);
     await createProfile(first, 'orphaned');
     const postmaster = postmasterOf(dir);
+    // Frozen first, so it cannot notice its watchdog die and stop the postmaster itself, as it would when alive.
+    process.kill(first.child.pid!, 'SIGSTOP');
     for (const w of watchdogsOf(first)) process.kill(w.pid, 'SIGKILL');
     await first.stop('SIGKILL');
     expect(isRunning(postmaster)).toBe(true); // nobody left to stop it
@@ -114,7 +120,7 @@ describe('svc serve on its embedded PostgreSQL', () => {
     const svc = await start(dir);
     await createProfile(svc, 'survives');
     process.kill(postmasterOf(dir), 'SIGKILL');
-    await waitForOutput(svc, /embedded PostgreSQL restarted/);
+    await waitForOutput(svc, /embedded PostgreSQL restarted/, SLOW - 10_000);
     expect(await profileNames(svc)).toEqual(['survives']);
   });
 });
