@@ -4,7 +4,9 @@
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-# Production dependencies only: the image has Node 24 itself, so the `node` devDependency is not needed.
+# Production dependencies only: the image has Node 24 itself, so the `node` devDependency is not needed. This also
+# installs PostgreSQL for the image's platform (@embedded-postgres/linux-<arch>, its install script approved in
+# package.json allowScripts): the all-in-one server runs it as a child process, as the user `node`, in /data/pg.
 RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM node:24-bookworm-slim AS runtime

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export { freePort } from '../test/support/listen.ts';
@@ -142,3 +142,65 @@ export async function load(request: () => Promise<void>, opts: { concurrency: nu
 }
 
 export const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+
+/**
+ * The processes a process started, and theirs (the embedded PostgreSQL of `svc serve`: its watchdog, the postmaster,
+ * its backends and helpers), read from /proc.
+ */
+export function descendants(pid: number | undefined): number[] {
+  if (pid === undefined) return [];
+  const parentOf = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      parentOf.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const tree = new Set([pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [child, parent] of parentOf) if (tree.has(parent) && !tree.has(child)) (tree.add(child), (grew = true));
+  }
+  tree.delete(pid);
+  return [...tree];
+}
+
+/**
+ * Memory of a group of processes in MiB: the sum of their RSS (which counts shared memory, such as PostgreSQL's
+ * shared buffers, once per process that touched it) and of their PSS (each shared page split among its users: what
+ * the group really holds).
+ */
+export function groupMemoryMiB(pids: number[]): { rss: number; pss: number; count: number } {
+  let rss = 0;
+  let pss = 0;
+  let count = 0;
+  for (const pid of pids) {
+    try {
+      const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+      rss += Number(/^Rss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0) / 1024;
+      pss += Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0) / 1024;
+      count++;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return { rss, pss, count };
+}
+
+/** CPU time of a group of processes in ms, including children they have reaped (exited backends). */
+export function groupCpuMs(pids: number[]): number {
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = fields.slice(fields.lastIndexOf(')') + 2).split(' ');
+      total += ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / CLOCK_TICKS;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}

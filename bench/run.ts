@@ -6,7 +6,8 @@
  *   npm run bench [-- --quick] [--profile] [--deployments embedded,split] [--sections dispatch,throughput,…] [--out f]
  *
  * Deployments (each a set of real `svc serve` processes on loopback):
- *   embedded  `svc serve` (role all) with DATABASE_URL unset: PGlite in a fresh temporary SVC_DATA_DIR
+ *   embedded  `svc serve` (role all) with DATABASE_URL unset: its own PostgreSQL (child processes) in a fresh temporary
+ *             SVC_DATA_DIR; the database processes' memory and CPU are reported beside the svc process's
  *   split     `--role=conductor` on the PostgreSQL server (a fresh database), `--role=runner`, `--role=worker`
  * The fake provider runs in its own process (bench/procs/fake-provider.ts), so the benchmark client and the provider
  * do not share an event loop; so does the Hono floor (bench/procs/hello.ts). The client is this process (fetch).
@@ -22,13 +23,13 @@
  * profiled runs write to bench/results/tmp/ (ignored by git). A process that does not stop within 30 s of SIGTERM is
  * killed and reported on stderr.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createTestDatabase, pgAvailable } from '../test/support/pg.ts';
-import { cpuMs, fmt, freePort, percentile, rssMiB, sampleRss, startProcess, type Proc } from './lib.ts';
+import { adminUrl, answers, createTestDatabase } from '../test/support/pg.ts';
+import { cpuMs, descendants, fmt, freePort, groupCpuMs, groupMemoryMiB, percentile, rssMiB, sampleRss, startProcess, type Proc } from './lib.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const KEY = 'ao_test_benchbenchbenchbench0001';
@@ -69,6 +70,7 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 const tempDirs: string[] = [];
 const tempDir = (prefix: string) => {
   const d = mkdtempSync(join(tmpdir(), `svc-bench-${prefix}-`));
+  chmodSync(d, 0o711); // as root, the embedded PostgreSQL's OS user walks through it
   tempDirs.push(d);
   return d;
 };
@@ -327,6 +329,9 @@ async function runOnce(url: string, prompt: string): Promise<StreamRead> {
 async function measureDeployment(d: Deployment) {
   const procs: Array<[string, Proc]> = [['conductor', d.conductor], ...Object.entries(d.others)];
   const out: any = { processes: Object.fromEntries(procs.map(([k, p]) => [k, { pid: p.child.pid, rssIdleMiB: rssMiB(p.child.pid) }])) };
+  // The embedded deployment's database: the processes `svc serve` started (watchdog, postmaster, backends).
+  const dbPids = () => (d.name === 'embedded' ? descendants(d.conductor.child.pid) : []);
+  if (d.name === 'embedded') out.database = { idleMiB: groupMemoryMiB(dbPids()) };
   await createProfile(d.url);
   log(`${d.name}: warm-up (${CFG.warmupRuns} runs)`);
   for (let i = 0; i < CFG.warmupRuns; i++) await runOnce(d.url, CFG.shortPrompt);
@@ -344,14 +349,22 @@ async function measureDeployment(d: Deployment) {
   }
 
   const watch = sections.has('throughput') || sections.has('events') ? procs.map(([k, p]) => [k, sampleRss(p.child.pid)] as const) : undefined;
+  const dbPeak = { rss: 0, pss: 0 };
+  const dbWatch = d.name === 'embedded' && watch ? setInterval(() => {
+    const m = groupMemoryMiB(dbPids());
+    dbPeak.rss = Math.max(dbPeak.rss, m.rss);
+    dbPeak.pss = Math.max(dbPeak.pss, m.pss);
+  }, 250) : undefined;
   if (sections.has('throughput')) {
     out.throughput = [];
     for (const c of CFG.concurrency) {
       log(`${d.name}: throughput, concurrency ${c}, ${CFG.seconds} s`);
       const cpu0 = procs.map(([, p]) => cpuMs(p.child.pid));
+      const db0 = groupCpuMs(dbPids());
       const r: any = await closedLoop(async () => void (await runOnce(d.url, CFG.shortPrompt)), c, CFG.seconds);
       // CPU per completed run, by process: what a run costs, even on a machine busy with other work
       r.cpuMsPerRun = Object.fromEntries(procs.map(([k, p], i) => [k, (cpuMs(p.child.pid) - cpu0[i]) / Math.max(1, r.completed)]));
+      if (d.name === 'embedded') r.databaseCpuMsPerRun = (groupCpuMs(dbPids()) - db0) / Math.max(1, r.completed);
       out.throughput.push(r);
     }
   }
@@ -385,6 +398,10 @@ async function measureDeployment(d: Deployment) {
     }
   }
   if (watch) out.rssUnderLoadMiB = Object.fromEntries(watch.map(([k, w]) => [k, w.stop()]));
+  if (dbWatch) {
+    clearInterval(dbWatch);
+    out.database.peakUnderLoadMiB = dbPeak;
+  }
   return out;
 }
 
@@ -487,9 +504,11 @@ async function timeToHealthy(args: string[], env: Record<string, string>, script
 
 async function measureColdStart(fakeUrl: string, withServer: boolean) {
   const env = { SVC_BOOTSTRAP_TOKEN: KEY, ...providerEnv(fakeUrl) };
-  const out: Record<string, number[]> = { hello: [], embeddedFirst: [], embeddedRestart: [], serverFirst: [], serverRestart: [] };
+  const out: Record<string, number[]> = { hello: [], embeddedFresh: [], embeddedFirst: [], embeddedRestart: [], serverFirst: [], serverRestart: [] };
   for (let i = 0; i < CFG.coldStarts; i++) {
     out.hello.push(await timeToHealthy([], {}, join(HERE, 'procs', 'hello.ts')));
+    // A machine that never ran svc: no template cluster in the temporary folder yet, so initdb runs first.
+    out.embeddedFresh.push(await timeToHealthy([], { ...env, SVC_DATA_DIR: tempDir('cold-fresh'), TMPDIR: tempDir('tmp') }));
     const dir = tempDir('cold');
     out.embeddedFirst.push(await timeToHealthy([], { ...env, SVC_DATA_DIR: dir }));
     out.embeddedRestart.push(await timeToHealthy([], { ...env, SVC_DATA_DIR: dir }));
@@ -522,7 +541,7 @@ function table(results: any): string {
   const H = results.references?.hello;
   const rows: string[][] = [];
   const row = (...cells: string[]) => rows.push(cells);
-  row('figure', 'embedded (all, PGlite)', 'split (PostgreSQL)', 'fake provider direct', 'Hono hello-world');
+  row('figure', 'embedded (all, own PostgreSQL)', 'split (PostgreSQL server)', 'fake provider direct', 'Hono hello-world');
   if (sections.has('dispatch')) {
     row(`POST /api/runs → first SSE event, ms p50 / p95 / p99 (${CFG.dispatchRuns} runs)`, ms(E?.dispatch?.firstEvent), ms(S?.dispatch?.firstEvent), `${ms(F?.ttfc)} (first chunk)`, `${ms(H?.request)} (GET /)`);
     row('**dispatch overhead**: first SSE event − fake first chunk, ms', diff(E?.dispatch?.firstEvent, F?.ttfc), diff(S?.dispatch?.firstEvent, F?.ttfc), '0', '–');
@@ -541,7 +560,14 @@ function table(results: any): string {
       ),
     );
     const cpu = (x: any) => (x ? Object.values(x).map((v) => fmt(v as number, 1)).join(' / ') : '–');
-    row('CPU ms per run at concurrency 16 (conductor / runner / worker)', `${cpu(E?.throughput?.[1]?.cpuMsPerRun)} (one process)`, cpu(S?.throughput?.[1]?.cpuMsPerRun), '–', '–');
+    const dbCpu = E?.throughput?.[1]?.databaseCpuMsPerRun;
+    row(
+      'CPU ms per run at concurrency 16 (conductor / runner / worker)',
+      `${cpu(E?.throughput?.[1]?.cpuMsPerRun)} (svc) + ${fmt(dbCpu, 1)} (its PostgreSQL)`,
+      `${cpu(S?.throughput?.[1]?.cpuMsPerRun)} (server not counted)`,
+      '–',
+      '–',
+    );
   }
   if (sections.has('events')) {
     for (const subs of CFG.subscribers) {
@@ -557,9 +583,10 @@ function table(results: any): string {
   if (sections.has('throughput') || sections.has('events')) {
     const peak = (x: any) => (x ? `${fmt(x.peak, 0)} (end ${fmt(x.last, 0)})` : '–');
     const idle = (x: any) => fmt(x?.rssIdleMiB, 0);
-    row('RSS idle after boot, MiB (conductor / runner / worker)', `${idle(E?.processes?.conductor)} (one process)`, `${idle(S?.processes?.conductor)} / ${idle(S?.processes?.runner)} / ${idle(S?.processes?.worker)}`, fmt(F?.rssIdleMiB, 0), fmt(H?.rssIdleMiB, 0));
-    row('conductor RSS peak under the load above, MiB', `${peak(E?.rssUnderLoadMiB?.conductor)} (one process)`, peak(S?.rssUnderLoadMiB?.conductor), peak(F?.rssUnderLoad), peak(H?.rssUnderLoad));
-    row('runner / worker RSS peak under that load, MiB', '–', `${fmt(S?.rssUnderLoadMiB?.runner?.peak, 0)} / ${fmt(S?.rssUnderLoadMiB?.worker?.peak, 0)}`, '–', '–');
+    const db = (m: any) => (m ? `${fmt(m.rss, 0)} RSS / ${fmt(m.pss, 0)} PSS` : '–');
+    row('RSS idle after boot, MiB (conductor / runner / worker)', `${idle(E?.processes?.conductor)} (svc) + ${db(E?.database?.idleMiB)} (its PostgreSQL, ${E?.database?.idleMiB?.count ?? '–'} processes)`, `${idle(S?.processes?.conductor)} / ${idle(S?.processes?.runner)} / ${idle(S?.processes?.worker)}`, fmt(F?.rssIdleMiB, 0), fmt(H?.rssIdleMiB, 0));
+    row('conductor RSS peak under the load above, MiB', `${peak(E?.rssUnderLoadMiB?.conductor)} (svc)`, peak(S?.rssUnderLoadMiB?.conductor), peak(F?.rssUnderLoad), peak(H?.rssUnderLoad));
+    row('runner / worker RSS peak under that load, MiB', `its PostgreSQL: ${db(E?.database?.peakUnderLoadMiB)}`, `${fmt(S?.rssUnderLoadMiB?.runner?.peak, 0)} / ${fmt(S?.rssUnderLoadMiB?.worker?.peak, 0)}`, '–', '–');
   }
   if (results.memory) {
     for (const p of results.memory.points) {
@@ -574,7 +601,7 @@ function table(results: any): string {
   }
   if (results.coldStart) {
     const c = results.coldStart;
-    row('cold start `svc serve` → /healthz 200, first boot, ms (median)', fmt(c.embeddedFirst.medianMs, 0), fmt(c.serverFirst.medianMs, 0), '–', fmt(c.hello.medianMs, 0));
+    row('cold start `svc serve` → /healthz 200, first boot, ms (median)', `${fmt(c.embeddedFirst.medianMs, 0)} (${fmt(c.embeddedFresh.medianMs, 0)} on a machine without the template)`, fmt(c.serverFirst.medianMs, 0), '–', fmt(c.hello.medianMs, 0));
     row('cold start, restart on existing data, ms (median)', fmt(c.embeddedRestart.medianMs, 0), fmt(c.serverRestart.medianMs, 0), '–', fmt(c.hello.medianMs, 0));
   }
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
@@ -599,7 +626,7 @@ const results: any = {
 };
 const fake = await startProcess([], {}, { script: join(HERE, 'procs', 'fake-provider.ts') });
 const hello = await startProcess([], {}, { script: join(HERE, 'procs', 'hello.ts') });
-const haveServer = await pgAvailable();
+const haveServer = await answers(adminUrl());
 try {
   if (sections.has('dispatch') || sections.has('throughput') || sections.has('events')) results.references = await measureReferences(fake, hello);
   if (sections.has('dispatch') || sections.has('throughput') || sections.has('events')) {

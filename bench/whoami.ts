@@ -1,10 +1,10 @@
 /**
- * Requests/s of an authenticated `GET /api/whoami` (key lookup under RLS + tenant read), on embedded PGlite and on
- * the PostgreSQL server. Usage: npm run bench:whoami [-- --seconds 5 --concurrency 32]
+ * Requests/s of an authenticated `GET /api/whoami` (key lookup under RLS + tenant read), on the embedded PostgreSQL
+ * (a throwaway cluster) and on the PostgreSQL server. Usage: npm run bench:whoami [-- --seconds 5 --concurrency 32]
  */
 import { parseArgs } from 'node:util';
 import { load, fmt, startProcess } from './lib.ts';
-import { createTestDatabase, pgAvailable } from '../test/support/pg.ts';
+import { adminUrl, answers, createTestDatabase } from '../test/support/pg.ts';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '32' } } });
 const seconds = Number(values.seconds);
@@ -31,8 +31,8 @@ async function measure(label: string, env: Record<string, string>) {
 
 console.log(`GET /api/whoami, ${concurrency} concurrent clients, ${seconds} s each`);
 const results: Record<string, unknown> = {};
-results.pglite = await measure('embedded PGlite', { DATABASE_URL: 'memory' });
-if (await pgAvailable()) {
+results.embedded = await measure('embedded PostgreSQL', { DATABASE_URL: 'memory' });
+if (await answers(adminUrl())) {
   const db = await createTestDatabase();
   try {
     results.postgres = await measure('PostgreSQL server', { DATABASE_URL: db.url });

@@ -15,4 +15,7 @@ if (major < 22) {
   const r = spawnSync(local, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
   process.exit(r.status ?? (r.signal === 'SIGINT' ? 130 : 1));
 }
+// Node keeps the compiled (and type-stripped) modules in a cache in the temporary folder: every later start of svc
+// skips most of that work, which is most of its boot.
+(await import('node:module')).enableCompileCache?.();
 await import('../src/cli/main.ts');

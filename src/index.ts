@@ -2,8 +2,8 @@ import { loadConfig, type Flags } from './config/config.ts';
 import { startServer, type RunningServer } from './app/index.ts';
 
 /**
- * svc as a library: start a whole instance in-process (in-memory database and ephemeral port by default), get its
- * URL and an owner key, stop it. Our own tests use this same API.
+ * svc as a library: start a whole instance in-process (by default on a throwaway embedded PostgreSQL cluster, removed
+ * on stop, and an ephemeral port), get its URL and an owner key, stop it. Our own tests use this same API.
  */
 export interface SvcInstance {
   url: string;

@@ -74,6 +74,9 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
 
   let database: Database | undefined;
   let bootstrapKey: string | undefined;
+  // The database opens while the modules below load: an embedded cluster boots in parallel with their import.
+  const opening = needsDatabase(config.roles) ? openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, embedded: config.embeddedPostgres }) : undefined;
+  opening?.catch(() => {}); // awaited below, or closed when something else fails first
   try {
     let workerFetch: typeof fetch | undefined;
     if (config.roles.includes('worker')) {
@@ -108,8 +111,8 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       else app.route('/', runner.app);
       runnerFetch = inProcessFetch(runner.app);
     }
-    if (needsDatabase(config.roles)) {
-      database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+    if (opening) {
+      database = await opening;
       const db = database;
       closers.push(() => db.close());
       await assertUnprivilegedRole(database.db);
@@ -132,6 +135,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       app.route('/api', agents.api);
     }
   } catch (err) {
+    if (opening && !database) await opening.then((d) => d.close()).catch(() => {});
     for (const close of closers.reverse()) await close().catch(() => {});
     throw err;
   }

@@ -39,7 +39,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     throw err;
   }
   handler = built.app.fetch;
-  log.info('listening', { url, roles: config.roles.join(','), database: built.database?.kind });
+  log.info('listening', { url, roles: config.roles.join(','), database: config.databaseUrl === undefined ? 'embedded' : config.databaseUrl === 'memory' ? 'embedded (throwaway)' : 'server' });
 
   let stopping: Promise<void> | undefined;
   return {

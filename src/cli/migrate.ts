@@ -15,7 +15,7 @@ export default defineCommand({
       }
       throw err;
     }
-    const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+    const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, embedded: config.embeddedPostgres });
     try {
       const applied = await migrate(database);
       process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'up to date\n');

@@ -20,6 +20,14 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(c.identity)).toBe(true);
   });
 
+  it('runs the embedded cluster as nobody when root, with laptop settings unless SVC_PG_SETTINGS overrides them', () => {
+    expect(loadConfig({}).embeddedPostgres).toEqual({ osUser: 'nobody', settings: [] });
+    expect(loadConfig({ SVC_PG_OS_USER: 'svc-db', SVC_PG_SETTINGS: ' shared_buffers=128MB  max_connections=100 ' }).embeddedPostgres).toEqual({
+      osUser: 'svc-db',
+      settings: ['shared_buffers=128MB', 'max_connections=100'],
+    });
+  });
+
   it('accepts comma lists of roles and lets flags win over the environment', () => {
     expect(loadConfig({ SVC_ROLE: 'runner' }, { role: 'conductor,worker' }).roles).toEqual(['conductor', 'worker']);
     expect(loadConfig({ PORT: '9000' }, { port: '9100' }).port).toBe(9100);
@@ -45,6 +53,8 @@ describe('loadConfig', () => {
     [{ SVC_DATA_DIR: '/srv/svc', SVC_RUNNER_DATA_DIR: '/srv/svc' }, 'SVC_RUNNER_DATA_DIR', /neither contains nor lies inside the secrets folder \/srv\/svc\/secrets/],
     [{ SVC_DATA_DIR: '/srv/svc', SVC_RUNNER_DATA_DIR: '/srv/svc/secrets/vfs' }, 'SVC_RUNNER_DATA_DIR', /secrets folder/],
     [{ SVC_SANDBOX: 'none' }, 'SVC_SANDBOX', /got "none"; allowed: bwrap, off/],
+    [{ SVC_PG_SETTINGS: 'shared_buffers 64MB' }, 'SVC_PG_SETTINGS', /space-separated name=value PostgreSQL settings/],
+    [{ SVC_PG_OS_USER: 'no body' }, 'SVC_PG_OS_USER', /an OS user name/],
   ])('refuses %o naming %s and what is allowed', (env, variable, allowed) => {
     const err = configError(env as Record<string, string>);
     expect(err.variable).toBe(variable);

@@ -21,8 +21,10 @@ export interface Config {
    * 0700, outside the runner's data folder and never mounted into a sandbox.
    */
   secretsDir: string;
-  /** undefined: embedded PGlite under dataDir; 'memory': embedded in memory; otherwise a postgres:// URL. */
+  /** undefined: embedded PostgreSQL under dataDir/pg; 'memory': a throwaway embedded cluster; otherwise a postgres:// URL. */
   databaseUrl: string | undefined;
+  /** The embedded cluster: its OS user when svc runs as root (SVC_PG_OS_USER) and `name=value` overrides of its postgresql.conf (SVC_PG_SETTINGS). */
+  embeddedPostgres: { osUser: string; settings: readonly string[] };
   logLevel: LogLevel;
   bodyLimitBytes: number;
   /** Multipart uploads on /v1/files and /v1/skills. */
@@ -179,6 +181,10 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
   if (databaseUrl && databaseUrl !== 'memory' && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL', 'unset (embedded), "memory", or a postgres:// URL');
   }
+  const pgSettings = (env.SVC_PG_SETTINGS ?? '').split(/\s+/).filter(Boolean);
+  if (pgSettings.some((x) => !/^[a-z_][a-z0-9_.]*=\S+$/i.test(x))) throw new ConfigError('SVC_PG_SETTINGS', 'space-separated name=value PostgreSQL settings, e.g. "shared_buffers=128MB max_connections=100"');
+  const pgOsUser = env.SVC_PG_OS_USER || 'nobody';
+  if (!/^[a-z_][a-z0-9_-]*\$?$/i.test(pgOsUser)) throw new ConfigError('SVC_PG_OS_USER', 'an OS user name');
   const appEnv = env.AGENT_ORC_ENV || 'dev';
   if (!/^[a-z0-9]+$/.test(appEnv)) throw new ConfigError('AGENT_ORC_ENV', 'lowercase letters and digits, e.g. dev, live, test');
   const pepper = env.AGENT_API_KEY_PEPPER || undefined;
@@ -229,6 +235,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
     dataDir,
     secretsDir,
     databaseUrl,
+    embeddedPostgres: { osUser: pgOsUser, settings: pgSettings },
     logLevel: pick('SVC_LOG_LEVEL', env.SVC_LOG_LEVEL, ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
     bodyLimitBytes: int('SVC_BODY_LIMIT_BYTES', env.SVC_BODY_LIMIT_BYTES, 1024 * 1024, 1024, 512 * 1024 * 1024),
     uploadLimitBytes: int('SVC_UPLOAD_LIMIT_BYTES', env.SVC_UPLOAD_LIMIT_BYTES, 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),

@@ -1,82 +1,77 @@
 import { Kysely, sql } from 'kysely';
-import { PGlite } from '@electric-sql/pglite';
-import { PGliteDialect } from 'kysely-pglite-dialect';
 import { PostgresJSDialect } from 'kysely-postgres-js';
 import postgres from 'postgres';
-import { mkdirSync } from 'node:fs';
+import { createLogger } from '../shared/log.ts';
+import { startCluster, type EmbeddedCluster } from './embedded/index.ts';
 import type { DB } from './types.ts';
 
 /**
- * One database handle for the conductor: Kysely for queries, plus the driver's multi-statement path for migrations
- * (PGlite `exec`, postgres.js `unsafe`). Embedded PGlite runs as the unprivileged role `svc_app`, like a server would.
+ * One database handle for the conductor: Kysely over postgres.js, the driver's multi-statement path for migrations,
+ * and LISTEN/NOTIFY. The same engine everywhere: a PostgreSQL server (`DATABASE_URL=postgres://…`) or the embedded
+ * cluster svc starts itself (unset: `<SVC_DATA_DIR>/pg`; `memory`: a throwaway one). Either way the app connects as
+ * an unprivileged role (`svc_app` on the embedded cluster), so row-level security applies.
  */
 export interface Database {
-  kind: 'pglite' | 'postgres';
   db: Kysely<DB>;
+  /** The embedded cluster, when svc started one (undefined on a server). */
+  embedded: EmbeddedCluster | undefined;
   /** Runs multi-statement SQL text inside a transaction holding the migration advisory lock. */
   execLocked(lockKey: number, fn: (exec: (text: string) => Promise<void>, query: <R>(text: string, params?: unknown[]) => Promise<R[]>) => Promise<void>): Promise<void>;
-  /** LISTEN/NOTIFY on a server; undefined on the embedded database (one process, in-process hub). */
-  listen?: (channel: string, onPayload: (payload: string) => void) => Promise<() => Promise<void>>;
-  notify?: (channel: string, payload: string) => Promise<void>;
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
 }
 
-export const APP_ROLE = 'svc_app';
+export { APP_ROLE } from './embedded/index.ts';
 
-export async function openDatabase(opts: { url: string | undefined; dataDir: string }): Promise<Database> {
-  if (opts.url && opts.url !== 'memory') return openPostgres(opts.url);
-  return openPglite(opts.url === 'memory' ? undefined : `${opts.dataDir}/pgdata`);
+export interface OpenOptions {
+  /** DATABASE_URL: undefined (embedded under dataDir), 'memory' (throwaway embedded) or a postgres:// URL. */
+  url: string | undefined;
+  dataDir: string;
+  /** The embedded cluster's OS user when svc is root, and setting overrides (SVC_PG_OS_USER, SVC_PG_SETTINGS). */
+  embedded?: { osUser: string; settings: readonly string[] };
 }
 
-async function openPglite(dir: string | undefined): Promise<Database> {
-  if (dir) mkdirSync(dir, { recursive: true });
-  const pg = new PGlite(dir);
-  await pg.waitReady;
-  // The embedded database is created by its superuser; the app itself acts as a plain role so RLS applies.
-  await pg.exec(`
-    DO $$ BEGIN
-      IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${APP_ROLE}') THEN
-        CREATE ROLE ${APP_ROLE} NOSUPERUSER NOBYPASSRLS NOCREATEROLE NOCREATEDB LOGIN;
-      END IF;
-    END $$;
-    GRANT ALL ON SCHEMA public TO ${APP_ROLE};
-    SET SESSION AUTHORIZATION ${APP_ROLE};
-  `);
-  const db = new Kysely<DB>({ dialect: new PGliteDialect(pg) });
-  let chain: Promise<unknown> = Promise.resolve();
+type Connection = string | postgres.Options<Record<string, never>>;
+
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  if (opts.url && opts.url !== 'memory') return openPostgres(connectionOf(opts.url), undefined);
+  const cluster = await startCluster({
+    dataDir: opts.url === 'memory' ? undefined : opts.dataDir,
+    osUser: opts.embedded?.osUser ?? 'nobody',
+    settings: opts.embedded?.settings ?? [],
+    log: createLogger('db'),
+  });
+  return openPostgres(cluster.connection(), cluster);
+}
+
+/**
+ * postgres.js reads the socket folder only from its `host` option, while libpq (psql, pg_dump) spells it
+ * `?host=/folder` in a URL, as `svc db url` prints it: such a URL is taken apart here.
+ */
+export function connectionOf(url: string): Connection {
+  const u = new URL(url);
+  const host = u.searchParams.get('host');
+  if (!host?.startsWith('/')) return url;
+  const user = u.searchParams.get('user') ?? decodeURIComponent(u.username);
   return {
-    kind: 'pglite',
-    db,
-    async execLocked(_lockKey, fn) {
-      // One process owns an embedded database; serialize within it.
-      const run = chain.then(() =>
-        pg.transaction(async (tx) => {
-          await fn(
-            async (text) => void (await tx.exec(text)),
-            async (text, params) => (await tx.query(text, params)).rows as never[],
-          );
-        }),
-      );
-      chain = run.catch(() => {});
-      await run;
-    },
-    async close() {
-      await db.destroy();
-    },
+    host,
+    port: Number(u.searchParams.get('port') ?? (u.port || 5432)),
+    user,
+    password: u.searchParams.get('password') ?? (decodeURIComponent(u.password) || undefined),
+    database: decodeURIComponent(u.pathname.slice(1)) || user,
   };
 }
 
-async function openPostgres(url: string): Promise<Database> {
-  const client = postgres(url, {
-    max: 10,
-    onnotice: () => {},
-    connection: { application_name: 'svc' },
-  });
+function openPostgres(connection: Connection, embedded: EmbeddedCluster | undefined): Database {
+  const options = { onnotice: () => {}, connection: { application_name: 'svc' } } as const;
+  const connect = (max: number) => (typeof connection === 'string' ? postgres(connection, { ...options, max }) : postgres({ ...connection, ...options, max }));
+  const client = connect(10);
   const db = new Kysely<DB>({ dialect: new PostgresJSDialect({ postgres: client }) });
   let listener: ReturnType<typeof postgres> | undefined;
   return {
-    kind: 'postgres',
     db,
+    embedded,
     async execLocked(lockKey, fn) {
       await client.begin(async (tx) => {
         await tx`select pg_advisory_xact_lock(${lockKey})`;
@@ -87,7 +82,7 @@ async function openPostgres(url: string): Promise<Database> {
       });
     },
     async listen(channel, onPayload) {
-      listener ??= postgres(url, { max: 1, onnotice: () => {} });
+      listener ??= connect(1);
       const sub = await listener.listen(channel, onPayload);
       return () => sub.unlisten();
     },
@@ -95,11 +90,15 @@ async function openPostgres(url: string): Promise<Database> {
       await sql`select pg_notify(${channel}, ${payload})`.execute(db);
     },
     async close() {
-      // End with a timeout first: Kysely's destroy() ends the client without one, which waits forever on a connection
-      // that a late query still holds. end() is memoised, so destroy() then shares this bounded end.
-      await client.end({ timeout: 5 });
-      await db.destroy();
-      await listener?.end({ timeout: 5 });
+      try {
+        // End with a timeout first: Kysely's destroy() ends the client without one, which waits forever on a
+        // connection that a late query still holds. end() is memoised, so destroy() then shares this bounded end.
+        await client.end({ timeout: 5 });
+        await db.destroy();
+        await listener?.end({ timeout: 5 });
+      } finally {
+        await embedded?.stop();
+      }
     },
   };
 }

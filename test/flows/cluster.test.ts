@@ -4,7 +4,6 @@ import { openDatabase } from '../../src/db/index.ts';
 import { bootstrapIdentity } from '../../src/modules/conductor/identity/index.ts';
 import { runnerHash } from '../../src/shared/ids.ts';
 import { createLogger } from '../../src/shared/log.ts';
-import { hasPostgres } from '../support/backends.ts';
 import { MODEL, PEPPER, startCluster, type Cluster, type ClusterNode } from '../support/cluster.ts';
 import { lastUserPrompt, modelRequests } from '../support/fake-provider.ts';
 import { followSse, isTerminalEvent, readSse, type LiveSse, type SseFrame } from '../support/sse.ts';
@@ -48,7 +47,7 @@ function expectWellFormed(frames: SseFrame[], firstId = 1): SseFrame {
   return terminals[0];
 }
 
-describe.skipIf(!hasPostgres)('role-split cluster on PostgreSQL (2 conductors, 2 runners, 1 worker)', () => {
+describe('role-split cluster on PostgreSQL (2 conductors, 2 runners, 1 worker)', () => {
   let cluster: Cluster;
   let A: ClusterNode;
   let B: ClusterNode;

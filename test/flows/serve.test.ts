@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, statSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, statSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runSvc, startSvcProcess, type SvcProcess } from '../support/process.ts';
@@ -9,6 +9,7 @@ describe('svc serve as a process', () => {
   const dirs: string[] = [];
   const tempDir = () => {
     const d = mkdtempSync(join(tmpdir(), 'svc-serve-'));
+    chmodSync(d, 0o711); // as root, the embedded cluster's OS user must be able to reach <d>/pg
     dirs.push(d);
     return d;
   };
@@ -66,6 +67,7 @@ describe('graceful shutdown of the all-in-one server', () => {
     const { startFakeProvider } = await import('../support/fake-provider.ts');
     const fake = await startFakeProvider();
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-graceful-'));
+    chmodSync(dataDir, 0o711);
     const key = 'ao_test_gracefulgracefulgraceful01';
     const env = { SVC_DATA_DIR: dataDir, SVC_BOOTSTRAP_TOKEN: key, OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' };
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };

@@ -3,25 +3,25 @@ import { createTestDatabase } from './pg.ts';
 import './global-setup.ts';
 
 /**
- * The two storage backends every storage test runs on. `setup()` returns a DATABASE_URL and a cleanup; the
- * real-server backend is present only when the server answered (see global-setup.ts).
+ * The two storage backends every storage test runs on: the embedded cluster (`DATABASE_URL=memory`, a throwaway
+ * cluster per instance) and a database of its own on the PostgreSQL server (or on the embedded cluster standing in
+ * for the server, see global-setup.ts). `setup()` returns a DATABASE_URL and a cleanup.
  */
 export interface Backend {
-  name: 'pglite' | 'postgres';
+  name: string;
   setup(): Promise<{ url: string; adminUrl?: string; cleanup(): Promise<void> }>;
 }
 
-export const pglite: Backend = { name: 'pglite', setup: async () => ({ url: 'memory', cleanup: async () => {} }) };
-export const postgresServer: Backend = {
-  name: 'postgres',
+export const embedded: Backend = { name: 'embedded', setup: async () => ({ url: 'memory', cleanup: async () => {} }) };
+export const server: Backend = {
+  name: inject('pgServer') ? 'server' : 'server (embedded stand-in)',
   async setup() {
     const db = await createTestDatabase();
     return { url: db.url, adminUrl: db.adminUrl, cleanup: db.drop };
   },
 };
 
-export const hasPostgres = inject('pg');
-export const backends: Backend[] = hasPostgres ? [pglite, postgresServer] : [pglite];
+export const backends: Backend[] = [embedded, server];
 
 /**
  * Starts an instance on a backend's fresh database; its `stop()` also drops that database. Tests call it in

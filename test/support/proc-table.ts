@@ -48,3 +48,30 @@ export async function waitForNoProcesses(marker: string, opts: { timeoutMs?: num
     await delay(opts.intervalMs ?? 20);
   }
 }
+
+/** The owner (real uid) of a process, undefined when it is gone. */
+export function uidOf(pid: number): number | undefined {
+  const m = /^Uid:\s+(\d+)/m.exec(readProc(String(pid), 'status'));
+  return m ? Number(m[1]) : undefined;
+}
+
+/** A process and all its descendants that are alive now (the postmaster and its backends, say). */
+export function processTree(root: number): ProcessInfo[] {
+  const parentOf = new Map<number, number>();
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    const stat = readProc(pid, 'stat');
+    if (stat) parentOf.set(Number(pid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+  }
+  const tree = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, ppid] of parentOf) if (tree.has(ppid) && !tree.has(pid)) (tree.add(pid), (grew = true));
+  }
+  return [...tree].filter((pid) => parentOf.has(pid)).map((pid) => ({ pid, command: readProc(String(pid), 'cmdline').split('\0').join(' ').trim() }));
+}
+
+/** True while a process exists and is not a zombie. */
+export function isRunning(pid: number): boolean {
+  const stat = readProc(String(pid), 'stat');
+  return stat !== '' && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+}

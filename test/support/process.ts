@@ -62,3 +62,28 @@ export function startSvcProcess(args: string[], env: Record<string, string>): Pr
     });
   });
 }
+
+/** Resolves once the process has printed a line matching `pattern` (checked on every chunk it writes). */
+export function waitForOutput(p: SvcProcess, pattern: RegExp, timeoutMs = 30_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (!pattern.test(p.output())) return;
+      done();
+      resolve(p.output());
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(`no output matching ${pattern} within ${timeoutMs} ms:\n${p.output()}`));
+    }, timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      p.child.stdout!.off('data', onData);
+      p.child.stderr!.off('data', onData);
+    };
+    // Our own listener runs after startSvcProcess's, which appends the chunk to the output first.
+    const onData = () => check();
+    p.child.stdout!.on('data', onData);
+    p.child.stderr!.on('data', onData);
+    check();
+  });
+}

@@ -5,9 +5,9 @@ import { runKey } from './active-runs.ts';
 
 /**
  * The live hub: subscribers of a run get its events as they happen. Events of runs driven by this conductor are
- * delivered in-process; on a PostgreSQL server every persisted batch is also announced with NOTIFY, so subscribers
- * connected to another replica read the new events from the log and see the same stream. A run is named by tenant and
- * id everywhere (ids are unique per tenant only), in-process and in the notifications between replicas.
+ * delivered in-process; every persisted batch is also announced with NOTIFY, so subscribers connected to another
+ * replica read the new events from the log and see the same stream. A run is named by tenant and id everywhere (ids
+ * are unique per tenant only), in-process and in the notifications between replicas.
  */
 export interface StoredEvent {
   seq: number;
@@ -95,19 +95,17 @@ export function createHub(deps: { database: Database; fetchAfter: (tenantId: str
       };
     },
     async announce(batch) {
-      if (!deps.database.notify) return;
       // One NOTIFY per run and flush; the payload stays far below PostgreSQL's 8000-byte limit.
-      await Promise.all(batch.map((b) => deps.database.notify!(EVENTS_CHANNEL, JSON.stringify({ t: b.tenantId, r: b.runId, s: b.seq }))));
+      await Promise.all(batch.map((b) => deps.database.notify(EVENTS_CHANNEL, JSON.stringify({ t: b.tenantId, r: b.runId, s: b.seq }))));
     },
     async requestCancel(tenantId, runId) {
       for (const fn of cancelHandlers) fn(tenantId, runId);
-      if (deps.database.notify) await deps.database.notify(CANCEL_CHANNEL, JSON.stringify({ t: tenantId, r: runId }));
+      await deps.database.notify(CANCEL_CHANNEL, JSON.stringify({ t: tenantId, r: runId }));
     },
     onCancelRequest(fn) {
       cancelHandlers.push(fn);
     },
     async start() {
-      if (!deps.database.listen) return;
       unlisteners.push(
         await deps.database.listen(EVENTS_CHANNEL, (payload) => {
           try {

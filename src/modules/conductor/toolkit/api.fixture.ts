@@ -4,8 +4,8 @@ import { useJsonErrors } from '../../../shared/http.ts';
 import type { IdentityEnv, Principal } from '../identity/index.ts';
 
 /**
- * Test fixture for conductor route factories before they are mounted in the conductor: an in-memory, migrated
- * database with tenants `acme` and `globex`, and a request helper acting as a chosen principal.
+ * Test fixture for conductor route factories before they are mounted in the conductor: a migrated database on a
+ * throwaway embedded cluster, with tenants `acme` and `globex`, and a request helper acting as a chosen principal.
  */
 export interface TestApi {
   database: Database;

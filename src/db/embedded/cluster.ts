@@ -1,0 +1,163 @@
+import { existsSync, lstatSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Logger } from '../../shared/log.ts';
+import { binariesFor } from './binaries.ts';
+import { createPersistentCluster } from './create.ts';
+import { clusterDir, PORT, socketDirFor, socketUrl } from './layout.ts';
+import { assertReachable, clusterUser, handOver, runAs, type OsUser } from './os-user.ts';
+import { startPostmaster, type Postmaster } from './postmaster.ts';
+import { clearStaleLock, lockPid } from './processes.ts';
+import { APP_DATABASE, APP_ROLE, ensureTemplate } from './template.ts';
+import { createThrowawayRoot, sweepThrowaways } from './throwaway.ts';
+
+/**
+ * Real PostgreSQL as svc's embedded database: a child process (under a watchdog) on a cluster in
+ * `<SVC_DATA_DIR>/pg`, or on a throwaway copy of the template for `DATABASE_URL=memory`. Restarted when it dies
+ * under a running svc; stopped with svc.
+ */
+export interface EmbeddedOptions {
+  /** The data folder (cluster in `<dataDir>/pg`); undefined for a throwaway cluster. */
+  dataDir: string | undefined;
+  /** The OS user to run PostgreSQL as when svc is root (SVC_PG_OS_USER). */
+  osUser: string;
+  /** `name=value` settings that override the cluster's postgresql.conf (SVC_PG_SETTINGS). */
+  settings: readonly string[];
+  log: Logger;
+}
+
+export interface EmbeddedCluster {
+  dir: string;
+  /** postgres.js connection options for a role and database (default: the app role on the app database). */
+  connection(user?: string, database?: string): { host: string; port: number; user: string; database: string };
+  url(user?: string, database?: string): string;
+  /** The running postmaster's pid (tests and benchmarks look at its processes). */
+  pid(): number | undefined;
+  stop(): Promise<void>;
+}
+
+// A throwaway cluster is rebuilt from the template if the machine crashes, so it skips every flush to disk.
+const THROWAWAY_SETTINGS = ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off'];
+const RETRYABLE = /pre-existing shared memory block|lock file .* already exists|could not bind|could not create lock file/;
+
+export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedCluster> {
+  const { log } = opts;
+  // Made first, before anything awaits: other parts of svc create the data folder 0700, which the cluster user
+  // could not walk through.
+  if (opts.dataDir !== undefined) mkdirSync(opts.dataDir, { recursive: true });
+  const user = clusterUser(opts.osUser);
+  const bin = await binariesFor(user);
+  let root: string | undefined;
+  let dir: string;
+  if (opts.dataDir === undefined) {
+    sweepThrowaways(log);
+    root = createThrowawayRoot();
+    dir = join(root, 'data');
+    try {
+      handOver(user, root);
+      await runAs(user, 'cp', ['-R', '-p', await ensureTemplate(user), dir]);
+    } catch (err) {
+      rmSync(root, { recursive: true, force: true });
+      throw err;
+    }
+  } else {
+    dir = clusterDir(opts.dataDir);
+    assertReachable(user, dir, 'the cluster folder');
+    await createPersistentCluster(dir, user, bin.version, log);
+  }
+  const socketDir = socketDirFor(dir);
+  if (socketDir !== dir) prepareSocketDir(socketDir, user);
+  const args = [
+    '-D', dir,
+    '-c', 'listen_addresses=',
+    '-c', `unix_socket_directories="${socketDir.replace(/"/g, '""')}"`,
+    '-c', 'unix_socket_permissions=0700',
+    '-c', `port=${PORT}`,
+    '-c', 'cluster_name=svc',
+    '-c', 'log_min_messages=warning',
+    '-c', 'log_checkpoints=off',
+    // Crash recovery (after a kill -9 of the postmaster) first flushes the whole cluster: one syncfs, not a fsync per file.
+    ...(process.platform === 'linux' ? ['-c', 'recovery_init_sync_method=syncfs'] : []),
+    ...(root ? THROWAWAY_SETTINGS : []).flatMap((s) => ['-c', s]),
+    ...opts.settings.flatMap((s) => ['-c', s]),
+  ];
+
+  async function launch(): Promise<Postmaster> {
+    for (let attempt = 1; ; attempt++) {
+      await clearStaleLock(join(dir, 'postmaster.pid'), log);
+      await clearStaleLock(join(socketDir, `.s.PGSQL.${PORT}.lock`), log);
+      const pm = startPostmaster({ postgres: bin.postgres, args, user, removeOnStop: root, onLog: (line) => log.debug(line) });
+      try {
+        await pm.ready;
+        return pm;
+      } catch (err) {
+        // Backends of a postmaster killed a moment ago still hold its shared memory for a few milliseconds.
+        if (attempt >= 50 || !RETRYABLE.test(String(err))) throw err;
+        await delay(100);
+      }
+    }
+  }
+
+  let stopping = false;
+  let current = await launch().catch((err) => {
+    if (root) rmSync(root, { recursive: true, force: true });
+    throw err;
+  });
+  let restarting: Promise<void> | undefined;
+  const supervise = (pm: Postmaster) =>
+    void pm.exited.then(({ code, signal }) => {
+      if (stopping) return;
+      log.error('embedded PostgreSQL exited unexpectedly; restarting it', { code, signal, log: pm.tail() });
+      restarting = (async () => {
+        for (let attempt = 1; !stopping; attempt++) {
+          try {
+            current = await launch();
+            supervise(current);
+            log.warn('embedded PostgreSQL restarted', { attempt });
+            return;
+          } catch (err) {
+            log.error('restarting embedded PostgreSQL failed', { attempt, error: String(err) });
+            if (attempt >= 5) return;
+            await delay(1000 * attempt, undefined, { ref: false });
+          }
+        }
+      })();
+    });
+  supervise(current);
+  if (root) log.debug('embedded PostgreSQL ready', { dir });
+  else log.info('embedded PostgreSQL ready', { dir });
+
+  const connection = (u = APP_ROLE, database = APP_DATABASE) => ({ host: socketDir, port: PORT, user: u, database });
+  return {
+    dir,
+    connection,
+    url: (u, database) => socketUrl(socketDir, u, database),
+    pid: () => lockPid(join(dir, 'postmaster.pid')),
+    async stop() {
+      stopping = true;
+      await restarting;
+      current.requestStop();
+      const stopped = await Promise.race([current.exited.then(() => true), delay(20_000, false, { ref: false })]);
+      if (!stopped) {
+        log.warn('embedded PostgreSQL did not stop in 20 s; killing it');
+        const pid = lockPid(join(dir, 'postmaster.pid'));
+        if (pid) process.kill(pid, 'SIGQUIT');
+        current.child.kill('SIGKILL');
+        await current.exited;
+      }
+      if (root) rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A socket folder outside the cluster (long paths): the cluster user's own, never another user's look-alike. */
+function prepareSocketDir(path: string, user: OsUser): void {
+  if (!existsSync(path)) {
+    mkdirSync(path, { mode: 0o700 });
+    handOver(user, path);
+  }
+  const st = lstatSync(path);
+  if (!st.isDirectory() || st.uid !== (user.uid ?? process.getuid?.()) || (st.mode & 0o077) !== 0) {
+    throw new Error(`the socket folder ${path} of the embedded PostgreSQL is not a private folder of its OS user; remove it`);
+  }
+}
