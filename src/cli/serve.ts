@@ -2,6 +2,10 @@ import { defineCommand } from 'citty';
 import { loadConfig, ConfigError } from '../config/config.ts';
 import { startServer } from '../app/index.ts';
 import { PrivilegedRoleError } from '../db/index.ts';
+import { describeError } from '../shared/errors.ts';
+import { createLogger } from '../shared/log.ts';
+
+const log = createLogger('serve');
 
 export default defineCommand({
   meta: { name: 'serve', description: 'Start the server (roles: all, conductor, runner, worker, or a comma list)' },
@@ -32,6 +36,11 @@ export default defineCommand({
       throw err;
     }
     process.stdout.write(`svc listening on ${server.url} (roles: ${config.roles.join(',')})\n`);
+    // A promise nobody awaited that fails (a background query when the database connection drops) must not take the
+    // server and every run in flight down with it: log it with its stack, so its source can be found and handled.
+    process.on('unhandledRejection', (reason) => {
+      log.error('unhandled promise rejection', { error: describeError(reason), stack: reason instanceof Error ? reason.stack : undefined });
+    });
     const shutdown = (signal: string) => {
       process.stderr.write(`svc: ${signal} received, shutting down\n`);
       server.stop().then(
