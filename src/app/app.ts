@@ -81,7 +81,8 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
   try {
     const internalToken = resolveInternalToken(config);
     const fetches = new Map<RoleName, typeof fetch>();
-    const has = (role: RoleName) => config.roles.includes(role);
+    const present = new Set(config.roles);
+    const has = (role: RoleName) => present.has(role);
     for (const name of BUILD_ORDER.filter(has)) {
       const spec = ROLES[name];
       if (spec.needsDatabase && !database) {

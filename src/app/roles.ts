@@ -128,7 +128,8 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
       const conductor = await createConductor({ config, database, runnerFetch: ctx.fetchOf('runner'), internalToken: ctx.internalToken!, selfUrl: ctx.selfUrl, metrics: ctx.metrics });
       let agents;
       try {
-        agents = createAgentsApi({
+        agents = await createAgentsApi({
+          db: database.db,
           conductor: conductor.services,
           limits: { perKey: config.agents.rateLimitPerKey, perOrg: config.agents.rateLimitPerOrg, windowMs: 60_000 },
           settings: { ...config.agents, selfUrl: config.runner.conductorUrl ?? ctx.selfUrl, version: ctx.version },

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
-import { createSessionFor, shutdownSession, type Hub, type RunDeps } from '../../conductor/index.ts';
+import type { ConductorServices } from '../../conductor/index.ts';
 import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { prefixedId, randomId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
@@ -26,7 +26,7 @@ import { deleteSessionRow, getSessionRow, insertSession, listSessionRows, toSess
  */
 export interface SessionsDeps {
   db: Kysely<DB>;
-  runDeps: RunDeps & { hub: Hub };
+  conductor: ConductorServices;
   resources: ResourceDeps;
   store: EventStore;
   models: ModelResolver;
@@ -62,7 +62,7 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
 
   const profileName = `agent-session-${randomId(16)}`;
   const profile = sessionProfile(profileName, agent, p.environment, runtimeModelName(deps.models, agent.model));
-  const placed = await createSessionFor(deps.runDeps, tenantId, profile);
+  const placed = await deps.conductor.sessions.create(tenantId, profile);
   const sessionId = placed.sessionId;
   let row;
   try {
@@ -83,7 +83,7 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
       }),
     );
   } catch (err) {
-    await shutdownSession(deps.runDeps, tenantId, sessionId, { dropProfile: true }).catch(() => {});
+    await deps.conductor.sessions.shutdown(tenantId, sessionId, { dropProfile: true }).catch(() => {});
     throw err;
   }
   // durable before the response: a subscriber that comes after the creation sees it as history
@@ -126,7 +126,7 @@ export async function deleteSession(deps: SessionsDeps, tenantId: string, id: st
   await requireSession(deps.db, tenantId, id);
   await deps.engine.forget(id);
   await deps.store.flushed(id);
-  await shutdownSession(deps.runDeps, tenantId, id, { dropProfile: true }).catch((err) => {
+  await deps.conductor.sessions.shutdown(tenantId, id, { dropProfile: true }).catch((err) => {
     if (!(err instanceof AppError && err.status === 404)) deps.log.warn('ending the runner session failed', { sessionId: id, error: String(err) });
   });
   if (!(await withTenant(deps.db, tenantId, (tx) => deleteSessionRow(tx, id)))) throw noSuchSession(id);

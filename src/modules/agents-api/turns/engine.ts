@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withSystem, withTenant } from '../../../db/index.ts';
 import type { RunEvent } from '../../../contracts/run-event.ts';
-import { cancelRun, createRun, followRun, getRunSummary, type Hub, type RunDeps } from '../../conductor/index.ts';
+import type { ConductorServices } from '../../conductor/index.ts';
 import { AppError, describeError, notFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
@@ -41,7 +41,7 @@ export interface TurnEngine {
 
 export interface EngineDeps {
   db: Kysely<DB>;
-  runDeps: RunDeps & { hub: Hub };
+  conductor: ConductorServices;
   store: EventStore;
   models: ModelResolver;
   box: SecretBox;
@@ -80,12 +80,12 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     const runId = prefixedId('run', 24);
     try {
       const model = await deps.models.resolve(t.tenantId, row.agent.model);
-      const runToken = deps.runDeps.mintRunToken ? await deps.runDeps.mintRunToken(t.tenantId, runId) : undefined;
+      const runToken = await deps.conductor.runs.mintToken(t.tenantId, runId);
       const secrets = openSecrets(deps.box, t.tenantId, t.sessionId, row.secrets);
       const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, runToken, agent: row.agent, secrets });
       const profile = sessionProfile(row.profile_name, row.agent, row.environment, model.model);
       const body = { id: runId, profile: row.profile_name, sessionId: t.sessionId, prompt: promptOf(messages) };
-      await createRun(deps.runDeps, t.tenantId, body, { profile, extras: { model, mcpServers } });
+      await deps.conductor.runs.create(t.tenantId, body, { profile, extras: { model, mcpServers } });
     } catch (err) {
       await finish(t, 'failed', turnError(describeError(err)));
       return;
@@ -98,7 +98,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
   async function follow(t: LiveTurn, runId: string): Promise<void> {
     let terminal: RunEvent | undefined;
     try {
-      const events = await followRun(deps.runDeps, t.tenantId, runId, 0, { keepAliveMs: 30_000, signal: t.stop.signal });
+      const events = await deps.conductor.runs.follow(t.tenantId, runId, 0, { keepAliveMs: 30_000, signal: t.stop.signal });
       for await (const e of events) {
         if (!e) continue;
         io.emit(t, t.translator.handle(e.event));
@@ -150,7 +150,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     t.queued = [];
     for (const call of t.pending.values()) call.answer({ success: false, error: 'the turn was cancelled' });
     t.pending.clear();
-    if (t.runId) await cancelRun(deps.runDeps, t.tenantId, t.runId);
+    if (t.runId) await deps.conductor.runs.cancel(t.tenantId, t.runId);
     else await finish(t, 'cancelled', null);
   }
 
@@ -163,7 +163,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     if (!row.active_turn_id || live.has(row.id)) return row;
     const turn = await tx(row.tenant_id, (q) => q.selectFrom('agent_turns').select('run_ids').where('id', '=', row.active_turn_id!).executeTakeFirst());
     const lastRun = (turn?.run_ids as string[] | undefined)?.at(-1);
-    const status = lastRun ? (await getRunSummary(deps.runDeps, row.tenant_id, lastRun).catch(() => undefined))?.status : undefined;
+    const status = lastRun ? (await deps.conductor.runs.get(row.tenant_id, lastRun).catch(() => undefined))?.status : undefined;
     if (status === 'running') {
       if (!strict) return row;
       throw new AppError(409, "the session's turn is driven by another conductor; retry there", { headers: { 'x-should-retry': 'false' } });
@@ -220,7 +220,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
         live.delete(sessionId);
         t.stop.abort();
         for (const call of t.pending.values()) call.answer({ success: false, error: 'the session was deleted' });
-        if (t.runId) await cancelRun(deps.runDeps, t.tenantId, t.runId).catch(() => {});
+        if (t.runId) await deps.conductor.runs.cancel(t.tenantId, t.runId).catch(() => {});
       });
     },
 

@@ -6,7 +6,8 @@ import { badRequest, forbidden, notFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { Principal } from './auth.ts';
 import { hashKey, keyPrefix, mintKeyToken } from './keys.ts';
-import { atLeast, type Role } from './roles.ts';
+import type { Role } from './roles.ts';
+import { hasRole } from './guards.ts';
 
 /** Tenant API keys: issue (token shown once), list (members see their own), revoke (immediate, irreversible). */
 export interface ApiKeyView {
@@ -53,7 +54,7 @@ export async function issueKey(
   principal: Principal,
   input: { name: string; expiresAt?: string | null },
 ): Promise<ApiKeyView & { token: string }> {
-  if (!atLeast(principal.role, 'member')) throw forbidden('role viewer may not create API keys');
+  if (!hasRole(principal, 'member')) throw forbidden('role viewer may not create API keys');
   return insertKey(deps, principal.tenantId, {
     name: input.name,
     role: principal.role,
@@ -109,10 +110,10 @@ export async function insertKey(
  */
 export async function listKeys(deps: KeyDeps, principal: Principal): Promise<ApiKeyView[]> {
   const minter = principal.keyId ?? principal.subject;
-  if (!atLeast(principal.role, 'admin') && minter === null) return [];
+  if (!hasRole(principal, 'admin') && minter === null) return [];
   const rows = await withTenant(deps.db, principal.tenantId, (tx) => {
     let q = tx.selectFrom('api_keys').select(COLUMNS).orderBy('created_at', 'desc').orderBy('id');
-    if (!atLeast(principal.role, 'admin')) {
+    if (!hasRole(principal, 'admin')) {
       q = q.where((eb) => eb.or([eb('created_by', '=', minter), ...(principal.keyId !== null ? [eb('id', '=', principal.keyId)] : [])]));
     }
     return q.execute();
@@ -125,7 +126,7 @@ export async function revokeKey(deps: KeyDeps, principal: Principal, keyId: stri
     const row = await tx.selectFrom('api_keys').select(['id', 'created_by', 'revoked_at']).where('id', '=', keyId).executeTakeFirst();
     if (!row) throw notFound('unknown API key');
     const own = row.id === principal.keyId || (row.created_by !== null && row.created_by === (principal.keyId ?? principal.subject));
-    if (!own && !atLeast(principal.role, 'admin')) throw forbidden('members may revoke only their own keys');
+    if (!own && !hasRole(principal, 'admin')) throw forbidden('members may revoke only their own keys');
     if (!row.revoked_at) await tx.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', keyId).execute();
   });
 }
