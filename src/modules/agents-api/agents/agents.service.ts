@@ -4,7 +4,7 @@ import { withTenant } from '../../../db/index.ts';
 import { notFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
-import { cursorPage, type CursorPage, type CursorQuery } from '../pagination.ts';
+import { cursorPage, type CursorPage, type CursorQuery } from '../../crud/index.ts';
 import type { Agent, AgentConfig } from '../wire.ts';
 import { applyUpdate, configFromCreate } from './agent.config.ts';
 import type { AgentCreateParams, AgentUpdateParams } from './agent.schema.ts';

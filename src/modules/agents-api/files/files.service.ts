@@ -4,8 +4,8 @@ import { withTenant } from '../../../db/index.ts';
 import { notFound } from '../../../shared/errors.ts';
 import { randomId } from '../../../shared/ids.ts';
 import { seconds } from '../deps.ts';
-import { keysetRows } from '../keyset.ts';
-import { cursorPage, type CursorPage, type CursorQuery } from '../pagination.ts';
+import { keysetRows } from '../../crud/index.ts';
+import { cursorPage, type CursorPage, type CursorQuery } from '../../crud/index.ts';
 
 /**
  * The Files resource (`client.files`): uploaded bytes stored in the database, served back byte for byte. A file with

@@ -6,8 +6,8 @@ import { prefixedId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
 import { seconds } from '../deps.ts';
 import { collectSandboxFiles, sandboxPath, sandboxRunner, sha256, workspacePath, type SandboxDeps } from '../environments/sandbox.ts';
-import { keysetRows } from '../keyset.ts';
-import { cursorPage, type CursorPage, type CursorQuery } from '../pagination.ts';
+import { keysetRows } from '../../crud/index.ts';
+import { cursorPage, type CursorPage, type CursorQuery } from '../../crud/index.ts';
 import { getSessionRow } from './sessions.repo.ts';
 
 /**

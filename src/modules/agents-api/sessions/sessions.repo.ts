@@ -2,8 +2,8 @@ import { sql } from 'kysely';
 import type { Tx } from '../../../db/index.ts';
 import { jsonb } from '../../../db/index.ts';
 import type { AgentSessionStatus, AgentTurnStatus } from '../../../db/types.ts';
-import { keysetRows } from '../keyset.ts';
-import type { CursorQuery } from '../pagination.ts';
+import { keysetRows } from '../../crud/index.ts';
+import type { CursorQuery } from '../../crud/index.ts';
 import type { AgentSession, RequiredAction, SessionAgent, SessionItem, SessionTurnError, TokenUsage, Turn } from '../wire.ts';
 import { unixSeconds } from '../wire.ts';
 

@@ -12,7 +12,7 @@ import { createEnvironment } from '../environments/environments.service.ts';
 import { seedWorkspace } from '../environments/sandbox.ts';
 import type { EventStore } from '../events/event-store.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
-import { cursorPage, type CursorPage, type CursorQuery } from '../pagination.ts';
+import { cursorPage, type CursorPage, type CursorQuery } from '../../crud/index.ts';
 import type { TurnEngine } from '../turns/engine.ts';
 import { runtimeModelName, sealSecrets, sessionProfile } from '../turns/launch.ts';
 import type { AgentSession, Map } from '../wire.ts';

@@ -4,8 +4,8 @@ import { withTenant } from '../../../db/index.ts';
 import { badRequest, notFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import { seconds } from '../deps.ts';
-import { keysetRows } from '../keyset.ts';
-import { cursorPage, type CursorPage, type CursorQuery } from '../pagination.ts';
+import { keysetRows } from '../../crud/index.ts';
+import { cursorPage, type CursorPage, type CursorQuery } from '../../crud/index.ts';
 import { inspectSkill, zipSkill, type SkillFile } from './skill-archive.ts';
 
 /**

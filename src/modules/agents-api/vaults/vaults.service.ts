@@ -5,8 +5,8 @@ import type { ResourceStatus } from '../../../db/types.ts';
 import { notFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import { seconds } from '../deps.ts';
-import { keysetRows } from '../keyset.ts';
-import { cursorPage, type CursorPage, type CursorQuery } from '../pagination.ts';
+import { keysetRows } from '../../crud/index.ts';
+import { cursorPage, type CursorPage, type CursorQuery } from '../../crud/index.ts';
 
 /**
  * Vaults (`client.beta.agents.vaults`, mounted at `/vaults`): named containers of MCP credentials. Deleting a vault

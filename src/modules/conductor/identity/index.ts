@@ -7,3 +7,4 @@ export { bootstrapIdentity } from './bootstrap.ts';
 export { insertKey, issueKey, listKeys, revokeKey, type ApiKeyView, type KeyDeps } from './keys.service.ts';
 export { ROLES, type Role } from './roles.ts';
 export { hashKey, KEY_PATTERN } from './keys.ts';
+export { sessionKey } from './keys.repo.ts';
