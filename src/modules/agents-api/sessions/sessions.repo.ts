@@ -172,3 +172,13 @@ export async function listItems(tx: Tx, sessionId: string, q: CursorQuery): Prom
   const rows = await keysetRows(tx.selectFrom('agent_items').select(['item']).where('session_id', '=', sessionId), 'agent_items', q, ['position']);
   return rows.map((r) => r.item as unknown as SessionItem);
 }
+
+/** The runs of a turn so far (the last one is the one to check on recovery). */
+export async function turnRunIds(tx: Tx, turnId: string): Promise<string[] | undefined> {
+  return (await tx.selectFrom('agent_turns').select('run_ids').where('id', '=', turnId).executeTakeFirst())?.run_ids as string[] | undefined;
+}
+
+/** Every session with a turn in progress, across tenants (system scope: recovery at boot). */
+export function sessionsWithActiveTurns(tx: Tx) {
+  return tx.selectFrom('agent_sessions').select(['id', 'tenant_id']).where('active_turn_id', 'is not', null).execute();
+}

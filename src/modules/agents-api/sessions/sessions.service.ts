@@ -12,11 +12,12 @@ import { createEnvironment } from '../environments/environments.service.ts';
 import { seedWorkspace } from '../environments/sandbox.ts';
 import type { EventStore } from '../events/event-store.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
-import { cursorPage, type CursorPage, type CursorQuery } from '../../crud/index.ts';
+import { cursorPage, deletedObject, findOr404, type CursorPage, type CursorQuery } from '../../crud/index.ts';
 import type { TurnEngine } from '../turns/engine.ts';
 import { runtimeModelName, sealSecrets, sessionProfile } from '../turns/launch.ts';
 import type { AgentSession, Map } from '../wire.ts';
 import { inputMessages, type SessionCreateParams } from './session.schema.ts';
+import { existingVaultIds } from '../vaults/vaults.repo.ts';
 import { deleteSessionRow, getSessionRow, insertSession, listSessionRows, toSession, updateSession } from './sessions.repo.ts';
 
 /**
@@ -44,7 +45,7 @@ export async function requireSession(db: Kysely<DB>, tenantId: string, id: strin
 
 async function checkVaults(db: Kysely<DB>, tenantId: string, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  const found = await withTenant(db, tenantId, (tx) => tx.selectFrom('vaults').select('id').where('id', 'in', ids).execute());
+  const found = await withTenant(db, tenantId, (tx) => existingVaultIds(tx, ids));
   const missing = ids.findIndex((id) => !found.some((f) => f.id === id));
   if (missing >= 0) throw badRequest(`vault_ids[${missing}]: No such vault: ${ids[missing]}`);
 }
@@ -129,7 +130,7 @@ export async function deleteSession(deps: SessionsDeps, tenantId: string, id: st
   await deps.conductor.sessions.shutdown(tenantId, id, { dropProfile: true }).catch((err) => {
     if (!(err instanceof AppError && err.status === 404)) deps.log.warn('ending the runner session failed', { sessionId: id, error: String(err) });
   });
-  if (!(await withTenant(deps.db, tenantId, (tx) => deleteSessionRow(tx, id)))) throw noSuchSession(id);
+  await findOr404(withTenant(deps.db, tenantId, (tx) => deleteSessionRow(tx, id)), () => noSuchSession(id));
   deps.store.forget(id);
-  return { id, deleted: true, object: 'agent.session.deleted' };
+  return deletedObject(id, 'agent.session.deleted');
 }

@@ -10,7 +10,7 @@ import type { EventStore } from '../events/event-store.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
 import type { SecretBox } from '../secret-box.ts';
 import type { InputEvent, InputMessage } from '../sessions/session.schema.ts';
-import { getSessionRow, insertTurn, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
+import { getSessionRow, insertTurn, sessionsWithActiveTurns, turnRunIds, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
 import type { SessionTurnError } from '../wire.ts';
 import { announceCall, answerCall } from './function-calls.ts';
 import { functionTools, openSecrets, promptOf, runMcpServers, sessionProfile } from './launch.ts';
@@ -161,8 +161,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
    */
   async function recoverStale(row: SessionRow, strict: boolean): Promise<SessionRow> {
     if (!row.active_turn_id || live.has(row.id)) return row;
-    const turn = await tx(row.tenant_id, (q) => q.selectFrom('agent_turns').select('run_ids').where('id', '=', row.active_turn_id!).executeTakeFirst());
-    const lastRun = (turn?.run_ids as string[] | undefined)?.at(-1);
+    const lastRun = (await tx(row.tenant_id, (q) => turnRunIds(q, row.active_turn_id!)))?.at(-1);
     const status = lastRun ? (await deps.conductor.runs.get(row.tenant_id, lastRun).catch(() => undefined))?.status : undefined;
     if (status === 'running') {
       if (!strict) return row;
@@ -228,7 +227,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
       if (row && live.has(row.id)) return;
       const rows = row
         ? [row]
-        : await withSystem(deps.db, (q) => q.selectFrom('agent_sessions').select(['id', 'tenant_id']).where('active_turn_id', 'is not', null).execute());
+        : await withSystem(deps.db, (q) => sessionsWithActiveTurns(q));
       for (const r of rows) {
         await locked(r.id, async () => {
           const fresh = await tx(r.tenant_id, (q) => getSessionRow(q, r.id));
