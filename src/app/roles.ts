@@ -126,9 +126,9 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
       const { config } = ctx;
       const database = ctx.database!;
       const conductor = await createConductor({ config, database, runnerFetch: ctx.fetchOf('runner'), internalToken: ctx.internalToken!, selfUrl: ctx.selfUrl, metrics: ctx.metrics });
-      let agents;
+      let api: Awaited<ReturnType<typeof createAgentsApi>>;
       try {
-        agents = await createAgentsApi({
+        api = await createAgentsApi({
           db: database.db,
           conductor: conductor.services,
           limits: { perKey: config.agents.rateLimitPerKey, perOrg: config.agents.rateLimitPerOrg, windowMs: 60_000 },
@@ -138,7 +138,6 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
         await conductor.close().catch(() => {});
         throw err;
       }
-      const api = agents;
       return {
         app: conductor.app,
         mounts: [

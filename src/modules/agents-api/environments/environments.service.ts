@@ -2,7 +2,7 @@ import type { Tx } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import { found } from '../../crud/index.ts';
 import type { EnvironmentStatus } from '../../../db/types.ts';
-import { badRequest, notFound } from '../../../shared/errors.ts';
+import { badRequest } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { ResourceDeps } from '../deps.ts';
 import { readFileContent } from '../files/files.service.ts';
