@@ -61,7 +61,16 @@ export async function createAgentsApi(deps: AgentsApiDeps): Promise<AgentsApi> {
   const api = new Hono<AgentsEnv>();
   for (const p of parts) if (p.api) api.route('/', p.api);
 
-  for (const p of parts) await p.start?.();
+  const started: AgentsFeatureParts[] = [];
+  try {
+    for (const p of parts) {
+      await p.start?.();
+      started.push(p);
+    }
+  } catch (err) {
+    for (const p of started.reverse()) await p.stop?.().catch(() => {});
+    throw err;
+  }
   return {
     v1,
     api,

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { createLogger } from '../../shared/log.ts';
 import { useJsonErrors } from '../../shared/http.ts';
 import { createCore, type ConductorDeps } from './core.ts';
-import type { FeatureParts } from './feature.ts';
+import type { Feature, FeatureParts } from './feature.ts';
 import { FEATURES } from './features.ts';
 import { requireAuth, type IdentityEnv } from './identity/index.ts';
 import { createConductorServices, type ConductorServices } from './services.ts';
@@ -24,10 +24,10 @@ export interface Conductor {
   close(): Promise<void>;
 }
 
-export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
+export async function createConductor(deps: ConductorDeps & { features?: readonly Feature[] }): Promise<Conductor> {
   const log = createLogger('conductor');
   const core = await createCore(deps, log);
-  const parts: FeatureParts[] = FEATURES.map((feature) => feature(core.featureDeps));
+  const parts: FeatureParts[] = (deps.features ?? FEATURES).map((feature) => feature(core.featureDeps));
 
   const api = new Hono<IdentityEnv>();
   useJsonErrors(api);

@@ -2,6 +2,7 @@
 export { createConductor, type Conductor } from './conductor.ts';
 export type { ConductorDeps } from './core.ts';
 export type { Feature, FeatureDeps, FeatureParts } from './feature.ts';
+export { FEATURES } from './features.ts';
 export type { ConductorServices, RunsService, SessionsService, KeysService } from './services.ts';
 export { hasRole, operatorOnly, readOnlyViewers, requireRole, type ApiKeyView, type IdentityEnv, type Principal, type Role } from './identity/index.ts';
 export { RunBody } from './runs/runs.service.ts';

@@ -1,17 +1,17 @@
 import type { Context } from 'hono';
 import type { Kysely } from 'kysely';
 import { withTenant, type DB, type Tx } from '../../db/index.ts';
-import type { Principal } from '../conductor/identity/auth.ts';
 import { AppError, notFound } from '../../shared/errors.ts';
 
-/** Any request context that carries the authenticated principal (`/api` and `/v1` alike). */
-export type WithPrincipal = { Variables: { principal: Principal } };
+/** Any request context that carries the authenticated principal (`/api` and `/v1` alike); only its tenant matters here. */
+export type WithPrincipal = { Variables: { principal: { tenantId: string } } };
 
 /** The caller's tenant: always from the credential, never from the request. */
-export const tenantOf = (c: Context<WithPrincipal>): string => c.get('principal').tenantId;
+// Hono's Context is invariant in its env, so the principal is read through the structural view.
+export const tenantOf = <E extends WithPrincipal>(c: Context<E>): string => (c as unknown as Context<WithPrincipal>).get('principal').tenantId;
 
 /** Runs `fn` in one transaction scoped to the caller's tenant (row-level security on `app.tenant_id`). */
-export function inTenant<T>(db: Kysely<DB>, c: Context<WithPrincipal>, fn: (tx: Tx) => Promise<T>): Promise<T> {
+export function inTenant<T, E extends WithPrincipal = WithPrincipal>(db: Kysely<DB>, c: Context<E>, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return withTenant(db, tenantOf(c), fn);
 }
 
