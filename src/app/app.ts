@@ -6,7 +6,8 @@ import { migrate, openDatabase, assertUnprivilegedRole, type Database } from '..
 import { createLogger } from '../shared/log.ts';
 import { resolveSecret } from '../shared/secret-files.ts';
 import { drainUnreadBody, useJsonErrors } from '../shared/http.ts';
-import { createMetrics, type Metrics } from './metrics.ts';
+import { createMetrics, type Metrics } from '../shared/metrics.ts';
+import { httpMetrics } from './http-metrics.ts';
 import { needsDatabase } from './roles.ts';
 
 /**
@@ -49,10 +50,10 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       // a proxied response's headers are immutable; it goes out without the version
     }
   });
+  app.use('*', httpMetrics(metrics));
   app.use('*', async (c, next) => {
     const started = performance.now();
     await next();
-    metrics.inc('svc_http_requests_total', { method: c.req.method, status: String(c.res.status) });
     accessLog.debug('request', { method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(performance.now() - started), requestId: c.get('requestId') });
   });
   // Outside the body limits: a body a limit refused is left alone (its 413 closes the connection), any other is drained.
@@ -70,7 +71,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
 
   const workerOnly = config.roles.length === 1 && config.roles[0] === 'worker';
   if (!workerOnly) app.get('/healthz', (c) => c.text('ok'));
-  app.get('/metrics', (c) => c.text(metrics.render(), 200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' }));
+  app.get('/metrics', async (c) => c.body(await metrics.render(), 200, { 'Content-Type': metrics.contentType }));
 
   let database: Database | undefined;
   let bootstrapKey: string | undefined;
@@ -97,6 +98,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
         internalToken: internalToken!,
         publicUrl: config.runner.publicUrl ?? opts.selfUrl,
         version: opts.version,
+        metrics,
         workerFetch,
         // Beside a conductor, the toolkit's delegate and notify call it in-process (the app is complete by then).
         conductor: config.roles.includes('conductor') && !config.runner.conductorUrl ? { baseUrl: opts.selfUrl, fetch: (req) => app.fetch(req) } : undefined,

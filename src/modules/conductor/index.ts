@@ -7,7 +7,7 @@ import { createLogger } from '../../shared/log.ts';
 import { useJsonErrors } from '../../shared/http.ts';
 import { prefixedId } from '../../shared/ids.ts';
 import { resolveSecret } from '../../shared/secret-files.ts';
-import type { Metrics } from '../../app/metrics.ts';
+import type { Metrics } from '../../shared/metrics.ts';
 import { authenticate, bootstrapIdentity, identityRoutes, mintRunToken, requireAuth, tenantRoutes, type IdentityEnv, type KeyDeps, type Principal } from './identity/index.ts';
 import { createFleet } from './runners/fleet.ts';
 import { createBroadcaster } from './runners/broadcast.ts';
