@@ -119,7 +119,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       closers.push(() => db.close());
       await assertUnprivilegedRole(database.db);
       await migrate(database);
-      const { createConductor } = await import('../modules/conductor/index.ts');
+      const { createConductor, createLimiter } = await import('../modules/conductor/index.ts');
       const conductor = await createConductor({ config, database, runnerFetch, internalToken: internalToken!, selfUrl: opts.selfUrl, metrics });
       closers.push(() => conductor.close());
       drainers.unshift(() => conductor.drain());
@@ -128,6 +128,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       const { createAgentsApi } = await import('../modules/agents-api/index.ts');
       const agents = createAgentsApi({
         conductor: conductor.services,
+        limiter: createLimiter({ db: database.db, log: createLogger('limits') }),
         limits: { perKey: config.agents.rateLimitPerKey, perOrg: config.agents.rateLimitPerOrg, windowMs: 60_000 },
         settings: { ...config.agents, selfUrl: config.runner.conductorUrl ?? opts.selfUrl, version: opts.version },
       });

@@ -171,3 +171,5 @@ export { issueKey, listKeys, revokeKey, type ApiKeyView, type KeyDeps } from './
 export type { StoredEvent, Hub } from './runs/hub.ts';
 // The credit ledger, for whatever prices usage (charges are idempotent per run).
 export { chargeCredit, getWallet, getSpendCap, type Wallet, type SpendCap } from './billing/index.ts';
+// The shared rate limiter (counters in PostgreSQL), for /v1, /api and public routes.
+export { createLimiter, purgeExpiredLimits, type Limiter, type LimitRule } from './limits/index.ts';
