@@ -8,6 +8,8 @@ import { resolveSecret } from '../shared/secret-files.ts';
 import { drainUnreadBody, useJsonErrors } from '../shared/http.ts';
 import { createMetrics, type Metrics } from '../shared/metrics.ts';
 import { httpMetrics } from './http-metrics.ts';
+import { readyz } from './readyz.ts';
+import type { ReadyReport } from '../shared/readiness.ts';
 import { needsDatabase } from './roles.ts';
 
 /**
@@ -38,6 +40,8 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
   const metrics = createMetrics();
   const closers: Array<() => Promise<void>> = [];
   const drainers: Array<() => Promise<void>> = [];
+  const readiness: Array<() => Promise<ReadyReport>> = [];
+  let stopping = false;
   const app = new Hono();
   useJsonErrors(app);
   app.use('*', requestId({ headerName: 'X-Request-Id' }));
@@ -71,6 +75,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
 
   const workerOnly = config.roles.length === 1 && config.roles[0] === 'worker';
   if (!workerOnly) app.get('/healthz', (c) => c.text('ok'));
+  app.get('/readyz', readyz(readiness, () => stopping));
   app.get('/metrics', async (c) => c.body(await metrics.render(), 200, { 'Content-Type': metrics.contentType }));
 
   let database: Database | undefined;
@@ -106,6 +111,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       closers.push(() => runner.close());
       drainers.push(() => runner.close());
       await runner.ready;
+      readiness.push(() => runner.readiness());
       // Beside a conductor the runner is reached in-process only: its routes are not served on the public port, except
       // the session MCP endpoint (session token), which worker processes reach over HTTP. Alone, it answers there with
       // the internal token.
@@ -124,6 +130,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       closers.push(() => conductor.close());
       drainers.unshift(() => conductor.drain());
       bootstrapKey = conductor.bootstrapKey;
+      readiness.push(() => conductor.readiness());
       app.route('/', conductor.app);
       const { createAgentsApi } = await import('../modules/agents-api/index.ts');
       const agents = createAgentsApi({
@@ -149,6 +156,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     database,
     bootstrapKey,
     async drain() {
+      stopping = true;
       for (const drain of drainers) await drain().catch(() => {});
     },
     async close() {

@@ -7,6 +7,8 @@ import { runnerHash } from '../../shared/ids.ts';
 import { createRegistry } from './registry/registry.store.ts';
 import { registryRoutes } from './registry/registry.routes.ts';
 import { createRunnerMetrics } from './runner.metrics.ts';
+import { runnerReadiness } from './runner.readiness.ts';
+import type { ReadyReport } from '../../shared/readiness.ts';
 import { requireInternalToken, resolveTenant, type RunnerEnv } from './runner.context.ts';
 import { runRoutes } from './runs/runs.routes.ts';
 import { sessionRoutes } from './sessions/sessions.routes.ts';
@@ -59,6 +61,8 @@ export interface Runner {
   mcpApp: Hono;
   /** Settles when the start-up checks are done (the sandbox probe). */
   ready: Promise<void>;
+  /** For `/readyz`: start-up done, and a configured worker answers. */
+  readiness(): Promise<ReadyReport>;
   info(): RunnerInfo;
   /** A session MCP URL with a fresh session token, as a run of that session receives it. */
   sessionMcpUrl(sessionId: string): string;
@@ -109,7 +113,9 @@ export function createRunner(deps: RunnerDeps): Runner {
     mcpBaseUrl: `${publicUrl}/runner/sessions`,
     sandbox: sandbox.status(),
   });
+  let started = false;
   const ready = sandbox.ready().then((status) => {
+    started = true;
     if (status.mode === 'off') log.warn('command sandbox off (SVC_SANDBOX=off): agents run commands unsandboxed as this user', {});
     else if (status.available) log.debug('command sandbox ready', { detail: status.detail });
     else log.warn('command sandbox unavailable: profiles that run commands (@exec) are refused', { detail: status.detail });
@@ -143,6 +149,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     app: app as unknown as Hono,
     mcpApp: mcpApp as unknown as Hono,
     ready,
+    readiness: runnerReadiness({ started: () => started, slots }),
     info,
     sessionMcpUrl: (sessionId) => sessionMcpUrl(publicUrl, sessionId, tokens),
     async close() {
