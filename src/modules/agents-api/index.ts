@@ -1,7 +1,6 @@
 import { Hono } from 'hono';
-import type { ConductorServices } from '../conductor/index.ts';
+import type { ConductorServices, Limiter } from '../conductor/index.ts';
 import { useOpenAiErrors } from './errors.ts';
-import type { Limiter } from '../conductor/index.ts';
 import { v1LimitRules, type RateLimits } from './rate-limits.ts';
 import type { AgentsEnv } from './context.ts';
 import { createResourceDeps, denyViewerWrites, mountExtensions, mountResources } from './resources.ts';
