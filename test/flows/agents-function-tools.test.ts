@@ -1,15 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintRunToken } from '../../src/modules/conductor/identity/index.ts';
-import { collect, FAKE_MODEL, startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
+import { collect, FAKE_MODEL, isTurnEnd, reader, startAgentsHarness, textOf, type AgentsHarness } from '../support/agents.ts';
 import { APP_ROLE, connect, createTestDatabase } from '../support/pg.ts';
 
 /**
- * The function-tool endpoint under a failing database: the failure is a server error, not a 404 that would tell the
- * worker its session is gone; only a run that does not exist is a 404.
+ * Function tools under a failing database: behind the endpoint the failure is a server error, not a 404 that would
+ * tell the worker its session is gone (only a run that does not exist is a 404); and a turn waiting on a function
+ * call outlives the outage, its run having gone on all along.
  */
 const RUN_TOKEN_SECRET = 'agents-errors-run-token-secret-0123456789';
 
-describe('the function-tool endpoint', () => {
+describe('function tools under a failing database', () => {
   let h: AgentsHarness;
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   let admin: ReturnType<typeof connect>;
@@ -17,7 +18,8 @@ describe('the function-tool endpoint', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     admin = connect(db.adminUrl, { max: 1 });
-    h = await startAgentsHarness({ SVC_RUN_TOKEN_SECRET: RUN_TOKEN_SECRET }, { databaseUrl: db.url });
+    // short keep-alives: the turn engine re-reads its run's row at each quiet tick
+    h = await startAgentsHarness({ SVC_RUN_TOKEN_SECRET: RUN_TOKEN_SECRET, SVC_SSE_KEEPALIVE_MS: '100' }, { databaseUrl: db.url });
   });
   afterAll(async () => {
     await h?.stop();
@@ -54,5 +56,39 @@ describe('the function-tool endpoint', () => {
       await admin.unsafe(`GRANT ALL ON runs TO ${APP_ROLE}`);
     }
     expect((await call(run.id)).status).toBe(200);
+  });
+
+  it('keeps a turn that waits on a function call while reading its run fails, and completes it once answered', async () => {
+    const agent = await h.client.beta.agents.create({ model: FAKE_MODEL, tools: [{ type: 'function', name: 'get_weather', description: 'The weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }] });
+    const session = await h.client.beta.agents.sessions.create({ agent_id: agent.id, environment: { type: 'none' } });
+    const stream = reader(await h.client.beta.agents.sessions.events.stream(session.id));
+    await h.client.beta.agents.sessions.events.create(session.id, {
+      events: [{ type: 'agent.session.input.message', input: [{ role: 'user', content: [{ type: 'input_text', text: 'CALL_TOOL get_weather {"city":"Oslo"}' }] }] }],
+    });
+    const added = (await stream.until((e) => e.type === 'agent.session.turn.item.added' && (e as any).item.type === 'function_call')).at(-1) as any;
+
+    const rollbacks = async () => Number((await admin<{ n: string }[]>`select xact_rollback as n from pg_stat_database where datname = current_database()`)[0].n);
+    const before = await rollbacks();
+    await admin.unsafe(`REVOKE ALL ON runs FROM ${APP_ROLE}`);
+    try {
+      // wait until the engine's reads of the run have failed several times (each one a rolled-back transaction)
+      const deadline = Date.now() + 20_000;
+      while ((await rollbacks()) < before + 3 && Date.now() < deadline) {
+        await admin`select pg_stat_clear_snapshot()`;
+        await new Promise((r) => setImmediate(r));
+      }
+      expect(await rollbacks()).toBeGreaterThanOrEqual(before + 3);
+    } finally {
+      await admin.unsafe(`GRANT ALL ON runs TO ${APP_ROLE}`);
+    }
+
+    const answered = await h.client.beta.agents.sessions.events.create(session.id, {
+      events: [{ type: 'agent.session.input.tool_result', turn_id: added.turn_id, call_id: added.item.call_id, success: true, output: 'mild' }],
+    }).then(() => 'accepted', (e: { status?: number }) => e.status);
+    expect(answered).toBe('accepted');
+    const rest = await stream.until((e) => e.type === 'agent.session.idle');
+    await stream.close();
+    expect(rest.filter(isTurnEnd).map((e) => e.type)).toEqual(['agent.session.turn.completed']);
+    expect(textOf(rest)).toBe('TOOL-RESULT-SEEN: mild');
   });
 });

@@ -1,9 +1,10 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withSystem, withTenant } from '../../../db/index.ts';
 import type { RunEvent } from '../../../contracts/run-event.ts';
 import { cancelRun, createRun, followRun, getRunSummary, type Hub, type RunDeps } from '../../conductor/index.ts';
-import { AppError, describeError, notFound, undefinedIfNotFound } from '../../../shared/errors.ts';
+import { AppError, describeError, isAppError, notFound, undefinedIfNotFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { EventStore } from '../events/event-store.ts';
@@ -48,6 +49,8 @@ export interface EngineDeps {
   /** Base URL at which workers reach this conductor (the function-tool endpoint). */
   selfUrl: string;
   log: Logger;
+  /** How often a quiet run's row is re-read while following it (default 30 s). */
+  followKeepAliveMs?: number;
   /** After a turn's last run, before its terminal event (a sandboxed session publishes its artifacts here). */
   onTurnEnd?: (tenantId: string, sessionId: string, turnId: string) => Promise<void>;
 }
@@ -95,20 +98,36 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     void follow(t, runId);
   }
 
+  /**
+   * Follows a run of the turn to its terminal event. The run goes on whatever happens to our reading of it: a failed
+   * read (the database) is resumed from the last event seen while the turn is live here, and only a run that is
+   * gone ends the turn from here.
+   */
   async function follow(t: LiveTurn, runId: string): Promise<void> {
+    const keepAliveMs = deps.followKeepAliveMs ?? 30_000;
     let terminal: RunEvent | undefined;
-    try {
-      const events = await followRun(deps.runDeps, t.tenantId, runId, 0, { keepAliveMs: 30_000, signal: t.stop.signal });
-      for await (const e of events) {
-        if (!e) continue;
-        io.emit(t, t.translator.handle(e.event));
-        if (e.event.type === 'result' || e.event.type === 'error') {
-          terminal = e.event;
+    let after = 0;
+    while (!terminal && !t.stop.signal.aborted) {
+      try {
+        const events = await followRun(deps.runDeps, t.tenantId, runId, after, { keepAliveMs, signal: t.stop.signal });
+        for await (const e of events) {
+          if (!e) continue;
+          after = e.seq;
+          io.emit(t, t.translator.handle(e.event));
+          if (e.event.type === 'result' || e.event.type === 'error') {
+            terminal = e.event;
+            break;
+          }
+        }
+        break; // ended without a terminal event: the turn stopped following (cancelled, session deleted, closing)
+      } catch (err) {
+        if (isAppError(err) && err.status === 404) {
+          terminal = { type: 'error', message: `following the run failed: ${describeError(err)}`, ts: new Date().toISOString() };
           break;
         }
+        deps.log.warn('following a run failed; resuming', { sessionId: t.sessionId, runId, error: describeError(err) });
+        await delay(Math.min(keepAliveMs, 1000), undefined, { signal: t.stop.signal }).catch(() => {});
       }
-    } catch (err) {
-      terminal = { type: 'error', message: `following the run failed: ${describeError(err)}`, ts: new Date().toISOString() };
     }
     if (!terminal || live.get(t.sessionId) !== t) return; // the turn ended another way (session deleted)
     const end = terminal;
