@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import type { ConductorServices, Limiter } from '../conductor/index.ts';
-import { useOpenAiErrors } from './errors.ts';
+import { answerUnknownRoutes, useOpenAiErrors } from './errors.ts';
 import { v1LimitRules, type RateLimits } from './rate-limits.ts';
 import type { AgentsEnv } from './context.ts';
 import { createResourceDeps, denyViewerWrites, mountExtensions, mountResources } from './resources.ts';
@@ -33,6 +33,7 @@ export function createAgentsApi(deps: { conductor: ConductorServices; limiter: L
   mountResources(v1, resources);
   const agents = createSessionsSurface(deps.conductor, resources, { ...DEFAULT_AGENT_SETTINGS, ...deps.settings });
   agents.mountV1(v1);
+  answerUnknownRoutes(v1); // last: it answers whatever no route above serves
 
   const api = new Hono<AgentsEnv>();
   // Extension routes (/api/models, /api/keys, …) are mounted here; the conductor's /api middleware authenticates.
