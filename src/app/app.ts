@@ -6,7 +6,10 @@ import { migrate, openDatabase, assertUnprivilegedRole, type Database } from '..
 import { createLogger } from '../shared/log.ts';
 import { resolveSecret } from '../shared/secret-files.ts';
 import { drainUnreadBody, useJsonErrors } from '../shared/http.ts';
-import { createMetrics, type Metrics } from './metrics.ts';
+import { createMetrics, type Metrics } from '../shared/metrics.ts';
+import type { ReadyReport } from '../shared/readiness.ts';
+import { httpMetrics } from './http-metrics.ts';
+import { readyz } from './readyz.ts';
 import { BUILD_ORDER, ROLES, roleTraits } from './roles.ts';
 
 /**
@@ -37,6 +40,8 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
   const metrics = createMetrics();
   const closers: Array<() => Promise<void>> = [];
   const drainers: Array<() => Promise<void>> = [];
+  const readiness: Array<() => Promise<ReadyReport>> = [];
+  let stopping = false;
   const app = new Hono();
   useJsonErrors(app);
   app.use('*', requestId({ headerName: 'X-Request-Id' }));
@@ -49,10 +54,10 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       // a proxied response's headers are immutable; it goes out without the version
     }
   });
+  app.use('*', httpMetrics(metrics));
   app.use('*', async (c, next) => {
     const started = performance.now();
     await next();
-    metrics.inc('svc_http_requests_total', { method: c.req.method, status: String(c.res.status) });
     accessLog.debug('request', { method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(performance.now() - started), requestId: c.get('requestId') });
   });
   // Outside the body limits: a body a limit refused is left alone (its 413 closes the connection), any other is drained.
@@ -70,7 +75,8 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
 
   const traits = roleTraits(config.roles);
   if (traits.healthz) app.get('/healthz', (c) => c.text('ok'));
-  app.get('/metrics', (c) => c.text(metrics.render(), 200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' }));
+  app.get('/readyz', readyz(readiness, () => stopping));
+  app.get('/metrics', async (c) => c.body(await metrics.render(), 200, { 'Content-Type': metrics.contentType }));
 
   let database: Database | undefined;
   let bootstrapKey: string | undefined;
@@ -96,6 +102,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       closers.push(() => built.close());
       if (built.stopWork) stopWork.push(built.stopWork);
       if (built.drain) drainers.push(built.drain);
+      if (built.readiness) readiness.push(built.readiness);
       bootstrapKey ??= built.bootstrapKey;
       // Reached in-process beside the role it serves: only its public-beside routes (if any) go on the public port.
       if (spec.inProcessBeside && has(spec.inProcessBeside)) {
@@ -116,6 +123,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     database,
     bootstrapKey,
     async drain() {
+      stopping = true;
       for (const drain of [...stopWork, ...drainers]) await drain().catch(() => {});
     },
     async close() {

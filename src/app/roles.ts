@@ -2,7 +2,8 @@ import type { Hono } from 'hono';
 import type { Config, RoleName } from '../config/config.ts';
 import type { Database } from '../db/index.ts';
 import type { WorkerMode } from '../contracts/worker.ts';
-import type { Metrics } from './metrics.ts';
+import type { Metrics } from '../shared/metrics.ts';
+import type { ReadyReport } from '../shared/readiness.ts';
 
 /**
  * The roles table: what each role mounts, what it needs, and how its module is built. Nothing else in the program
@@ -60,6 +61,8 @@ export interface BuiltModule {
   /** Second phase, in build order: let the module's streams end. */
   drain?(): Promise<void>;
   close(): Promise<void>;
+  /** For `/readyz`: what this module needs answers (the database, a runner of the fleet, …). */
+  readiness?(): Promise<ReadyReport>;
   /** The owner key confirmed or minted at boot. */
   bootstrapKey?: string;
 }
@@ -98,11 +101,12 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
         internalToken: ctx.internalToken!,
         publicUrl: config.runner.publicUrl ?? ctx.selfUrl,
         version: ctx.version,
+        metrics: ctx.metrics,
         workerFetch: ctx.fetchOf('worker'),
         // Beside a conductor, the toolkit's delegate and notify call it in-process (the app is complete by then).
         conductor: ctx.has('conductor') && !config.runner.conductorUrl ? { baseUrl: ctx.selfUrl, fetch: (req) => ctx.root.fetch(req) } : undefined,
       });
-      const built: BuiltModule = { app: runner.app, publicBeside: runner.mcpApp, drain: () => runner.close(), close: () => runner.close() };
+      const built: BuiltModule = { app: runner.app, publicBeside: runner.mcpApp, drain: () => runner.close(), close: () => runner.close(), readiness: () => runner.readiness() };
       try {
         await runner.ready;
       } catch (err) {
@@ -131,6 +135,7 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
         api = await createAgentsApi({
           db: database.db,
           conductor: conductor.services,
+          limiter: conductor.services.limiter,
           limits: { perKey: config.agents.rateLimitPerKey, perOrg: config.agents.rateLimitPerOrg, windowMs: 60_000 },
           settings: { ...config.agents, selfUrl: config.runner.conductorUrl ?? ctx.selfUrl, version: ctx.version },
         });
@@ -150,6 +155,7 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
           await api.close();
           await conductor.close();
         },
+        readiness: () => conductor.readiness(),
         bootstrapKey: conductor.bootstrapKey,
       };
     },

@@ -2,14 +2,14 @@ import { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/index.ts';
 import { createLogger } from '../../shared/log.ts';
-import { readOnlyViewers, type ConductorServices } from '../conductor/index.ts';
+import { readOnlyViewers, type ConductorServices, type Limiter } from '../conductor/index.ts';
 import type { AgentsEnv } from './context.ts';
-import { useOpenAiErrors } from './errors.ts';
+import { answerUnknownRoutes, useOpenAiErrors } from './errors.ts';
 import { providerKey } from './extensions/index.ts';
 import type { AgentsFeatureParts } from './feature.ts';
 import { AGENTS_FEATURES } from './features.ts';
 import { createModelCatalog, createModelResolver } from './models/index.ts';
-import { createRateLimiter, rateLimit, type RateLimits } from './rate-limit.ts';
+import { v1LimitRules, type RateLimits } from './rate-limits.ts';
 import { createSecretBox } from './secret-box.ts';
 import { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.ts';
 
@@ -30,6 +30,8 @@ export interface AgentsApiDeps {
   /** The agents API's own tables (README "Tables"); the conductor's are reached only through `conductor`. */
   db: Kysely<DB>;
   conductor: ConductorServices;
+  /** The shared rate limiter (counters in PostgreSQL): per key and per organisation on every `/v1` request. */
+  limiter: Limiter;
   limits?: RateLimits;
   settings?: Partial<AgentSettings>;
 }
@@ -47,16 +49,16 @@ export async function createAgentsApi(deps: AgentsApiDeps): Promise<AgentsApi> {
   const featureDeps = { db: deps.db, conductor: deps.conductor, resources, models, catalog: createModelCatalog(settings.aggregators), settings, log: createLogger('agents') };
   const parts: AgentsFeatureParts[] = AGENTS_FEATURES.map((feature) => feature(featureDeps));
 
-  const check = createRateLimiter(deps.limits);
   const v1 = new Hono<AgentsEnv>();
   useOpenAiErrors(v1);
   v1.use('*', async (c, next) => {
     c.set('principal', await deps.conductor.authenticate(c.req.header('authorization')));
     await next();
   });
-  v1.use('*', rateLimit(check, (c) => c.get('principal')));
+  v1.use('*', deps.limiter.middleware(v1LimitRules(deps.limits)));
   v1.use('*', readOnlyViewers<AgentsEnv>());
   for (const p of parts) if (p.v1) v1.route('/', p.v1);
+  answerUnknownRoutes(v1); // last: it answers whatever no family above serves
   // Extension routes (/api/models, /api/keys, …); the conductor's /api middleware authenticates them.
   const api = new Hono<AgentsEnv>();
   for (const p of parts) if (p.api) api.route('/', p.api);

@@ -6,6 +6,8 @@ import type { Feature, FeatureParts } from './feature.ts';
 import { FEATURES } from './features.ts';
 import { requireAuth, type IdentityEnv } from './identity/index.ts';
 import { createConductorServices, type ConductorServices } from './services.ts';
+import { conductorReadiness } from './runners/readiness.ts';
+import type { ReadyReport } from '../../shared/readiness.ts';
 
 /**
  * The conductor: the control plane behind `/api/*`. Called by the composition root (src/app) with an open, migrated
@@ -19,6 +21,8 @@ export interface Conductor {
   ownerId: string;
   /** What other modules (the /v1 agents API) may use of the conductor: its services, never its tables' SQL. */
   services: ConductorServices;
+  /** For `/readyz`: the database answers and a runner of the fleet does. */
+  readiness(): Promise<ReadyReport>;
   /** Ends the runs this conductor drives (`interrupted`, with their terminal event) so their streams finish. */
   drain(): Promise<void>;
   close(): Promise<void>;
@@ -61,6 +65,7 @@ export async function createConductor(deps: ConductorDeps & { features?: readonl
     bootstrapKey: core.bootstrapKey,
     ownerId: core.ownerId,
     services: createConductorServices(core.featureDeps),
+    readiness: conductorReadiness({ db: core.featureDeps.db, fleet: core.featureDeps.fleet }),
     drain,
     async close() {
       await drain();

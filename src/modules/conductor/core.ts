@@ -2,14 +2,15 @@ import * as jose from 'jose';
 import type { Config } from '../../config/config.ts';
 import type { Database } from '../../db/index.ts';
 import type { FetchLike } from '../../contracts/runner.client.ts';
-import type { Metrics } from '../../app/metrics.ts';
-import type { Logger } from '../../shared/log.ts';
+import type { Metrics } from '../../shared/metrics.ts';
+import { createLogger, type Logger } from '../../shared/log.ts';
 import { prefixedId } from '../../shared/ids.ts';
 import { resolveSecret } from '../../shared/secret-files.ts';
 import type { FeatureDeps } from './feature.ts';
 import { authenticate, bootstrapIdentity, createGuards, mintRunToken, type AuthDeps } from './identity/index.ts';
 import { createBroadcaster, createFleet } from './runners/index.ts';
 import { createRunServices } from './runs/index.ts';
+import { createLimiter } from './limits/index.ts';
 
 export interface ConductorDeps {
   config: Config;
@@ -68,6 +69,7 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
     fleet,
     broadcaster,
     runs,
+    limiter: createLimiter({ db, log: createLogger('limits') }),
   };
   return { featureDeps, authDeps, bootstrapKey: boot.token, ownerId };
 }

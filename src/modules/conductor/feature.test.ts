@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMetrics } from '../../app/metrics.ts';
+import { createMetrics } from '../../shared/metrics.ts';
 import { loadConfig } from '../../config/config.ts';
 import { migrate, openDatabase, type Database } from '../../db/index.ts';
 import { createConductor, FEATURES, type Conductor, type Feature, type IdentityEnv } from './index.ts';

@@ -3,12 +3,13 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../../config/config.ts';
 import type { Database, DB } from '../../db/index.ts';
 import type { Logger } from '../../shared/log.ts';
-import type { Metrics } from '../../app/metrics.ts';
+import type { Metrics } from '../../shared/metrics.ts';
 import type { IdentityEnv, KeyDeps, Principal } from './identity/index.ts';
 import type { Guards } from './identity/guards.ts';
 import type { Broadcaster } from './runners/broadcast.ts';
 import type { Fleet } from './runners/fleet.ts';
 import type { RunServices } from './runs/run-services.ts';
+import type { Limiter } from './limits/index.ts';
 
 /**
  * The conductor's feature contract. A feature is one folder under `src/modules/conductor/` whose `index.ts` exports a
@@ -64,4 +65,6 @@ export interface FeatureDeps {
   broadcaster: Broadcaster;
   /** Runs: their deps for the run services, the live hub, the event log, active runs and the ownership lease. */
   runs: RunServices;
+  /** The shared rate limiter (counters in PostgreSQL, so limits hold across replicas): `limiter.middleware(rules)`. */
+  limiter: Limiter;
 }

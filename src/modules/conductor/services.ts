@@ -2,11 +2,13 @@ import type * as v from 'valibot';
 import { withTenant } from '../../db/index.ts';
 import type { ProfileSpec, RunnerClient } from '../../contracts/runner.client.ts';
 import type { FeatureDeps } from './feature.ts';
+import type { Limiter } from './limits/index.ts';
 import type { ApiKeyView, Principal } from './identity/index.ts';
 import { issueKey, listKeys, revokeKey } from './identity/index.ts';
 import type { RunExtras } from './runs/driver.ts';
 import type { StoredEvent } from './runs/hub.ts';
 import { cancelRun } from './runs/cancel.ts';
+import { leaseAlive } from './runs/leases.repo.ts';
 import { followRun } from './runs/follow.ts';
 import type { RunSummary } from './runs/runs.repo.ts';
 import { createRun, getRunSummary, type RunBody } from './runs/runs.service.ts';
@@ -26,6 +28,8 @@ export interface ConductorServices {
   keys: KeysService;
   /** The at-rest encryption secret for provider keys and vault credentials (SVC_SECRETS_KEY, or generated in dev). */
   secretsKey: string;
+  /** The shared rate limiter (the conductor's, so `/v1` and `/api` count in the same PostgreSQL table). */
+  limiter: Limiter;
 }
 
 export interface RunsService {
@@ -36,6 +40,10 @@ export interface RunsService {
   /** The run's events after `afterSeq`, then live until its terminal event (`null`: a keep-alive tick). */
   follow(tenantId: string, runId: string, afterSeq: number, opts: { keepAliveMs: number; signal: AbortSignal }): Promise<AsyncIterable<StoredEvent | null>>;
   cancel(tenantId: string, runId: string): Promise<void>;
+  /** This conductor's id: what it records as the owner of the work it drives. */
+  ownerId: string;
+  /** Whether the conductor `ownerId` is alive (holds a current lease), so what it owns is driven elsewhere. */
+  ownerAlive(ownerId: string): Promise<boolean>;
   /** A token the run's tools call back with (function tools, delegate), when run tokens are configured. */
   mintToken(tenantId: string, runId: string): Promise<string>;
   /** Usage events of the tenant's runs, summed per model. */
@@ -67,6 +75,8 @@ export function createConductorServices(deps: FeatureDeps): ConductorServices {
       get: (tenantId, runId) => getRunSummary(run, tenantId, runId),
       follow: (tenantId, runId, afterSeq, opts) => followRun(run, tenantId, runId, afterSeq, opts),
       cancel: (tenantId, runId) => cancelRun(run, tenantId, runId),
+      ownerId: run.ownerId,
+      ownerAlive: (ownerId) => leaseAlive(deps.db, ownerId),
       mintToken: (tenantId, runId) => run.mintRunToken!(tenantId, runId),
       usageByModel: (tenantId, w) => withTenant(deps.db, tenantId, (tx) => usageByModel(tx, w)),
       usageEvents: (tenantId, w, page) => withTenant(deps.db, tenantId, (tx) => usageEventRows(tx, w, page)),
@@ -87,5 +97,6 @@ export function createConductorServices(deps: FeatureDeps): ConductorServices {
       revoke: (principal, keyId) => revokeKey(deps.keys, principal, keyId),
     },
     secretsKey: deps.secrets.secretsKey,
+    limiter: deps.limiter,
   };
 }

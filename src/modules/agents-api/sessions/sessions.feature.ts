@@ -19,7 +19,7 @@ export const sessionsFeature: AgentsFeature = ({ db, conductor, resources, model
   const store = createEventStore({ db, log: log.child('events') });
   const artifacts = { db, conductor, resources, log: log.child('artifacts') };
   const onTurnEnd = async (tenantId: string, sessionId: string, turnId: string) => void (await publishArtifacts(artifacts, tenantId, sessionId, turnId));
-  const engine = createTurnEngine({ db, conductor, store, models, box: resources.box, selfUrl: settings.selfUrl, log: log.child('turns'), onTurnEnd });
+  const engine = createTurnEngine({ db, conductor, store, models, box: resources.box, selfUrl: settings.selfUrl, log: log.child('turns'), onTurnEnd, followKeepAliveMs: settings.keepAliveMs });
   const sessions = { db, conductor, resources, store, models, engine, log, keepAliveMs: settings.keepAliveMs };
   let recovered: Promise<void> = Promise.resolve();
   return {

@@ -121,13 +121,19 @@ export const toTurn = (r: TurnRow): Turn => ({
   usage: r.usage,
 });
 
-export async function insertTurn(tx: Tx, t: { id: string; tenantId: string; sessionId: string; agentId: string }): Promise<Turn> {
+export async function insertTurn(tx: Tx, t: { id: string; tenantId: string; sessionId: string; agentId: string; ownerId: string }): Promise<Turn> {
   const row = await tx
     .insertInto('agent_turns')
-    .values({ id: t.id, tenant_id: t.tenantId, session_id: t.sessionId, agent_id: t.agentId, subagent_id: null, status: 'queued' })
+    .values({ id: t.id, tenant_id: t.tenantId, session_id: t.sessionId, agent_id: t.agentId, subagent_id: null, status: 'queued', owner_id: t.ownerId })
     .returning(TURN_COLUMNS)
     .executeTakeFirstOrThrow();
   return toTurn(row as unknown as TurnRow);
+}
+
+/** Who drives a turn: its runs and the replica that owns it (whether that replica is alive is the conductor's to say). */
+export async function turnDriver(tx: Tx, turnId: string): Promise<{ runIds: string[]; ownerId: string | null } | undefined> {
+  const row = await tx.selectFrom('agent_turns').select(['run_ids', 'owner_id']).where('id', '=', turnId).executeTakeFirst();
+  return row && { runIds: row.run_ids as string[], ownerId: row.owner_id };
 }
 
 export async function updateTurn(
@@ -171,11 +177,6 @@ export async function saveItem(tx: Tx, tenantId: string, sessionId: string, item
 export async function listItems(tx: Tx, sessionId: string, q: CursorQuery): Promise<SessionItem[]> {
   const rows = await keysetRows(tx.selectFrom('agent_items').select(['item']).where('session_id', '=', sessionId), 'agent_items', q, ['position']);
   return rows.map((r) => r.item as unknown as SessionItem);
-}
-
-/** The runs of a turn so far (the last one is the one to check on recovery). */
-export async function turnRunIds(tx: Tx, turnId: string): Promise<string[] | undefined> {
-  return (await tx.selectFrom('agent_turns').select('run_ids').where('id', '=', turnId).executeTakeFirst())?.run_ids as string[] | undefined;
 }
 
 /** Every session with a turn in progress, across tenants (system scope: recovery at boot). */

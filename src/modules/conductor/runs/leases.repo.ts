@@ -42,3 +42,9 @@ export async function insertTerminalEvent(tx: Tx, tenantId: string, runId: strin
 export async function releaseInterruptedSession(tx: Tx, sessionId: string): Promise<void> {
   await tx.updateTable('sessions').set({ status: 'idle', last_run_status: 'interrupted' }).where('id', '=', sessionId).where('status', '=', 'running').execute();
 }
+
+/** Whether the conductor `ownerId` holds a current lease (it is alive and drives what it owns). */
+export async function leaseAlive(db: Kysely<DB>, ownerId: string): Promise<boolean> {
+  const row = await db.selectFrom('conductor_leases').select('owner_id').where('owner_id', '=', ownerId).where('expires_at', '>', sql<Date>`now()`).executeTakeFirst();
+  return row !== undefined;
+}

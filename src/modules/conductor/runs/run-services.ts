@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database, DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import type { Logger } from '../../../shared/log.ts';
-import type { Metrics } from '../../../app/metrics.ts';
+import type { Metrics } from '../../../shared/metrics.ts';
 import type { Fleet } from '../runners/fleet.ts';
 import { createActiveRuns, type ActiveRuns } from './active-runs.ts';
 import { stopLocally } from './cancel.ts';
