@@ -23,6 +23,7 @@ import { createEventLog } from './runs/event-log.ts';
 import { createHub, type Hub } from './runs/hub.ts';
 import { createOwnership } from './runs/ownership.ts';
 import { createJobs } from './jobs/index.ts';
+import { purgeExpiredLimits } from './limits/index.ts';
 import { createRunHooks, type RunHooks } from './hooks/index.ts';
 import { eventsAfter } from './runs/runs.repo.ts';
 import { runRoutes } from './runs/runs.routes.ts';
@@ -119,7 +120,10 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
   const ownership = createOwnership({ db, hub, jobs, hooks, ownerId, ttlMs: config.conductor.leaseTtlMs, log: log.child('ownership') });
 
   await hub.start();
+  // expired rate-limit windows go every ten minutes, once across replicas
+  await jobs.define('limits.purge', async () => ({ purged: await purgeExpiredLimits(db) }), { retryLimit: 0 });
   await jobs.start();
+  await jobs.schedule('limits.purge', '*/10 * * * *');
   await ownership.start();
   await broadcaster.restore(await fleet.probe());
   broadcaster.start();

@@ -1,7 +1,7 @@
 import { fromKysely, PgBoss, type Job, type SendOptions as BossSendOptions } from 'pg-boss';
 import type { Database, Tx } from '../../../db/index.ts';
 import type { Logger } from '../../../shared/log.ts';
-import type { Metrics } from '../../../app/metrics.ts';
+import type { Metrics } from '../../../shared/metrics.ts';
 import { poolAdapter } from './db-adapter.ts';
 import { subscribedQueues } from './subscriptions.repo.ts';
 
@@ -88,6 +88,7 @@ export function createJobs(deps: JobsDeps): Jobs {
   const pool = poolAdapter(deps.database);
   const boss = new PgBoss({ db: pool, schema: JOBS_SCHEMA, migrate: true, schedule: true, supervise: true, ...cron });
   boss.on('error', (err) => deps.log.warn('job queue error', { error: String(err) }));
+  const ran = deps.metrics?.counter({ name: 'svc_jobs_total', help: 'Jobs this process ran, by queue and outcome', labels: ['queue', 'outcome'] });
   const defined = new Map<string, { handler: JobHandler<object>; opts: QueueSettings }>();
   const subscriptions: Array<[event: string, name: string]> = [];
   let started = false;
@@ -101,10 +102,10 @@ export function createJobs(deps: JobsDeps): Jobs {
       async ([job]: Job<object>[]) => {
         try {
           const output = await handler(job.data, { id: job.id, retryCount: job.retryCount, signal: job.signal });
-          deps.metrics?.inc('svc_jobs_total', { queue: name, outcome: 'completed' });
+          ran?.inc({ queue: name, outcome: 'completed' });
           return output;
         } catch (err) {
-          deps.metrics?.inc('svc_jobs_total', { queue: name, outcome: 'failed' });
+          ran?.inc({ queue: name, outcome: 'failed' });
           deps.log.warn('job failed', { queue: name, jobId: job.id, attempt: job.retryCount + 1, error: String(err) });
           throw err;
         }
