@@ -141,6 +141,17 @@ describe('run hooks', () => {
     expect(delivered(got.steady, runId)).toEqual([expect.objectContaining({ runId, status: 'cancelled' })]);
   });
 
+  it('announces a force-terminated run once, as cancelled', async () => {
+    const res = await api('/api/runs', { method: 'POST', json: { profile: 'scout', prompt: 'SLOW_DELTAS 200 50' } });
+    const { runId } = (await res.json()) as { runId: string };
+    const stream = readSse(await api(`/api/runs/${runId}/stream`));
+    const terminated = await api(`/api/runs/${runId}/terminate`, { method: 'POST' });
+    expect(await terminated.json()).toMatchObject({ cancelled: true, statusWritten: true });
+    await stream;
+    await settled(runId);
+    expect(delivered(got.steady, runId)).toEqual([expect.objectContaining({ runId, status: 'cancelled' })]);
+  });
+
   it('refuses a run a gate refuses with 402, and creates no run and no session', async () => {
     const sessionsBefore = (await (await api('/api/sessions')).json()) as unknown[];
     const runsBefore = await runsOf();
