@@ -88,6 +88,8 @@ export function createJobs(deps: JobsDeps): Jobs {
   const pool = poolAdapter(deps.database);
   const boss = new PgBoss({ db: pool, schema: JOBS_SCHEMA, migrate: true, schedule: true, supervise: true, ...cron });
   boss.on('error', (err) => deps.log.warn('job queue error', { error: String(err) }));
+  // slow queries, a queue backing up, clock skew between this process and the database
+  boss.on('warning', (w) => deps.log.warn('job queue warning', { message: w.message, ...(w.data ? { data: w.data } : {}) }));
   const ran = deps.metrics?.counter({ name: 'svc_jobs_total', help: 'Jobs this process ran, by queue and outcome', labels: ['queue', 'outcome'] });
   const defined = new Map<string, { handler: JobHandler<object>; opts: QueueSettings }>();
   const subscriptions: Array<[event: string, name: string]> = [];
