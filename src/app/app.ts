@@ -11,6 +11,7 @@ import { httpMetrics } from './http-metrics.ts';
 import { readyz } from './readyz.ts';
 import type { ReadyReport } from '../shared/readiness.ts';
 import { needsDatabase } from './roles.ts';
+import type { RunHooks } from '../modules/conductor/index.ts';
 
 /**
  * The composition root: builds one Hono application from the roles in the config. Between roles in one process the
@@ -23,6 +24,8 @@ export interface BuiltApp {
   database: Database | undefined;
   /** The owner key confirmed or minted at boot (conductor role only). */
   bootstrapKey: string | undefined;
+  /** The conductor's run hooks (conductor role only), for code embedding svc: subscribe to runFinished, add gates. */
+  runHooks: RunHooks | undefined;
   /** First step of a graceful stop: end what streams (runs in flight) so open responses finish on their own. */
   drain(): Promise<void>;
   close(): Promise<void>;
@@ -80,6 +83,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
 
   let database: Database | undefined;
   let bootstrapKey: string | undefined;
+  let runHooks: RunHooks | undefined;
   // The database opens while the modules below load: an embedded cluster boots in parallel with their import.
   const opening = needsDatabase(config.roles) ? openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, embedded: config.embeddedPostgres }) : undefined;
   opening?.catch(() => {}); // awaited below, or closed when something else fails first
@@ -131,6 +135,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       drainers.unshift(() => conductor.drain());
       bootstrapKey = conductor.bootstrapKey;
       readiness.push(() => conductor.readiness());
+      runHooks = conductor.hooks;
       app.route('/', conductor.app);
       const { createAgentsApi } = await import('../modules/agents-api/index.ts');
       const agents = createAgentsApi({
@@ -155,6 +160,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     metrics,
     database,
     bootstrapKey,
+    runHooks,
     async drain() {
       stopping = true;
       for (const drain of drainers) await drain().catch(() => {});

@@ -22,6 +22,9 @@ import { stopLocally } from './runs/cancel.ts';
 import { createEventLog } from './runs/event-log.ts';
 import { createHub, type Hub } from './runs/hub.ts';
 import { createOwnership } from './runs/ownership.ts';
+import { createJobs } from './jobs/index.ts';
+import { purgeExpiredLimits } from './limits/index.ts';
+import { createRunHooks, type RunHooks } from './hooks/index.ts';
 import { eventsAfter } from './runs/runs.repo.ts';
 import { runRoutes } from './runs/runs.routes.ts';
 import type { RunDeps } from './runs/runs.service.ts';
@@ -44,6 +47,8 @@ export interface Conductor {
   /** The owner key created or confirmed at boot (SVC_BOOTSTRAP_TOKEN or the first-boot key), if known. */
   bootstrapKey: string | undefined;
   ownerId: string;
+  /** Run hooks: subscribe to runFinished, gate run creation (billing, automations, workflows, publishing metrics). */
+  hooks: RunHooks;
   /** What other modules (the /v1 agents API) may use of the conductor: its services, never its tables' SQL. */
   services: ConductorServices;
   /** For `/readyz`: the database answers and a runner of the fleet does. */
@@ -97,6 +102,8 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
   const hub = createHub({ database, log: log.child('hub'), fetchAfter: (tenantId, runId, after) => withTenant(db, tenantId, (tx) => eventsAfter(tx, runId, after)) });
   const eventLog = createEventLog({ db, hub, log: log.child('events') });
   const active = createActiveRuns();
+  const jobs = createJobs({ database, log: log.child('jobs'), metrics });
+  const hooks = createRunHooks({ jobs, log: log.child('hooks') });
   const runDeps: RunDeps & { hub: typeof hub } = {
     db,
     fleet,
@@ -105,13 +112,18 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
     hub,
     eventLog,
     active,
+    hooks,
     ownerId,
     mintRunToken: (tenantId, runId) => mintRunToken(runTokenKey, { tenantId, runId }),
   };
   hub.onCancelRequest((tenantId, runId) => void stopLocally(runDeps, tenantId, runId));
-  const ownership = createOwnership({ db, hub, ownerId, ttlMs: config.conductor.leaseTtlMs, log: log.child('ownership') });
+  const ownership = createOwnership({ db, hub, jobs, hooks, ownerId, ttlMs: config.conductor.leaseTtlMs, log: log.child('ownership') });
 
   await hub.start();
+  // expired rate-limit windows go every ten minutes, once across replicas
+  await jobs.define('limits.purge', async () => ({ purged: await purgeExpiredLimits(db) }), { retryLimit: 0 });
+  await jobs.start();
+  await jobs.schedule('limits.purge', '*/10 * * * *');
   await ownership.start();
   await broadcaster.restore(await fleet.probe());
   broadcaster.start();
@@ -153,6 +165,7 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
     app,
     bootstrapKey: boot.token,
     ownerId,
+    hooks,
     services: { db, authenticate: (header) => authenticate(authDeps, header), runDeps, profileDeps, keyDeps, secretsKey },
     readiness: conductorReadiness({ db, fleet }),
     drain,
@@ -160,6 +173,7 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
       await drain();
       await eventLog.close();
       await ownership.stop();
+      await jobs.stop();
       await hub.stop();
     },
   };
@@ -174,6 +188,8 @@ export { createProfile, getProfile, replaceProfileByName, deleteProfile, type Pr
 export { requireAuth, atLeast, type IdentityEnv, type Principal, type Role } from './identity/index.ts';
 export { issueKey, listKeys, revokeKey, type ApiKeyView, type KeyDeps } from './identity/index.ts';
 export type { StoredEvent, Hub } from './runs/hub.ts';
+export type { RunHooks, RunFinished, RunGate, RunGateContext } from './hooks/index.ts';
+export type { Jobs } from './jobs/index.ts';
 // The credit ledger, for whatever prices usage (charges are idempotent per run).
 export { chargeCredit, getWallet, getSpendCap, type Wallet, type SpendCap } from './billing/index.ts';
 // The shared rate limiter (counters in PostgreSQL), for /v1, /api and public routes.
