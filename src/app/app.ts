@@ -10,6 +10,7 @@ import { createMetrics, type Metrics } from '../shared/metrics.ts';
 import type { ReadyReport } from '../shared/readiness.ts';
 import { httpMetrics } from './http-metrics.ts';
 import { readyz } from './readyz.ts';
+import type { RunHooks } from '../modules/conductor/index.ts';
 import { BUILD_ORDER, ROLES, roleTraits } from './roles.ts';
 
 /**
@@ -23,6 +24,8 @@ export interface BuiltApp {
   database: Database | undefined;
   /** The owner key confirmed or minted at boot (conductor role only). */
   bootstrapKey: string | undefined;
+  /** The conductor's run hooks (conductor role only), for code embedding svc: subscribe to runFinished, add gates. */
+  runHooks: RunHooks | undefined;
   /** First step of a graceful stop: end what streams (runs in flight) so open responses finish on their own. */
   drain(): Promise<void>;
   close(): Promise<void>;
@@ -80,6 +83,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
 
   let database: Database | undefined;
   let bootstrapKey: string | undefined;
+  let runHooks: RunHooks | undefined;
   const stopWork: Array<() => Promise<void>> = [];
   // The database opens while the modules below load: an embedded cluster boots in parallel with their import.
   const opening = traits.needsDatabase ? openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, embedded: config.embeddedPostgres }) : undefined;
@@ -104,6 +108,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       if (built.drain) drainers.push(built.drain);
       if (built.readiness) readiness.push(built.readiness);
       bootstrapKey ??= built.bootstrapKey;
+      runHooks ??= built.runHooks;
       // Reached in-process beside the role it serves: only its public-beside routes (if any) go on the public port.
       if (spec.inProcessBeside && has(spec.inProcessBeside)) {
         if (built.publicBeside) app.route('/', built.publicBeside);
@@ -122,6 +127,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     metrics,
     database,
     bootstrapKey,
+    runHooks,
     async drain() {
       stopping = true;
       for (const drain of [...stopWork, ...drainers]) await drain().catch(() => {});

@@ -4,6 +4,7 @@ import type { Database } from '../db/index.ts';
 import type { WorkerMode } from '../contracts/worker.ts';
 import type { Metrics } from '../shared/metrics.ts';
 import type { ReadyReport } from '../shared/readiness.ts';
+import type { RunHooks } from '../modules/conductor/index.ts';
 
 /**
  * The roles table: what each role mounts, what it needs, and how its module is built. Nothing else in the program
@@ -63,6 +64,8 @@ export interface BuiltModule {
   close(): Promise<void>;
   /** For `/readyz`: what this module needs answers (the database, a runner of the fleet, …). */
   readiness?(): Promise<ReadyReport>;
+  /** The conductor's run hooks, for code embedding svc (BuiltApp.runHooks). */
+  runHooks?: RunHooks;
   /** The owner key confirmed or minted at boot. */
   bootstrapKey?: string;
 }
@@ -156,6 +159,7 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
           await conductor.close();
         },
         readiness: () => conductor.readiness(),
+        runHooks: conductor.hooks,
         bootstrapKey: conductor.bootstrapKey,
       };
     },

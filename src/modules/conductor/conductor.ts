@@ -8,6 +8,7 @@ import { requireAuth, type IdentityEnv } from './identity/index.ts';
 import { createConductorServices, type ConductorServices } from './services.ts';
 import { conductorReadiness } from './runners/readiness.ts';
 import type { ReadyReport } from '../../shared/readiness.ts';
+import type { RunHooks } from './hooks/index.ts';
 
 /**
  * The conductor: the control plane behind `/api/*`. Called by the composition root (src/app) with an open, migrated
@@ -19,6 +20,8 @@ export interface Conductor {
   /** The owner key created or confirmed at boot (SVC_BOOTSTRAP_TOKEN or the first-boot key), if known. */
   bootstrapKey: string | undefined;
   ownerId: string;
+  /** Run hooks: subscribe to runFinished, gate run creation (billing, automations, workflows, publishing metrics). */
+  hooks: RunHooks;
   /** What other modules (the /v1 agents API) may use of the conductor: its services, never its tables' SQL. */
   services: ConductorServices;
   /** For `/readyz`: the database answers and a runner of the fleet does. */
@@ -64,6 +67,7 @@ export async function createConductor(deps: ConductorDeps & { features?: readonl
     app,
     bootstrapKey: core.bootstrapKey,
     ownerId: core.ownerId,
+    hooks: core.featureDeps.hooks,
     services: createConductorServices(core.featureDeps),
     readiness: conductorReadiness({ db: core.featureDeps.db, fleet: core.featureDeps.fleet }),
     drain,

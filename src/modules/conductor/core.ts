@@ -11,6 +11,8 @@ import { authenticate, bootstrapIdentity, createGuards, mintRunToken, type AuthD
 import { createBroadcaster, createFleet } from './runners/index.ts';
 import { createRunServices } from './runs/index.ts';
 import { createLimiter } from './limits/index.ts';
+import { createJobs } from './jobs/index.ts';
+import { createRunHooks } from './hooks/index.ts';
 
 export interface ConductorDeps {
   config: Config;
@@ -46,6 +48,8 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
   const ownerId = config.conductor.instanceId ?? prefixedId('cond', 12);
   const fleet = createFleet({ urls: config.conductor.runners, inProcess: deps.runnerFetch, internalToken: deps.internalToken, log: log.child('fleet') });
   const broadcaster = createBroadcaster({ db, fleet, log: log.child('reconcile'), intervalMs: config.conductor.reconcileMs });
+  const jobs = createJobs({ database, log: log.child('jobs'), metrics });
+  const hooks = createRunHooks({ jobs, log: log.child('hooks') });
   const runs = createRunServices({
     database,
     db,
@@ -55,6 +59,8 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
     ownerId,
     leaseTtlMs: config.conductor.leaseTtlMs,
     mintRunToken: (tenantId, runId) => mintRunToken(runTokenKey, { tenantId, runId }),
+    jobs,
+    hooks,
   });
   const featureDeps: FeatureDeps = {
     config,
@@ -70,6 +76,8 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
     broadcaster,
     runs,
     limiter: createLimiter({ db, log: createLogger('limits') }),
+    jobs,
+    hooks,
   };
   return { featureDeps, authDeps, bootstrapKey: boot.token, ownerId };
 }

@@ -10,6 +10,8 @@ import type { Broadcaster } from './runners/broadcast.ts';
 import type { Fleet } from './runners/fleet.ts';
 import type { RunServices } from './runs/run-services.ts';
 import type { Limiter } from './limits/index.ts';
+import type { Jobs } from './jobs/index.ts';
+import type { RunHooks } from './hooks/index.ts';
 
 /**
  * The conductor's feature contract. A feature is one folder under `src/modules/conductor/` whose `index.ts` exports a
@@ -67,4 +69,8 @@ export interface FeatureDeps {
   runs: RunServices;
   /** The shared rate limiter (counters in PostgreSQL, so limits hold across replicas): `limiter.middleware(rules)`. */
   limiter: Limiter;
+  /** The job queue (pg-boss on this PostgreSQL): `define`, `send`, `schedule` (cron) run once across replicas. */
+  jobs: Jobs;
+  /** Run hooks: `onRunFinished` (once per run, after its end is durable) and gates asked before a run is created. */
+  hooks: RunHooks;
 }

@@ -11,6 +11,8 @@ import { createHub, type Hub } from './hub.ts';
 import { createOwnership, type Ownership } from './ownership.ts';
 import { eventsAfter } from './runs.repo.ts';
 import type { RunDeps } from './runs.service.ts';
+import type { Jobs } from '../jobs/index.ts';
+import type { RunHooks } from '../hooks/index.ts';
 
 /**
  * The run machinery every feature shares: the live hub (LISTEN/NOTIFY across replicas), the batched event log, the
@@ -35,13 +37,16 @@ export function createRunServices(opts: {
   ownerId: string;
   leaseTtlMs: number;
   mintRunToken: (tenantId: string, runId: string) => Promise<string>;
+  jobs: Jobs;
+  hooks: RunHooks;
 }): RunServices {
   const { database, db, fleet, log, metrics, ownerId } = opts;
   const hub = createHub({ database, log: log.child('hub'), fetchAfter: (tenantId, runId, after) => withTenant(db, tenantId, (tx) => eventsAfter(tx, runId, after)) });
   const eventLog = createEventLog({ db, hub, log: log.child('events') });
   const active = createActiveRuns();
-  const deps: RunDeps & { hub: Hub } = { db, fleet, log, metrics, hub, eventLog, active, ownerId, mintRunToken: opts.mintRunToken };
+  const { jobs, hooks } = opts;
+  const deps: RunDeps & { hub: Hub } = { db, fleet, log, metrics, hub, eventLog, active, hooks, ownerId, mintRunToken: opts.mintRunToken };
   hub.onCancelRequest((tenantId, runId) => void stopLocally(deps, tenantId, runId));
-  const ownership = createOwnership({ db, hub, ownerId, ttlMs: opts.leaseTtlMs, log: log.child('ownership') });
+  const ownership = createOwnership({ db, hub, jobs, hooks, ownerId, ttlMs: opts.leaseTtlMs, log: log.child('ownership') });
   return { deps, hub, eventLog, active, ownership };
 }
