@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/index.ts';
+import type { Lifecycle } from '../../shared/lifecycle.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { ConductorServices } from '../conductor/index.ts';
 import type { AgentsEnv } from './context.ts';
@@ -15,13 +16,9 @@ import type { AgentSettings } from './settings.ts';
  * `features.ts`. `v1` parts are mounted under `/v1` (OpenAI-style errors, authenticated, rate limited); `api` parts
  * under `/api` (the conductor's middleware authenticates them).
  */
-export interface AgentsFeatureParts {
+export interface AgentsFeatureParts extends Lifecycle {
   v1?: Hono<AgentsEnv>;
   api?: Hono<AgentsEnv>;
-  start?(): Promise<void>;
-  /** After the conductor's drain: let live streams end. */
-  drain?(): Promise<void>;
-  stop?(): Promise<void>;
 }
 
 export type AgentsFeature = (deps: AgentsDeps) => AgentsFeatureParts;

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/index.ts';
 import { createLogger } from '../../shared/log.ts';
+import { drainInReverse, startInOrder, stopInReverse } from '../../shared/lifecycle.ts';
 import { readOnlyViewers, type ConductorServices, type Limiter } from '../conductor/index.ts';
 import type { AgentsEnv } from './context.ts';
 import { answerUnknownRoutes, useOpenAiErrors } from './errors.ts';
@@ -63,24 +64,11 @@ export async function createAgentsApi(deps: AgentsApiDeps): Promise<AgentsApi> {
   const api = new Hono<AgentsEnv>();
   for (const p of parts) if (p.api) api.route('/', p.api);
 
-  const started: AgentsFeatureParts[] = [];
-  try {
-    for (const p of parts) {
-      await p.start?.();
-      started.push(p);
-    }
-  } catch (err) {
-    for (const p of started.reverse()) await p.stop?.().catch(() => {});
-    throw err;
-  }
+  await startInOrder(parts);
   return {
     v1,
     api,
-    async drain() {
-      for (const p of [...parts].reverse()) await p.drain?.();
-    },
-    async close() {
-      for (const p of [...parts].reverse()) await p.stop?.();
-    },
+    drain: () => drainInReverse(parts),
+    close: () => stopInReverse(parts),
   };
 }

@@ -1,8 +1,9 @@
 import { Hono } from 'hono';
 import { createLogger } from '../../shared/log.ts';
 import { useJsonErrors } from '../../shared/http.ts';
+import { drainInReverse, startInOrder, stopInReverse } from '../../shared/lifecycle.ts';
 import { createCore, type ConductorDeps } from './core.ts';
-import type { Feature, FeatureParts } from './feature.ts';
+import type { Feature } from './feature.ts';
 import { FEATURES } from './features.ts';
 import { requireAuth, type IdentityEnv } from './identity/index.ts';
 import { createConductorServices, type ConductorServices } from './services.ts';
@@ -34,7 +35,7 @@ export interface Conductor {
 export async function createConductor(deps: ConductorDeps & { features?: readonly Feature[] }): Promise<Conductor> {
   const log = createLogger('conductor');
   const core = await createCore(deps, log);
-  const parts: FeatureParts[] = (deps.features ?? FEATURES).map((feature) => feature(core.featureDeps));
+  const parts = (deps.features ?? FEATURES).map((feature) => feature(core.featureDeps));
 
   const api = new Hono<IdentityEnv>();
   useJsonErrors(api);
@@ -46,23 +47,9 @@ export async function createConductor(deps: ConductorDeps & { features?: readonl
   for (const p of parts) if (p.public) app.route('/', p.public);
   app.route('/api', api);
 
-  const started: FeatureParts[] = [];
-  try {
-    for (const p of parts) {
-      await p.start?.();
-      started.push(p);
-    }
-  } catch (err) {
-    for (const p of started.reverse()) {
-      await p.drain?.().catch(() => {});
-      await p.stop?.().catch(() => {});
-    }
-    throw err;
-  }
+  await startInOrder(parts);
 
-  async function drain(): Promise<void> {
-    for (const p of [...parts].reverse()) await p.drain?.();
-  }
+  const drain = () => drainInReverse(parts);
   return {
     app,
     bootstrapKey: core.bootstrapKey,
@@ -73,7 +60,7 @@ export async function createConductor(deps: ConductorDeps & { features?: readonl
     drain,
     async close() {
       await drain();
-      for (const p of [...parts].reverse()) await p.stop?.();
+      await stopInReverse(parts);
     },
   };
 }

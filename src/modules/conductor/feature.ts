@@ -2,6 +2,7 @@ import type { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import type { Config } from '../../config/config.ts';
 import type { Database, DB } from '../../db/index.ts';
+import type { Lifecycle } from '../../shared/lifecycle.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { Metrics } from '../../shared/metrics.ts';
 import type { IdentityEnv, KeyDeps, Principal } from './identity/index.ts';
@@ -19,17 +20,11 @@ import type { RunHooks } from './hooks/index.ts';
  * the list: it mounts every `api` under `/api` behind authentication, every `public` at the root without it, starts
  * the features in list order and drains and stops them in reverse.
  */
-export interface FeatureParts {
+export interface FeatureParts extends Lifecycle {
   /** Tenant routes, mounted at `/api` after authentication (`c.get('principal')` is set; viewers may only read). */
   api?: Hono<IdentityEnv>;
   /** Unauthenticated routes mounted at `/` before `/api` (device login, dashboard, the chat gateway): paths are absolute. */
   public?: Hono<any>;
-  /** Background work, started in list order after every feature is built (a failure stops those already started). */
-  start?(): Promise<void>;
-  /** First phase of a graceful stop, in reverse list order: end work in flight so open responses finish. */
-  drain?(): Promise<void>;
-  /** Last phase, in reverse list order, after every feature drained. */
-  stop?(): Promise<void>;
 }
 
 export type Feature = (deps: FeatureDeps) => FeatureParts;

@@ -1,0 +1,38 @@
+/**
+ * The background-work half of a feature (conductor and agents API alike): what `start` takes, `drain` ends at a
+ * graceful stop (work in flight, so open responses finish) and `stop` releases. Lists of them start in order and
+ * drain and stop in reverse, so a part may rely on those listed before it for its whole life.
+ */
+export interface Lifecycle {
+  /** Background work, started in list order after every part is built. */
+  start?(): Promise<void>;
+  /** First phase of a graceful stop, in reverse list order. */
+  drain?(): Promise<void>;
+  /** Last phase, in reverse list order, after every part drained. */
+  stop?(): Promise<void>;
+}
+
+/** Starts the parts in order; when one fails, those already started are drained and stopped (reverse order) and the failure is thrown. */
+export async function startInOrder(parts: readonly Lifecycle[]): Promise<void> {
+  const started: Lifecycle[] = [];
+  try {
+    for (const p of parts) {
+      await p.start?.();
+      started.push(p);
+    }
+  } catch (err) {
+    for (const p of started.reverse()) {
+      await p.drain?.().catch(() => {});
+      await p.stop?.().catch(() => {});
+    }
+    throw err;
+  }
+}
+
+export async function drainInReverse(parts: readonly Lifecycle[]): Promise<void> {
+  for (const p of [...parts].reverse()) await p.drain?.();
+}
+
+export async function stopInReverse(parts: readonly Lifecycle[]): Promise<void> {
+  for (const p of [...parts].reverse()) await p.stop?.();
+}
