@@ -17,6 +17,12 @@ export interface Database {
   embedded: EmbeddedCluster | undefined;
   /** Runs multi-statement SQL text inside a transaction holding the migration advisory lock. */
   execLocked(lockKey: number, fn: (exec: (text: string) => Promise<void>, query: <R>(text: string, params?: unknown[]) => Promise<R[]>) => Promise<void>): Promise<void>;
+  /**
+   * SQL text from a library that brings its own (the job queue): with `values`, one parameterised statement; without,
+   * any number of statements on one connection, its own BEGIN…COMMIT included. Rows come back per statement (an array
+   * of row arrays) when the text held several.
+   */
+  executeText(text: string, values?: readonly unknown[]): Promise<Array<Record<string, unknown>> | Array<Array<Record<string, unknown>>>>;
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
@@ -80,6 +86,22 @@ function openPostgres(connection: Connection, embedded: EmbeddedCluster | undefi
           async (text, params) => (await tx.unsafe(text, (params ?? []) as never[])) as never[],
         );
       });
+    },
+    async executeText(text, values) {
+      if (values?.length) return [...(await client.unsafe(text, values as never[]))];
+      // postgres.js refuses a BEGIN on a pooled connection it may hand to someone else mid-transaction: reserve one.
+      const reserved = await client.reserve();
+      try {
+        const result = (await reserved.unsafe(text).catch(async (err) => {
+          // A script that failed between its BEGIN and COMMIT leaves the transaction open and aborted: end it before
+          // the connection serves anyone else (a harmless notice when there was none).
+          await reserved.unsafe('ROLLBACK').catch(() => {});
+          throw err;
+        })) as unknown as Array<Record<string, unknown>> | Array<Array<Record<string, unknown>>>;
+        return result.length > 0 && result.every(Array.isArray) ? (result as Array<Array<Record<string, unknown>>>).map((r) => [...r]) : [...(result as Array<Record<string, unknown>>)];
+      } finally {
+        reserved.release();
+      }
     },
     async listen(channel, onPayload) {
       listener ??= connect(1);

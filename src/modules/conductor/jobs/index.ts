@@ -1,0 +1,2 @@
+/** The conductor's job queue (pg-boss on the app's PostgreSQL): see jobs.ts. */
+export { createJobs, JOBS_SCHEMA, type Jobs, type JobsDeps, type JobHandler, type JobContext, type QueueSettings, type SendOptions } from './jobs.ts';

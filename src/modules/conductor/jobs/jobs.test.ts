@@ -1,0 +1,117 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { openDatabase, withSystem, type Database } from '../../../db/index.ts';
+import { createLogger } from '../../../shared/log.ts';
+import { backends } from '../../../../test/support/backends.ts';
+import { createJobs, JOBS_SCHEMA, type Jobs } from './index.ts';
+
+/**
+ * The job queue on our one driver and our unprivileged app role, on the embedded cluster and on a server: it installs
+ * its own schema, two instances on one database each take a job exactly once, failures retry, throttled singletons
+ * collapse, a job sent inside a transaction exists only if it commits, and stop waits for a running handler.
+ */
+const WAIT = { timeout: 15_000, interval: 50 };
+
+describe.each(backends)('job queue on $name', (backend) => {
+  let database: Database;
+  let cleanup: () => Promise<void>;
+  const instances: Jobs[] = [];
+  const log = createLogger('test');
+  const jobs = () => {
+    const j = createJobs({ database, log, pollingIntervalSeconds: 0.5 });
+    instances.push(j);
+    return j;
+  };
+
+  beforeAll(async () => {
+    const db = await backend.setup();
+    cleanup = db.cleanup;
+    database = await openDatabase({ url: db.url, dataDir: '/nonexistent' });
+  }, 60_000);
+  afterAll(async () => {
+    for (const j of instances) await j.stop().catch(() => {});
+    await database?.close();
+    await cleanup?.();
+  });
+
+  const jobStates = async (queue: string) =>
+    (await sql<{ state: string; output: unknown }>`select state::text as state, output from pgboss.job where name = ${queue} order by created_on`.execute(database.db)).rows;
+
+  it('installs its schema as the unprivileged app role, with two instances starting at once', async () => {
+    const [a, b] = [jobs(), jobs()];
+    await Promise.all([a.start(), b.start()]);
+    const owner = await sql<{ owner: string; me: string; superuser: boolean }>`
+      select n.nspowner::regrole::text as owner, current_user as me, r.rolsuper as superuser
+      from pg_namespace n, pg_roles r where n.nspname = ${JOBS_SCHEMA} and r.rolname = current_user`.execute(database.db);
+    expect(owner.rows).toEqual([{ owner: owner.rows[0].me, me: owner.rows[0].me, superuser: false }]);
+  });
+
+  it('runs each job exactly once across two instances', async () => {
+    const [a, b] = instances;
+    const ran: Array<{ by: string; n: number }> = [];
+    await a.define<{ n: number }>('test.once', ({ n }) => void ran.push({ by: 'a', n }), { pollingIntervalSeconds: 0.5 });
+    await b.define<{ n: number }>('test.once', ({ n }) => void ran.push({ by: 'b', n }), { pollingIntervalSeconds: 0.5 });
+    for (let n = 0; n < 20; n++) await (n % 2 ? a : b).send('test.once', { n });
+    await vi.waitFor(async () => expect((await jobStates('test.once')).map((j) => j.state)).toEqual(Array(20).fill('completed')), WAIT);
+    expect(ran.map((r) => r.n).sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, n) => n));
+  });
+
+  it('retries a failing job, keeps the output of the attempt that succeeded, and never runs it again', async () => {
+    const [a] = instances;
+    const attempts: number[] = [];
+    await a.define<{ ok: boolean }>(
+      'test.retry',
+      (_, job) => {
+        attempts.push(job.retryCount);
+        if (job.retryCount < 2) throw new Error(`attempt ${job.retryCount} fails`);
+        return { succeededOn: job.retryCount };
+      },
+      { retryLimit: 3, retryDelay: 1, retryBackoff: true },
+    );
+    await a.send('test.retry', { ok: true });
+    await vi.waitFor(async () => expect(await jobStates('test.retry')).toEqual([{ state: 'completed', output: { succeededOn: 2 } }]), WAIT);
+    expect(attempts).toEqual([0, 1, 2]);
+  });
+
+  it('keeps one job per throttle slot and key, whoever sends it', async () => {
+    const [a, b] = instances;
+    await a.define('test.slot', () => undefined);
+    const ids = await Promise.all([a, b, a, b].map((j) => j.send('test.slot', {}, { singletonKey: 'sweep', singletonSeconds: 60 })));
+    expect(ids.filter(Boolean)).toHaveLength(1);
+    await vi.waitFor(async () => expect((await jobStates('test.slot')).map((j) => j.state)).toEqual(['completed']), WAIT);
+  });
+
+  it('queues a job inside a transaction only when the transaction commits', async () => {
+    const [a] = instances;
+    const seen: string[] = [];
+    await a.define<{ tag: string }>('test.tx', ({ tag }) => void seen.push(tag));
+    await expect(
+      withSystem(database.db, async (tx) => {
+        await a.send('test.tx', { tag: 'rolled back' }, { tx });
+        throw new Error('abort the transaction');
+      }),
+    ).rejects.toThrow('abort the transaction');
+    await withSystem(database.db, (tx) => a.send('test.tx', { tag: 'committed' }, { tx }));
+    await vi.waitFor(async () => expect((await jobStates('test.tx')).map((j) => j.state)).toEqual(['completed']), WAIT);
+    expect(seen).toEqual(['committed']);
+  });
+
+  it('stops gracefully: a running handler finishes and its job completes', async () => {
+    const c = jobs();
+    await c.start();
+    let release!: () => void;
+    let began!: () => void;
+    const started = new Promise<void>((resolve) => (began = resolve));
+    await c.define('test.graceful', async () => {
+      began();
+      await new Promise<void>((r) => (release = r));
+      return { finished: true };
+    });
+    await c.send('test.graceful', {});
+    await started;
+    const stopping = c.stop();
+    release();
+    await stopping;
+    expect(await jobStates('test.graceful')).toEqual([{ state: 'completed', output: { finished: true } }]);
+  });
+});

@@ -1,0 +1,180 @@
+import { fromKysely, PgBoss, type Job, type SendOptions as BossSendOptions } from 'pg-boss';
+import type { Database, Tx } from '../../../db/index.ts';
+import type { Logger } from '../../../shared/log.ts';
+import type { Metrics } from '../../../app/metrics.ts';
+import { poolAdapter } from './db-adapter.ts';
+
+/**
+ * Durable background work on PostgreSQL (pg-boss): each job runs once across conductor replicas, failed jobs retry
+ * with backoff, and queued jobs survive restarts. One instance per conductor process; features define their queues
+ * and handlers before `start()` (or after, then they start at once), and send jobs, also inside their own transaction
+ * (`tx`), so a job exists exactly when the caller's writes commit. Workers poll (no LISTEN connection).
+ */
+export interface Jobs {
+  /** Creates the queue (idempotent across replicas) and works it in this process. */
+  define<T extends object>(name: string, handler: JobHandler<T>, opts?: QueueSettings): Promise<void>;
+  /** Queues a job; null when a singleton or throttle slot already holds one. */
+  send<T extends object>(name: string, data: T, opts?: SendOptions): Promise<string | null>;
+  /** Routes an event's `publish()` to the queue `name` (durable: every replica's publishes reach it). */
+  subscribe(event: string, name: string): Promise<void>;
+  /** Queues one job on every queue subscribed to `event`. */
+  publish<T extends object>(event: string, data: T, opts?: SendOptions): Promise<void>;
+  /** A cron schedule (minute granularity) in a timezone; one job per occurrence across replicas. */
+  schedule<T extends object>(name: string, cron: string, data?: T, opts?: { tz?: string; key?: string }): Promise<void>;
+  unschedule(name: string, key?: string): Promise<void>;
+  start(): Promise<void>;
+  /** Stops taking jobs and waits (bounded) for the handlers running here; their jobs are retried elsewhere otherwise. */
+  stop(): Promise<void>;
+}
+
+export interface JobContext {
+  id: string;
+  /** 0 on the first attempt. */
+  retryCount: number;
+  signal: AbortSignal;
+}
+
+/** A handler's return value is kept as the job's output. Throwing fails the attempt (retried per the queue's settings). */
+export type JobHandler<T> = (data: T, job: JobContext) => Promise<unknown> | unknown;
+
+export interface QueueSettings {
+  retryLimit?: number;
+  /** Seconds before the first retry; doubled per attempt (with jitter) when `retryBackoff`. */
+  retryDelay?: number;
+  retryBackoff?: boolean;
+  retryDelayMax?: number;
+  /** An attempt still running after this long is failed (and retried). */
+  expireInSeconds?: number;
+  /** A job waiting longer than this is dropped. */
+  retentionSeconds?: number;
+  /** Finished jobs are deleted after this long. */
+  deleteAfterSeconds?: number;
+  /** How often an idle worker looks for jobs (>= 0.5). */
+  pollingIntervalSeconds?: number;
+  /** Jobs of this queue handled at once in this process. */
+  concurrency?: number;
+}
+
+export interface SendOptions {
+  /** With `singletonSeconds`: one job per key per time slot. */
+  singletonKey?: string;
+  singletonSeconds?: number;
+  /** Seconds from now, or a time. */
+  startAfter?: number | Date;
+  retryLimit?: number;
+  retryDelay?: number;
+  retryBackoff?: boolean;
+  /** Queue the job inside this transaction: it exists iff the transaction commits. */
+  tx?: Tx;
+}
+
+export interface JobsDeps {
+  database: Database;
+  log: Logger;
+  metrics?: Metrics;
+  /** The default idle poll of every queue (seconds, >= 0.5). */
+  pollingIntervalSeconds?: number;
+}
+
+/** pg-boss's own schema in the app's database. */
+export const JOBS_SCHEMA = 'pgboss';
+const STOP_TIMEOUT_MS = 10_000;
+
+export function createJobs(deps: JobsDeps): Jobs {
+  const boss = new PgBoss({ db: poolAdapter(deps.database), schema: JOBS_SCHEMA, migrate: true, schedule: true, supervise: true });
+  boss.on('error', (err) => deps.log.warn('job queue error', { error: String(err) }));
+  const defined = new Map<string, { handler: JobHandler<object>; opts: QueueSettings }>();
+  let started = false;
+
+  async function work(name: string, handler: JobHandler<object>, opts: QueueSettings): Promise<void> {
+    const { pollingIntervalSeconds, concurrency, ...queue } = opts;
+    await boss.createQueue(name, queue);
+    await boss.work<object>(
+      name,
+      { pollingIntervalSeconds: pollingIntervalSeconds ?? deps.pollingIntervalSeconds ?? 2, batchSize: 1, localConcurrency: concurrency ?? 1 },
+      async ([job]: Job<object>[]) => {
+        try {
+          const output = await handler(job.data, { id: job.id, retryCount: job.retryCount, signal: job.signal });
+          deps.metrics?.inc('svc_jobs_total', { queue: name, outcome: 'completed' });
+          return output;
+        } catch (err) {
+          deps.metrics?.inc('svc_jobs_total', { queue: name, outcome: 'failed' });
+          deps.log.warn('job failed', { queue: name, jobId: job.id, attempt: job.retryCount + 1, error: String(err) });
+          throw err;
+        }
+      },
+    );
+  }
+
+  const toBoss = (opts: SendOptions = {}): BossSendOptions => {
+    const { tx, ...rest } = opts;
+    return { ...rest, ...(tx ? { db: fromKysely(tx) } : {}) };
+  };
+  const assertStarted = (what: string) => {
+    if (!started) throw new Error(`jobs: ${what} before start()`);
+  };
+
+  return {
+    async define(name, handler, opts = {}) {
+      if (defined.has(name)) throw new Error(`jobs: queue ${name} is defined twice`);
+      defined.set(name, { handler: handler as JobHandler<object>, opts });
+      if (started) await work(name, handler as JobHandler<object>, opts);
+    },
+    async send(name, data, opts) {
+      assertStarted(`send(${name})`);
+      return boss.send(name, data, toBoss(opts));
+    },
+    async subscribe(event, name) {
+      assertStarted(`subscribe(${event})`);
+      await boss.subscribe(event, name);
+    },
+    async publish(event, data, opts) {
+      assertStarted(`publish(${event})`);
+      await boss.publish(event, data, toBoss(opts));
+    },
+    async schedule(name, cron, data, opts = {}) {
+      assertStarted(`schedule(${name})`);
+      await boss.schedule(name, cron, data ?? null, { ...(opts.tz ? { tz: opts.tz } : {}), ...(opts.key ? { key: opts.key } : {}) });
+    },
+    async unschedule(name, key) {
+      assertStarted(`unschedule(${name})`);
+      await boss.unschedule(name, key);
+    },
+    async start() {
+      await startBoss(boss);
+      started = true;
+      for (const [name, { handler, opts }] of defined) await work(name, handler, opts);
+    },
+    async stop() {
+      if (!started) return;
+      started = false;
+      await boss.stop({ graceful: true, timeout: STOP_TIMEOUT_MS, close: false });
+    },
+  };
+}
+
+/**
+ * Starting installs or upgrades the queue's schema as the app role. Replicas booting together race to install it;
+ * the loser fails on an object the winner just created and succeeds on its next attempt (starting again is safe). A
+ * role that may not create schemas fails at once, with a way out instead of a bare 42501.
+ */
+async function startBoss(boss: PgBoss): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await boss.start();
+      return;
+    } catch (err) {
+      if ((err as { code?: string })?.code === '42501') throw privilegeError(err);
+      if (attempt >= 5) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
+    }
+  }
+}
+
+function privilegeError(err: unknown): Error {
+  return new Error(
+    `the job queue cannot install its schema "${JOBS_SCHEMA}": the database role may not create schemas in this database (${String(err)}). ` +
+      `Let svc's role own the database (\`svc db init --admin-url …\` sets that up) or GRANT CREATE ON DATABASE <db> TO <role>.`,
+    { cause: err },
+  );
+}
