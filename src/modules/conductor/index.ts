@@ -20,6 +20,7 @@ import { stopLocally } from './runs/cancel.ts';
 import { createEventLog } from './runs/event-log.ts';
 import { createHub, type Hub } from './runs/hub.ts';
 import { createOwnership } from './runs/ownership.ts';
+import { createJobs } from './jobs/index.ts';
 import { eventsAfter } from './runs/runs.repo.ts';
 import { runRoutes } from './runs/runs.routes.ts';
 import type { RunDeps } from './runs/runs.service.ts';
@@ -105,9 +106,11 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
     mintRunToken: (tenantId, runId) => mintRunToken(runTokenKey, { tenantId, runId }),
   };
   hub.onCancelRequest((tenantId, runId) => void stopLocally(runDeps, tenantId, runId));
-  const ownership = createOwnership({ db, hub, ownerId, ttlMs: config.conductor.leaseTtlMs, log: log.child('ownership') });
+  const jobs = createJobs({ database, log: log.child('jobs'), metrics });
+  const ownership = createOwnership({ db, hub, jobs, ownerId, ttlMs: config.conductor.leaseTtlMs, log: log.child('ownership') });
 
   await hub.start();
+  await jobs.start();
   await ownership.start();
   await broadcaster.restore(await fleet.probe());
   broadcaster.start();
@@ -155,6 +158,7 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
       await drain();
       await eventLog.close();
       await ownership.stop();
+      await jobs.stop();
       await hub.stop();
     },
   };

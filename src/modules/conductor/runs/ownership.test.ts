@@ -4,6 +4,7 @@ import { jsonb, migrate, openDatabase, withOperator, withSystem, type Database }
 import { createLogger } from '../../../shared/log.ts';
 import { backends } from '../../../../test/support/backends.ts';
 import type { Hub } from './hub.ts';
+import { createJobs } from '../jobs/index.ts';
 import { createOwnership } from './ownership.ts';
 
 /**
@@ -15,7 +16,7 @@ describe.each(backends)('run ownership sweep on $name', (backend) => {
   let cleanup: () => Promise<void>;
   const hub = { announce: async () => {} } as unknown as Hub;
   const log = createLogger('test');
-  const ownership = (ownerId: string) => createOwnership({ db: database.db, hub, ownerId, ttlMs: 1500, log });
+  const ownership = (ownerId: string) => createOwnership({ db: database.db, hub, jobs: createJobs({ database, log }), ownerId, ttlMs: 1500, log });
 
   beforeAll(async () => {
     const db = await backend.setup();

@@ -4,13 +4,16 @@ import { jsonb } from '../../../db/index.ts';
 import { withSystem } from '../../../db/index.ts';
 import { runEvent } from '../../../contracts/run-event.ts';
 import type { Logger } from '../../../shared/log.ts';
+import type { Jobs } from '../jobs/index.ts';
 import type { Hub } from './hub.ts';
 import { lastSeq, orphanedRuns } from './runs.repo.ts';
 
 /**
  * Run ownership across conductor replicas. Each conductor holds a heartbeat lease; runs whose owner's lease expired
- * are orphans, and any live conductor ends them `interrupted` with a terminal event, so their streams close. At boot a
- * conductor also ends the runs recorded under its own id: it cannot be driving them, it just started.
+ * are orphans, and a sweep ends them `interrupted` with a terminal event, so their streams close. The sweep is a job
+ * on the queue, one per time slot of a third of the lease: every live replica offers the slot's job, the queue keeps
+ * one, and one replica runs it (pg-boss's own cron counts in minutes, too coarse for a lease of seconds). At boot a
+ * conductor also ends the runs recorded under its own id, directly: it cannot be driving them, it just started.
  */
 export interface Ownership {
   start(): Promise<void>;
@@ -19,10 +22,14 @@ export interface Ownership {
   stop(): Promise<void>;
 }
 
-export function createOwnership(deps: { db: Kysely<DB>; hub: Hub; ownerId: string; ttlMs: number; log: Logger }): Ownership {
+export const SWEEP_QUEUE = 'runs.orphan-sweep';
+
+export function createOwnership(deps: { db: Kysely<DB>; hub: Hub; jobs: Jobs; ownerId: string; ttlMs: number; log: Logger }): Ownership {
   let timer: NodeJS.Timeout | undefined;
   let beating: Promise<void> | undefined;
-  let sweeping: Promise<void> | undefined;
+  let offering: Promise<void> | undefined;
+  const tickMs = Math.max(100, Math.floor(deps.ttlMs / 3));
+  const slotSeconds = Math.max(1, Math.round(tickMs / 1000));
 
   async function heartbeat(): Promise<void> {
     const expires = sql<Date>`now() + ${`${deps.ttlMs} milliseconds`}::interval`;
@@ -64,27 +71,38 @@ export function createOwnership(deps: { db: Kysely<DB>; hub: Hub; ownerId: strin
     return ids;
   }
 
+  /** Queues this slot's sweep unless a replica already did (the throttle slot holds one job). */
+  async function offerSweep(): Promise<void> {
+    await deps.jobs.send(SWEEP_QUEUE, {}, { singletonKey: 'sweep', singletonSeconds: slotSeconds });
+  }
+
   return {
     async start() {
+      await deps.jobs.define(SWEEP_QUEUE, async () => ({ sweptBy: deps.ownerId, interrupted: await sweep(false) }), {
+        retryLimit: 0, // the next slot sweeps again
+        expireInSeconds: Math.max(60, slotSeconds * 4),
+        retentionSeconds: Math.max(60, slotSeconds * 4), // a slot's job nobody took in time is stale: a later one exists
+        deleteAfterSeconds: 3600,
+        pollingIntervalSeconds: Math.max(0.5, slotSeconds / 2),
+      });
       await heartbeat();
       await sweep(true);
       timer = setInterval(() => {
-        // Two independent chains: the heartbeat is this replica's sign of life and must never wait behind a slow sweep
-        // (a sweep under load can take longer than the lease lasts, and the others would then take our runs).
+        // Two independent chains: the heartbeat is this replica's sign of life and must never wait behind a slow queue
+        // (the others would then take our runs).
         beating ??= heartbeat()
           .catch((err) => deps.log.warn('lease heartbeat failed', { error: String(err) }))
           .finally(() => (beating = undefined));
-        sweeping ??= sweep(false)
-          .then(() => undefined)
-          .catch((err) => deps.log.warn('orphaned-run sweep failed', { error: String(err) }))
-          .finally(() => (sweeping = undefined));
-      }, Math.max(100, Math.floor(deps.ttlMs / 3)));
+        offering ??= offerSweep()
+          .catch((err) => deps.log.warn('queueing the orphaned-run sweep failed', { error: String(err) }))
+          .finally(() => (offering = undefined));
+      }, tickMs);
       timer.unref();
     },
     sweep,
     async stop() {
       clearInterval(timer);
-      await Promise.all([beating, sweeping]);
+      await Promise.all([beating, offering]);
       await deps.db.deleteFrom('conductor_leases').where('owner_id', '=', deps.ownerId).execute().catch(() => {});
     },
   };
