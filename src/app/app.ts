@@ -8,6 +8,7 @@ import { resolveSecret } from '../shared/secret-files.ts';
 import { drainUnreadBody, useJsonErrors } from '../shared/http.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { needsDatabase } from './roles.ts';
+import type { RunHooks } from '../modules/conductor/index.ts';
 
 /**
  * The composition root: builds one Hono application from the roles in the config. Between roles in one process the
@@ -20,6 +21,8 @@ export interface BuiltApp {
   database: Database | undefined;
   /** The owner key confirmed or minted at boot (conductor role only). */
   bootstrapKey: string | undefined;
+  /** The conductor's run hooks (conductor role only), for code embedding svc: subscribe to runFinished, add gates. */
+  runHooks: RunHooks | undefined;
   /** First step of a graceful stop: end what streams (runs in flight) so open responses finish on their own. */
   drain(): Promise<void>;
   close(): Promise<void>;
@@ -74,6 +77,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
 
   let database: Database | undefined;
   let bootstrapKey: string | undefined;
+  let runHooks: RunHooks | undefined;
   // The database opens while the modules below load: an embedded cluster boots in parallel with their import.
   const opening = needsDatabase(config.roles) ? openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, embedded: config.embeddedPostgres }) : undefined;
   opening?.catch(() => {}); // awaited below, or closed when something else fails first
@@ -122,6 +126,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       closers.push(() => conductor.close());
       drainers.unshift(() => conductor.drain());
       bootstrapKey = conductor.bootstrapKey;
+      runHooks = conductor.hooks;
       app.route('/', conductor.app);
       const { createAgentsApi } = await import('../modules/agents-api/index.ts');
       const agents = createAgentsApi({
@@ -145,6 +150,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     metrics,
     database,
     bootstrapKey,
+    runHooks,
     async drain() {
       for (const drain of drainers) await drain().catch(() => {});
     },

@@ -21,6 +21,7 @@ import { createEventLog } from './runs/event-log.ts';
 import { createHub, type Hub } from './runs/hub.ts';
 import { createOwnership } from './runs/ownership.ts';
 import { createJobs } from './jobs/index.ts';
+import { createRunHooks, type RunHooks } from './hooks/index.ts';
 import { eventsAfter } from './runs/runs.repo.ts';
 import { runRoutes } from './runs/runs.routes.ts';
 import type { RunDeps } from './runs/runs.service.ts';
@@ -43,6 +44,8 @@ export interface Conductor {
   /** The owner key created or confirmed at boot (SVC_BOOTSTRAP_TOKEN or the first-boot key), if known. */
   bootstrapKey: string | undefined;
   ownerId: string;
+  /** Run hooks: subscribe to runFinished, gate run creation (billing, automations, workflows, publishing metrics). */
+  hooks: RunHooks;
   /** What other modules (the /v1 agents API) may use of the conductor: its services, never its tables' SQL. */
   services: ConductorServices;
   /** Ends the runs this conductor drives (`interrupted`, with their terminal event) so their streams finish. */
@@ -94,6 +97,8 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
   const hub = createHub({ database, log: log.child('hub'), fetchAfter: (tenantId, runId, after) => withTenant(db, tenantId, (tx) => eventsAfter(tx, runId, after)) });
   const eventLog = createEventLog({ db, hub, log: log.child('events') });
   const active = createActiveRuns();
+  const jobs = createJobs({ database, log: log.child('jobs'), metrics });
+  const hooks = createRunHooks({ jobs, log: log.child('hooks') });
   const runDeps: RunDeps & { hub: typeof hub } = {
     db,
     fleet,
@@ -102,12 +107,12 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
     hub,
     eventLog,
     active,
+    hooks,
     ownerId,
     mintRunToken: (tenantId, runId) => mintRunToken(runTokenKey, { tenantId, runId }),
   };
   hub.onCancelRequest((tenantId, runId) => void stopLocally(runDeps, tenantId, runId));
-  const jobs = createJobs({ database, log: log.child('jobs'), metrics });
-  const ownership = createOwnership({ db, hub, jobs, ownerId, ttlMs: config.conductor.leaseTtlMs, log: log.child('ownership') });
+  const ownership = createOwnership({ db, hub, jobs, hooks, ownerId, ttlMs: config.conductor.leaseTtlMs, log: log.child('ownership') });
 
   await hub.start();
   await jobs.start();
@@ -152,6 +157,7 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
     app,
     bootstrapKey: boot.token,
     ownerId,
+    hooks,
     services: { db, authenticate: (header) => authenticate(authDeps, header), runDeps, profileDeps, keyDeps, secretsKey },
     drain,
     async close() {
@@ -173,5 +179,7 @@ export { createProfile, getProfile, replaceProfileByName, deleteProfile, type Pr
 export { requireAuth, atLeast, type IdentityEnv, type Principal, type Role } from './identity/index.ts';
 export { issueKey, listKeys, revokeKey, type ApiKeyView, type KeyDeps } from './identity/index.ts';
 export type { StoredEvent, Hub } from './runs/hub.ts';
+export type { RunHooks, RunFinished, RunGate, RunGateContext } from './hooks/index.ts';
+export type { Jobs } from './jobs/index.ts';
 // The credit ledger, for whatever prices usage (charges are idempotent per run).
 export { chargeCredit, getWallet, getSpendCap, type Wallet, type SpendCap } from './billing/index.ts';

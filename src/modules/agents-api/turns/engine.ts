@@ -85,7 +85,8 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
       const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, runToken, agent: row.agent, secrets });
       const profile = sessionProfile(row.profile_name, row.agent, row.environment, model.model);
       const body = { id: runId, profile: row.profile_name, sessionId: t.sessionId, prompt: promptOf(messages) };
-      await createRun(deps.runDeps, t.tenantId, body, { profile, extras: { model, mcpServers } });
+      const keySource = deps.models.parse(row.agent.model).kind === 'byok' ? 'tenant' : 'platform';
+      await createRun(deps.runDeps, t.tenantId, body, { profile, extras: { model, mcpServers }, keySource });
     } catch (err) {
       await finish(t, 'failed', turnError(describeError(err)));
       return;

@@ -15,7 +15,7 @@ export interface Jobs {
   define<T extends object>(name: string, handler: JobHandler<T>, opts?: QueueSettings): Promise<void>;
   /** Queues a job; null when a singleton or throttle slot already holds one. */
   send<T extends object>(name: string, data: T, opts?: SendOptions): Promise<string | null>;
-  /** Routes an event's `publish()` to the queue `name` (durable: every replica's publishes reach it). */
+  /** Routes an event's `publish()` to the queue `name` (durable: every replica's publishes reach it); before start, at start. */
   subscribe(event: string, name: string): Promise<void>;
   /** Queues one job on every queue subscribed to `event`. */
   publish<T extends object>(event: string, data: T, opts?: SendOptions): Promise<void>;
@@ -84,6 +84,7 @@ export function createJobs(deps: JobsDeps): Jobs {
   const boss = new PgBoss({ db: poolAdapter(deps.database), schema: JOBS_SCHEMA, migrate: true, schedule: true, supervise: true });
   boss.on('error', (err) => deps.log.warn('job queue error', { error: String(err) }));
   const defined = new Map<string, { handler: JobHandler<object>; opts: QueueSettings }>();
+  const subscriptions: Array<[event: string, name: string]> = [];
   let started = false;
 
   async function work(name: string, handler: JobHandler<object>, opts: QueueSettings): Promise<void> {
@@ -125,8 +126,8 @@ export function createJobs(deps: JobsDeps): Jobs {
       return boss.send(name, data, toBoss(opts));
     },
     async subscribe(event, name) {
-      assertStarted(`subscribe(${event})`);
-      await boss.subscribe(event, name);
+      subscriptions.push([event, name]);
+      if (started) await boss.subscribe(event, name);
     },
     async publish(event, data, opts) {
       assertStarted(`publish(${event})`);
@@ -142,8 +143,10 @@ export function createJobs(deps: JobsDeps): Jobs {
     },
     async start() {
       await startBoss(boss);
-      started = true;
+      // (a define or subscribe arriving meanwhile is appended to what these loops still visit)
       for (const [name, { handler, opts }] of defined) await work(name, handler, opts);
+      for (const [event, name] of subscriptions) await boss.subscribe(event, name);
+      started = true;
     },
     async stop() {
       if (!started) return;

@@ -26,7 +26,9 @@ export async function cancelRun(deps: RunDeps & { hub: Hub }, tenantId: string, 
   const row = await withTenant(deps.db, tenantId, (tx) => getRun(tx, runId));
   if (!row) throw notFound(`unknown run: ${runId}`);
   if (row.status !== 'running') return; // idempotent: finished runs keep their status
-  await withTenant(deps.db, tenantId, (tx) => finishRun(tx, runId, 'cancelled'));
+  await withTenant(deps.db, tenantId, async (tx) => {
+    if (await finishRun(tx, runId, 'cancelled')) await deps.hooks.runFinished(tx, tenantId, runId);
+  });
   stopLocally(deps, tenantId, runId) || (await deps.hub.requestCancel(tenantId, runId));
 }
 
@@ -52,7 +54,11 @@ export async function terminateRun(deps: RunDeps & { hub: Hub }, tenantId: strin
   result.cancelled = true;
   if (!stopLocally(deps, tenantId, runId)) await deps.hub.requestCancel(tenantId, runId).catch(() => result.warnings.push('force_release_failed'));
   try {
-    result.statusWritten = await withTenant(deps.db, tenantId, async (tx) => (await finishRun(tx, runId, 'cancelled')) || (await getRun(tx, runId))?.status === 'cancelled');
+    result.statusWritten = await withTenant(deps.db, tenantId, async (tx) => {
+      if (!(await finishRun(tx, runId, 'cancelled'))) return (await getRun(tx, runId))?.status === 'cancelled';
+      await deps.hooks.runFinished(tx, tenantId, runId);
+      return true;
+    });
   } catch {
     result.warnings.push('status_write_failed');
   }

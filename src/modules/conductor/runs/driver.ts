@@ -6,6 +6,7 @@ import type { RunOptions, SubTask } from '../../../contracts/runner.client.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Metrics } from '../../../app/metrics.ts';
 import type { FleetMember } from '../runners/fleet.ts';
+import type { RunHooks } from '../hooks/index.ts';
 import { finishSessionRun, saveState } from '../sessions/sessions.repo.ts';
 import type { ActiveRun, ActiveRuns } from './active-runs.ts';
 import { isTerminalEvent } from './active-runs.ts';
@@ -25,6 +26,7 @@ export interface DriverDeps {
   active: ActiveRuns;
   log: Logger;
   metrics: Metrics;
+  hooks: RunHooks;
 }
 
 /** Per-run extras that are never stored: the profile's resolved skills, a model override and extra MCP servers (/v1). */
@@ -61,8 +63,8 @@ export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMe
 }
 
 /**
- * The end of a run lands atomically: the terminal event, the run status (never over `cancelled`) and the released
- * session commit in one transaction, and only then is the terminal event published. A client that sees the terminal
+ * The end of a run lands atomically: the terminal event, the run status (never over `cancelled`), the runFinished
+ * hook's job and the released session commit in one transaction, and only then is the terminal event published. A client that sees the terminal
  * event therefore always finds the final status and can start the next run on the session at once.
  */
 async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq: number): Promise<void> {
@@ -72,7 +74,7 @@ async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq:
   try {
     await withTenant(deps.db, run.tenantId, async (tx) => {
       await tx.insertInto('run_events').values({ run_id: run.runId, seq, tenant_id: run.tenantId, event: jsonb(terminal) }).onConflict((oc) => oc.doNothing()).execute();
-      await finishRun(tx, run.runId, status);
+      if (await finishRun(tx, run.runId, status)) await deps.hooks.runFinished(tx, run.tenantId, run.runId);
       await finishSessionRun(tx, run.sessionId, status, run.runtimeSessionId);
     });
   } catch (err) {

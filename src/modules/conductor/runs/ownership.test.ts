@@ -1,28 +1,37 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { jsonb, migrate, openDatabase, withOperator, withSystem, type Database } from '../../../db/index.ts';
 import { createLogger } from '../../../shared/log.ts';
 import { backends } from '../../../../test/support/backends.ts';
 import type { Hub } from './hub.ts';
-import { createJobs } from '../jobs/index.ts';
+import { createJobs, type Jobs } from '../jobs/index.ts';
+import { createRunHooks, type RunFinished, type RunHooks } from '../hooks/index.ts';
 import { createOwnership } from './ownership.ts';
 
 /**
  * The orphan sweep across replicas: a run is taken over (ended `interrupted`) only when its owner's lease expired and
- * the sweeper is someone else; a live conductor whose own heartbeat ran late never ends the runs it drives.
+ * the sweeper is someone else; a live conductor whose own heartbeat ran late never ends the runs it drives. Each run
+ * it ends is announced once to the runFinished subscribers.
  */
 describe.each(backends)('run ownership sweep on $name', (backend) => {
   let database: Database;
   let cleanup: () => Promise<void>;
   const hub = { announce: async () => {} } as unknown as Hub;
   const log = createLogger('test');
-  const ownership = (ownerId: string) => createOwnership({ db: database.db, hub, jobs: createJobs({ database, log }), ownerId, ttlMs: 1500, log });
+  let jobs: Jobs;
+  let hooks: RunHooks;
+  const finished: RunFinished[] = [];
+  const ownership = (ownerId: string) => createOwnership({ db: database.db, hub, jobs, hooks, ownerId, ttlMs: 1500, log });
 
   beforeAll(async () => {
     const db = await backend.setup();
     cleanup = db.cleanup;
     database = await openDatabase({ url: db.url, dataDir: '/nonexistent' });
     await migrate(database);
+    jobs = createJobs({ database, log, pollingIntervalSeconds: 0.5 });
+    hooks = createRunHooks({ jobs, log });
+    await hooks.onRunFinished('test', (e) => void finished.push(e));
+    await jobs.start();
     await withOperator(database.db, (tx) => tx.insertInto('tenants').values({ id: 'default', name: 'Default' }).execute());
     await withSystem(database.db, async (tx) => {
       // `late` drives a run but its lease lapsed (a stalled heartbeat); `alive` holds a fresh lease
@@ -34,10 +43,13 @@ describe.each(backends)('run ownership sweep on $name', (backend) => {
     });
   });
   afterAll(async () => {
+    await jobs?.stop();
     await database?.close();
     await cleanup?.();
   });
 
+  const subscriberJobs = async () =>
+    (await sql<{ state: string }>`select state::text as state from pgboss.job where name = 'hooks.run-finished.test' order by created_on`.execute(database.db)).rows.map((r) => r.state);
   const statusOf = (id: string) => withSystem(database.db, async (tx) => (await tx.selectFrom('runs').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status);
 
   it('never ends the sweeper’s own runs while it runs, even with its own lease expired', async () => {
@@ -51,6 +63,12 @@ describe.each(backends)('run ownership sweep on $name', (backend) => {
     expect(await statusOf('run_of_alive')).toBe('running');
     const events = await withSystem(database.db, (tx) => tx.selectFrom('run_events').select(['seq', 'event']).where('run_id', '=', 'run_of_late').execute());
     expect(events).toEqual([{ seq: 1, event: expect.objectContaining({ type: 'error', message: expect.stringContaining('interrupted') }) }]);
+    await vi.waitFor(() => expect(finished.map((e) => e.runId)).toContain('run_of_late'), { timeout: 10_000, interval: 50 });
+    expect(finished.find((e) => e.runId === 'run_of_late')).toMatchObject({ tenantId: 'default', status: 'interrupted', sessionId: 'sess-run_of_late', usage: { input: 0, output: 0 } });
+    // a second sweep finds nothing to end and announces nothing
+    expect(await ownership('alive').sweep(false)).toEqual([]);
+    await vi.waitFor(async () => expect(await subscriberJobs()).toEqual(['completed']), { timeout: 10_000, interval: 50 });
+    expect(finished.filter((e) => e.runId === 'run_of_late')).toHaveLength(1);
   });
 
   it('at boot ends the runs recorded under its own id, whatever its lease says', async () => {

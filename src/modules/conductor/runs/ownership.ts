@@ -5,6 +5,7 @@ import { withSystem } from '../../../db/index.ts';
 import { runEvent } from '../../../contracts/run-event.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Jobs } from '../jobs/index.ts';
+import type { RunHooks } from '../hooks/index.ts';
 import type { Hub } from './hub.ts';
 import { lastSeq, orphanedRuns } from './runs.repo.ts';
 
@@ -24,7 +25,7 @@ export interface Ownership {
 
 export const SWEEP_QUEUE = 'runs.orphan-sweep';
 
-export function createOwnership(deps: { db: Kysely<DB>; hub: Hub; jobs: Jobs; ownerId: string; ttlMs: number; log: Logger }): Ownership {
+export function createOwnership(deps: { db: Kysely<DB>; hub: Hub; jobs: Jobs; hooks: RunHooks; ownerId: string; ttlMs: number; log: Logger }): Ownership {
   let timer: NodeJS.Timeout | undefined;
   let beating: Promise<void> | undefined;
   let offering: Promise<void> | undefined;
@@ -58,6 +59,7 @@ export function createOwnership(deps: { db: Kysely<DB>; hub: Hub; jobs: Jobs; ow
         const seq = (await lastSeq(tx, run.tenant_id, run.id)) + 1;
         const event = runEvent('error', { message: 'run interrupted: the conductor driving it stopped' });
         await tx.insertInto('run_events').values({ run_id: run.id, seq, tenant_id: run.tenant_id, event: jsonb(event) }).execute();
+        await deps.hooks.runFinished(tx, run.tenant_id, run.id);
         await tx.updateTable('sessions').set({ status: 'idle', last_run_status: 'interrupted' }).where('id', '=', run.session_id).where('status', '=', 'running').execute();
         announced.push({ tenantId: run.tenant_id, runId: run.id, seq });
       }

@@ -36,10 +36,31 @@ export const toSummary = (r: RunRow): RunSummary => ({
   finishedAt: r.finished_at ? new Date(r.finished_at).toISOString() : null,
 });
 
-export async function insertRun(tx: Tx, r: { id: string; tenantId: string; sessionId: string; profile: string; parentId: string | null; subTask: Record<string, unknown>; ownerId: string }): Promise<boolean> {
+export interface CostInputs {
+  runtime: string;
+  model: string | null;
+  keySource: 'platform' | 'tenant';
+}
+
+export async function insertRun(
+  tx: Tx,
+  r: { id: string; tenantId: string; sessionId: string; profile: string; parentId: string | null; subTask: Record<string, unknown>; ownerId: string; cost: CostInputs },
+): Promise<boolean> {
   const row = await tx
     .insertInto('runs')
-    .values({ id: r.id, tenant_id: r.tenantId, session_id: r.sessionId, profile: r.profile, parent_id: r.parentId, sub_task: jsonb(r.subTask), status: 'running', owner_id: r.ownerId })
+    .values({
+      id: r.id,
+      tenant_id: r.tenantId,
+      session_id: r.sessionId,
+      profile: r.profile,
+      parent_id: r.parentId,
+      sub_task: jsonb(r.subTask),
+      status: 'running',
+      owner_id: r.ownerId,
+      runtime: r.cost.runtime,
+      model: r.cost.model,
+      key_source: r.cost.keySource,
+    })
     .onConflict((oc) => oc.columns(['tenant_id', 'id']).doNothing())
     .returning('id')
     .executeTakeFirst();

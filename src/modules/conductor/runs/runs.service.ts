@@ -36,18 +36,22 @@ export const RunBody = v.looseObject({
 
 /**
  * `opts.profile` runs a profile that is not in the profiles table (the /v1 agents API: each agent session has its own
- * hidden profile, snapshotted on its session); `opts.extras` travel with this run only (driver.ts RunExtras).
+ * hidden profile, snapshotted on its session); `opts.extras` travel with this run only (driver.ts RunExtras);
+ * `opts.keySource` says whose provider key the model is called with (the /v1 `<provider>/…` models: the tenant's).
+ * The run hooks' gates are asked before anything is created.
  */
 export async function createRun(
   deps: RunDeps,
   tenantId: string,
   body: v.InferOutput<typeof RunBody>,
-  opts: { profile?: ProfileSpec; extras?: RunExtras } = {},
+  opts: { profile?: ProfileSpec; extras?: RunExtras; keySource?: 'platform' | 'tenant' } = {},
 ): Promise<{ runId: string; sessionId: string }> {
   if (body.id !== undefined && (typeof body.id !== 'string' || !CLIENT_ID_PATTERN.test(body.id))) throw badRequest('invalid run id');
   if (body.sessionId !== undefined && (typeof body.sessionId !== 'string' || !CLIENT_ID_PATTERN.test(body.sessionId))) throw badRequest('invalid session id');
   const profile = opts.profile ?? ((await withTenant(deps.db, tenantId, (tx) => getSpec(tx, 'profiles', body.profile))) as ProfileSpec | undefined);
   if (!profile) throw badRequest(`unknown_profile: ${body.profile}`);
+  const cost = { runtime: profile.runtime, model: opts.extras?.model?.model ?? profile.model ?? null, keySource: opts.keySource ?? 'platform' } as const;
+  await deps.hooks.checkGates({ tenantId, profile: body.profile, parentId: body.parentId ?? null, sessionId: (body.sessionId as string | undefined) ?? null, ...cost });
   const skills = await resolveSkills(deps.db, tenantId, profile.skills);
   const runId = (body.id as string | undefined) ?? prefixedId('run');
   const placed =
@@ -63,7 +67,7 @@ export async function createRun(
   };
   await withTenant(deps.db, tenantId, async (tx) => {
     if (!(await markSessionRunning(tx, placed.sessionId, body.prompt ?? null))) throw new AppError(409, 'session busy: a run is in progress on this session');
-    const inserted = await insertRun(tx, { id: runId, tenantId, sessionId: placed.sessionId, profile: body.profile, parentId: body.parentId ?? null, subTask, ownerId: deps.ownerId });
+    const inserted = await insertRun(tx, { id: runId, tenantId, sessionId: placed.sessionId, profile: body.profile, parentId: body.parentId ?? null, subTask, ownerId: deps.ownerId, cost });
     if (!inserted) throw new AppError(409, `run ${runId} already exists`);
   });
   const run: ActiveRun = {

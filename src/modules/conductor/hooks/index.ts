@@ -1,0 +1,2 @@
+/** Run hooks (runFinished, the pre-run gate): see run-hooks.ts. */
+export { createRunHooks, RUN_FINISHED, type RunHooks, type RunFinished, type RunFinishedHandler, type RunGate, type RunGateContext } from './run-hooks.ts';

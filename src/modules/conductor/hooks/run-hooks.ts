@@ -1,0 +1,85 @@
+import type { Tx } from '../../../db/index.ts';
+import type { Logger } from '../../../shared/log.ts';
+import type { Jobs } from '../jobs/index.ts';
+import { readRunFinished } from './run-finished.repo.ts';
+
+/**
+ * Run hooks: what billing, automations, workflows and publishing metrics attach to a run's life without the runs
+ * feature knowing them.
+ *
+ * `runFinished` is emitted once per run, by the transaction that moves the run out of `running` (the driver's end,
+ * a cancel, a force-terminate, the orphan sweep), as a job queued in that same transaction: it exists exactly when the
+ * end is durable, and a process dying right after the commit loses nothing. Each subscriber has its own queue, so one
+ * that fails is retried with backoff on its own, and the others are not called again. Delivery is at least once (a
+ * process can die between a handler's success and its record): subscribers are idempotent by `runId`.
+ *
+ * `gate` is a pre-run check (billing's credit check): the run service calls the gates before it creates anything,
+ * and a gate refuses by throwing (an AppError 402 for "payment required").
+ */
+export interface RunFinished {
+  runId: string;
+  tenantId: string;
+  profile: string;
+  sessionId: string;
+  /** The delegating run of a sub-run. */
+  parentId: string | null;
+  status: 'ok' | 'error' | 'cancelled' | 'interrupted';
+  startedAt: string;
+  finishedAt: string;
+  /** Tokens from the run's `usage` events (what was logged by the end: a cancelled run's tail may be missing). */
+  usage: { input: number; output: number; cacheRead: number; cacheWrite: number };
+  /** What a price is computed from; null on runs from before cost inputs were recorded. */
+  cost: { model: string | null; runtime: string | null; keySource: 'platform' | 'tenant' | null };
+}
+
+export interface RunGateContext {
+  tenantId: string;
+  profile: string;
+  parentId: string | null;
+  /** The session resumed, or null for a new one. */
+  sessionId: string | null;
+  runtime: string;
+  model: string | null;
+  keySource: 'platform' | 'tenant';
+}
+
+export type RunFinishedHandler = (event: RunFinished) => Promise<void> | void;
+export type RunGate = (ctx: RunGateContext) => Promise<void> | void;
+
+export interface RunHooks {
+  /**
+   * Subscribes `fn` under a stable `name` (its queue, shared by every replica: lowercase letters, digits, hyphens).
+   * Register before the conductor starts its queue; later registrations start at once (await them).
+   */
+  onRunFinished(name: string, fn: RunFinishedHandler): Promise<void>;
+  gate(fn: RunGate): void;
+  /** The run service, before creating a run: every gate in registration order; the first to throw refuses the run. */
+  checkGates(ctx: RunGateContext): Promise<void>;
+  /** Whatever ended the run, inside the transaction that ended it. */
+  runFinished(tx: Tx, tenantId: string, runId: string): Promise<void>;
+}
+
+export const RUN_FINISHED = 'run.finished';
+
+export function createRunHooks(deps: { jobs: Jobs; log: Logger }): RunHooks {
+  const gates: RunGate[] = [];
+  return {
+    async onRunFinished(name, fn) {
+      if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(name)) throw new Error(`onRunFinished: invalid subscriber name "${name}"`);
+      const queue = `hooks.run-finished.${name}`;
+      await deps.jobs.define<RunFinished>(queue, (event) => fn(event), { retryLimit: 12, retryDelay: 1, retryBackoff: true, retryDelayMax: 600 });
+      await deps.jobs.subscribe(RUN_FINISHED, queue);
+    },
+    gate(fn) {
+      gates.push(fn);
+    },
+    async checkGates(ctx) {
+      for (const gate of gates) await gate(ctx);
+    },
+    async runFinished(tx, tenantId, runId) {
+      const event = await readRunFinished(tx, tenantId, runId);
+      if (!event) return;
+      await deps.jobs.publish(RUN_FINISHED, event, { tx });
+    },
+  };
+}
