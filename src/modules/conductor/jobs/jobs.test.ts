@@ -96,6 +96,32 @@ describe.each(backends)('job queue on $name', (backend) => {
     expect(seen).toEqual(['committed']);
   });
 
+  it('runs a cron schedule in its timezone, one job per occurrence however many instances schedule it', async () => {
+    const [d, e] = [createJobs({ database, log, pollingIntervalSeconds: 0.5, scheduleCheckSeconds: 1 }), createJobs({ database, log, pollingIntervalSeconds: 0.5, scheduleCheckSeconds: 1 })];
+    instances.push(d, e);
+    await Promise.all([d.start(), e.start()]);
+    // every minute of this hour and the next in New York: due now only if the hours are read in New York's time
+    // (UTC is 4 or 5 hours apart, so read in UTC it is never due during the test)
+    const hour = Number(new Intl.DateTimeFormat('en-US', { timeZone: 'America/New_York', hour: 'numeric', hourCycle: 'h23' }).format(new Date()));
+    const cron = `* ${hour},${(hour + 1) % 24} * * *`;
+    const ran: string[] = [];
+    for (const [name, j] of [['d', d], ['e', e]] as const) {
+      await j.define<{ report: string }>('test.cron', ({ report }) => void ran.push(`${name}:${report}`));
+      await j.schedule('test.cron', cron, { report: 'daily' }, { tz: 'America/New_York' });
+    }
+    await vi.waitFor(() => expect(ran.length).toBeGreaterThanOrEqual(1), WAIT);
+    expect(ran[0]).toMatch(/^[de]:daily$/);
+    // Three more passes over the schedules (each claimed by one instance, every second) find the occurrence already
+    // queued: still one job per minute's occurrence (the test spans one minute boundary at most).
+    const passAt = async () => (await sql<{ at: Date }>`select cron_on as at from pgboss.version`.execute(database.db)).rows[0].at.getTime();
+    const firstPass = await passAt();
+    await vi.waitFor(async () => expect(await passAt()).toBeGreaterThanOrEqual(firstPass + 3000), WAIT);
+    const jobs = await sql<{ n: number }>`select count(*)::int as n from pgboss.job where name = 'test.cron'`.execute(database.db);
+    expect(jobs.rows[0].n).toBeLessThanOrEqual(2);
+    const schedules = await sql<{ cron: string; timezone: string }>`select cron, timezone from pgboss.schedule where name = 'test.cron'`.execute(database.db);
+    expect(schedules.rows).toEqual([{ cron, timezone: 'America/New_York' }]);
+  });
+
   it('stops gracefully: a running handler finishes and its job completes', async () => {
     const c = jobs();
     await c.start();

@@ -74,6 +74,8 @@ export interface JobsDeps {
   metrics?: Metrics;
   /** The default idle poll of every queue (seconds, >= 0.5). */
   pollingIntervalSeconds?: number;
+  /** How often due cron occurrences are looked for and queued (seconds, 1-45; pg-boss's default is 30). */
+  scheduleCheckSeconds?: number;
 }
 
 /** pg-boss's own schema in the app's database. */
@@ -81,7 +83,8 @@ export const JOBS_SCHEMA = 'pgboss';
 const STOP_TIMEOUT_MS = 10_000;
 
 export function createJobs(deps: JobsDeps): Jobs {
-  const boss = new PgBoss({ db: poolAdapter(deps.database), schema: JOBS_SCHEMA, migrate: true, schedule: true, supervise: true });
+  const cron = deps.scheduleCheckSeconds ? { cronMonitorIntervalSeconds: deps.scheduleCheckSeconds, cronWorkerIntervalSeconds: deps.scheduleCheckSeconds } : {};
+  const boss = new PgBoss({ db: poolAdapter(deps.database), schema: JOBS_SCHEMA, migrate: true, schedule: true, supervise: true, ...cron });
   boss.on('error', (err) => deps.log.warn('job queue error', { error: String(err) }));
   const defined = new Map<string, { handler: JobHandler<object>; opts: QueueSettings }>();
   const subscriptions: Array<[event: string, name: string]> = [];
