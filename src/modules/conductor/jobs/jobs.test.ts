@@ -96,6 +96,32 @@ describe.each(backends)('job queue on $name', (backend) => {
     expect(seen).toEqual(['committed']);
   });
 
+  it('publishes inside transactions that hold every pooled connection (an outbox under load never waits on the pool)', async () => {
+    const [a] = instances;
+    const seen: number[] = [];
+    await a.define<{ n: number }>('test.published', ({ n }) => void seen.push(n));
+    await a.subscribe('test.event', 'test.published');
+    // the conductor's pool has 10 connections: ten transactions take them all, then each publishes
+    let holding = 0;
+    let allHeld!: () => void;
+    const held = new Promise<void>((resolve) => (allHeld = resolve));
+    const publishing = Promise.all(
+      Array.from({ length: 10 }, (_, n) =>
+        withSystem(database.db, async (tx) => {
+          await sql`select 1`.execute(tx);
+          if (++holding === 10) allHeld();
+          await held;
+          await a.publish('test.event', { n }, { tx });
+        }),
+      ),
+    );
+    let timer!: NodeJS.Timeout;
+    const stuck = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('stuck waiting for a pooled connection'), 10_000)));
+    expect(await Promise.race([publishing.then(() => 'published'), stuck])).toBe('published');
+    clearTimeout(timer);
+    await vi.waitFor(() => expect(seen.sort((x, y) => x - y)).toEqual(Array.from({ length: 10 }, (_, n) => n)), WAIT);
+  });
+
   it('runs a cron schedule in its timezone, one job per occurrence however many instances schedule it', async () => {
     const [d, e] = [createJobs({ database, log, pollingIntervalSeconds: 0.5, scheduleCheckSeconds: 1 }), createJobs({ database, log, pollingIntervalSeconds: 0.5, scheduleCheckSeconds: 1 })];
     instances.push(d, e);

@@ -3,6 +3,7 @@ import type { Database, Tx } from '../../../db/index.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Metrics } from '../../../app/metrics.ts';
 import { poolAdapter } from './db-adapter.ts';
+import { subscribedQueues } from './subscriptions.repo.ts';
 
 /**
  * Durable background work on PostgreSQL (pg-boss): each job runs once across conductor replicas, failed jobs retry
@@ -84,7 +85,8 @@ const STOP_TIMEOUT_MS = 10_000;
 
 export function createJobs(deps: JobsDeps): Jobs {
   const cron = deps.scheduleCheckSeconds ? { cronMonitorIntervalSeconds: deps.scheduleCheckSeconds, cronWorkerIntervalSeconds: deps.scheduleCheckSeconds } : {};
-  const boss = new PgBoss({ db: poolAdapter(deps.database), schema: JOBS_SCHEMA, migrate: true, schedule: true, supervise: true, ...cron });
+  const pool = poolAdapter(deps.database);
+  const boss = new PgBoss({ db: pool, schema: JOBS_SCHEMA, migrate: true, schedule: true, supervise: true, ...cron });
   boss.on('error', (err) => deps.log.warn('job queue error', { error: String(err) }));
   const defined = new Map<string, { handler: JobHandler<object>; opts: QueueSettings }>();
   const subscriptions: Array<[event: string, name: string]> = [];
@@ -134,7 +136,9 @@ export function createJobs(deps: JobsDeps): Jobs {
     },
     async publish(event, data, opts) {
       assertStarted(`publish(${event})`);
-      await boss.publish(event, data, toBoss(opts));
+      // one send per subscribed queue, all on the caller's connection (see subscriptions.repo.ts)
+      const options = toBoss(opts);
+      for (const name of await subscribedQueues(options.db ?? pool, JOBS_SCHEMA, event)) await boss.send(name, data, options);
     },
     async schedule(name, cron, data, opts = {}) {
       assertStarted(`schedule(${name})`);
