@@ -67,7 +67,13 @@ export function createRunHooks(deps: { jobs: Jobs; log: Logger }): RunHooks {
     async onRunFinished(name, fn) {
       if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(name)) throw new Error(`onRunFinished: invalid subscriber name "${name}"`);
       const queue = `hooks.run-finished.${name}`;
-      await deps.jobs.define<RunFinished>(queue, (event) => fn(event), { retryLimit: 12, retryDelay: 1, retryBackoff: true, retryDelayMax: 600 });
+      await deps.jobs.define<RunFinished>(queue, (event) => fn(event), {
+        retryLimit: 12, // with backoff from 1 s to 10 min: about an hour of retries
+        retryDelay: 1,
+        retryBackoff: true,
+        retryDelayMax: 600,
+        deleteAfterSeconds: 86_400,
+      });
       await deps.jobs.subscribe(RUN_FINISHED, queue);
     },
     gate(fn) {
@@ -77,9 +83,8 @@ export function createRunHooks(deps: { jobs: Jobs; log: Logger }): RunHooks {
       for (const gate of gates) await gate(ctx);
     },
     async runFinished(tx, tenantId, runId) {
-      const event = await readRunFinished(tx, tenantId, runId);
-      if (!event) return;
-      await deps.jobs.publish(RUN_FINISHED, event, { tx });
+      // the run's facts are read only when someone subscribes (no subscriber: one lookup per ended run)
+      await deps.jobs.publish(RUN_FINISHED, () => readRunFinished(tx, tenantId, runId), { tx });
     },
   };
 }

@@ -18,8 +18,8 @@ export interface Jobs {
   send<T extends object>(name: string, data: T, opts?: SendOptions): Promise<string | null>;
   /** Routes an event's `publish()` to the queue `name` (durable: every replica's publishes reach it); before start, at start. */
   subscribe(event: string, name: string): Promise<void>;
-  /** Queues one job on every queue subscribed to `event`. */
-  publish<T extends object>(event: string, data: T, opts?: SendOptions): Promise<void>;
+  /** Queues one job on every queue subscribed to `event`; `data` may be a function, called only when some queue is. */
+  publish<T extends object>(event: string, data: T | (() => Promise<T | undefined>), opts?: SendOptions): Promise<void>;
   /** A cron schedule (minute granularity) in a timezone; one job per occurrence across replicas. */
   schedule<T extends object>(name: string, cron: string, data?: T, opts?: { tz?: string; key?: string }): Promise<void>;
   unschedule(name: string, key?: string): Promise<void>;
@@ -138,7 +138,11 @@ export function createJobs(deps: JobsDeps): Jobs {
       assertStarted(`publish(${event})`);
       // one send per subscribed queue, all on the caller's connection (see subscriptions.repo.ts)
       const options = toBoss(opts);
-      for (const name of await subscribedQueues(options.db ?? pool, JOBS_SCHEMA, event)) await boss.send(name, data, options);
+      const queues = await subscribedQueues(options.db ?? pool, JOBS_SCHEMA, event);
+      if (queues.length === 0) return;
+      const payload = typeof data === 'function' ? await data() : data;
+      if (payload === undefined) return;
+      for (const name of queues) await boss.send(name, payload, options);
     },
     async schedule(name, cron, data, opts = {}) {
       assertStarted(`schedule(${name})`);
