@@ -6,7 +6,10 @@ import { migrate, openDatabase, assertUnprivilegedRole, type Database } from '..
 import { createLogger } from '../shared/log.ts';
 import { resolveSecret } from '../shared/secret-files.ts';
 import { drainUnreadBody, useJsonErrors } from '../shared/http.ts';
-import { createMetrics, type Metrics } from './metrics.ts';
+import { createMetrics, type Metrics } from '../shared/metrics.ts';
+import { httpMetrics } from './http-metrics.ts';
+import { readyz } from './readyz.ts';
+import type { ReadyReport } from '../shared/readiness.ts';
 import { needsDatabase } from './roles.ts';
 import type { RunHooks } from '../modules/conductor/index.ts';
 
@@ -40,6 +43,8 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
   const metrics = createMetrics();
   const closers: Array<() => Promise<void>> = [];
   const drainers: Array<() => Promise<void>> = [];
+  const readiness: Array<() => Promise<ReadyReport>> = [];
+  let stopping = false;
   const app = new Hono();
   useJsonErrors(app);
   app.use('*', requestId({ headerName: 'X-Request-Id' }));
@@ -52,10 +57,10 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       // a proxied response's headers are immutable; it goes out without the version
     }
   });
+  app.use('*', httpMetrics(metrics));
   app.use('*', async (c, next) => {
     const started = performance.now();
     await next();
-    metrics.inc('svc_http_requests_total', { method: c.req.method, status: String(c.res.status) });
     accessLog.debug('request', { method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(performance.now() - started), requestId: c.get('requestId') });
   });
   // Outside the body limits: a body a limit refused is left alone (its 413 closes the connection), any other is drained.
@@ -73,7 +78,8 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
 
   const workerOnly = config.roles.length === 1 && config.roles[0] === 'worker';
   if (!workerOnly) app.get('/healthz', (c) => c.text('ok'));
-  app.get('/metrics', (c) => c.text(metrics.render(), 200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' }));
+  app.get('/readyz', readyz(readiness, () => stopping));
+  app.get('/metrics', async (c) => c.body(await metrics.render(), 200, { 'Content-Type': metrics.contentType }));
 
   let database: Database | undefined;
   let bootstrapKey: string | undefined;
@@ -101,6 +107,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
         internalToken: internalToken!,
         publicUrl: config.runner.publicUrl ?? opts.selfUrl,
         version: opts.version,
+        metrics,
         workerFetch,
         // Beside a conductor, the toolkit's delegate and notify call it in-process (the app is complete by then).
         conductor: config.roles.includes('conductor') && !config.runner.conductorUrl ? { baseUrl: opts.selfUrl, fetch: (req) => app.fetch(req) } : undefined,
@@ -108,6 +115,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       closers.push(() => runner.close());
       drainers.push(() => runner.close());
       await runner.ready;
+      readiness.push(() => runner.readiness());
       // Beside a conductor the runner is reached in-process only: its routes are not served on the public port, except
       // the session MCP endpoint (session token), which worker processes reach over HTTP. Alone, it answers there with
       // the internal token.
@@ -121,16 +129,18 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       closers.push(() => db.close());
       await assertUnprivilegedRole(database.db);
       await migrate(database);
-      const { createConductor } = await import('../modules/conductor/index.ts');
+      const { createConductor, createLimiter } = await import('../modules/conductor/index.ts');
       const conductor = await createConductor({ config, database, runnerFetch, internalToken: internalToken!, selfUrl: opts.selfUrl, metrics });
       closers.push(() => conductor.close());
       drainers.unshift(() => conductor.drain());
       bootstrapKey = conductor.bootstrapKey;
       runHooks = conductor.hooks;
+      readiness.push(() => conductor.readiness());
       app.route('/', conductor.app);
       const { createAgentsApi } = await import('../modules/agents-api/index.ts');
       const agents = createAgentsApi({
         conductor: conductor.services,
+        limiter: createLimiter({ db: database.db, log: createLogger('limits') }),
         limits: { perKey: config.agents.rateLimitPerKey, perOrg: config.agents.rateLimitPerOrg, windowMs: 60_000 },
         settings: { ...config.agents, selfUrl: config.runner.conductorUrl ?? opts.selfUrl, version: opts.version },
       });
@@ -152,6 +162,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     bootstrapKey,
     runHooks,
     async drain() {
+      stopping = true;
       for (const drain of drainers) await drain().catch(() => {});
     },
     async close() {

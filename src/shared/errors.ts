@@ -35,6 +35,15 @@ export function isAppError(err: unknown): err is AppError {
   return err instanceof AppError;
 }
 
+/**
+ * For `.catch()` of a lookup whose 404 means "absent": resolves `undefined` for a 404 and rethrows anything else, so a
+ * database failure stays a failure instead of reading as a missing row.
+ */
+export function undefinedIfNotFound(err: unknown): undefined {
+  if (isAppError(err) && err.status === 404) return undefined;
+  throw err;
+}
+
 /** A short, stack-free description of any thrown value, for logs and terminal error events. */
 export function describeError(err: unknown): string {
   if (err instanceof Error) return err.message || err.name;

@@ -57,7 +57,7 @@ describe('svc serve as a process', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await res.text();
     expect(text).toMatch(/^# TYPE process_resident_memory_bytes gauge$/m);
-    expect(text).toMatch(/^svc_http_requests_total\{method="GET",status="200"\} \d+$/m);
+    expect(text).toMatch(/^svc_http_request_duration_seconds_count\{method="GET",route="\/api\/whoami",status="200"\} 1$/m);
     expect(res.headers.get('x-request-id')).toBeTruthy();
   });
 });

@@ -142,6 +142,8 @@ export interface AgentTurnsTable {
   error: Json<Record<string, unknown> | null>;
   usage: Json<Record<string, unknown> | null>;
   run_ids: Json<string[]>;
+  /** The conductor replica driving the turn (sql/0010). */
+  owner_id: string | null;
   created_at: Timestamp;
   started_at: NullableTimestamp;
   completed_at: NullableTimestamp;

@@ -139,4 +139,13 @@ export interface ConductorTables {
   run_events: RunEventsTable;
   conductor_leases: ConductorLeasesTable;
   notifications: NotificationsTable;
+  rate_limits: RateLimitsTable;
+}
+
+/** The shared rate limiter's windows (0009), one per (scope, key); not a tenant table: keys are opaque. */
+export interface RateLimitsTable {
+  scope: string;
+  key: string;
+  hits: number;
+  resets_at: Timestamp;
 }

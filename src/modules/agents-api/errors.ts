@@ -40,5 +40,12 @@ export function useOpenAiErrors(app: Hono<any>): void {
     const param = (error?.extra?.param as string | undefined) ?? paramOf(message);
     return c.json(openAiError(status, message, { code: error?.code ?? null, param }), status as 400);
   });
-  app.notFound((c) => c.json(openAiError(404, `Unknown route: ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
+}
+
+/**
+ * The 404 of a path (or method) no `/v1` route serves. A catch-all route, registered after every other: Hono does not
+ * carry a sub-app's `notFound` across `app.route()`, so the root's `{"error": "…"}` answer would reach the SDK.
+ */
+export function answerUnknownRoutes(app: Hono<any>): void {
+  app.all('*', (c) => c.json(openAiError(404, `Unknown route: ${c.req.method} ${c.req.path}`), 404));
 }

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
-import type { ConductorServices } from '../conductor/index.ts';
-import { useOpenAiErrors } from './errors.ts';
-import { createRateLimiter, rateLimit, type RateLimits } from './rate-limit.ts';
+import type { ConductorServices, Limiter } from '../conductor/index.ts';
+import { answerUnknownRoutes, useOpenAiErrors } from './errors.ts';
+import { v1LimitRules, type RateLimits } from './rate-limits.ts';
 import type { AgentsEnv } from './context.ts';
 import { createResourceDeps, denyViewerWrites, mountExtensions, mountResources } from './resources.ts';
 import { createSessionsSurface, DEFAULT_AGENT_SETTINGS, type AgentSettings } from './sessions-surface.ts';
@@ -19,21 +19,21 @@ export interface AgentsApi {
   close(): Promise<void>;
 }
 
-export function createAgentsApi(deps: { conductor: ConductorServices; limits?: RateLimits; settings?: Partial<AgentSettings> }): AgentsApi {
-  const check = createRateLimiter(deps.limits);
+export function createAgentsApi(deps: { conductor: ConductorServices; limiter: Limiter; limits?: RateLimits; settings?: Partial<AgentSettings> }): AgentsApi {
   const v1 = new Hono<AgentsEnv>();
   useOpenAiErrors(v1);
   v1.use('*', async (c, next) => {
     c.set('principal', await deps.conductor.authenticate(c.req.header('authorization')));
     await next();
   });
-  v1.use('*', rateLimit(check, (c) => c.get('principal')));
+  v1.use('*', deps.limiter.middleware(v1LimitRules(deps.limits)));
   v1.use('*', denyViewerWrites);
   // Resource routes are mounted here, one sub-app per resource family.
   const resources = createResourceDeps(deps.conductor);
   mountResources(v1, resources);
   const agents = createSessionsSurface(deps.conductor, resources, { ...DEFAULT_AGENT_SETTINGS, ...deps.settings });
   agents.mountV1(v1);
+  answerUnknownRoutes(v1); // last: it answers whatever no route above serves
 
   const api = new Hono<AgentsEnv>();
   // Extension routes (/api/models, /api/keys, …) are mounted here; the conductor's /api middleware authenticates.

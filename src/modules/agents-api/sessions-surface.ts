@@ -46,7 +46,7 @@ export function createSessionsSurface(conductor: ConductorServices, resources: R
   const runDeps = conductor.runDeps;
   const artifacts = { db, runDeps, resources, log: log.child('artifacts') };
   const onTurnEnd = async (tenantId: string, sessionId: string, turnId: string) => void (await publishArtifacts(artifacts, tenantId, sessionId, turnId));
-  const engine = createTurnEngine({ db, runDeps, store, models, box: resources.box, selfUrl: settings.selfUrl, log: log.child('turns'), onTurnEnd });
+  const engine = createTurnEngine({ db, runDeps, store, models, box: resources.box, selfUrl: settings.selfUrl, log: log.child('turns'), onTurnEnd, followKeepAliveMs: settings.keepAliveMs });
   const sessions = { db, runDeps, resources, store, models, engine, log, keepAliveMs: settings.keepAliveMs };
   // turns left in progress by a previous run of this conductor (its runs were interrupted at boot) end now
   const recovered = engine.recover().catch((err) => log.warn('recovering session turns failed', { error: String(err) }));

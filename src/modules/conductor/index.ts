@@ -7,9 +7,11 @@ import { createLogger } from '../../shared/log.ts';
 import { useJsonErrors } from '../../shared/http.ts';
 import { prefixedId } from '../../shared/ids.ts';
 import { resolveSecret } from '../../shared/secret-files.ts';
-import type { Metrics } from '../../app/metrics.ts';
+import type { Metrics } from '../../shared/metrics.ts';
 import { authenticate, bootstrapIdentity, identityRoutes, mintRunToken, requireAuth, tenantRoutes, type IdentityEnv, type KeyDeps, type Principal } from './identity/index.ts';
 import { createFleet } from './runners/fleet.ts';
+import { conductorReadiness } from './runners/readiness.ts';
+import type { ReadyReport } from '../../shared/readiness.ts';
 import { createBroadcaster } from './runners/broadcast.ts';
 import { profileRoutes } from './profiles/profiles.routes.ts';
 import type { ProfileDeps } from './profiles/profiles.service.ts';
@@ -48,6 +50,8 @@ export interface Conductor {
   hooks: RunHooks;
   /** What other modules (the /v1 agents API) may use of the conductor: its services, never its tables' SQL. */
   services: ConductorServices;
+  /** For `/readyz`: the database answers and a runner of the fleet does. */
+  readiness(): Promise<ReadyReport>;
   /** Ends the runs this conductor drives (`interrupted`, with their terminal event) so their streams finish. */
   drain(): Promise<void>;
   close(): Promise<void>;
@@ -159,6 +163,7 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
     ownerId,
     hooks,
     services: { db, authenticate: (header) => authenticate(authDeps, header), runDeps, profileDeps, keyDeps, secretsKey },
+    readiness: conductorReadiness({ db, fleet }),
     drain,
     async close() {
       await drain();
@@ -183,3 +188,5 @@ export type { RunHooks, RunFinished, RunGate, RunGateContext } from './hooks/ind
 export type { Jobs } from './jobs/index.ts';
 // The credit ledger, for whatever prices usage (charges are idempotent per run).
 export { chargeCredit, getWallet, getSpendCap, type Wallet, type SpendCap } from './billing/index.ts';
+// The shared rate limiter (counters in PostgreSQL), for /v1, /api and public routes.
+export { createLimiter, purgeExpiredLimits, type Limiter, type LimitRule } from './limits/index.ts';

@@ -1,13 +1,14 @@
 import { Hono } from 'hono';
 import type { Config } from '../../config/config.ts';
 import type { FetchLike } from '../../contracts/http-client.ts';
-import type { SessionStatus } from '../../contracts/runner.ts';
 import type { PoolSpec, ProfileSpec, RunnerInfo } from '../../contracts/runner.wire.ts';
 import { useJsonErrors } from '../../shared/http.ts';
 import { runnerHash } from '../../shared/ids.ts';
 import { createRegistry } from './registry/registry.store.ts';
 import { registryRoutes } from './registry/registry.routes.ts';
 import { createRunnerMetrics } from './runner.metrics.ts';
+import { runnerReadiness } from './runner.readiness.ts';
+import type { ReadyReport } from '../../shared/readiness.ts';
 import { requireInternalToken, resolveTenant, type RunnerEnv } from './runner.context.ts';
 import { runRoutes } from './runs/runs.routes.ts';
 import { sessionRoutes } from './sessions/sessions.routes.ts';
@@ -26,6 +27,7 @@ import { sessionMcpUrl } from './runs/runs.service.ts';
 import { createSandbox } from './sandbox/index.ts';
 import { createCommandRunner } from './substrates/process.ts';
 import { createLogger } from '../../shared/log.ts';
+import { createMetrics, type Metrics } from '../../shared/metrics.ts';
 
 const log = createLogger('runner');
 
@@ -38,6 +40,8 @@ export interface RunnerDeps {
   version: string;
   /** How worker calls travel: the global fetch (default) or the worker app in-process (`(req) => worker.app.fetch(req)`). */
   workerFetch?: FetchLike;
+  /** The process's metrics registry, which its `/metrics` serves (default: one of the runner's own, for unit tests). */
+  metrics?: Metrics;
   /** Period of the background sidecar probe; 0 turns it off. Default 5 s. */
   probeIntervalMs?: number;
   /**
@@ -57,6 +61,8 @@ export interface Runner {
   mcpApp: Hono;
   /** Settles when the start-up checks are done (the sandbox probe). */
   ready: Promise<void>;
+  /** For `/readyz`: start-up done, and a configured worker answers. */
+  readiness(): Promise<ReadyReport>;
   info(): RunnerInfo;
   /** A session MCP URL with a fresh session token, as a run of that session receives it. */
   sessionMcpUrl(sessionId: string): string;
@@ -86,7 +92,10 @@ export function createRunner(deps: RunnerDeps): Runner {
   const conductorTarget = deps.conductor ?? (deps.config.conductorUrl ? { baseUrl: deps.config.conductorUrl } : undefined);
   const conductor = conductorTarget ? createRunCallbacksClient(conductorTarget) : undefined;
   const toolkit = createToolkit({ vfs, pools, conductor, commands: createCommandRunner(sandbox) });
-  const metrics = createRunnerMetrics();
+  const registry = deps.metrics ?? createMetrics();
+  const metrics = createRunnerMetrics(registry, function* () {
+    for (const s of sessions.all()) yield s.status;
+  });
   const slots = createWorkerSlots(deps.config, deps.workerFetch, { probeIntervalMs: deps.probeIntervalMs });
   const core = { sessions, profiles, slots, metrics, hash };
 
@@ -104,7 +113,9 @@ export function createRunner(deps: RunnerDeps): Runner {
     mcpBaseUrl: `${publicUrl}/runner/sessions`,
     sandbox: sandbox.status(),
   });
+  let started = false;
   const ready = sandbox.ready().then((status) => {
+    started = true;
     if (status.mode === 'off') log.warn('command sandbox off (SVC_SANDBOX=off): agents run commands unsandboxed as this user', {});
     else if (status.available) log.debug('command sandbox ready', { detail: status.detail });
     else log.warn('command sandbox unavailable: profiles that run commands (@exec) are refused', { detail: status.detail });
@@ -113,11 +124,8 @@ export function createRunner(deps: RunnerDeps): Runner {
   const app = new Hono<RunnerEnv>();
   useJsonErrors(app);
   app.get('/healthz', (c) => c.text('ok'));
-  app.get('/metrics', (c) => {
-    const byStatus: Record<SessionStatus, number> = { idle: 0, running: 0, errored: 0, shutdown: 0 };
-    for (const s of sessions.all()) byStatus[s.status]++;
-    return c.body(metrics.render(byStatus), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
-  });
+  // Alone, the process's own /metrics (the same registry) answers first; this one serves the runner's unit tests.
+  app.get('/metrics', async (c) => c.body(await registry.render(), 200, { 'content-type': registry.contentType }));
   app.use('/runner/*', requireInternalToken(deps.internalToken), resolveTenant);
   app.get('/runner/info', async (c) => {
     await ready;
@@ -141,6 +149,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     app: app as unknown as Hono,
     mcpApp: mcpApp as unknown as Hono,
     ready,
+    readiness: runnerReadiness({ started: () => started, slots }),
     info,
     sessionMcpUrl: (sessionId) => sessionMcpUrl(publicUrl, sessionId, tokens),
     async close() {

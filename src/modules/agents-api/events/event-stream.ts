@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
-import { streamSSE } from 'hono/streaming';
 import { AsyncQueue } from '../../../shared/async-queue.ts';
+import { sseResponse as writeSse } from '../../../shared/sse.ts';
 import type { SessionEvent } from '../wire.ts';
 import type { EventStore, StoredSessionEvent } from './event-store.ts';
 
@@ -76,13 +76,5 @@ export async function subscribe(store: EventStore, tenantId: string, sessionId: 
 
 /** Writes a subscription as SSE: `id:` = event_id, `event:` = type, JSON data; keep-alives are comment lines. */
 export function sseResponse(c: Context, events: AsyncGenerator<SessionEvent | null>, abort: AbortController): Response {
-  c.header('Cache-Control', 'no-cache');
-  c.header('X-Accel-Buffering', 'no');
-  return streamSSE(c, async (stream) => {
-    stream.onAbort(() => abort.abort());
-    for await (const e of events) {
-      if (e === null) await stream.write(': keep-alive\n\n');
-      else await stream.writeSSE({ id: e.event_id, event: e.type, data: JSON.stringify(e) });
-    }
-  });
+  return writeSse(c, events, (e) => ({ id: e.event_id, event: e.type, data: JSON.stringify(e) }), abort);
 }

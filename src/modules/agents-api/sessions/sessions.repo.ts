@@ -121,13 +121,27 @@ export const toTurn = (r: TurnRow): Turn => ({
   usage: r.usage,
 });
 
-export async function insertTurn(tx: Tx, t: { id: string; tenantId: string; sessionId: string; agentId: string }): Promise<Turn> {
+export async function insertTurn(tx: Tx, t: { id: string; tenantId: string; sessionId: string; agentId: string; ownerId: string }): Promise<Turn> {
   const row = await tx
     .insertInto('agent_turns')
-    .values({ id: t.id, tenant_id: t.tenantId, session_id: t.sessionId, agent_id: t.agentId, subagent_id: null, status: 'queued' })
+    .values({ id: t.id, tenant_id: t.tenantId, session_id: t.sessionId, agent_id: t.agentId, subagent_id: null, status: 'queued', owner_id: t.ownerId })
     .returning(TURN_COLUMNS)
     .executeTakeFirstOrThrow();
   return toTurn(row as unknown as TurnRow);
+}
+
+/** Who drives a turn: its runs, the replica that owns it, and whether that replica's lease is still current. */
+export async function turnDriver(tx: Tx, turnId: string): Promise<{ runIds: string[]; ownerId: string | null; ownerAlive: boolean } | undefined> {
+  const row = await tx
+    .selectFrom('agent_turns')
+    .select((eb) => [
+      'run_ids',
+      'owner_id',
+      eb.exists(eb.selectFrom('conductor_leases').select('owner_id').whereRef('conductor_leases.owner_id', '=', 'agent_turns.owner_id').where('expires_at', '>', sql<Date>`now()`)).as('owner_alive'),
+    ])
+    .where('id', '=', turnId)
+    .executeTakeFirst();
+  return row && { runIds: row.run_ids as string[], ownerId: row.owner_id, ownerAlive: Boolean(row.owner_alive) };
 }
 
 export async function updateTurn(

@@ -1,16 +1,17 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withSystem, withTenant } from '../../../db/index.ts';
 import type { RunEvent } from '../../../contracts/run-event.ts';
 import { cancelRun, createRun, followRun, getRunSummary, type Hub, type RunDeps } from '../../conductor/index.ts';
-import { AppError, describeError, notFound } from '../../../shared/errors.ts';
+import { AppError, describeError, isAppError, notFound, undefinedIfNotFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { EventStore } from '../events/event-store.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
 import type { SecretBox } from '../secret-box.ts';
 import type { InputEvent, InputMessage } from '../sessions/session.schema.ts';
-import { getSessionRow, insertTurn, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
+import { getSessionRow, insertTurn, turnDriver, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
 import type { SessionTurnError } from '../wire.ts';
 import { announceCall, answerCall } from './function-calls.ts';
 import { functionTools, openSecrets, promptOf, runMcpServers, sessionProfile } from './launch.ts';
@@ -48,6 +49,8 @@ export interface EngineDeps {
   /** Base URL at which workers reach this conductor (the function-tool endpoint). */
   selfUrl: string;
   log: Logger;
+  /** How often a quiet run's row is re-read while following it (default 30 s). */
+  followKeepAliveMs?: number;
   /** After a turn's last run, before its terminal event (a sandboxed session publishes its artifacts here). */
   onTurnEnd?: (tenantId: string, sessionId: string, turnId: string) => Promise<void>;
 }
@@ -64,7 +67,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
   async function start(row: SessionRow, messages: InputMessage[]): Promise<void> {
     const turnId = prefixedId('turn', 24);
     const t = newLiveTurn(row, turnId, new Set(functionTools(row.agent).map((f) => f.name)));
-    const turn = await tx(t.tenantId, (q) => insertTurn(q, { id: turnId, tenantId: t.tenantId, sessionId: t.sessionId, agentId: t.agentId }));
+    const turn = await tx(t.tenantId, (q) => insertTurn(q, { id: turnId, tenantId: t.tenantId, sessionId: t.sessionId, agentId: t.agentId, ownerId: deps.runDeps.ownerId }));
     live.set(t.sessionId, t);
     const base = { session_id: t.sessionId, turn_id: turnId };
     io.emit(t, [{ type: 'agent.session.turn.created', ...base, turn }]);
@@ -96,20 +99,36 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     void follow(t, runId);
   }
 
+  /**
+   * Follows a run of the turn to its terminal event. The run goes on whatever happens to our reading of it: a failed
+   * read (the database) is resumed from the last event seen while the turn is live here, and only a run that is
+   * gone ends the turn from here.
+   */
   async function follow(t: LiveTurn, runId: string): Promise<void> {
+    const keepAliveMs = deps.followKeepAliveMs ?? 30_000;
     let terminal: RunEvent | undefined;
-    try {
-      const events = await followRun(deps.runDeps, t.tenantId, runId, 0, { keepAliveMs: 30_000, signal: t.stop.signal });
-      for await (const e of events) {
-        if (!e) continue;
-        io.emit(t, t.translator.handle(e.event));
-        if (e.event.type === 'result' || e.event.type === 'error') {
-          terminal = e.event;
+    let after = 0;
+    while (!terminal && !t.stop.signal.aborted) {
+      try {
+        const events = await followRun(deps.runDeps, t.tenantId, runId, after, { keepAliveMs, signal: t.stop.signal });
+        for await (const e of events) {
+          if (!e) continue;
+          after = e.seq;
+          io.emit(t, t.translator.handle(e.event));
+          if (e.event.type === 'result' || e.event.type === 'error') {
+            terminal = e.event;
+            break;
+          }
+        }
+        break; // ended without a terminal event: the turn stopped following (cancelled, session deleted, closing)
+      } catch (err) {
+        if (isAppError(err) && err.status === 404) {
+          terminal = { type: 'error', message: `following the run failed: ${describeError(err)}`, ts: new Date().toISOString() };
           break;
         }
+        deps.log.warn('following a run failed; resuming', { sessionId: t.sessionId, runId, error: describeError(err) });
+        await delay(Math.min(keepAliveMs, 1000), undefined, { signal: t.stop.signal }).catch(() => {});
       }
-    } catch (err) {
-      terminal = { type: 'error', message: `following the run failed: ${describeError(err)}`, ts: new Date().toISOString() };
     }
     if (!terminal || live.get(t.sessionId) !== t) return; // the turn ended another way (session deleted)
     const end = terminal;
@@ -157,15 +176,21 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
 
   /**
    * A turn whose driver is gone (this conductor restarted, or another one stopped) is ended `failed` once its run is
-   * no longer running, with the usual terminal event and `agent.session.idle`. A turn whose run still runs belongs to
-   * another conductor replica: `strict` callers (input) are refused, readers just see it as it is.
+   * no longer running, with the usual terminal event and `agent.session.idle`. A turn owned by another live replica,
+   * or whose run still runs, is driven elsewhere: `strict` callers (input) are refused, readers see it as it is. A
+   * failure to tell (the database) is thrown, never taken for "abandoned".
    */
   async function recoverStale(row: SessionRow, strict: boolean): Promise<SessionRow> {
     if (!row.active_turn_id || live.has(row.id)) return row;
-    const turn = await tx(row.tenant_id, (q) => q.selectFrom('agent_turns').select('run_ids').where('id', '=', row.active_turn_id!).executeTakeFirst());
-    const lastRun = (turn?.run_ids as string[] | undefined)?.at(-1);
-    const status = lastRun ? (await getRunSummary(deps.runDeps, row.tenant_id, lastRun).catch(() => undefined))?.status : undefined;
-    if (status === 'running') {
+    const driver = await tx(row.tenant_id, (q) => turnDriver(q, row.active_turn_id!));
+    // between its runs a turn has no running run: only its owner's lapsed lease says it was abandoned
+    let drivenElsewhere = Boolean(driver?.ownerAlive && driver.ownerId !== deps.runDeps.ownerId);
+    if (!drivenElsewhere) {
+      const lastRun = driver?.runIds.at(-1);
+      const status = lastRun ? (await getRunSummary(deps.runDeps, row.tenant_id, lastRun).catch(undefinedIfNotFound))?.status : undefined;
+      drivenElsewhere = status === 'running';
+    }
+    if (drivenElsewhere) {
       if (!strict) return row;
       throw new AppError(409, "the session's turn is driven by another conductor; retry there", { headers: { 'x-should-retry': 'false' } });
     }

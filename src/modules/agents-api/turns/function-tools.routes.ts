@@ -5,7 +5,7 @@ import { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
-import { forbidden, notFound } from '../../../shared/errors.ts';
+import { forbidden, notFound, undefinedIfNotFound } from '../../../shared/errors.ts';
 import { getRunSummary, type RunDeps } from '../../conductor/index.ts';
 import type { AgentsEnv } from '../context.ts';
 import { getSessionRow } from '../sessions/sessions.repo.ts';
@@ -25,7 +25,7 @@ export function functionToolRoutes(deps: { db: Kysely<DB>; runDeps: RunDeps; eng
     if (!runId) throw forbidden('function tools are served to the runs of a session only');
     const sessionId = c.req.param('id');
     const row = await withTenant(deps.db, principal.tenantId, (tx) => getSessionRow(tx, sessionId));
-    const run = await getRunSummary(deps.runDeps, principal.tenantId, runId).catch(() => undefined);
+    const run = await getRunSummary(deps.runDeps, principal.tenantId, runId).catch(undefinedIfNotFound);
     // a run token opens the function tools of its own session only
     if (!row || run?.subTask.sessionId !== sessionId) throw notFound(`unknown session: ${sessionId}`);
     if (c.req.method === 'GET') {

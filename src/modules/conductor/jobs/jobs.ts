@@ -1,7 +1,7 @@
 import { fromKysely, PgBoss, type Job, type SendOptions as BossSendOptions } from 'pg-boss';
 import type { Database, Tx } from '../../../db/index.ts';
 import type { Logger } from '../../../shared/log.ts';
-import type { Metrics } from '../../../app/metrics.ts';
+import type { Metrics } from '../../../shared/metrics.ts';
 import { poolAdapter } from './db-adapter.ts';
 import { subscribedQueues } from './subscriptions.repo.ts';
 
@@ -91,6 +91,7 @@ export function createJobs(deps: JobsDeps): Jobs {
   const defined = new Map<string, { handler: JobHandler<object>; opts: QueueSettings }>();
   const subscriptions: Array<[event: string, name: string]> = [];
   let started = false;
+  const jobsTotal = deps.metrics?.counter({ name: 'svc_jobs_total', help: 'Background jobs run, by queue and outcome.', labels: ['queue', 'outcome'] });
 
   async function work(name: string, handler: JobHandler<object>, opts: QueueSettings): Promise<void> {
     const { pollingIntervalSeconds, concurrency, ...queue } = opts;
@@ -101,10 +102,10 @@ export function createJobs(deps: JobsDeps): Jobs {
       async ([job]: Job<object>[]) => {
         try {
           const output = await handler(job.data, { id: job.id, retryCount: job.retryCount, signal: job.signal });
-          deps.metrics?.inc('svc_jobs_total', { queue: name, outcome: 'completed' });
+          jobsTotal?.inc({ queue: name, outcome: 'completed' });
           return output;
         } catch (err) {
-          deps.metrics?.inc('svc_jobs_total', { queue: name, outcome: 'failed' });
+          jobsTotal?.inc({ queue: name, outcome: 'failed' });
           deps.log.warn('job failed', { queue: name, jobId: job.id, attempt: job.retryCount + 1, error: String(err) });
           throw err;
         }

@@ -4,7 +4,8 @@ import { withTenant, jsonb } from '../../../db/index.ts';
 import { runEvent, type RunEvent } from '../../../contracts/run-event.ts';
 import type { RunOptions, SubTask } from '../../../contracts/runner.client.ts';
 import type { Logger } from '../../../shared/log.ts';
-import type { Metrics } from '../../../app/metrics.ts';
+import type { Metrics } from '../../../shared/metrics.ts';
+import { runMetrics } from './run-metrics.ts';
 import type { FleetMember } from '../runners/fleet.ts';
 import type { RunHooks } from '../hooks/index.ts';
 import { finishSessionRun, saveState } from '../sessions/sessions.repo.ts';
@@ -34,7 +35,11 @@ export type RunExtras = Pick<RunOptions, 'model' | 'mcpServers' | 'skills'>;
 
 export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMember, subTask: SubTask, runToken?: string, extras: RunExtras = {}): Promise<void> {
   let seq = 0;
+  const started = performance.now();
+  const metrics = runMetrics(deps.metrics);
   const emit = (event: RunEvent) => {
+    if (seq === 0) metrics.firstEvent((performance.now() - started) / 1000);
+    if (event.usage) metrics.usage(event.usage);
     const stored = { seq: ++seq, event };
     run.events.push(stored);
     deps.eventLog.append(run.tenantId, run.runId, stored.seq, event);
@@ -47,6 +52,7 @@ export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMe
       if (event.type === 'session_init' && event.runtimeSessionId) run.runtimeSessionId = event.runtimeSessionId;
       if (isTerminalEvent(event)) {
         terminal = run.stopping ? stoppedEvent(run) : event;
+        if (event.usage) metrics.usage(event.usage); // a runtime may report usage on its result
         break;
       }
       emit(event);
@@ -55,7 +61,8 @@ export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMe
     terminal = run.stopping ? stoppedEvent(run) : runEvent('error', { message: `run failed: ${err instanceof Error ? err.message : String(err)}` });
   }
   terminal ??= run.stopping ? stoppedEvent(run) : runEvent('error', { message: 'run stream ended without a result' });
-  await finish(deps, run, terminal, seq + 1);
+  const status = await finish(deps, run, terminal, seq + 1);
+  metrics.finished(status, (performance.now() - started) / 1000);
   deps.active.remove(run.tenantId, run.runId);
   const saving = saveSessionState(deps, run, runner);
   deps.active.settle(saving); // a shutdown must not close the database under this write
@@ -67,10 +74,9 @@ export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMe
  * hook's job and the released session commit in one transaction, and only then is the terminal event published. A client that sees the terminal
  * event therefore always finds the final status and can start the next run on the session at once.
  */
-async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq: number): Promise<void> {
+async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq: number): Promise<string> {
   await deps.eventLog.flush();
   const status = run.stopping ?? (terminal.type === 'result' ? 'ok' : 'error');
-  deps.metrics.inc('svc_runs_finished_total', { status });
   try {
     await withTenant(deps.db, run.tenantId, async (tx) => {
       await tx.insertInto('run_events').values({ run_id: run.runId, seq, tenant_id: run.tenantId, event: jsonb(terminal) }).onConflict((oc) => oc.doNothing()).execute();
@@ -84,6 +90,7 @@ async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq:
   run.events.push(stored);
   deps.hub.publish(run.tenantId, run.runId, stored);
   await deps.hub.announce([{ tenantId: run.tenantId, runId: run.runId, seq }]).catch(() => {});
+  return status;
 }
 
 function stoppedEvent(run: ActiveRun): RunEvent {

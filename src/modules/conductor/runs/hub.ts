@@ -25,6 +25,8 @@ export interface Hub {
   /** Asks whichever replica drives the tenant's run `runId` to cancel it. */
   requestCancel(tenantId: string, runId: string): Promise<void>;
   onCancelRequest(fn: (tenantId: string, runId: string) => void): void;
+  /** Runs with a catch-up read in flight (tests and diagnostics): zero once every followed stream is done. */
+  catchUps(): number;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -72,8 +74,14 @@ export function createHub(deps: { database: Database; fetchAfter: (tenantId: str
       const start = Math.min(...[...current].map((s) => s.cursor));
       for (const e of await deps.fetchAfter(tenantId, runId, start)) deliver(key, e);
     });
-    fetching.set(key, next.catch((err) => deps.log.warn('catching up on run events failed', { runId, error: String(err) })));
-    await next.catch(() => {});
+    // Reads of one run are chained so they deliver in order; the chain's entry goes once its last read settles.
+    const entry = next
+      .catch((err) => deps.log.warn('catching up on run events failed', { runId, error: String(err) }))
+      .finally(() => {
+        if (fetching.get(key) === entry) fetching.delete(key);
+      });
+    fetching.set(key, entry);
+    await entry;
   }
 
   return {
@@ -105,6 +113,7 @@ export function createHub(deps: { database: Database; fetchAfter: (tenantId: str
     onCancelRequest(fn) {
       cancelHandlers.push(fn);
     },
+    catchUps: () => fetching.size,
     async start() {
       unlisteners.push(
         await deps.database.listen(EVENTS_CHANNEL, (payload) => {

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
-import { streamSSE } from 'hono/streaming';
 import { readJson } from '../../../shared/http.ts';
+import { sseResponse } from '../../../shared/sse.ts';
 import { badRequest } from '../../../shared/errors.ts';
 import type { IdentityEnv } from '../identity/index.ts';
 import { pageOf, sendList } from '../http.ts';
@@ -36,15 +36,7 @@ export function runRoutes(deps: RunDeps & { hub: Hub; keepAliveMs: number }): Ho
       if (!Number.isInteger(after) || after < 0) throw badRequest('Last-Event-ID: expected a non-negative integer event id');
       const abort = new AbortController();
       const events = await followRun(deps, c.get('principal').tenantId, c.req.param('id'), after, { keepAliveMs: deps.keepAliveMs, signal: abort.signal });
-      c.header('Cache-Control', 'no-cache');
-      c.header('X-Accel-Buffering', 'no');
-      return streamSSE(c, async (stream) => {
-        stream.onAbort(() => abort.abort());
-        for await (const e of events) {
-          if (e === null) await stream.write(': keep-alive\n\n');
-          else await stream.writeSSE({ id: String(e.seq), data: JSON.stringify(publicEvent(e.event)) });
-        }
-      });
+      return sseResponse(c, events, (e) => ({ id: String(e.seq), data: JSON.stringify(publicEvent(e.event)) }), abort);
     });
 }
 

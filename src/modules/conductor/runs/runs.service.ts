@@ -13,6 +13,7 @@ import type { ActiveRun } from './active-runs.ts';
 import { resolveSkills } from '../skills/index.ts';
 import { driveRun, type DriverDeps, type RunExtras } from './driver.ts';
 import { getRun, insertRun, listRuns, toSummary, type RunSummary } from './runs.repo.ts';
+import { runMetrics } from './run-metrics.ts';
 
 /**
  * Runs: creation with the seed's rules 1-4, listing, cooperative cancel and force-terminate. The run itself is driven
@@ -81,7 +82,7 @@ export async function createRun(
     runtimeSessionId: undefined,
   };
   deps.active.add(run);
-  deps.metrics.inc('svc_runs_started_total');
+  runMetrics(deps.metrics).started();
   const token = deps.mintRunToken ? await deps.mintRunToken(tenantId, runId) : undefined;
   run.done = driveRun(deps, run, placed.runner, subTask, token, { ...opts.extras, ...(skills.length ? { skills } : {}) }).catch((err) => deps.log.error('run driver failed', { runId, error: String(err) }));
   return { runId, sessionId: placed.sessionId };

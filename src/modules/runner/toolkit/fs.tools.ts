@@ -47,7 +47,7 @@ export const fsList = defineTool({
 
 export const fsSearch = defineTool({
   name: 'fs_search',
-  description: 'Search text files below a path (default /work) for a substring, or a regular expression with regex true.',
+  description: 'Search text files below a path (default /work) for a substring, or a regular expression (RE2 syntax: no backreferences or lookaround) with regex true.',
   input: z.object({
     pattern: z.string().min(1),
     path: path.default('/work'),

@@ -86,6 +86,35 @@ describe('toolkit invoke', () => {
     expect(regex.body.result.value.matches.map((m: any) => m.path)).toEqual(['/work/src/a.ts', '/work/src/b.ts']);
   });
 
+  it('searches with a linear-time engine: a catastrophic pattern over a long line returns, and the runner keeps answering', async () => {
+    const { id } = await sessionWith();
+    const other = await newSession(runner, 'helper');
+    const long = 'a'.repeat(100_000) + 'b';
+    await invokeTool(runner, id, 'fs_write', { path: 'long.txt', content: `short line\n${long}\nanother` });
+    // (a+)+$ backtracks exponentially in a backtracking engine on 'aaaa…b': it would never return
+    const [none, some, answered] = await Promise.all([
+      invokeTool(runner, id, 'fs_search', { pattern: '(a+)+$', regex: true }),
+      invokeTool(runner, id, 'fs_search', { pattern: '(A+)+B$', regex: true, ignore_case: true }),
+      invokeTool(runner, other, 'fs_list', { path: '/work' }),
+    ]);
+    expect(none.body.result).toEqual({ ok: true, value: expect.objectContaining({ matches: [] }) });
+    expect(some.body.result.value.matches).toEqual([{ path: '/work/long.txt', line: 2, text: long.slice(0, 300) }]);
+    expect(answered.body.result.ok).toBe(true);
+  });
+
+  it('names the regular expression syntax fs_search does not support instead of running it', async () => {
+    const { id } = await sessionWith();
+    await invokeTool(runner, id, 'fs_write', { path: 'a.txt', content: 'abab foobar' });
+    const error = async (pattern: string) => (await invokeTool(runner, id, 'fs_search', { pattern, regex: true })).body.result;
+    expect(await error('(ab)\\1')).toEqual({ ok: false, value: { error: expect.stringMatching(/^pattern: backreferences are not supported/) } });
+    expect(await error('foo(?=bar)')).toEqual({ ok: false, value: { error: expect.stringMatching(/^pattern: lookahead and lookbehind are not supported/) } });
+    expect(await error('(?<!x)foo')).toEqual({ ok: false, value: { error: expect.stringMatching(/^pattern: lookahead and lookbehind are not supported/) } });
+    expect(await error('[a-')).toEqual({ ok: false, value: { error: expect.stringMatching(/^pattern: not a valid regular expression/) } });
+    // JavaScript escapes a model writes still work
+    const escaped = await invokeTool(runner, id, 'fs_search', { pattern: '\\u0066oo\\w+$', regex: true });
+    expect(escaped.body.result.value.matches).toEqual([{ path: '/work/a.txt', line: 1, text: 'abab foobar' }]);
+  });
+
   it('reports bad tool input and a missing file as tool failures the model can read', async () => {
     const { id } = await sessionWith();
     expect((await invokeTool(runner, id, 'fs_write', { path: 'x' })).body).toEqual({ result: { ok: false, value: { error: 'content: Invalid input: expected string, received undefined' } } });

@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { openRegular, fsFailure } from './fs-ops.ts';
 import { childOf, VfsError, type VirtualPath } from './paths.ts';
+import { lineMatcher } from './line-matcher.ts';
 import { checkAccess } from './policy.ts';
 import type { Resolved, VfsView } from './vfs.view.ts';
 
@@ -74,23 +75,9 @@ export interface SearchOptions {
   maxResults: number;
 }
 
-function matcher(o: SearchOptions): (line: string) => boolean {
-  if (!o.regex) {
-    const needle = o.ignoreCase ? o.pattern.toLowerCase() : o.pattern;
-    return (line) => (o.ignoreCase ? line.toLowerCase() : line).includes(needle);
-  }
-  let re: RegExp;
-  try {
-    re = new RegExp(o.pattern, o.ignoreCase ? 'i' : '');
-  } catch (err) {
-    throw new VfsError(`pattern: not a valid regular expression (${(err as Error).message})`);
-  }
-  return (line) => re.test(line);
-}
-
 /** Substring or regex search over the text files below a path (files over 1 MiB and binary files are skipped). */
 export async function searchFiles(view: VfsView, raw: unknown, o: SearchOptions) {
-  const test = matcher(o);
+  const test = lineMatcher(o);
   const start = await view.resolve(raw ?? '/work', 'read');
   const matches: Array<{ path: string; line: number; text: string }> = [];
   const queue: Resolved[] = [];

@@ -1,0 +1,2 @@
+/** The shared rate limiter's door: counters in PostgreSQL, usable by /v1, /api and public routes. */
+export { createLimiter, purgeExpiredLimits, rateLimitError, type Limiter, type LimiterDeps, type LimitResult, type LimitRule } from './limiter.ts';

@@ -1,0 +1,26 @@
+import { anyOf, merge, probe, type ReadyReport } from '../../shared/readiness.ts';
+import type { WorkerEndpoint } from './workers/worker-endpoint.ts';
+import type { WorkerSlots } from './workers/worker-slots.ts';
+
+/**
+ * A runner is ready once its start-up checks (the sandbox probe) are done and, when workers are configured, at least
+ * one of them answers its /health now (each URL once, however many runtimes share it). A runner with no worker
+ * configured has nothing to wait on.
+ */
+export function runnerReadiness(deps: { started: () => boolean; slots: WorkerSlots }): () => Promise<ReadyReport> {
+  return async () => {
+    const endpoints = new Map<string, WorkerEndpoint>();
+    for (const slot of deps.slots.all()) if (slot.endpoint) endpoints.set(slot.endpoint.url, slot.endpoint);
+    const workers = await Promise.all(
+      [...endpoints.values()].map((e) =>
+        probe(`worker ${e.url}`, async () => {
+          if (!(await e.probe(2000))) throw new Error(e.lastError() ?? 'no answer');
+        }),
+      ),
+    );
+    const startup: ReadyReport = deps.started()
+      ? { ready: true, checks: [], problems: [] }
+      : { ready: false, checks: [{ name: 'runner start-up', ok: false, ms: 0, error: 'start-up checks still running' }], problems: ['runner start-up: start-up checks still running'] };
+    return merge([startup, anyOf('workers', workers)]);
+  };
+}
