@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { join, relative, resolve, isAbsolute } from 'node:path';
 import { WORKER_MODES, RUNTIMES, type WorkerMode, type Runtime } from '../contracts/worker.ts';
 import type { LogLevel } from '../shared/log.ts';
+import { billingConfig, type BillingConfig } from './billing.config.ts';
 
 /**
  * The frozen configuration of one svc process. `loadConfig(env, flags)` is the only reader of process.env; every
@@ -112,6 +113,8 @@ export interface Config {
     /** Connected-app providers whose OAuth client is configured: SVC_CONNECTED_APP_<NAME>_CLIENT_ID and _CLIENT_SECRET. */
     connectedApps: readonly string[];
   };
+  /** Billing (conductor role): see billing/billing.config.ts. */
+  billing: BillingConfig;
 }
 
 export const SANDBOX_MODES = ['bwrap', 'off'] as const;
@@ -296,6 +299,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
         .map((name) => name.toLowerCase())
         .sort(),
     },
+    billing: billingConfig(env, appEnv, roles.includes('conductor')),
   };
   return deepFreeze(config);
 }
