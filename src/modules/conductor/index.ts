@@ -31,7 +31,7 @@ import { withTenant } from '../../db/index.ts';
 import { deviceApiRoutes } from './device/index.ts';
 import { dashboardRoutes } from './dashboard/index.ts';
 import { connectedAppRoutes } from './apps/index.ts';
-import { billingRoutes } from './billing/index.ts';
+import { attachBilling, billingRoutes } from './billing/index.ts';
 import { skillRoutes } from './skills/index.ts';
 import { notificationRoutes } from './notifications/index.ts';
 import { capabilityBundleRoutes } from './toolkit/index.ts';
@@ -118,6 +118,7 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
   hub.onCancelRequest((tenantId, runId) => void stopLocally(runDeps, tenantId, runId));
   const ownership = createOwnership({ db, hub, jobs, hooks, ownerId, ttlMs: config.conductor.leaseTtlMs, log: log.child('ownership') });
 
+  await attachBilling({ db, hooks, billing: config.billing, defaults: config.cli, metrics, log: log.child('billing') });
   await hub.start();
   await jobs.start();
   await ownership.start();
@@ -187,6 +188,6 @@ export type { StoredEvent, Hub } from './runs/hub.ts';
 export type { RunHooks, RunFinished, RunGate, RunGateContext } from './hooks/index.ts';
 export type { Jobs } from './jobs/index.ts';
 // The credit ledger, for whatever prices usage (charges are idempotent per run).
-export { chargeCredit, getWallet, getSpendCap, type Wallet, type SpendCap } from './billing/index.ts';
+export { chargeCredit, getWallet, getSpendCap, priceTokens, ratesOf, type Wallet, type SpendCap } from './billing/index.ts';
 // The shared rate limiter (counters in PostgreSQL), for /v1, /api and public routes.
 export { createLimiter, purgeExpiredLimits, type Limiter, type LimitRule } from './limits/index.ts';

@@ -15,6 +15,7 @@ import type { ModelResolver } from '../models/model-ref.ts';
 import { cursorPage, type CursorPage, type CursorQuery } from '../pagination.ts';
 import type { TurnEngine } from '../turns/engine.ts';
 import { runtimeModelName, sealSecrets, sessionProfile } from '../turns/launch.ts';
+import { gateTurn } from '../turns/turn-gate.ts';
 import type { AgentSession, Map } from '../wire.ts';
 import { inputMessages, type SessionCreateParams } from './session.schema.ts';
 import { deleteSessionRow, getSessionRow, insertSession, listSessionRows, toSession, updateSession } from './sessions.repo.ts';
@@ -50,7 +51,8 @@ async function checkVaults(db: Kysely<DB>, tenantId: string, ids: string[]): Pro
 }
 
 /** Creates the session and, with `input`, admits its first turn (which may still run when this returns). */
-export async function createSession(deps: SessionsDeps, tenantId: string, p: SessionCreateParams): Promise<AgentSession> {
+/** `opts.turnFollows`: the caller admits a first turn right after (the streaming create), so the run gates are asked first. */
+export async function createSession(deps: SessionsDeps, tenantId: string, p: SessionCreateParams, opts: { turnFollows?: boolean } = {}): Promise<AgentSession> {
   const agentId = p.agent_id ?? undefined;
   if (!agentId && !p.agent) throw badRequest('agent_id: one of agent_id or agent is required');
   if (!agentId && !p.agent?.model) throw badRequest('agent.model: required when agent_id is omitted');
@@ -61,6 +63,7 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
   await checkVaults(deps.db, tenantId, vaultIds);
 
   const profileName = `agent-session-${randomId(16)}`;
+  if (p.input || opts.turnFollows) await gateTurn(deps, tenantId, { model: agent.model, profileName, sessionId: null });
   const profile = sessionProfile(profileName, agent, p.environment, runtimeModelName(deps.models, agent.model));
   const placed = await createSessionFor(deps.runDeps, tenantId, profile);
   const sessionId = placed.sessionId;

@@ -1,4 +1,6 @@
-/** Billing as the CLI reads it: the credit wallet (a ledger in the database) and the monthly spend cap. */
+/** Billing: the credit wallet (a ledger in the database), the spend cap, the credit gate and per-run charging. */
 export { billingRoutes } from './billing.routes.ts';
+export { attachBilling } from './billing.hooks.ts';
 export { chargeCredit, grantCredit, getWallet, type Wallet } from './wallet.service.ts';
 export { getSpendCap, type SpendCap, type CapDefaults } from './spend-cap.service.ts';
+export { priceTokens, ratesOf, type Priced, type RunTokens } from './model-prices.ts';
