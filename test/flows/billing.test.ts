@@ -93,6 +93,12 @@ describe('the credit gate', () => {
     await expect(client.beta.agents.sessions.create({ agent_id: agent.id, environment: { type: 'none' }, input: 'hello' })).rejects.toMatchObject({ status: 402, code: 'credits_exhausted' });
   });
 
+  it('has no checkout without Stripe: 503 in ledger mode', async () => {
+    const res = await as('broke')('/api/billing/checkout', { method: 'POST', json: { cents: 1000 } });
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ error: 'no billing client: checkout needs SVC_BILLING=stripe' });
+  });
+
   it('lets the free demo model run without credit', async () => {
     const client = h.clientFor(keys.broke);
     const agent = await client.beta.agents.create({ model: 'svc/demo/echo' });

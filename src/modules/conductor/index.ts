@@ -31,7 +31,7 @@ import { withTenant } from '../../db/index.ts';
 import { deviceApiRoutes } from './device/index.ts';
 import { dashboardRoutes } from './dashboard/index.ts';
 import { connectedAppRoutes } from './apps/index.ts';
-import { attachBilling, billingRoutes } from './billing/index.ts';
+import { attachBilling, billingRoutes, checkoutRoutes, createStripeBilling, stripeWebhookRoutes } from './billing/index.ts';
 import { skillRoutes } from './skills/index.ts';
 import { notificationRoutes } from './notifications/index.ts';
 import { capabilityBundleRoutes } from './toolkit/index.ts';
@@ -141,6 +141,8 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
   api.route('/capability-bundles', capabilityBundleRoutes());
   api.route('/connected-apps', connectedAppRoutes({ db, configured: config.cli.connectedApps }));
   api.route('/', billingRoutes({ db, defaults: config.cli, adminTenant: config.identity.adminTenant }));
+  const stripeBilling = createStripeBilling({ db, billing: config.billing, selfUrl: deps.selfUrl, log: log.child('stripe') });
+  api.route('/', checkoutRoutes(stripeBilling));
 
   const app = new Hono<IdentityEnv>();
   useJsonErrors(app);
@@ -148,6 +150,7 @@ export async function createConductor(deps: ConductorDeps): Promise<Conductor> {
   // pages a signed-in user approves them on (cookie sessions, not under /api).
   const device = { db, keyDeps, ttlMs: config.cli.deviceCodeTtlMs };
   app.route('/api/device', deviceApiRoutes(device));
+  app.route('/api/stripe', stripeWebhookRoutes(stripeBilling));
   app.route('/', dashboardRoutes({ db, pepper, keyDeps, device, authenticate: (header) => authenticate(authDeps, header) }));
   app.route('/api', api);
   async function drain(): Promise<void> {

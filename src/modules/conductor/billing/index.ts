@@ -4,3 +4,5 @@ export { attachBilling } from './billing.hooks.ts';
 export { chargeCredit, grantCredit, getWallet, type Wallet } from './wallet.service.ts';
 export { getSpendCap, type SpendCap, type CapDefaults } from './spend-cap.service.ts';
 export { priceTokens, ratesOf, type Priced, type RunTokens } from './model-prices.ts';
+export { checkoutRoutes, stripeWebhookRoutes } from './checkout.routes.ts';
+export { createStripeBilling, type StripeBilling } from './stripe.service.ts';
