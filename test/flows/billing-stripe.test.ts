@@ -3,6 +3,7 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTenant } from '../../src/db/index.ts';
 import { insertKey, type Role } from '../../src/modules/conductor/identity/index.ts';
+import { cli, tempDir } from '../support/cli.ts';
 import { startFakeStripe, type FakeStripe } from '../support/fake-stripe.ts';
 import { startTestSvc, type TestSvc } from '../support/svc.ts';
 
@@ -109,3 +110,22 @@ describe('Stripe top-ups', () => {
     expect(await balance()).toBe(before + 10_000_000);
   });
 });
+
+describe('svc billing checkout', () => {
+  it('prints the checkout URL of a pack, and refuses an amount that is not one', async () => {
+    const env = { SVC_CONFIG_DIR: tempDir(), SVC_API_URL: svc.url, SVC_API_KEY: svc.key!, BROWSER: 'none' };
+    const json = await cli(['billing', 'checkout', '50', '--json'], env);
+    expect(json.code, json.stderr).toBe(0);
+    const made = json.json();
+    expect(made).toEqual({ id: expect.stringMatching(/^cs_test_/), url: `${fake.url}/c/pay/${made.id}`, cents: 5000, usd: 50, status: 'open' });
+    const plain = await cli(['billing', 'checkout', '$10'], env);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stdout).toMatch(new RegExp(`^url: +${fake.url}/c/pay/cs_test_\\w+$`, 'm'));
+    const odd = await cli(['billing', 'checkout', '12'], env);
+    expect(odd.code).toBe(1);
+    expect(odd.stderr).toContain('cents: must match a pack');
+    const bad = await cli(['billing', 'checkout', 'lots'], env);
+    expect(bad.code).toBe(2);
+  });
+});
+

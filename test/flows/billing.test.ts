@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { withTenant } from '../../src/db/index.ts';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
+import { cli, tempDir } from '../support/cli.ts';
 import { readSse } from '../support/sse.ts';
 
 /**
@@ -210,3 +211,29 @@ describe('spend caps', () => {
     expect(((await after.json()) as { error: string }).error).toBe('credits_exhausted');
   }, 240_000);
 });
+
+describe('the CLI', () => {
+  it('`svc billing wallet` shows the balance moving after a run, and `svc usage` this month by model', async () => {
+    await tenant('cli');
+    await grant('cli', 2_000_000);
+    const env = { SVC_CONFIG_DIR: tempDir(), SVC_API_URL: h.svc.url, SVC_API_KEY: keys.cli };
+    const before = await cli(['billing', 'wallet', '--json'], env);
+    expect(before.code, before.stderr).toBe(0);
+    expect(before.json()).toMatchObject({ configured: true, balanceMicroUSD: 2_000_000 });
+
+    const runId = await runToEnd('cli', 'a question worth paying for');
+    const price = await listPrice('cli', runId);
+    await vi.waitFor(async () => expect(await billingJobs(runId)).toEqual(['completed']), WAIT);
+    const after = await cli(['billing', 'wallet', '--json'], env);
+    expect(after.json()).toMatchObject({ balanceMicroUSD: 2_000_000 - price });
+    expect((await cli(['billing', 'wallet'], env)).stdout).toContain(`(${2_000_000 - price} micro-USD)`);
+
+    const usage = await cli(['usage', '--json'], env);
+    expect(usage.code, usage.stderr).toBe(0);
+    expect(usage.json()).toMatchObject({ costMicroUsd: price, byModel: [expect.objectContaining({ model: PRICED, priced: true, costMicroUsd: price })] });
+    const plain = await cli(['usage'], env);
+    expect(plain.stdout.split('\n')[0]).toBe('model\tinput\toutput\tcache read\tcost');
+    expect(plain.stdout).toMatch(new RegExp(`^${PRICED}\\t\\d+\\t\\d+\\t\\d+\\t\\$${(price / 1e6).toFixed(4).replace('.', '\\.')}$`, 'm'));
+  });
+});
+
