@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { withTenant } from '../../src/db/index.ts';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
 import { cli, tempDir } from '../support/cli.ts';
+import { freePort } from '../support/listen.ts';
 import { readSse } from '../support/sse.ts';
 
 /**
@@ -23,7 +24,7 @@ const db = () => h.svc.server.built.database!.db;
 const keys: Record<string, string> = {};
 const as = (tenant: string) => (path: string, init: RequestInit & { json?: unknown } = {}) => h.svc.api(path, { ...init, key: keys[tenant] });
 
-async function tenant(id: string, profiles: Array<{ name: string; model: string }> = [{ name: 'priced', model: PRICED }]): Promise<void> {
+async function tenant(id: string, profiles: Array<{ name: string; model: string; tools?: string[] }> = [{ name: 'priced', model: PRICED }]): Promise<void> {
   keys[id] = await h.otherOrg(id);
   for (const p of profiles) expect((await as(id)('/api/profiles', { method: 'POST', json: { ...p, runtime: 'general' } })).status).toBe(201);
 }
@@ -58,7 +59,9 @@ async function listPrice(t: string, runId: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  h = await startAgentsHarness({ SVC_BILLING: 'ledger' });
+  // delegated sub-runs are started by the runner's delegate tool through the conductor's URL
+  const port = await freePort();
+  h = await startAgentsHarness({ SVC_BILLING: 'ledger', SVC_CONDUCTOR_URL: `http://127.0.0.1:${port}` }, { port });
 }, 60_000);
 afterAll(async () => {
   await h?.stop();
@@ -98,6 +101,28 @@ describe('the credit gate', () => {
     const res = await as('broke')('/api/billing/checkout', { method: 'POST', json: { cents: 1000 } });
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ error: 'no billing client: checkout needs SVC_BILLING=stripe' });
+  });
+
+  it('refuses a delegated sub-run once the balance ran out while its parent ran, and the parent finishes', async () => {
+    await tenant('team', [
+      { name: 'lead', model: PRICED, tools: ['@default', '@delegate'] },
+      { name: 'scout', model: PRICED },
+    ]);
+    expect((await as('team')('/api/pools', { method: 'POST', json: { name: 'crew', members: [{ profile: 'lead', role: 'lead' }, { profile: 'scout' }] } })).status).toBe(201);
+    await grant('team', 1_000_000);
+    const res = await as('team')('/api/runs', { method: 'POST', json: { profile: 'lead', prompt: 'HOLD team\nCALL_TOOL delegate {"profile":"scout","prompt":"say hi"}' } });
+    expect(res.status).toBe(202);
+    const { runId } = (await res.json()) as { runId: string };
+    // the lead's model call is in flight: the balance runs out now (another run's charge), then the model answers
+    await h.fake.when(() => h.fake.requests.some((r) => JSON.stringify(r.body ?? '').includes('HOLD team')));
+    await withTenant(db(), 'team', (tx) => sql`insert into credit_ledger (id, tenant_id, kind, amount_micro_usd, description) values ('cred_team_spent', 'team', 'charge', -1000000, 'test: spent elsewhere')`.execute(tx));
+    h.fake.release('team');
+    const frames = await readSse<{ type: string; message?: string; result?: unknown; isError?: boolean }>(await as('team')(`/api/runs/${runId}/stream`));
+    const toolResult = frames.map((f) => f.event).find((e) => e.type === 'tool_result');
+    expect(JSON.stringify(toolResult)).toMatch(/credits_exhausted|credits exhausted/i);
+    expect(frames.at(-1)!.event.type).toBe('result');
+    const runs = (await (await as('team')('/api/runs')).json()) as Array<{ id: string; subTask: { parentId?: string } }>;
+    expect(runs.map((r) => r.id)).toEqual([runId]);
   });
 
   it('lets the free demo model run without credit', async () => {
