@@ -158,6 +158,26 @@ describe('charging', () => {
     expect(Number(/^svc_run_cost_usd_total ([0-9.e-]+)$/m.exec(metrics)![1])).toBeGreaterThanOrEqual(price / 1e6 - 1e-12);
   });
 
+  it("meters a run on the tenant's own provider key without credit and without charging it", async () => {
+    await tenant('own', []);
+    expect((await as('own')('/api/providers/openai-compatible/key', { method: 'PUT', json: { key: 'tenant-own-key-1234' } })).status).toBeLessThan(300);
+    const client = h.clientFor(keys.own);
+    const agent = await client.beta.agents.create({ model: 'openai-compatible/gpt-4o' });
+    await client.beta.agents.sessions.create({ agent_id: agent.id, environment: { type: 'none' }, input: 'on my own dime' });
+    const runId = await vi.waitFor(async () => {
+      const runs = (await (await as('own')('/api/runs')).json()) as Array<{ id: string; status: string }>;
+      expect(runs).toEqual([expect.objectContaining({ status: 'ok' })]);
+      return runs[0].id;
+    }, WAIT);
+    await vi.waitFor(async () => expect(await billingJobs(runId)).toEqual(['completed']), WAIT);
+    expect(h.fake.requests.some((r) => r.headers.authorization === 'Bearer tenant-own-key-1234')).toBe(true);
+    expect(await charges('own')).toEqual([]);
+    expect(await balance('own')).toBe(0);
+    const usage = (await (await as('own')('/api/usage')).json()) as { costMicroUsd: number; byModel: Array<{ model: string; priced: boolean }> };
+    expect(usage.costMicroUsd).toBeGreaterThan(0);
+    expect(usage.byModel).toEqual([expect.objectContaining({ model: 'openai-compatible:gpt-4o', priced: true })]);
+  });
+
   it('reports a model without a known price as unpriced and charges nothing', async () => {
     await tenant('odd', [{ name: 'priced', model: 'openai-compatible:model-nobody-prices' }]);
     await grant('odd', 1_000_000);
