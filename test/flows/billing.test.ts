@@ -97,10 +97,11 @@ describe('the credit gate', () => {
     await expect(client.beta.agents.sessions.create({ agent_id: agent.id, environment: { type: 'none' }, input: 'hello' })).rejects.toMatchObject({ status: 402, code: 'credits_exhausted' });
   });
 
-  it('has no checkout without Stripe: 503 in ledger mode', async () => {
+  it('offers no checkout without Stripe: 404 in ledger mode', async () => {
     const res = await as('broke')('/api/billing/checkout', { method: 'POST', json: { cents: 1000 } });
-    expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({ error: 'no billing client: checkout needs SVC_BILLING=stripe' });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: "checkout is not available: this server's billing mode is ledger (top-ups need SVC_BILLING=stripe)" });
+    expect((await fetch(`${h.svc.url}/api/stripe/webhook`, { method: 'POST', body: '{}' })).status).toBe(404);
   });
 
   it('refuses a delegated sub-run once the balance ran out while its parent ran, and the parent finishes', async () => {

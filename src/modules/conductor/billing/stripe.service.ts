@@ -47,8 +47,11 @@ export function createStripeBilling(deps: { db: Kysely<DB>; billing: BillingConf
   const cfg = deps.billing.stripe;
   const stripe = deps.billing.mode === 'stripe' ? stripeClient(cfg) : undefined;
   const returnUrl = cfg.returnUrl ?? deps.selfUrl;
+  // Not offered at all unless SVC_BILLING=stripe (404, like any feature a server does not run); in stripe mode without
+  // keys (allowed in dev only) there is no billing client: 503, as the seed says.
   const client = (): Stripe => {
-    if (!stripe) throw unavailable(deps.billing.mode === 'stripe' ? 'billing provider not configured: set STRIPE_SECRET_KEY' : 'no billing client: checkout needs SVC_BILLING=stripe');
+    if (deps.billing.mode !== 'stripe') throw notFound(`checkout is not available: this server's billing mode is ${deps.billing.mode} (top-ups need SVC_BILLING=stripe)`);
+    if (!stripe) throw unavailable('no billing client: set STRIPE_SECRET_KEY');
     return stripe;
   };
   const upstream = (what: string) => (err: unknown): never => {
@@ -114,7 +117,7 @@ export function createStripeBilling(deps: { db: Kysely<DB>; billing: BillingConf
 
     async webhook(payload, signature) {
       const s = client();
-      if (!cfg.webhookSecret) throw unavailable('billing webhook not configured: set STRIPE_WEBHOOK_SECRET');
+      if (!cfg.webhookSecret) throw unavailable('no billing webhook secret: set STRIPE_WEBHOOK_SECRET');
       if (!signature) throw badRequest('stripe-signature: header required');
       let event: Stripe.Event;
       try {
