@@ -129,3 +129,18 @@ describe('svc billing checkout', () => {
   });
 });
 
+
+describe('stripe mode without keys (dev)', () => {
+  it('boots, keeps the wallet, and answers checkout and the webhook with 503: no billing client', async () => {
+    const bare = await startTestSvc({ DATABASE_URL: 'memory', SVC_BILLING: 'stripe' });
+    try {
+      expect((await bare.api('/api/billing/wallet')).status).toBe(200);
+      const res = await bare.api('/api/billing/checkout', { method: 'POST', json: { cents: 1000 } });
+      expect(res.status).toBe(503);
+      expect(await res.json()).toEqual({ error: 'no billing client: set STRIPE_SECRET_KEY' });
+      expect((await fetch(`${bare.url}/api/stripe/webhook`, { method: 'POST', headers: { 'stripe-signature': 't=1,v1=00' }, body: '{}' })).status).toBe(503);
+    } finally {
+      await bare.stop();
+    }
+  }, 60_000);
+});
