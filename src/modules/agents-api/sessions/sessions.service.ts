@@ -50,8 +50,11 @@ async function checkVaults(db: Kysely<DB>, tenantId: string, ids: string[]): Pro
   if (missing >= 0) throw badRequest(`vault_ids[${missing}]: No such vault: ${ids[missing]}`);
 }
 
-/** Creates the session and, with `input`, admits its first turn (which may still run when this returns). */
-/** `opts.turnFollows`: the caller admits a first turn right after (the streaming create), so the run gates are asked first. */
+/**
+ * Creates the session and, with `input`, admits its first turn (which may still run when this returns). A first turn
+ * (`input`, or `opts.turnFollows` when the caller admits it right after: the streaming create) asks the run gates
+ * (billing's credit check) before the session is allocated, so a refusal (402) leaves nothing behind.
+ */
 export async function createSession(deps: SessionsDeps, tenantId: string, p: SessionCreateParams, opts: { turnFollows?: boolean } = {}): Promise<AgentSession> {
   const agentId = p.agent_id ?? undefined;
   if (!agentId && !p.agent) throw badRequest('agent_id: one of agent_id or agent is required');

@@ -217,10 +217,10 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
           const t = live.get(sessionId);
           if (ev.type === 'agent.session.input.message') {
             if (!t) {
+              // a refused turn (402) answers the request and leaves the session as it was
               await gateTurn(deps, tenantId, { model: row.agent.model, profileName: row.profile_name, sessionId });
               await start(row, ev.input);
-            }
-            else if (t.cancelling) t.afterCancel.push(...ev.input);
+            } else if (t.cancelling) t.afterCancel.push(...ev.input);
             else {
               t.queued.push(...ev.input);
               io.emit(t, io.userItems(t, ev.input));
