@@ -1,22 +1,22 @@
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
-import type { Config } from '../config/config.ts';
+import type { Config, RoleName } from '../config/config.ts';
 import { migrate, openDatabase, assertUnprivilegedRole, type Database } from '../db/index.ts';
 import { createLogger } from '../shared/log.ts';
 import { resolveSecret } from '../shared/secret-files.ts';
 import { drainUnreadBody, useJsonErrors } from '../shared/http.ts';
 import { createMetrics, type Metrics } from '../shared/metrics.ts';
+import type { ReadyReport } from '../shared/readiness.ts';
 import { httpMetrics } from './http-metrics.ts';
 import { readyz } from './readyz.ts';
-import type { ReadyReport } from '../shared/readiness.ts';
-import { needsDatabase } from './roles.ts';
 import type { RunHooks } from '../modules/conductor/index.ts';
+import { BUILD_ORDER, ROLES, roleTraits } from './roles.ts';
 
 /**
  * The composition root: builds one Hono application from the roles in the config. Between roles in one process the
  * clients' `fetch` is the other module's own `app.fetch` (in-process, streamed, no sockets); across processes it is
- * the network. Modules are imported lazily so a worker-only process never loads the conductor.
+ * the network. It loops over the roles table (roles.ts), which says how each module is built and mounted.
  */
 export interface BuiltApp {
   app: Hono;
@@ -76,78 +76,45 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
   const jsonLimit = bodyLimit({ maxSize: config.bodyLimitBytes, onError: tooLarge(config.bodyLimitBytes, true) });
   app.use('/v1/*', (c, next) => (/^\/v1\/(files|skills)(\/|$)/.test(c.req.path) ? uploadLimit(c, next) : jsonLimit(c, next)));
 
-  const workerOnly = config.roles.length === 1 && config.roles[0] === 'worker';
-  if (!workerOnly) app.get('/healthz', (c) => c.text('ok'));
+  const traits = roleTraits(config.roles);
+  if (traits.healthz) app.get('/healthz', (c) => c.text('ok'));
   app.get('/readyz', readyz(readiness, () => stopping));
   app.get('/metrics', async (c) => c.body(await metrics.render(), 200, { 'Content-Type': metrics.contentType }));
 
   let database: Database | undefined;
   let bootstrapKey: string | undefined;
   let runHooks: RunHooks | undefined;
+  const stopWork: Array<() => Promise<void>> = [];
   // The database opens while the modules below load: an embedded cluster boots in parallel with their import.
-  const opening = needsDatabase(config.roles) ? openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, embedded: config.embeddedPostgres }) : undefined;
+  const opening = traits.needsDatabase ? openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, embedded: config.embeddedPostgres }) : undefined;
   opening?.catch(() => {}); // awaited below, or closed when something else fails first
   try {
-    let workerFetch: typeof fetch | undefined;
-    if (config.roles.includes('worker')) {
-      const { createWorker } = await import('../modules/worker/index.ts');
-      const worker = createWorker({ config: config.worker });
-      closers.push(() => worker.close());
-      drainers.push(() => worker.close());
-      // Alone, the worker answers on the public port; beside a runner it is reached in-process only.
-      if (workerOnly || !config.roles.includes('runner')) app.route('/', worker.app);
-      else workerFetch = inProcessFetch(worker.app);
-    }
-    let runnerFetch: typeof fetch | undefined;
     const internalToken = resolveInternalToken(config);
-    if (config.roles.includes('runner')) {
-      const { createRunner } = await import('../modules/runner/index.ts');
-      const runner = createRunner({
-        config: config.runner,
-        internalToken: internalToken!,
-        publicUrl: config.runner.publicUrl ?? opts.selfUrl,
-        version: opts.version,
-        metrics,
-        workerFetch,
-        // Beside a conductor, the toolkit's delegate and notify call it in-process (the app is complete by then).
-        conductor: config.roles.includes('conductor') && !config.runner.conductorUrl ? { baseUrl: opts.selfUrl, fetch: (req) => app.fetch(req) } : undefined,
-      });
-      closers.push(() => runner.close());
-      drainers.push(() => runner.close());
-      await runner.ready;
-      readiness.push(() => runner.readiness());
-      // Beside a conductor the runner is reached in-process only: its routes are not served on the public port, except
-      // the session MCP endpoint (session token), which worker processes reach over HTTP. Alone, it answers there with
-      // the internal token.
-      if (config.roles.includes('conductor')) app.route('/', runner.mcpApp);
-      else app.route('/', runner.app);
-      runnerFetch = inProcessFetch(runner.app);
-    }
-    if (opening) {
-      database = await opening;
-      const db = database;
-      closers.push(() => db.close());
-      await assertUnprivilegedRole(database.db);
-      await migrate(database);
-      const { createConductor, createLimiter } = await import('../modules/conductor/index.ts');
-      const conductor = await createConductor({ config, database, runnerFetch, internalToken: internalToken!, selfUrl: opts.selfUrl, metrics });
-      closers.push(() => conductor.close());
-      drainers.unshift(() => conductor.drain());
-      bootstrapKey = conductor.bootstrapKey;
-      runHooks = conductor.hooks;
-      readiness.push(() => conductor.readiness());
-      app.route('/', conductor.app);
-      const { createAgentsApi } = await import('../modules/agents-api/index.ts');
-      const agents = createAgentsApi({
-        conductor: conductor.services,
-        limiter: createLimiter({ db: database.db, log: createLogger('limits') }),
-        limits: { perKey: config.agents.rateLimitPerKey, perOrg: config.agents.rateLimitPerOrg, windowMs: 60_000 },
-        settings: { ...config.agents, selfUrl: config.runner.conductorUrl ?? opts.selfUrl, version: opts.version },
-      });
-      closers.push(() => agents.close());
-      drainers.push(() => agents.drain());
-      app.route('/v1', agents.v1);
-      app.route('/api', agents.api);
+    const fetches = new Map<RoleName, typeof fetch>();
+    const present = new Set(config.roles);
+    const has = (role: RoleName) => present.has(role);
+    for (const name of BUILD_ORDER.filter(has)) {
+      const spec = ROLES[name];
+      if (spec.needsDatabase && !database) {
+        database = await opening!;
+        const db = database;
+        closers.push(() => db.close());
+        await assertUnprivilegedRole(database.db);
+        await migrate(database);
+      }
+      const built = await spec.build({ config, selfUrl: opts.selfUrl, version: opts.version, metrics, root: app, internalToken, database, has, fetchOf: (r) => fetches.get(r) });
+      closers.push(() => built.close());
+      if (built.stopWork) stopWork.push(built.stopWork);
+      if (built.drain) drainers.push(built.drain);
+      if (built.readiness) readiness.push(built.readiness);
+      bootstrapKey ??= built.bootstrapKey;
+      runHooks ??= built.runHooks;
+      // Reached in-process beside the role it serves: only its public-beside routes (if any) go on the public port.
+      if (spec.inProcessBeside && has(spec.inProcessBeside)) {
+        if (built.publicBeside) app.route('/', built.publicBeside);
+      } else app.route('/', built.app);
+      for (const m of built.mounts ?? []) app.route(m.prefix, m.app);
+      fetches.set(name, inProcessFetch(built.app));
     }
   } catch (err) {
     if (opening && !database) await opening.then((d) => d.close()).catch(() => {});
@@ -163,7 +130,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     runHooks,
     async drain() {
       stopping = true;
-      for (const drain of drainers) await drain().catch(() => {});
+      for (const drain of [...stopWork, ...drainers]) await drain().catch(() => {});
     },
     async close() {
       for (const close of [...closers].reverse()) await close();
@@ -177,9 +144,9 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
  * runners keep it in memory when nothing else persists (DATABASE_URL=memory). A worker alone needs none.
  */
 function resolveInternalToken(config: Config): string | undefined {
-  const { roles } = config;
-  if (!roles.includes('runner') && !roles.includes('conductor')) return undefined;
-  const split = roles.includes('runner') !== roles.includes('conductor') || config.conductor.runners.length > 0;
+  const traits = roleTraits(config.roles);
+  if (!traits.internalCalls) return undefined;
+  const split = traits.internalCallsCross(config.conductor.runners.length > 0);
   return resolveSecret({ configured: config.internalToken, dir: config.secretsDir, file: 'internal-token', persist: split || config.databaseUrl !== 'memory' });
 }
 

@@ -1,21 +1,195 @@
-import type { RoleName } from '../config/config.ts';
+import type { Hono } from 'hono';
+import type { Config, RoleName } from '../config/config.ts';
+import type { Database } from '../db/index.ts';
+import type { WorkerMode } from '../contracts/worker.ts';
+import type { Metrics } from '../shared/metrics.ts';
+import type { ReadyReport } from '../shared/readiness.ts';
+import type { RunHooks } from '../modules/conductor/index.ts';
 
 /**
- * The roles table: which module each role mounts and what it needs. Nothing else in the program branches on a role
- * name; `buildApp` reads this table.
+ * The roles table: what each role mounts, what it needs, and how its module is built. Nothing else in the program
+ * branches on a role name: `buildApp` loops over this table, and `loadConfig` reads the requirements below. Only type
+ * imports at the top, so the config loader can read the table without loading a module; each `build` imports its
+ * module lazily (a worker-only process never loads the conductor).
  */
 export interface RoleSpec {
-  mounts: readonly string[];
-  needsDatabase: boolean;
   description: string;
+  mounts: readonly string[];
+  /** Opens PostgreSQL (opened while the modules load, migrated before this role's module is built). */
+  needsDatabase: boolean;
+  /** Config variables this role cannot start without when AGENT_ORC_ENV is not dev (exit 2 naming the first missing). */
+  requiredOutsideDev: readonly string[];
+  /** Keeps agents' files under SVC_RUNNER_DATA_DIR, which must neither contain nor lie inside the secrets folder. */
+  keepsAgentFiles: boolean;
+  /** Its side of the internal calls guarded by SVC_INTERNAL_TOKEN: it serves them (runner) or makes them (conductor). */
+  internalCalls?: 'serves' | 'calls';
+  /** Answers `/healthz` (a worker alone answers only its own `/health`). */
+  healthz: boolean;
+  /** Beside this role the module is reached in-process only; its `publicBeside` routes (if any) stay on the public port. */
+  inProcessBeside?: RoleName;
+  /** Defaults that hold when this role is the only one in its process (a worker container). */
+  aloneDefaults?: { workerMode?: WorkerMode; workerStateDir?: string };
+  build(ctx: RoleContext): Promise<BuiltModule>;
+}
+
+/** What `buildApp` hands each role's build. */
+export interface RoleContext {
+  config: Config;
+  selfUrl: string;
+  version: string;
+  metrics: Metrics;
+  /** The root application (complete by the time requests flow: in-process calls back into this process). */
+  root: Hono;
+  /** SVC_INTERNAL_TOKEN or the generated one; undefined when no role of this process serves or makes internal calls. */
+  internalToken: string | undefined;
+  /** Open and migrated (roles with `needsDatabase` only). */
+  database: Database | undefined;
+  has(role: RoleName): boolean;
+  /** In-process fetch of a module built earlier in this process. */
+  fetchOf(role: RoleName): typeof fetch | undefined;
+}
+
+/** A built module: its whole surface, and how it stops. */
+export interface BuiltModule {
+  /** Mounted at `/` on the public port, unless reached in-process (`inProcessBeside`); always reachable by `fetchOf`. */
+  app: Hono<any>;
+  /** Routes served on the public port even when the module is reached in-process. */
+  publicBeside?: Hono<any>;
+  /** Extra apps mounted at their prefix on the public port (the conductor's agents API: `/v1`, `/api`). */
+  mounts?: ReadonlyArray<{ prefix: string; app: Hono<any> }>;
+  /** First phase of a graceful stop, before any module drains: end work in flight (runs) so open responses finish. */
+  stopWork?(): Promise<void>;
+  /** Second phase, in build order: let the module's streams end. */
+  drain?(): Promise<void>;
+  close(): Promise<void>;
+  /** For `/readyz`: what this module needs answers (the database, a runner of the fleet, …). */
+  readiness?(): Promise<ReadyReport>;
+  /** The conductor's run hooks, for code embedding svc (BuiltApp.runHooks). */
+  runHooks?: RunHooks;
+  /** The owner key confirmed or minted at boot. */
+  bootstrapKey?: string;
 }
 
 export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
-  conductor: { mounts: ['/api/*', '/v1/*'], needsDatabase: true, description: 'control plane: tenants, keys, profiles, runs, events' },
-  runner: { mounts: ['/runner/*'], needsDatabase: false, description: 'live sessions, toolkit, MCP, VFS, worker leases' },
-  worker: { mounts: ['/health', '/run', '/state/*'], needsDatabase: false, description: 'LLM inference for general, runtime_a, runtime_b' },
+  worker: {
+    description: 'LLM inference for general, runtime_a, runtime_b',
+    mounts: ['/health', '/run', '/state/*'],
+    needsDatabase: false,
+    requiredOutsideDev: [],
+    keepsAgentFiles: false,
+    healthz: false,
+    inProcessBeside: 'runner',
+    aloneDefaults: { workerMode: 'general', workerStateDir: '/var/svc/state' },
+    async build(ctx) {
+      const { createWorker } = await import('../modules/worker/index.ts');
+      const worker = createWorker({ config: ctx.config.worker });
+      return { app: worker.app, drain: () => worker.close(), close: () => worker.close() };
+    },
+  },
+  runner: {
+    description: 'live sessions, toolkit, MCP, VFS, worker leases',
+    mounts: ['/runner/*'],
+    needsDatabase: false,
+    requiredOutsideDev: [],
+    keepsAgentFiles: true,
+    internalCalls: 'serves',
+    healthz: true,
+    // Beside a conductor, only the session MCP endpoint (session token) stays public: worker processes reach it over HTTP.
+    inProcessBeside: 'conductor',
+    async build(ctx) {
+      const { createRunner } = await import('../modules/runner/index.ts');
+      const { config } = ctx;
+      const runner = createRunner({
+        config: config.runner,
+        internalToken: ctx.internalToken!,
+        publicUrl: config.runner.publicUrl ?? ctx.selfUrl,
+        version: ctx.version,
+        metrics: ctx.metrics,
+        workerFetch: ctx.fetchOf('worker'),
+        // Beside a conductor, the toolkit's delegate and notify call it in-process (the app is complete by then).
+        conductor: ctx.has('conductor') && !config.runner.conductorUrl ? { baseUrl: ctx.selfUrl, fetch: (req) => ctx.root.fetch(req) } : undefined,
+      });
+      const built: BuiltModule = { app: runner.app, publicBeside: runner.mcpApp, drain: () => runner.close(), close: () => runner.close(), readiness: () => runner.readiness() };
+      try {
+        await runner.ready;
+      } catch (err) {
+        await runner.close().catch(() => {});
+        throw err;
+      }
+      return built;
+    },
+  },
+  conductor: {
+    description: 'control plane: tenants, keys, profiles, runs, events; the /v1 agents API',
+    mounts: ['/api/*', '/v1/*'],
+    needsDatabase: true,
+    requiredOutsideDev: ['AGENT_API_KEY_PEPPER', 'SVC_SECRETS_KEY'],
+    keepsAgentFiles: false,
+    internalCalls: 'calls',
+    healthz: true,
+    async build(ctx) {
+      const { createConductor } = await import('../modules/conductor/index.ts');
+      const { createAgentsApi } = await import('../modules/agents-api/index.ts');
+      const { config } = ctx;
+      const database = ctx.database!;
+      const conductor = await createConductor({ config, database, runnerFetch: ctx.fetchOf('runner'), internalToken: ctx.internalToken!, selfUrl: ctx.selfUrl, metrics: ctx.metrics });
+      let api: Awaited<ReturnType<typeof createAgentsApi>>;
+      try {
+        api = await createAgentsApi({
+          db: database.db,
+          conductor: conductor.services,
+          limiter: conductor.services.limiter,
+          limits: { perKey: config.agents.rateLimitPerKey, perOrg: config.agents.rateLimitPerOrg, windowMs: 60_000 },
+          settings: { ...config.agents, selfUrl: config.runner.conductorUrl ?? ctx.selfUrl, version: ctx.version },
+        });
+      } catch (err) {
+        await conductor.close().catch(() => {});
+        throw err;
+      }
+      return {
+        app: conductor.app,
+        mounts: [
+          { prefix: '/v1', app: api.v1 },
+          { prefix: '/api', app: api.api },
+        ],
+        stopWork: () => conductor.drain(),
+        drain: () => api.drain(),
+        async close() {
+          await api.close();
+          await conductor.close();
+        },
+        readiness: () => conductor.readiness(),
+        runHooks: conductor.hooks,
+        bootstrapKey: conductor.bootstrapKey,
+      };
+    },
+  },
 };
 
+/** Build order: a role comes after the roles it reaches in-process (worker → runner → conductor). */
+export const BUILD_ORDER: readonly RoleName[] = ['worker', 'runner', 'conductor'];
+
+/** The union of the roles' requirements, as `loadConfig` and `buildApp` read them. */
+export function roleTraits(roles: readonly RoleName[]) {
+  const specs = roles.map((r) => ROLES[r]);
+  const serves = specs.some((s) => s.internalCalls === 'serves');
+  const calls = specs.some((s) => s.internalCalls === 'calls');
+  return {
+    needsDatabase: specs.some((s) => s.needsDatabase),
+    requiredOutsideDev: [...new Set(specs.flatMap((s) => s.requiredOutsideDev))],
+    keepsAgentFiles: specs.some((s) => s.keepsAgentFiles),
+    healthz: specs.some((s) => s.healthz),
+    /** Some module of this process serves or makes internal calls. */
+    internalCalls: serves || calls,
+    /**
+     * Internal calls cross processes: one side lives elsewhere, or a calling role has network peers (SVC_RUNNERS).
+     * Serving and calling in one process with no peers talk in-process.
+     */
+    internalCallsCross: (hasPeers: boolean) => serves !== calls || (calls && hasPeers),
+    aloneDefaults: specs.length === 1 ? (specs[0].aloneDefaults ?? {}) : {},
+  };
+}
+
 export function needsDatabase(roles: readonly RoleName[]): boolean {
-  return roles.some((r) => ROLES[r].needsDatabase);
+  return roleTraits(roles).needsDatabase;
 }

@@ -1,10 +1,9 @@
 import { defineCommand } from 'citty';
-import postgres from 'postgres';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, ConfigError } from '../config/config.ts';
-import { connectionOf } from '../db/database.ts';
+import { provisionAppRole } from '../db/provision.ts';
 import { clusterDir, socketDirFor, socketUrl, SUPERUSER } from '../db/embedded/index.ts';
 
 /** `svc db init`: creates an unprivileged role and a database it owns on a PostgreSQL server, prints DATABASE_URL. */
@@ -22,28 +21,18 @@ const init = defineCommand({
     if (!ident.test(args.database)) usage('--database: lowercase letters, digits and underscores');
     if (!/^postgres(ql)?:\/\//.test(args['admin-url'])) usage('--admin-url: a postgres:// URL');
     const password = args.password ?? randomBytes(18).toString('base64url');
-    const admin = connectionOf(args['admin-url']);
-    const sql = typeof admin === 'string' ? postgres(admin, { max: 1, onnotice: () => {} }) : postgres({ ...admin, max: 1, onnotice: () => {} });
-    try {
-      const [role] = await sql`select 1 from pg_roles where rolname = ${args.role}`;
-      if (role) await sql.unsafe(`ALTER ROLE ${args.role} LOGIN NOSUPERUSER NOBYPASSRLS PASSWORD '${password.replace(/'/g, "''")}'`);
-      else await sql.unsafe(`CREATE ROLE ${args.role} LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEROLE NOCREATEDB PASSWORD '${password.replace(/'/g, "''")}'`);
-      const [db] = await sql`select 1 from pg_database where datname = ${args.database}`;
-      if (!db) await sql.unsafe(`CREATE DATABASE ${args.database} OWNER ${args.role}`);
-      const url = new URL(args['admin-url']);
-      if (url.searchParams.has('host')) {
-        // libpq's unix-socket form (`svc db url`): a URL without a host carries its credentials as parameters
-        url.searchParams.set('user', args.role);
-        url.searchParams.set('password', password);
-      } else {
-        url.username = args.role;
-        url.password = password;
-      }
-      url.pathname = `/${args.database}`;
-      process.stdout.write(`DATABASE_URL=${url.toString()}\n`);
-    } finally {
-      await sql.end({ timeout: 5 });
+    await provisionAppRole(args['admin-url'], { role: args.role, database: args.database, password });
+    const url = new URL(args['admin-url']);
+    if (url.searchParams.has('host')) {
+      // libpq's unix-socket form (`svc db url`): a URL without a host carries its credentials as parameters
+      url.searchParams.set('user', args.role);
+      url.searchParams.set('password', password);
+    } else {
+      url.username = args.role;
+      url.password = password;
     }
+    url.pathname = `/${args.database}`;
+    process.stdout.write(`DATABASE_URL=${url.toString()}\n`);
   },
 });
 

@@ -23,7 +23,7 @@ export interface BillingConfig {
   };
 }
 
-export function billingConfig(env: Record<string, string | undefined>, appEnv: string, conductor: boolean): BillingConfig {
+export function billingConfig(env: Record<string, string | undefined>, appEnv: string, runsBilling: boolean): BillingConfig {
   const raw = env.SVC_BILLING || 'off';
   if (!(BILLING_MODES as readonly string[]).includes(raw)) throw new ConfigError('SVC_BILLING', `got "${raw}"; allowed: ${BILLING_MODES.join(', ')}`);
   const mode = raw as BillingMode;
@@ -31,7 +31,7 @@ export function billingConfig(env: Record<string, string | undefined>, appEnv: s
   const webhookSecret = env.STRIPE_WEBHOOK_SECRET || undefined;
   if (secretKey !== undefined && !/^(sk|rk)_(test|live)_[A-Za-z0-9]{8,}$/.test(secretKey)) throw new ConfigError('STRIPE_SECRET_KEY', 'a Stripe secret key (sk_live_… or sk_test_…)');
   if (webhookSecret !== undefined && !/^whsec_[A-Za-z0-9+/=]{8,}$/.test(webhookSecret)) throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'a Stripe webhook signing secret (whsec_…)');
-  if (mode === 'stripe' && conductor && appEnv !== 'dev') {
+  if (mode === 'stripe' && runsBilling && appEnv !== 'dev') {
     if (!secretKey) throw new ConfigError('STRIPE_SECRET_KEY', `required when SVC_BILLING is stripe and AGENT_ORC_ENV is "${appEnv}" (not dev)`);
     if (!webhookSecret) throw new ConfigError('STRIPE_WEBHOOK_SECRET', `required when SVC_BILLING is stripe and AGENT_ORC_ENV is "${appEnv}" (not dev)`);
   }

@@ -3,6 +3,8 @@ import { join, relative, resolve, isAbsolute } from 'node:path';
 import { WORKER_MODES, RUNTIMES, type WorkerMode, type Runtime } from '../contracts/worker.ts';
 import type { LogLevel } from '../shared/log.ts';
 import { billingConfig, type BillingConfig } from './billing.config.ts';
+// Only the roles table's data is read here (it imports nothing at run time but its modules' lazy builds).
+import { roleTraits } from '../app/roles.ts';
 
 /**
  * The frozen configuration of one svc process. `loadConfig(env, flags)` is the only reader of process.env; every
@@ -192,14 +194,12 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
   if (!/^[a-z0-9]+$/.test(appEnv)) throw new ConfigError('AGENT_ORC_ENV', 'lowercase letters and digits, e.g. dev, live, test');
   const pepper = env.AGENT_API_KEY_PEPPER || undefined;
   if (pepper !== undefined && pepper.length < 16) throw new ConfigError('AGENT_API_KEY_PEPPER', 'at least 16 characters');
-  if (appEnv !== 'dev' && roles.includes('conductor') && !pepper) {
-    throw new ConfigError('AGENT_API_KEY_PEPPER', `required when AGENT_ORC_ENV is "${appEnv}" (not dev)`);
+  const traits = roleTraits(roles);
+  for (const name of appEnv === 'dev' ? [] : traits.requiredOutsideDev) {
+    if (!env[name]) throw new ConfigError(name, `required when AGENT_ORC_ENV is "${appEnv}" (not dev)`);
   }
   const secretsKey = env.SVC_SECRETS_KEY || undefined;
   if (secretsKey !== undefined && secretsKey.length < 16) throw new ConfigError('SVC_SECRETS_KEY', 'at least 16 characters');
-  if (appEnv !== 'dev' && roles.includes('conductor') && !secretsKey) {
-    throw new ConfigError('SVC_SECRETS_KEY', `required when AGENT_ORC_ENV is "${appEnv}" (not dev)`);
-  }
   const adminTenant = env.AGENT_ORC_ADMIN_TENANT || undefined;
   if (adminTenant !== undefined && !/^[a-z0-9][a-z0-9-]{0,62}$/.test(adminTenant)) throw new ConfigError('AGENT_ORC_ADMIN_TENANT', 'a tenant slug (lowercase letters, digits, hyphens)');
   const runners = (env.SVC_RUNNERS ?? '').split(',').map((s) => s.trim()).filter(Boolean).map((u, i) => url(`SVC_RUNNERS[${i}]`, u)!);
@@ -218,14 +218,13 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
   const dataDir = resolve(env.SVC_DATA_DIR || './.svc');
   const secretsDir = join(dataDir, 'secrets');
   const runnerDataDir = resolve(env.SVC_RUNNER_DATA_DIR || `${dataDir}/runner`);
-  if (roles.includes('runner') && (isWithin(secretsDir, runnerDataDir) || isWithin(runnerDataDir, secretsDir))) {
+  if (traits.keepsAgentFiles && (isWithin(secretsDir, runnerDataDir) || isWithin(runnerDataDir, secretsDir))) {
     throw new ConfigError('SVC_RUNNER_DATA_DIR', `a folder that neither contains nor lies inside the secrets folder ${secretsDir}`);
   }
   const internalToken = env.SVC_INTERNAL_TOKEN || undefined;
   if (internalToken !== undefined && internalToken.length < 16) throw new ConfigError('SVC_INTERNAL_TOKEN', 'at least 16 characters');
   // conductor and runner in one process talk in-process; any other arrangement calls runner routes over the network
-  const splitRunner = roles.includes('runner') !== roles.includes('conductor') || (roles.includes('conductor') && runners.length > 0);
-  if (appEnv !== 'dev' && splitRunner && !internalToken) {
+  if (appEnv !== 'dev' && traits.internalCallsCross(runners.length > 0) && !internalToken) {
     throw new ConfigError('SVC_INTERNAL_TOKEN', `required when AGENT_ORC_ENV is "${appEnv}" (not dev) and conductor and runner run in separate processes`);
   }
   const childEnvAllow = (env.AGENT_WORKER_CHILD_ENV_ALLOW ?? '').split(',').map((s) => s.trim()).filter(Boolean);
@@ -271,8 +270,8 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       searchPath: env.PATH || '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
     },
     worker: {
-      mode: pick('MODE', env.MODE, WORKER_MODES, roles.length === 1 && roles[0] === 'worker' ? 'general' : 'all'),
-      stateDir: resolve(env.SVC_STATE_DIR || (roles.length === 1 && roles[0] === 'worker' ? '/var/svc/state' : `${dataDir}/state`)),
+      mode: pick('MODE', env.MODE, WORKER_MODES, traits.aloneDefaults.workerMode ?? 'all'),
+      stateDir: resolve(env.SVC_STATE_DIR || (traits.aloneDefaults.workerStateDir ?? `${dataDir}/state`)),
       stepCount: int('AGENT_WORKER_STEP_COUNT', env.AGENT_WORKER_STEP_COUNT, 24, 1, 1000),
       childEnvAllow,
       hostEnv: Object.fromEntries(['PATH', ...childEnvAllow].flatMap((k) => (env[k] !== undefined ? [[k, env[k] as string]] : []))),
@@ -299,7 +298,8 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
         .map((name) => name.toLowerCase())
         .sort(),
     },
-    billing: billingConfig(env, appEnv, roles.includes('conductor')),
+    // billing runs beside the database (the conductor's role): only there do Stripe keys matter
+    billing: billingConfig(env, appEnv, traits.needsDatabase),
   };
   return deepFreeze(config);
 }

@@ -19,8 +19,8 @@ export interface Database {
   execLocked(lockKey: number, fn: (exec: (text: string) => Promise<void>, query: <R>(text: string, params?: unknown[]) => Promise<R[]>) => Promise<void>): Promise<void>;
   /**
    * SQL text from a library that brings its own (the job queue): with `values`, one parameterised statement; without,
-   * any number of statements on one connection, its own BEGIN…COMMIT included. Rows come back per statement (an array
-   * of row arrays) when the text held several.
+   * any number of statements on one connection, its own BEGIN…COMMIT included. Several statements answer an array of
+   * row arrays (postgres.js gives one to each statement that answers rows or a count: BEGIN and COMMIT get none).
    */
   executeText(text: string, values?: readonly unknown[]): Promise<Array<Record<string, unknown>> | Array<Array<Record<string, unknown>>>>;
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;

@@ -3,3 +3,4 @@ export { migrate, loadMigrations } from './migrate.ts';
 export { withTenant, withOperator, withKeyLookup, withSystem, assertUnprivilegedRole, PrivilegedRoleError, type Tx } from './tenant.ts';
 export type { DB } from './types.ts';
 export { jsonb } from './json.ts';
+export { pingDatabase } from './ping.ts';

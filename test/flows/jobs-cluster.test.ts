@@ -32,7 +32,7 @@ describe('the job queue with two conductor processes', () => {
   /** How many sweep jobs a conductor has run, from its own /metrics. */
   async function sweepsRunBy(conductor: ClusterNode): Promise<number> {
     const text = await (await fetch(`${conductor.url}/metrics`)).text();
-    const line = text.split('\n').find((l) => l.startsWith(`svc_jobs_total{queue="${SWEEP}",outcome="completed"}`));
+    const line = text.split('\n').find((l) => l.startsWith('svc_jobs_total{') && l.includes(`queue="${SWEEP}"`) && l.includes('outcome="completed"'));
     return line ? Number(line.split(' ').at(-1)) : 0;
   }
   const sweepJobs = async () =>

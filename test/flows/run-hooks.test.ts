@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSvc, type SvcInstance } from '../../src/index.ts';
 import type { RunFinished } from '../../src/modules/conductor/index.ts';
 import { AppError } from '../../src/shared/errors.ts';
+import { collect, FAKE_MODEL, startAgentsHarness } from '../support/agents.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { freePort } from '../support/listen.ts';
 import { createTestDatabase } from '../support/pg.ts';
@@ -141,6 +142,17 @@ describe('run hooks', () => {
     expect(delivered(got.steady, runId)).toEqual([expect.objectContaining({ runId, status: 'cancelled' })]);
   });
 
+  it('announces a force-terminated run once, as cancelled', async () => {
+    const res = await api('/api/runs', { method: 'POST', json: { profile: 'scout', prompt: 'SLOW_DELTAS 200 50' } });
+    const { runId } = (await res.json()) as { runId: string };
+    const stream = readSse(await api(`/api/runs/${runId}/stream`));
+    const terminated = await api(`/api/runs/${runId}/terminate`, { method: 'POST' });
+    expect(await terminated.json()).toMatchObject({ cancelled: true, statusWritten: true });
+    await stream;
+    await settled(runId);
+    expect(delivered(got.steady, runId)).toEqual([expect.objectContaining({ runId, status: 'cancelled' })]);
+  });
+
   it('refuses a run a gate refuses with 402, and creates no run and no session', async () => {
     const sessionsBefore = (await (await api('/api/sessions')).json()) as unknown[];
     const runsBefore = await runsOf();
@@ -150,4 +162,30 @@ describe('run hooks', () => {
     expect(await runsOf()).toEqual(runsBefore);
     expect(((await (await api('/api/sessions')).json()) as unknown[]).length).toBe(sessionsBefore.length);
   });
+});
+
+describe('run hooks under the /v1 agents API', () => {
+  it("say whose provider key paid for a turn's run: the platform's aggregator or the organisation's own key", async () => {
+    const h = await startAgentsHarness();
+    try {
+      const seen: RunFinished[] = [];
+      await h.svc.server.built.runHooks!.onRunFinished('cost', (e) => void seen.push(e));
+      const turn = async (model: string) => {
+        const agent = await h.client.beta.agents.create({ model });
+        const session = await h.client.beta.agents.sessions.create({ agent_id: agent.id, environment: { type: 'none' } });
+        await collect(h.client.beta.agents.sessions.stream(session.id, { input: 'what does this cost' }));
+      };
+      await turn(FAKE_MODEL);
+      await vi.waitFor(() => expect(seen).toHaveLength(1), WAIT);
+      expect((await h.svc.api('/api/providers/openai-compatible/key', { method: 'PUT', json: { key: 'the-organisations-own-key' } })).status).toBe(200);
+      await turn('openai-compatible/fake-model');
+      await vi.waitFor(() => expect(seen).toHaveLength(2), WAIT);
+      expect(seen.map((e) => [e.status, e.cost])).toEqual([
+        ['ok', { model: 'openai-compatible:fake-model', runtime: 'general', keySource: 'platform' }],
+        ['ok', { model: 'openai-compatible:fake-model', runtime: 'general', keySource: 'tenant' }],
+      ]);
+    } finally {
+      await h.stop();
+    }
+  }, 60_000);
 });

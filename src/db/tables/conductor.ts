@@ -94,7 +94,7 @@ export interface RunsTable {
   owner_id: string;
   started_at: Timestamp;
   finished_at: NullableTimestamp;
-  /** Cost inputs (0009): the runtime, the model called and whose provider key paid; null on older runs. */
+  /** Cost inputs (0011): the runtime, the model called and whose provider key paid; null on older runs. */
   runtime: ColumnType<string | null, string | null | undefined, string | null>;
   model: ColumnType<string | null, string | null | undefined, string | null>;
   key_source: ColumnType<'platform' | 'tenant' | null, 'platform' | 'tenant' | null | undefined, 'platform' | 'tenant' | null>;

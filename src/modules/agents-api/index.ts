@@ -1,10 +1,17 @@
 import { Hono } from 'hono';
-import type { ConductorServices, Limiter } from '../conductor/index.ts';
-import { answerUnknownRoutes, useOpenAiErrors } from './errors.ts';
-import { v1LimitRules, type RateLimits } from './rate-limits.ts';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/index.ts';
+import { createLogger } from '../../shared/log.ts';
+import { readOnlyViewers, type ConductorServices, type Limiter } from '../conductor/index.ts';
 import type { AgentsEnv } from './context.ts';
-import { createResourceDeps, denyViewerWrites, mountExtensions, mountResources } from './resources.ts';
-import { createSessionsSurface, DEFAULT_AGENT_SETTINGS, type AgentSettings } from './sessions-surface.ts';
+import { answerUnknownRoutes, useOpenAiErrors } from './errors.ts';
+import { providerKey } from './extensions/index.ts';
+import type { AgentsFeatureParts } from './feature.ts';
+import { AGENTS_FEATURES } from './features.ts';
+import { createModelCatalog, createModelResolver } from './models/index.ts';
+import { v1LimitRules, type RateLimits } from './rate-limits.ts';
+import { createSecretBox } from './secret-box.ts';
+import { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.ts';
 
 /**
  * The `/v1` agents API (seed 001, and ../shared/specs/agents-api-v1.md as the `openai` 7.15.0 SDK reads it), built on
@@ -19,7 +26,29 @@ export interface AgentsApi {
   close(): Promise<void>;
 }
 
-export function createAgentsApi(deps: { conductor: ConductorServices; limiter: Limiter; limits?: RateLimits; settings?: Partial<AgentSettings> }): AgentsApi {
+export interface AgentsApiDeps {
+  /** The agents API's own tables (README "Tables"); the conductor's are reached only through `conductor`. */
+  db: Kysely<DB>;
+  conductor: ConductorServices;
+  /** The shared rate limiter (counters in PostgreSQL): per key and per organisation on every `/v1` request. */
+  limiter: Limiter;
+  limits?: RateLimits;
+  settings?: Partial<AgentSettings>;
+}
+
+export async function createAgentsApi(deps: AgentsApiDeps): Promise<AgentsApi> {
+  const settings = { ...DEFAULT_AGENT_SETTINGS, ...deps.settings };
+  const resources = { db: deps.db, box: createSecretBox(deps.conductor.secretsKey) };
+  const models = createModelResolver({
+    aggregators: settings.aggregators,
+    providerKeys: async (tenantId, provider) => {
+      const apiKey = await providerKey(resources, tenantId, provider);
+      return apiKey ? { apiKey } : undefined;
+    },
+  });
+  const featureDeps = { db: deps.db, conductor: deps.conductor, resources, models, catalog: createModelCatalog(settings.aggregators), settings, log: createLogger('agents') };
+  const parts: AgentsFeatureParts[] = AGENTS_FEATURES.map((feature) => feature(featureDeps));
+
   const v1 = new Hono<AgentsEnv>();
   useOpenAiErrors(v1);
   v1.use('*', async (c, next) => {
@@ -27,18 +56,31 @@ export function createAgentsApi(deps: { conductor: ConductorServices; limiter: L
     await next();
   });
   v1.use('*', deps.limiter.middleware(v1LimitRules(deps.limits)));
-  v1.use('*', denyViewerWrites);
-  // Resource routes are mounted here, one sub-app per resource family.
-  const resources = createResourceDeps(deps.conductor);
-  mountResources(v1, resources);
-  const agents = createSessionsSurface(deps.conductor, resources, { ...DEFAULT_AGENT_SETTINGS, ...deps.settings });
-  agents.mountV1(v1);
-  answerUnknownRoutes(v1); // last: it answers whatever no route above serves
-
+  v1.use('*', readOnlyViewers<AgentsEnv>());
+  for (const p of parts) if (p.v1) v1.route('/', p.v1);
+  answerUnknownRoutes(v1); // last: it answers whatever no family above serves
+  // Extension routes (/api/models, /api/keys, …); the conductor's /api middleware authenticates them.
   const api = new Hono<AgentsEnv>();
-  // Extension routes (/api/models, /api/keys, …) are mounted here; the conductor's /api middleware authenticates.
-  mountExtensions(api, resources, deps.conductor);
-  agents.mountApi(api);
+  for (const p of parts) if (p.api) api.route('/', p.api);
 
-  return { v1, api, drain: () => agents.drain(), close: () => agents.close() };
+  const started: AgentsFeatureParts[] = [];
+  try {
+    for (const p of parts) {
+      await p.start?.();
+      started.push(p);
+    }
+  } catch (err) {
+    for (const p of started.reverse()) await p.stop?.().catch(() => {});
+    throw err;
+  }
+  return {
+    v1,
+    api,
+    async drain() {
+      for (const p of [...parts].reverse()) await p.drain?.();
+    },
+    async close() {
+      for (const p of [...parts].reverse()) await p.stop?.();
+    },
+  };
 }

@@ -1,7 +1,7 @@
 import type { Tx } from '../../../db/index.ts';
 import { jsonb } from '../../../db/index.ts';
-import { keysetRows } from '../keyset.ts';
-import type { CursorQuery } from '../pagination.ts';
+import { keysetRows } from '../../crud/index.ts';
+import type { CursorQuery } from '../../crud/index.ts';
 import type { Agent, AgentConfig } from '../wire.ts';
 import { unixSeconds } from '../wire.ts';
 

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { readJson } from '../../../shared/http.ts';
 import type { AgentsEnv } from '../context.ts';
-import { readCursor } from '../pagination.ts';
+import { readCursor } from '../../crud/index.ts';
 import { AgentCreateParams, AgentUpdateParams } from './agent.schema.ts';
 import { createAgent, deleteAgent, getAgent, listAgents, updateAgent, type AgentsDeps } from './agents.service.ts';
 

@@ -4,7 +4,7 @@ import { withTenant } from '../../../db/index.ts';
 import { notFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
-import { cursorPage, type CursorPage, type CursorQuery } from '../pagination.ts';
+import { cursorPage, deletedObject, findOr404, type CursorPage, type CursorQuery } from '../../crud/index.ts';
 import type { Agent, AgentConfig } from '../wire.ts';
 import { applyUpdate, configFromCreate } from './agent.config.ts';
 import type { AgentCreateParams, AgentUpdateParams } from './agent.schema.ts';
@@ -49,7 +49,6 @@ export async function listAgents(deps: AgentsDeps, tenantId: string, q: CursorQu
 
 /** Deleting an agent leaves its sessions alone: each holds its own snapshot. */
 export async function deleteAgent(deps: AgentsDeps, tenantId: string, id: string): Promise<{ id: string; deleted: true; object: 'agent.deleted' }> {
-  const deleted = await withTenant(deps.db, tenantId, (tx) => deleteRow(tx, id));
-  if (!deleted) throw noSuchAgent(id);
-  return { id, deleted: true, object: 'agent.deleted' };
+  await findOr404(withTenant(deps.db, tenantId, (tx) => deleteRow(tx, id)), () => noSuchAgent(id));
+  return deletedObject(id, 'agent.deleted');
 }

@@ -4,6 +4,7 @@ import type { ResourceDeps } from '../deps.ts';
 import { readFileContent } from '../files/files.service.ts';
 import { decodeBase64, isInside, normalizeAbsolute } from '../validation.ts';
 import { findEnvironment, writeFile } from './environments.service.ts';
+import { environmentFileSizes } from './environments.repo.ts';
 
 /**
  * Files of an environment's workspace (routes 27–28). Listing is a token page (spec §4.2): `next` is an opaque
@@ -55,7 +56,7 @@ export async function listEnvironmentFiles(
   const after = q.page === undefined ? undefined : decodeToken(q.page);
   const rows = await withTenant(deps.db, tenantId, async (tx) => {
     await findEnvironment(tx, environmentId);
-    return tx.selectFrom('agent_environment_files').select(['path', 'size_bytes']).where('environment_id', '=', environmentId).execute();
+    return environmentFileSizes(tx, environmentId);
   });
   const sign = q.order === 'asc' ? 1 : -1;
   const sorted = rows.filter((r) => dir === undefined || isInside(r.path, dir)).sort((a, b) => sign * comparePaths(a.path, b.path));

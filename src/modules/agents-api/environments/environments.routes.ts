@@ -4,7 +4,7 @@ import { badRequest } from '../../../shared/errors.ts';
 import { readJson } from '../../../shared/http.ts';
 import type { AgentsEnv } from '../context.ts';
 import type { ResourceDeps } from '../deps.ts';
-import { readCursor } from '../pagination.ts';
+import { readCursor } from '../../crud/index.ts';
 import { Base64 } from '../validation.ts';
 import { TemplateParams } from './environment.schema.ts';
 import { addEnvironmentFile, listEnvironmentFiles } from './environment-files.service.ts';

@@ -1,7 +1,8 @@
 import type { Tx } from '../../../db/index.ts';
-import { jsonb, withTenant } from '../../../db/index.ts';
+import { withTenant } from '../../../db/index.ts';
+import { found } from '../../crud/index.ts';
 import type { EnvironmentStatus } from '../../../db/types.ts';
-import { badRequest, notFound } from '../../../shared/errors.ts';
+import { badRequest } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { ResourceDeps } from '../deps.ts';
 import { readFileContent } from '../files/files.service.ts';
@@ -10,6 +11,7 @@ import { decodeBase64 } from '../validation.ts';
 import type { EnvironmentInput } from './environment.schema.ts';
 import { applyHosted, emptySecrets, emptySpec, NETWORK_RANK, type HostedSecrets, type HostedSpec } from './hosted-spec.ts';
 import { loadTemplate } from './templates.service.ts';
+import { deleteEnvironmentRow, environmentFiles, insertEnvironment, selectEnvironment, selectEnvironmentSecrets, setEnvironmentSpec, setEnvironmentStatusRow, skillVersionInfo, skillVersions, upsertEnvironmentFile } from './environments.repo.ts';
 
 /**
  * Environments: created with a session (there is no standalone create route), read through
@@ -94,10 +96,7 @@ export async function createEnvironment(deps: ResourceDeps, tenantId: string, in
         skills: merged.spec.skills.flatMap((s) => (s.type === 'inline' ? [{ name: s.name, data: s.data }] : [])),
       },
     };
-    await tx
-      .insertInto('agent_environments')
-      .values({ id, tenant_id: tenantId, session_id: opts.sessionId ?? null, type: 'openai_hosted', status: 'connected', spec: jsonb(spec), sealed: sealJson(deps.box, merged.secrets, aad(tenantId, id)) })
-      .execute();
+    await insertEnvironment(tx, { id, tenantId, sessionId: opts.sessionId ?? null, spec, sealed: sealJson(deps.box, merged.secrets, aad(tenantId, id)) });
     for (const [i, f] of merged.spec.files.entries()) {
       const content = f.type === 'inline' ? decodeBase64(f.data) : (await readFileContent(tx, f.file_id))?.content;
       if (!content) throw badRequest(`${prefix}files.${i}.file_id: No such File object: ${(f as { file_id: string }).file_id}`);
@@ -105,7 +104,7 @@ export async function createEnvironment(deps: ResourceDeps, tenantId: string, in
       const fileId = prefixedId('envfile');
       spec.files.push(f.type === 'file_id' ? { type: 'file_id', id: fileId, file_id: f.file_id, path: f.path, size_bytes: content.byteLength } : { type: 'inline', id: fileId, path: f.path, size_bytes: content.byteLength });
     }
-    await tx.updateTable('agent_environments').set({ spec: jsonb(spec) }).where('id', '=', id).execute();
+    await setEnvironmentSpec(tx, id, spec);
     return toResource(id, spec);
   });
 }
@@ -117,9 +116,9 @@ async function resolveSkills(tx: Tx, spec: HostedSpec, prefix: string): Promise<
       out.push({ type: 'inline', name: s.name, description: s.description });
       continue;
     }
-    const skill = await tx.selectFrom('agent_skills').select(['default_version', 'latest_version']).where('id', '=', s.skill_id).executeTakeFirst();
+    const skill = await skillVersions(tx, s.skill_id);
     const version = !skill ? undefined : s.version === null ? skill.default_version : s.version === 'latest' ? skill.latest_version : Number(s.version);
-    const row = version === undefined ? undefined : await tx.selectFrom('agent_skill_versions').select(['name', 'description', 'version']).where('skill_id', '=', s.skill_id).where('version', '=', version).executeTakeFirst();
+    const row = version === undefined ? undefined : await skillVersionInfo(tx, s.skill_id, version);
     if (!row) throw badRequest(`${prefix}skills.${i}.skill_id: No such skill version: ${s.skill_id}${s.version ? ` version ${s.version}` : ''}`);
     out.push({ type: 'skill_reference', skill_id: s.skill_id, name: row.name, description: row.description, version: String(row.version) });
   }
@@ -127,11 +126,7 @@ async function resolveSkills(tx: Tx, spec: HostedSpec, prefix: string): Promise<
 }
 
 export async function writeFile(tx: Tx, tenantId: string, environmentId: string, path: string, content: Uint8Array, fileId: string | null): Promise<void> {
-  await tx
-    .insertInto('agent_environment_files')
-    .values({ environment_id: environmentId, tenant_id: tenantId, path, content, size_bytes: content.byteLength, file_id: fileId })
-    .onConflict((oc) => oc.columns(['environment_id', 'path']).doUpdateSet({ content, size_bytes: content.byteLength, file_id: fileId, updated_at: new Date() }))
-    .execute();
+  await upsertEnvironmentFile(tx, { tenantId, environmentId, path, content, fileId });
 }
 
 function toResource(id: string, spec: EnvironmentSpec): EnvironmentResource {
@@ -142,9 +137,7 @@ function toResource(id: string, spec: EnvironmentSpec): EnvironmentResource {
 type EnvRow = { id: string; type: 'openai_hosted' | 'self_hosted'; status: EnvironmentStatus; workspace_directory: string; spec: Record<string, unknown> };
 
 export async function findEnvironment(tx: Tx, id: string): Promise<EnvRow> {
-  const row = await tx.selectFrom('agent_environments').select(['id', 'type', 'status', 'workspace_directory', 'spec']).where('id', '=', id).executeTakeFirst();
-  if (!row) throw notFound(`No such environment: ${id}`);
-  return row;
+  return found(await selectEnvironment(tx, id), `No such environment: ${id}`);
 }
 
 export async function getEnvironmentInfo(deps: ResourceDeps, tenantId: string, id: string): Promise<EnvironmentInfo> {
@@ -161,15 +154,14 @@ export async function getEnvironmentResource(deps: ResourceDeps, tenantId: strin
 
 /** For the sandbox wiring: status changes (`disconnected`, `expired`, `failed`, …). */
 export async function setEnvironmentStatus(deps: ResourceDeps, tenantId: string, id: string, status: EnvironmentStatus): Promise<void> {
-  await withTenant(deps.db, tenantId, (tx) => tx.updateTable('agent_environments').set({ status, updated_at: new Date() }).where('id', '=', id).execute());
+  await withTenant(deps.db, tenantId, (tx) => setEnvironmentStatusRow(tx, id, status));
 }
 
 /** For the sandbox wiring: the workspace files, the secrets (`env`, `setup_commands`) and inline plugin/skill zips. */
 export async function readWorkspace(deps: ResourceDeps, tenantId: string, id: string) {
   return withTenant(deps.db, tenantId, async (tx) => {
-    const row = await tx.selectFrom('agent_environments').select(['spec', 'sealed', 'workspace_directory']).where('id', '=', id).executeTakeFirst();
-    if (!row) throw notFound(`No such environment: ${id}`);
-    const files = await tx.selectFrom('agent_environment_files').select(['path', 'content']).where('environment_id', '=', id).orderBy('path').execute();
+    const row = found(await selectEnvironmentSecrets(tx, id), `No such environment: ${id}`);
+    const files = await environmentFiles(tx, id);
     const secrets = row.sealed ? openJson<HostedSecrets>(deps.box, row.sealed, aad(tenantId, id)) : emptySecrets();
     return { workspaceDirectory: row.workspace_directory, files, secrets, sources: (row.spec as unknown as EnvironmentSpec).sources };
   });
@@ -177,5 +169,5 @@ export async function readWorkspace(deps: ResourceDeps, tenantId: string, id: st
 
 /** When its session is deleted: the environment and its workspace files go (Files objects it copied from stay). */
 export async function deleteEnvironment(deps: ResourceDeps, tenantId: string, id: string): Promise<void> {
-  await withTenant(deps.db, tenantId, (tx) => tx.deleteFrom('agent_environments').where('id', '=', id).execute());
+  await withTenant(deps.db, tenantId, (tx) => deleteEnvironmentRow(tx, id));
 }

@@ -3,6 +3,7 @@ import { badRequest } from '../../../shared/errors.ts';
 import { readFileContent } from '../files/files.service.ts';
 import { decodeBase64 } from '../validation.ts';
 import { WORKSPACE, type HostedInput } from './environment.schema.ts';
+import { skillVersionInfo, skillVersions } from './environments.repo.ts';
 
 /**
  * The stored form of a hosted environment's configuration (a template's, or an environment's before resolution):
@@ -86,10 +87,10 @@ async function checkSkills(tx: Tx, skills: NonNullable<HostedInput['skills']>, p
       out.push({ type: 'inline', name: s.name, description: s.description, data: s.source.data });
       continue;
     }
-    const skill = await tx.selectFrom('agent_skills').select('id').where('id', '=', s.skill_id).executeTakeFirst();
+    const skill = await skillVersions(tx, s.skill_id);
     if (!skill) throw badRequest(`${prefix}skills.${i}.skill_id: No such skill: ${s.skill_id}`);
     if (s.version && s.version !== 'latest') {
-      const found = await tx.selectFrom('agent_skill_versions').select('id').where('skill_id', '=', s.skill_id).where('version', '=', Number(s.version)).executeTakeFirst();
+      const found = await skillVersionInfo(tx, s.skill_id, Number(s.version));
       if (!found) throw badRequest(`${prefix}skills.${i}.version: skill ${s.skill_id} has no version ${s.version}`);
     }
     out.push({ type: 'skill_reference', skill_id: s.skill_id, version: s.version ?? null });

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { withTenant } from '../../../db/index.ts';
 import type { RunnerClient } from '../../../contracts/runner.client.ts';
-import type { RunDeps } from '../../conductor/index.ts';
+import type { ConductorServices } from '../../conductor/index.ts';
 import { AppError } from '../../../shared/errors.ts';
 import type { ResourceDeps } from '../deps.ts';
 import { isInside } from '../validation.ts';
@@ -25,7 +24,7 @@ export const MAX_ARTIFACT_BYTES = 8 * 1024 * 1024;
 const MAX_ENTRIES = 5000;
 
 export interface SandboxDeps {
-  runDeps: RunDeps;
+  conductor: ConductorServices;
   resources: ResourceDeps;
 }
 
@@ -40,10 +39,7 @@ export const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).
 
 /** The runner holding the session now, or undefined when it is not reachable (no sandbox to talk to). */
 export async function sandboxRunner(deps: SandboxDeps, tenantId: string, sessionId: string): Promise<RunnerClient | undefined> {
-  const row = await withTenant(deps.runDeps.db, tenantId, (tx) => tx.selectFrom('sessions').select(['runner_url', 'status']).where('id', '=', sessionId).executeTakeFirst());
-  if (!row || row.status === 'shutdown') return undefined;
-  const member = deps.runDeps.fleet.byUrl(row.runner_url);
-  return member?.healthy ? member.client : undefined;
+  return deps.conductor.sessions.runnerOf(tenantId, sessionId);
 }
 
 async function tool(client: RunnerClient, tenantId: string, sessionId: string, name: string, input: unknown): Promise<unknown> {

@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { DB, Tx } from '../../../db/index.ts';
-import { jsonb, withTenant } from '../../../db/index.ts';
+import { withTenant } from '../../../db/index.ts';
 import { notFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import { seconds, type ResourceDeps } from '../deps.ts';
-import { keysetRows } from '../keyset.ts';
-import { cursorPage, type CursorPage, type CursorQuery } from '../pagination.ts';
+import { cursorPage, deletedObject, findOr404, type CursorPage, type CursorQuery } from '../../crud/index.ts';
+import { deleteTemplateRow, insertTemplate, selectTemplate, selectTemplateSecrets, selectTemplates, updateTemplateRow } from './environments.repo.ts';
 import { openJson, sealJson } from '../secret-box.ts';
 import type { TemplateInput } from './environment.schema.ts';
 import { applyHosted, emptySecrets, emptySpec, type HostedSecrets, type HostedSpec } from './hosted-spec.ts';
@@ -29,7 +29,6 @@ export interface EnvironmentTemplate {
 }
 
 type Row = { id: string; name: string | null; spec: Record<string, unknown>; created_at: Date; updated_at: Date };
-const COLUMNS = ['id', 'name', 'spec', 'created_at', 'updated_at'] as const;
 const aad = (tenantId: string, id: string) => `environment_templates:${tenantId}:${id}`;
 
 function toTemplate(r: Row): EnvironmentTemplate {
@@ -53,18 +52,14 @@ export async function createTemplate(deps: ResourceDeps, tenantId: string, input
   const id = prefixedId('envtpl');
   const row = await withTenant(deps.db, tenantId, async (tx) => {
     const { spec, secrets } = await applyHosted(tx, { spec: emptySpec(), secrets: emptySecrets() }, input);
-    return tx
-      .insertInto('environment_templates')
-      .values({ id, tenant_id: tenantId, name: input.name || null, spec: jsonb(spec), sealed: sealJson(deps.box, secrets, aad(tenantId, id)) })
-      .returning(COLUMNS)
-      .executeTakeFirstOrThrow();
+    return insertTemplate(tx, { id, tenantId, name: input.name || null, spec, sealed: sealJson(deps.box, secrets, aad(tenantId, id)) });
   });
   return toTemplate(row);
 }
 
 /** A template's full stored configuration (secrets opened), for applying it to a new environment. */
 export async function loadTemplate(deps: ResourceDeps, tx: Tx, tenantId: string, id: string): Promise<{ spec: HostedSpec; secrets: HostedSecrets } | undefined> {
-  const row = await tx.selectFrom('environment_templates').select(['spec', 'sealed']).where('id', '=', id).executeTakeFirst();
+  const row = await selectTemplateSecrets(tx, id);
   if (!row) return undefined;
   return { spec: row.spec as unknown as HostedSpec, secrets: row.sealed ? openJson<HostedSecrets>(deps.box, row.sealed, aad(tenantId, id)) : emptySecrets() };
 }
@@ -74,36 +69,23 @@ export async function updateTemplate(deps: ResourceDeps, tenantId: string, id: s
     const current = await loadTemplate(deps, tx, tenantId, id);
     if (!current) throw noSuchTemplate(id);
     const { spec, secrets } = await applyHosted(tx, current, input);
-    return tx
-      .updateTable('environment_templates')
-      .set({
-        ...(input.name !== undefined ? { name: input.name || null } : {}),
-        spec: jsonb(spec),
-        sealed: sealJson(deps.box, secrets, aad(tenantId, id)),
-        updated_at: new Date(),
-      })
-      .where('id', '=', id)
-      .returning(COLUMNS)
-      .executeTakeFirstOrThrow();
+    return updateTemplateRow(tx, id, { ...(input.name !== undefined ? { name: input.name || null } : {}), spec, sealed: sealJson(deps.box, secrets, aad(tenantId, id)) });
   });
   return toTemplate(row);
 }
 
 export async function getTemplate(db: Kysely<DB>, tenantId: string, id: string): Promise<EnvironmentTemplate> {
-  const row = await withTenant(db, tenantId, (tx) => tx.selectFrom('environment_templates').select(COLUMNS).where('id', '=', id).executeTakeFirst());
-  if (!row) throw noSuchTemplate(id);
-  return toTemplate(row);
+  return toTemplate(await findOr404(withTenant(db, tenantId, (tx) => selectTemplate(tx, id)), () => noSuchTemplate(id)));
 }
 
 export async function listTemplates(db: Kysely<DB>, tenantId: string, cursor: CursorQuery): Promise<CursorPage<EnvironmentTemplate>> {
-  const rows = await withTenant(db, tenantId, (tx) => keysetRows(tx.selectFrom('environment_templates').select(COLUMNS), 'environment_templates', cursor));
+  const rows = await withTenant(db, tenantId, (tx) => selectTemplates(tx, cursor));
   return cursorPage(rows.map(toTemplate), cursor.limit);
 }
 
 export async function deleteTemplate(db: Kysely<DB>, tenantId: string, id: string) {
-  const gone = await withTenant(db, tenantId, (tx) => tx.deleteFrom('environment_templates').where('id', '=', id).returning('id').executeTakeFirst());
-  if (!gone) throw noSuchTemplate(id);
-  return { id, deleted: true as const, object: 'agent.environment.template.deleted' as const };
+  await findOr404(withTenant(db, tenantId, (tx) => deleteTemplateRow(tx, id)), () => noSuchTemplate(id));
+  return deletedObject(id, 'agent.environment.template.deleted');
 }
 
 function noSuchTemplate(id: string) {

@@ -1,9 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
-import { jsonb, withTenant } from '../../../db/index.ts';
+import { withTenant } from '../../../db/index.ts';
 import { badRequest } from '../../../shared/errors.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { SessionEvent, SessionEventBody } from '../wire.ts';
+import { insertSessionEvents, reserveEventSeqs, sessionEventSeq, sessionEventsAfter } from './events.repo.ts';
 
 /**
  * The durable event log of agent sessions. Events of one session are numbered by a per-session sequence
@@ -57,19 +58,11 @@ export function createEventStore(deps: { db: Kysely<DB>; log: Logger }): EventSt
 
   async function write(tenantId: string, sessionId: string, batch: Pending[]): Promise<StoredSessionEvent[] | undefined> {
     return withTenant(deps.db, tenantId, async (tx) => {
-      const row = await tx
-        .updateTable('agent_sessions')
-        .set((eb) => ({ event_seq: eb('event_seq', '+', batch.length) }))
-        .where('id', '=', sessionId)
-        .returning('event_seq')
-        .executeTakeFirst();
-      if (!row) return undefined;
-      const first = row.event_seq - batch.length + 1;
+      const last = await reserveEventSeqs(tx, sessionId, batch.length);
+      if (last === undefined) return undefined;
+      const first = last - batch.length + 1;
       const stored = batch.map((p, i) => ({ seq: first + i, event: { event_id: eventId(sessionId, first + i), ...p.body } as SessionEvent }));
-      await tx
-        .insertInto('agent_session_events')
-        .values(stored.map((s) => ({ session_id: sessionId, seq: s.seq, tenant_id: tenantId, event: jsonb(s.event) })))
-        .execute();
+      await insertSessionEvents(tx, tenantId, sessionId, stored);
       return stored;
     });
   }
@@ -117,14 +110,11 @@ export function createEventStore(deps: { db: Kysely<DB>; log: Logger }): EventSt
       };
     },
     async after(tenantId, sessionId, seq) {
-      const rows = await withTenant(deps.db, tenantId, (tx) =>
-        tx.selectFrom('agent_session_events').select(['seq', 'event']).where('session_id', '=', sessionId).where('seq', '>', seq).orderBy('seq').limit(10_000).execute(),
-      );
+      const rows = await withTenant(deps.db, tenantId, (tx) => sessionEventsAfter(tx, sessionId, seq));
       return rows.map((r) => ({ seq: r.seq, event: r.event as unknown as SessionEvent }));
     },
     async maxSeq(tenantId, sessionId) {
-      const row = await withTenant(deps.db, tenantId, (tx) => tx.selectFrom('agent_sessions').select('event_seq').where('id', '=', sessionId).executeTakeFirst());
-      return row?.event_seq ?? 0;
+      return (await withTenant(deps.db, tenantId, (tx) => sessionEventSeq(tx, sessionId))) ?? 0;
     },
     flushed: async (sessionId) => writers.get(sessionId)?.done,
     forget(sessionId) {

@@ -11,6 +11,7 @@ import { getSessionRow } from '../sessions/sessions.repo.ts';
 import type { TurnEngine } from '../turns/engine.ts';
 import { parseEventId, type EventStore } from './event-store.ts';
 import { sseResponse, subscribe } from './event-stream.ts';
+import { deleteIdempotencyKey, idempotencyBodyHash, insertIdempotencyKey } from './events.repo.ts';
 
 /**
  * Routes 14-15: `POST …/events` admits input events (204; `Idempotency-Key` per spec §8.8: a repeat of an admitted
@@ -27,15 +28,9 @@ export interface EventsDeps {
 /** Claims an Idempotency-Key for this body; false when the same request was admitted before. */
 async function claimKey(db: Kysely<DB>, tenantId: string, sessionId: string, key: string, bodyHash: string): Promise<boolean> {
   return withTenant(db, tenantId, async (tx) => {
-    const inserted = await tx
-      .insertInto('agent_idempotency_keys')
-      .values({ session_id: sessionId, key, tenant_id: tenantId, body_hash: bodyHash })
-      .onConflict((oc) => oc.columns(['session_id', 'key']).doNothing())
-      .returning('key')
-      .executeTakeFirst();
-    if (inserted) return true;
-    const prior = await tx.selectFrom('agent_idempotency_keys').select('body_hash').where('session_id', '=', sessionId).where('key', '=', key).executeTakeFirst();
-    if (prior && prior.body_hash !== bodyHash) {
+    if (await insertIdempotencyKey(tx, { tenantId, sessionId, key, bodyHash })) return true;
+    const prior = await idempotencyBodyHash(tx, sessionId, key);
+    if (prior !== undefined && prior !== bodyHash) {
       throw new AppError(422, `Idempotency-Key ${key} was already used with a different request body`, { code: 'idempotency_key_reused', headers: { 'x-should-retry': 'false' } });
     }
     return false;
@@ -43,7 +38,7 @@ async function claimKey(db: Kysely<DB>, tenantId: string, sessionId: string, key
 }
 
 async function releaseKey(db: Kysely<DB>, tenantId: string, sessionId: string, key: string): Promise<void> {
-  await withTenant(db, tenantId, (tx) => tx.deleteFrom('agent_idempotency_keys').where('session_id', '=', sessionId).where('key', '=', key).execute()).catch(() => {});
+  await withTenant(db, tenantId, (tx) => deleteIdempotencyKey(tx, sessionId, key)).catch(() => {});
 }
 
 export function eventRoutes(deps: EventsDeps): Hono<AgentsEnv> {

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
-import { issueKey, listKeys, revokeKey, type ApiKeyView, type KeyDeps } from '../../conductor/index.ts';
+import type { ApiKeyView, KeysService } from '../../conductor/index.ts';
 import { readJson } from '../../../shared/http.ts';
 import type { AgentsEnv } from '../context.ts';
 
@@ -14,16 +14,16 @@ const CreateBody = v.object({
  * `/api/keys` on the identity key service: list (admins see all keys of the organisation, others their own), create
  * (the key inherits the caller's role; its `secret` is in this one response only), revoke.
  */
-export function keysRoutes(keyDeps: KeyDeps): Hono<AgentsEnv> {
+export function keysRoutes(keys: KeysService): Hono<AgentsEnv> {
   return new Hono<AgentsEnv>()
-    .get('/keys', async (c) => c.json({ keys: (await listKeys(keyDeps, c.get('principal'))).map(view) }))
+    .get('/keys', async (c) => c.json({ keys: (await keys.list(c.get('principal'))).map(view) }))
     .post('/keys', async (c) => {
       const body = await readJson(c, CreateBody);
-      const key = await issueKey(keyDeps, c.get('principal'), { name: body.name ?? body.label ?? 'api key', expiresAt: body.expiresAt });
+      const key = await keys.issue(c.get('principal'), { name: body.name ?? body.label ?? 'api key', expiresAt: body.expiresAt });
       return c.json({ ...view(key), secret: key.token }, 201);
     })
     .delete('/keys/:key_id', async (c) => {
-      await revokeKey(keyDeps, c.get('principal'), c.req.param('key_id'));
+      await keys.revoke(c.get('principal'), c.req.param('key_id'));
       return c.body(null, 204);
     });
 }

@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import * as v from 'valibot';
-import { atLeast } from '../../conductor/index.ts';
-import { badRequest, forbidden, notFound } from '../../../shared/errors.ts';
+import { requireRole } from '../../conductor/index.ts';
+import { badRequest, notFound } from '../../../shared/errors.ts';
 import { readJson } from '../../../shared/http.ts';
 import type { AgentsEnv } from '../context.ts';
 import type { ResourceDeps } from '../deps.ts';
@@ -21,9 +21,7 @@ export function providersRoutes(deps: ResourceDeps): Hono<AgentsEnv> {
     if (!found) throw notFound(`unknown provider: ${c.req.param('provider')}; supported: ${PROVIDERS.map((p) => p.id).join(', ')}`);
     return found;
   };
-  const adminOnly = (c: Context<AgentsEnv>) => {
-    if (!atLeast(c.get('principal').role, 'admin')) throw forbidden('setting or removing provider keys needs role admin or owner');
-  };
+  const adminOnly = requireRole<AgentsEnv>('admin', 'setting or removing provider keys');
   return new Hono<AgentsEnv>()
     .get('/providers', async (c) => {
       const keys = await providerKeyMeta(deps, tenant(c));
@@ -33,16 +31,14 @@ export function providersRoutes(deps: ResourceDeps): Hono<AgentsEnv> {
       const p = provider(c);
       return c.json(view(p, (await providerKeyMeta(deps, tenant(c))).get(p.id)));
     })
-    .put('/providers/:provider/key', async (c) => {
-      adminOnly(c);
+    .put('/providers/:provider/key', adminOnly, async (c) => {
       const p = provider(c);
       if (p.id === 'demo') throw badRequest('provider demo is built in and needs no key');
       const { key } = await readJson(c, KeyBody);
       await setProviderKey(deps, tenant(c), p.id, key);
       return c.json(view(p, (await providerKeyMeta(deps, tenant(c))).get(p.id)));
     })
-    .delete('/providers/:provider/key', async (c) => {
-      adminOnly(c);
+    .delete('/providers/:provider/key', adminOnly, async (c) => {
       await deleteProviderKey(deps, tenant(c), provider(c).id);
       return c.body(null, 204);
     })

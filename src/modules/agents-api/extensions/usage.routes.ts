@@ -1,18 +1,17 @@
 import { Hono, type Context } from 'hono';
-import type { Kysely } from 'kysely';
-import type { DB } from '../../../db/index.ts';
+import type { RunsService } from '../../conductor/index.ts';
 import { badRequest } from '../../../shared/errors.ts';
 import { readPaging } from '../../../shared/http.ts';
 import type { AgentsEnv } from '../context.ts';
 import { usageRows, usageTotals, type UsageWindow } from './usage.ts';
 
 /** `/api/usage` (totals, per model) and `/api/usage/events` (rows with cost), both with optional `since`/`until`. */
-export function usageRoutes(db: Kysely<DB>): Hono<AgentsEnv> {
+export function usageRoutes(runs: RunsService): Hono<AgentsEnv> {
   return new Hono<AgentsEnv>()
-    .get('/usage', async (c) => c.json(await usageTotals(db, c.get('principal').tenantId, readWindow(c))))
+    .get('/usage', async (c) => c.json(await usageTotals(runs, c.get('principal').tenantId, readWindow(c))))
     .get('/usage/events', async (c) => {
       const { limit, offset } = readPaging(c, 1000);
-      return c.json(await usageRows(db, c.get('principal').tenantId, readWindow(c), { limit: limit ?? 100, offset }));
+      return c.json(await usageRows(runs, c.get('principal').tenantId, readWindow(c), { limit: limit ?? 100, offset }));
     });
 }
 

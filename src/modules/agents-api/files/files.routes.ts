@@ -3,7 +3,7 @@ import { badRequest } from '../../../shared/errors.ts';
 import type { AgentsEnv } from '../context.ts';
 import type { ResourceDeps } from '../deps.ts';
 import { fileParts, isMultipart, readParts, textField } from '../multipart.ts';
-import { readCursor } from '../pagination.ts';
+import { readCursor } from '../../crud/index.ts';
 import { binary } from '../binary.ts';
 import { createFile, deleteFile, fileContent, FILE_PURPOSES, getFile, listFiles, type FilePurpose } from './files.service.ts';
 

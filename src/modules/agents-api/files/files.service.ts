@@ -1,11 +1,11 @@
-import { sql, type Kysely } from 'kysely';
-import type { DB, Tx } from '../../../db/index.ts';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import { notFound } from '../../../shared/errors.ts';
 import { randomId } from '../../../shared/ids.ts';
 import { seconds } from '../deps.ts';
-import { keysetRows } from '../keyset.ts';
-import { cursorPage, type CursorPage, type CursorQuery } from '../pagination.ts';
+import { cursorPage, deletedObject, findOr404, type CursorPage, type CursorQuery } from '../../crud/index.ts';
+import { deleteLiveFile, insertFile, purgeExpiredFiles, readFileContent, selectFile, selectFiles } from './files.repo.ts';
 
 /**
  * The Files resource (`client.files`): uploaded bytes stored in the database, served back byte for byte. A file with
@@ -25,7 +25,6 @@ export interface FileObject {
   expires_at?: number;
 }
 
-const COLUMNS = ['id', 'filename', 'purpose', 'bytes', 'created_at', 'expires_at'] as const;
 type FileRow = { id: string; filename: string; purpose: string; bytes: number; created_at: Date; expires_at: Date | null };
 
 function toObject(r: FileRow): FileObject {
@@ -34,8 +33,6 @@ function toObject(r: FileRow): FileObject {
   return file;
 }
 
-const live = sql<boolean>`(agent_files.expires_at is null or agent_files.expires_at > now())`;
-
 export async function createFile(
   db: Kysely<DB>,
   tenantId: string,
@@ -43,55 +40,30 @@ export async function createFile(
 ): Promise<FileObject> {
   const now = new Date();
   return withTenant(db, tenantId, async (tx) => {
-    await tx.deleteFrom('agent_files').where('expires_at', '<=', now).execute();
-    const row = await tx
-      .insertInto('agent_files')
-      .values({
-        id: `file-${randomId(24)}`,
-        tenant_id: tenantId,
-        filename: input.filename,
-        purpose: input.purpose,
-        bytes: input.content.byteLength,
-        content: input.content,
-        created_at: now,
-        expires_at: input.expiresAfterSeconds === undefined ? null : new Date(now.getTime() + input.expiresAfterSeconds * 1000),
-      })
-      .returning(COLUMNS)
-      .executeTakeFirstOrThrow();
-    return toObject(row);
+    await purgeExpiredFiles(tx, now);
+    const expiresAt = input.expiresAfterSeconds === undefined ? null : new Date(now.getTime() + input.expiresAfterSeconds * 1000);
+    return toObject(await insertFile(tx, { id: `file-${randomId(24)}`, tenantId, filename: input.filename, purpose: input.purpose, content: input.content, createdAt: now, expiresAt }));
   });
 }
 
 export async function getFile(db: Kysely<DB>, tenantId: string, id: string): Promise<FileObject> {
-  const row = await withTenant(db, tenantId, (tx) => tx.selectFrom('agent_files').select(COLUMNS).where('id', '=', id).where(live).executeTakeFirst());
-  if (!row) throw noSuchFile(id);
-  return toObject(row);
+  return toObject(await findOr404(withTenant(db, tenantId, (tx) => selectFile(tx, id)), () => noSuchFile(id)));
 }
 
 export async function listFiles(db: Kysely<DB>, tenantId: string, cursor: CursorQuery, purpose: string | undefined): Promise<CursorPage<FileObject>> {
-  const rows = await withTenant(db, tenantId, (tx) => {
-    let q = tx.selectFrom('agent_files').select(COLUMNS).where(live);
-    if (purpose !== undefined) q = q.where('purpose', '=', purpose);
-    return keysetRows(q, 'agent_files', cursor);
-  });
+  const rows = await withTenant(db, tenantId, (tx) => selectFiles(tx, cursor, purpose));
   return cursorPage(rows.map(toObject), cursor.limit);
 }
 
 export async function deleteFile(db: Kysely<DB>, tenantId: string, id: string): Promise<{ id: string; deleted: true; object: 'file' }> {
-  const gone = await withTenant(db, tenantId, (tx) => tx.deleteFrom('agent_files').where('id', '=', id).where(live).returning('id').executeTakeFirst());
-  if (!gone) throw noSuchFile(id);
-  return { id, deleted: true, object: 'file' };
+  await findOr404(withTenant(db, tenantId, (tx) => deleteLiveFile(tx, id)), () => noSuchFile(id));
+  return deletedObject(id, 'file');
 }
 
-/** The stored bytes of a live file, inside the caller's tenant transaction (environment files copy from here). */
-export async function readFileContent(tx: Tx, id: string): Promise<{ filename: string; content: Uint8Array } | undefined> {
-  return tx.selectFrom('agent_files').select(['filename', 'content']).where('id', '=', id).where(live).executeTakeFirst();
-}
+export { readFileContent };
 
 export async function fileContent(db: Kysely<DB>, tenantId: string, id: string): Promise<{ filename: string; content: Uint8Array }> {
-  const row = await withTenant(db, tenantId, (tx) => readFileContent(tx, id));
-  if (!row) throw noSuchFile(id);
-  return row;
+  return findOr404(withTenant(db, tenantId, (tx) => readFileContent(tx, id)), () => noSuchFile(id));
 }
 
 function noSuchFile(id: string) {

@@ -6,8 +6,8 @@ import { prefixedId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
 import { seconds } from '../deps.ts';
 import { collectSandboxFiles, sandboxPath, sandboxRunner, sha256, workspacePath, type SandboxDeps } from '../environments/sandbox.ts';
-import { keysetRows } from '../keyset.ts';
-import { cursorPage, type CursorPage, type CursorQuery } from '../pagination.ts';
+import { cursorPage, deletedObject, findOr404, type CursorPage, type CursorQuery } from '../../crud/index.ts';
+import { environmentInputs, environmentWorkspace, insertArtifact, lastTurnId, publishedArtifacts, selectArtifact, selectArtifactContent, selectArtifacts, softDeleteArtifact } from './artifacts.repo.ts';
 import { getSessionRow } from './sessions.repo.ts';
 
 /**
@@ -34,7 +34,6 @@ export interface ArtifactsDeps extends SandboxDeps {
   log: Logger;
 }
 
-const COLUMNS = ['id', 'created_at', 'environment_id', 'path', 'session_id', 'size_bytes', 'turn_id'] as const;
 type ArtifactRow = { id: string; created_at: Date; environment_id: string; path: string; session_id: string; size_bytes: number; turn_id: string };
 
 function toArtifact(r: ArtifactRow): SessionArtifact {
@@ -64,22 +63,17 @@ async function publishNow(deps: ArtifactsDeps, tenantId: string, sessionId: stri
   const files = await collectSandboxFiles(client, tenantId, sessionId);
   if (files.length === 0) return 0;
   return withTenant(deps.db, tenantId, async (tx) => {
-    const env = await tx.selectFrom('agent_environments').select('workspace_directory').where('id', '=', environmentId).executeTakeFirst();
+    const env = await environmentWorkspace(tx, environmentId);
     const workspace = env?.workspace_directory ?? '/workspace';
-    const inputs = env ? await tx.selectFrom('agent_environment_files').select(['path', 'content']).where('environment_id', '=', environmentId).execute() : [];
+    const inputs = env ? await environmentInputs(tx, environmentId) : [];
     const known = new Set(inputs.map((f) => `${sandboxPath(workspace, f.path)}\0${sha256(f.content)}`));
-    const published = await tx.selectFrom('agent_session_artifacts').select(['path', 'sha256']).where('session_id', '=', sessionId).execute();
+    const published = await publishedArtifacts(tx, sessionId);
     for (const p of published) known.add(`${p.path}\0${p.sha256}`);
     let added = 0;
     for (const f of files) {
       const path = workspacePath(workspace, f.rel);
       if (known.has(`${f.rel}\0${f.sha256}`) || known.has(`${path}\0${f.sha256}`)) continue;
-      const res = await tx
-        .insertInto('agent_session_artifacts')
-        .values({ id: prefixedId('artifact', 24), tenant_id: tenantId, session_id: sessionId, environment_id: environmentId, turn_id: turnId, path, size_bytes: f.content.byteLength, sha256: f.sha256, content: f.content })
-        .onConflict((oc) => oc.columns(['session_id', 'path', 'sha256']).doNothing())
-        .executeTakeFirst();
-      added += Number(res.numInsertedOrUpdatedRows ?? 0n);
+      added += await insertArtifact(tx, { id: prefixedId('artifact', 24), tenantId, sessionId, environmentId, turnId, path, sha256: f.sha256, content: f.content });
     }
     return added;
   });
@@ -89,43 +83,28 @@ async function publishNow(deps: ArtifactsDeps, tenantId: string, sessionId: stri
 export async function refreshArtifacts(deps: ArtifactsDeps, tenantId: string, sessionId: string): Promise<void> {
   const row = await withTenant(deps.db, tenantId, (tx) => getSessionRow(tx, sessionId));
   if (!row || row.active_turn_id || row.environment.type === 'none') return;
-  const last = await withTenant(deps.db, tenantId, (tx) =>
-    tx.selectFrom('agent_turns').select('id').where('session_id', '=', sessionId).orderBy('created_at', 'desc').orderBy('id', 'desc').executeTakeFirst(),
-  );
+  const last = await withTenant(deps.db, tenantId, (tx) => lastTurnId(tx, sessionId));
   if (!last) return;
   await publishArtifacts(deps, tenantId, sessionId, last.id).catch((err) => deps.log.warn('publishing artifacts failed', { sessionId, error: String(err) }));
 }
 
 export async function listArtifacts(deps: ArtifactsDeps, tenantId: string, sessionId: string, q: CursorQuery, environmentId: string | undefined): Promise<CursorPage<SessionArtifact>> {
-  const rows = await withTenant(deps.db, tenantId, (tx) => {
-    let query = tx.selectFrom('agent_session_artifacts').select(COLUMNS).where('session_id', '=', sessionId).where('deleted_at', 'is', null);
-    if (environmentId !== undefined) query = query.where('environment_id', '=', environmentId);
-    return keysetRows(query, 'agent_session_artifacts', q);
-  });
+  const rows = await withTenant(deps.db, tenantId, (tx) => selectArtifacts(tx, sessionId, q, environmentId));
   return cursorPage(rows.map(toArtifact), q.limit);
 }
 
 export async function getArtifact(deps: ArtifactsDeps, tenantId: string, sessionId: string, id: string): Promise<SessionArtifact> {
-  const row = await withTenant(deps.db, tenantId, (tx) =>
-    tx.selectFrom('agent_session_artifacts').select(COLUMNS).where('id', '=', id).where('session_id', '=', sessionId).where('deleted_at', 'is', null).executeTakeFirst(),
-  );
-  if (!row) throw noSuchArtifact(id);
-  return toArtifact(row);
+  return toArtifact(await findOr404(withTenant(deps.db, tenantId, (tx) => selectArtifact(tx, sessionId, id)), () => noSuchArtifact(id)));
 }
 
 export async function artifactContent(deps: ArtifactsDeps, tenantId: string, sessionId: string, id: string): Promise<{ path: string; content: Uint8Array }> {
-  const row = await withTenant(deps.db, tenantId, (tx) =>
-    tx.selectFrom('agent_session_artifacts').select(['path', 'content']).where('id', '=', id).where('session_id', '=', sessionId).where('deleted_at', 'is', null).executeTakeFirst(),
-  );
+  const row = await withTenant(deps.db, tenantId, (tx) => selectArtifactContent(tx, sessionId, id));
   if (!row?.content) throw noSuchArtifact(id);
   return { path: row.path, content: row.content };
 }
 
 /** Removes the artifact record and its stored bytes; the live workspace file and any source Files object stay. */
 export async function deleteArtifact(deps: ArtifactsDeps, tenantId: string, sessionId: string, id: string): Promise<{ id: string; deleted: true; object: 'agent.session.artifact.deleted' }> {
-  const res = await withTenant(deps.db, tenantId, (tx) =>
-    tx.updateTable('agent_session_artifacts').set({ deleted_at: new Date(), content: null }).where('id', '=', id).where('session_id', '=', sessionId).where('deleted_at', 'is', null).executeTakeFirst(),
-  );
-  if (!Number(res.numUpdatedRows)) throw noSuchArtifact(id);
-  return { id, deleted: true, object: 'agent.session.artifact.deleted' };
+  await findOr404(withTenant(deps.db, tenantId, (tx) => softDeleteArtifact(tx, sessionId, id)), () => noSuchArtifact(id));
+  return deletedObject(id, 'agent.session.artifact.deleted');
 }

@@ -2,8 +2,8 @@ import { sql } from 'kysely';
 import type { Tx } from '../../../db/index.ts';
 import { jsonb } from '../../../db/index.ts';
 import type { AgentSessionStatus, AgentTurnStatus } from '../../../db/types.ts';
-import { keysetRows } from '../keyset.ts';
-import type { CursorQuery } from '../pagination.ts';
+import { keysetRows } from '../../crud/index.ts';
+import type { CursorQuery } from '../../crud/index.ts';
 import type { AgentSession, RequiredAction, SessionAgent, SessionItem, SessionTurnError, TokenUsage, Turn } from '../wire.ts';
 import { unixSeconds } from '../wire.ts';
 
@@ -130,18 +130,10 @@ export async function insertTurn(tx: Tx, t: { id: string; tenantId: string; sess
   return toTurn(row as unknown as TurnRow);
 }
 
-/** Who drives a turn: its runs, the replica that owns it, and whether that replica's lease is still current. */
-export async function turnDriver(tx: Tx, turnId: string): Promise<{ runIds: string[]; ownerId: string | null; ownerAlive: boolean } | undefined> {
-  const row = await tx
-    .selectFrom('agent_turns')
-    .select((eb) => [
-      'run_ids',
-      'owner_id',
-      eb.exists(eb.selectFrom('conductor_leases').select('owner_id').whereRef('conductor_leases.owner_id', '=', 'agent_turns.owner_id').where('expires_at', '>', sql<Date>`now()`)).as('owner_alive'),
-    ])
-    .where('id', '=', turnId)
-    .executeTakeFirst();
-  return row && { runIds: row.run_ids as string[], ownerId: row.owner_id, ownerAlive: Boolean(row.owner_alive) };
+/** Who drives a turn: its runs and the replica that owns it (whether that replica is alive is the conductor's to say). */
+export async function turnDriver(tx: Tx, turnId: string): Promise<{ runIds: string[]; ownerId: string | null } | undefined> {
+  const row = await tx.selectFrom('agent_turns').select(['run_ids', 'owner_id']).where('id', '=', turnId).executeTakeFirst();
+  return row && { runIds: row.run_ids as string[], ownerId: row.owner_id };
 }
 
 export async function updateTurn(
@@ -185,4 +177,9 @@ export async function saveItem(tx: Tx, tenantId: string, sessionId: string, item
 export async function listItems(tx: Tx, sessionId: string, q: CursorQuery): Promise<SessionItem[]> {
   const rows = await keysetRows(tx.selectFrom('agent_items').select(['item']).where('session_id', '=', sessionId), 'agent_items', q, ['position']);
   return rows.map((r) => r.item as unknown as SessionItem);
+}
+
+/** Every session with a turn in progress, across tenants (system scope: recovery at boot). */
+export function sessionsWithActiveTurns(tx: Tx) {
+  return tx.selectFrom('agent_sessions').select(['id', 'tenant_id']).where('active_turn_id', 'is not', null).execute();
 }

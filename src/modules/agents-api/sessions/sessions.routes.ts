@@ -4,7 +4,7 @@ import { notFound } from '../../../shared/errors.ts';
 import { readJson } from '../../../shared/http.ts';
 import type { AgentsEnv } from '../context.ts';
 import { subscribe, sseResponse } from '../events/event-stream.ts';
-import { cursorPage, readCursor } from '../pagination.ts';
+import { cursorPage, readCursor } from '../../crud/index.ts';
 import type { SessionEvent } from '../wire.ts';
 import { inputMessages, SessionCreateParams, SessionUpdateParams } from './session.schema.ts';
 import { binary } from '../binary.ts';

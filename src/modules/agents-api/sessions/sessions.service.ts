@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
-import { createSessionFor, shutdownSession, type Hub, type RunDeps } from '../../conductor/index.ts';
+import type { ConductorServices } from '../../conductor/index.ts';
 import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { prefixedId, randomId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
@@ -12,12 +12,13 @@ import { createEnvironment } from '../environments/environments.service.ts';
 import { seedWorkspace } from '../environments/sandbox.ts';
 import type { EventStore } from '../events/event-store.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
-import { cursorPage, type CursorPage, type CursorQuery } from '../pagination.ts';
+import { cursorPage, deletedObject, findOr404, type CursorPage, type CursorQuery } from '../../crud/index.ts';
 import type { TurnEngine } from '../turns/engine.ts';
 import { runtimeModelName, sealSecrets, sessionProfile } from '../turns/launch.ts';
 import { gateTurn } from '../turns/turn-gate.ts';
 import type { AgentSession, Map } from '../wire.ts';
 import { inputMessages, type SessionCreateParams } from './session.schema.ts';
+import { existingVaultIds } from '../vaults/vaults.repo.ts';
 import { deleteSessionRow, getSessionRow, insertSession, listSessionRows, toSession, updateSession } from './sessions.repo.ts';
 
 /**
@@ -27,7 +28,7 @@ import { deleteSessionRow, getSessionRow, insertSession, listSessionRows, toSess
  */
 export interface SessionsDeps {
   db: Kysely<DB>;
-  runDeps: RunDeps & { hub: Hub };
+  conductor: ConductorServices;
   resources: ResourceDeps;
   store: EventStore;
   models: ModelResolver;
@@ -45,7 +46,7 @@ export async function requireSession(db: Kysely<DB>, tenantId: string, id: strin
 
 async function checkVaults(db: Kysely<DB>, tenantId: string, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  const found = await withTenant(db, tenantId, (tx) => tx.selectFrom('vaults').select('id').where('id', 'in', ids).execute());
+  const found = await withTenant(db, tenantId, (tx) => existingVaultIds(tx, ids));
   const missing = ids.findIndex((id) => !found.some((f) => f.id === id));
   if (missing >= 0) throw badRequest(`vault_ids[${missing}]: No such vault: ${ids[missing]}`);
 }
@@ -68,7 +69,7 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
   const profileName = `agent-session-${randomId(16)}`;
   if (p.input || opts.turnFollows) await gateTurn(deps, tenantId, { model: agent.model, profileName, sessionId: null });
   const profile = sessionProfile(profileName, agent, p.environment, runtimeModelName(deps.models, agent.model));
-  const placed = await createSessionFor(deps.runDeps, tenantId, profile);
+  const placed = await deps.conductor.sessions.create(tenantId, profile);
   const sessionId = placed.sessionId;
   let row;
   try {
@@ -89,7 +90,7 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
       }),
     );
   } catch (err) {
-    await shutdownSession(deps.runDeps, tenantId, sessionId, { dropProfile: true }).catch(() => {});
+    await deps.conductor.sessions.shutdown(tenantId, sessionId, { dropProfile: true }).catch(() => {});
     throw err;
   }
   // durable before the response: a subscriber that comes after the creation sees it as history
@@ -132,10 +133,10 @@ export async function deleteSession(deps: SessionsDeps, tenantId: string, id: st
   await requireSession(deps.db, tenantId, id);
   await deps.engine.forget(id);
   await deps.store.flushed(id);
-  await shutdownSession(deps.runDeps, tenantId, id, { dropProfile: true }).catch((err) => {
+  await deps.conductor.sessions.shutdown(tenantId, id, { dropProfile: true }).catch((err) => {
     if (!(err instanceof AppError && err.status === 404)) deps.log.warn('ending the runner session failed', { sessionId: id, error: String(err) });
   });
-  if (!(await withTenant(deps.db, tenantId, (tx) => deleteSessionRow(tx, id)))) throw noSuchSession(id);
+  await findOr404(withTenant(deps.db, tenantId, (tx) => deleteSessionRow(tx, id)), () => noSuchSession(id));
   deps.store.forget(id);
-  return { id, deleted: true, object: 'agent.session.deleted' };
+  return deletedObject(id, 'agent.session.deleted');
 }

@@ -6,7 +6,7 @@ import { binary } from '../binary.ts';
 import type { AgentsEnv } from '../context.ts';
 import type { ResourceDeps } from '../deps.ts';
 import { isMultipart, readParts, textField } from '../multipart.ts';
-import { readCursor } from '../pagination.ts';
+import { readCursor } from '../../crud/index.ts';
 import { collectSkillFiles, type SkillFile } from './skill-archive.ts';
 import * as skills from './skills.service.ts';
 

@@ -1,11 +1,11 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB, Tx } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import { badRequest, notFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import { seconds } from '../deps.ts';
-import { keysetRows } from '../keyset.ts';
-import { cursorPage, type CursorPage, type CursorQuery } from '../pagination.ts';
+import { cursorPage, deletedObject, found, type CursorPage, type CursorQuery } from '../../crud/index.ts';
+import * as repo from './skills.repo.ts';
 import { inspectSkill, zipSkill, type SkillFile } from './skill-archive.ts';
 
 /**
@@ -57,28 +57,13 @@ const toVersion = (r: VersionRow): SkillVersion => ({
   version: String(r.version),
 });
 
-const VERSION_COLUMNS = ['id', 'skill_id', 'version', 'name', 'description', 'created_at'] as const;
-
-/** Skills with the name and description of their default version (correlated, so the page query stays on one table). */
-function skillsQuery(tx: Tx) {
-  const ofDefault = (column: 'name' | 'description') =>
-    sql<string>`(select v.${sql.ref(column)} from agent_skill_versions as v where v.skill_id = agent_skills.id and v.version = agent_skills.default_version)`;
-  return tx.selectFrom('agent_skills').select(['id', 'created_at', 'default_version', 'latest_version', ofDefault('name').as('name'), ofDefault('description').as('description')]);
-}
-
 async function findSkill(tx: Tx, id: string): Promise<Skill> {
-  const row = await skillsQuery(tx).where('id', '=', id).executeTakeFirst();
-  if (!row) throw notFound(`No such skill: ${id}`);
-  return toSkill(row);
+  return toSkill(found(await repo.selectSkill(tx, id), `No such skill: ${id}`));
 }
 
 async function insertVersion(tx: Tx, tenantId: string, skillId: string, version: number, files: SkillFile[], now: Date): Promise<VersionRow> {
   const manifest = inspectSkill(files);
-  return tx
-    .insertInto('agent_skill_versions')
-    .values({ id: prefixedId('skillver'), tenant_id: tenantId, skill_id: skillId, version, name: manifest.name, description: manifest.description, archive: zipSkill(files, now), created_at: now })
-    .returning(VERSION_COLUMNS)
-    .executeTakeFirstOrThrow();
+  return repo.insertVersionRow(tx, { id: prefixedId('skillver'), tenantId, skillId, version, name: manifest.name, description: manifest.description, archive: zipSkill(files, now), createdAt: now });
 }
 
 export async function createSkill(db: Kysely<DB>, tenantId: string, files: SkillFile[]): Promise<Skill> {
@@ -86,7 +71,7 @@ export async function createSkill(db: Kysely<DB>, tenantId: string, files: Skill
   const now = new Date();
   return withTenant(db, tenantId, async (tx) => {
     const id = prefixedId('skill');
-    await tx.insertInto('agent_skills').values({ id, tenant_id: tenantId, default_version: 1, latest_version: 1, next_version: 2, created_at: now }).execute();
+    await repo.insertSkillRow(tx, { id, tenantId, createdAt: now });
     await insertVersion(tx, tenantId, id, 1, files, now);
     return findSkill(tx, id);
   });
@@ -95,23 +80,21 @@ export async function createSkill(db: Kysely<DB>, tenantId: string, files: Skill
 export const getSkill = (db: Kysely<DB>, tenantId: string, id: string) => withTenant(db, tenantId, (tx) => findSkill(tx, id));
 
 export async function listSkills(db: Kysely<DB>, tenantId: string, cursor: CursorQuery): Promise<CursorPage<Skill>> {
-  const rows = await withTenant(db, tenantId, (tx) => keysetRows(skillsQuery(tx), 'agent_skills', cursor));
+  const rows = await withTenant(db, tenantId, (tx) => repo.selectSkills(tx, cursor));
   return cursorPage(rows.map(toSkill), cursor.limit);
 }
 
 export async function deleteSkill(db: Kysely<DB>, tenantId: string, id: string): Promise<{ id: string; deleted: true; object: 'skill.deleted' }> {
-  const gone = await withTenant(db, tenantId, (tx) => tx.deleteFrom('agent_skills').where('id', '=', id).returning('id').executeTakeFirst());
-  if (!gone) throw notFound(`No such skill: ${id}`);
-  return { id, deleted: true, object: 'skill.deleted' };
+  found(await withTenant(db, tenantId, (tx) => repo.deleteSkillRow(tx, id)), `No such skill: ${id}`);
+  return deletedObject(id, 'skill.deleted');
 }
 
 export async function setDefaultVersion(db: Kysely<DB>, tenantId: string, id: string, version: string): Promise<Skill> {
   const n = parseVersion(version, 'default_version');
   return withTenant(db, tenantId, async (tx) => {
     await findSkill(tx, id);
-    const exists = await tx.selectFrom('agent_skill_versions').select('id').where('skill_id', '=', id).where('version', '=', n).executeTakeFirst();
-    if (!exists) throw badRequest(`default_version: skill ${id} has no version ${version}`);
-    await tx.updateTable('agent_skills').set({ default_version: n }).where('id', '=', id).execute();
+    if (!(await repo.versionExists(tx, id, n))) throw badRequest(`default_version: skill ${id} has no version ${version}`);
+    await repo.setSkillDefault(tx, id, n);
     return findSkill(tx, id);
   });
 }
@@ -120,23 +103,16 @@ export async function createVersion(db: Kysely<DB>, tenantId: string, skillId: s
   inspectSkill(files);
   const now = new Date();
   return withTenant(db, tenantId, async (tx) => {
-    const skill = await tx.selectFrom('agent_skills').select(['next_version']).where('id', '=', skillId).forUpdate().executeTakeFirst();
-    if (!skill) throw notFound(`No such skill: ${skillId}`);
-    const version = skill.next_version;
+    const version = found(await repo.lockSkill(tx, skillId), `No such skill: ${skillId}`).next_version;
     const row = await insertVersion(tx, tenantId, skillId, version, files, now);
-    await tx
-      .updateTable('agent_skills')
-      .set({ next_version: version + 1, latest_version: version, ...(makeDefault ? { default_version: version } : {}) })
-      .where('id', '=', skillId)
-      .execute();
+    await repo.recordNewVersion(tx, skillId, version, makeDefault);
     return toVersion(row);
   });
 }
 
 /** `version` is a number or `latest`; `default` resolves to the skill's default version. */
 async function resolveVersion(tx: Tx, skillId: string, version: string): Promise<number> {
-  const skill = await tx.selectFrom('agent_skills').select(['default_version', 'latest_version']).where('id', '=', skillId).executeTakeFirst();
-  if (!skill) throw notFound(`No such skill: ${skillId}`);
+  const skill = found(await repo.skillVersionNumbers(tx, skillId), `No such skill: ${skillId}`);
   if (version === 'latest') return skill.latest_version;
   if (version === 'default') return skill.default_version;
   const n = Number(version);
@@ -146,9 +122,7 @@ async function resolveVersion(tx: Tx, skillId: string, version: string): Promise
 
 async function findVersionRow(tx: Tx, skillId: string, version: string): Promise<VersionRow> {
   const n = await resolveVersion(tx, skillId, version);
-  const row = await tx.selectFrom('agent_skill_versions').select(VERSION_COLUMNS).where('skill_id', '=', skillId).where('version', '=', n).executeTakeFirst();
-  if (!row) throw notFound(`No such version ${version} of skill ${skillId}`);
-  return row;
+  return found(await repo.selectVersion(tx, skillId, n), `No such version ${version} of skill ${skillId}`);
 }
 
 export async function getVersion(db: Kysely<DB>, tenantId: string, skillId: string, version: string): Promise<SkillVersion> {
@@ -158,7 +132,7 @@ export async function getVersion(db: Kysely<DB>, tenantId: string, skillId: stri
 export async function listVersions(db: Kysely<DB>, tenantId: string, skillId: string, cursor: CursorQuery): Promise<CursorPage<SkillVersion>> {
   const rows = await withTenant(db, tenantId, async (tx) => {
     await findSkill(tx, skillId);
-    return keysetRows(tx.selectFrom('agent_skill_versions').select(VERSION_COLUMNS).where('skill_id', '=', skillId), 'agent_skill_versions', cursor, ['version', 'id']);
+    return repo.selectVersions(tx, skillId, cursor);
   });
   return cursorPage(rows.map(toVersion), cursor.limit);
 }
@@ -166,13 +140,11 @@ export async function listVersions(db: Kysely<DB>, tenantId: string, skillId: st
 export async function deleteVersion(db: Kysely<DB>, tenantId: string, skillId: string, version: string) {
   return withTenant(db, tenantId, async (tx) => {
     const row = await findVersionRow(tx, skillId, version);
-    const skill = await tx.selectFrom('agent_skills').select(['default_version']).where('id', '=', skillId).forUpdate().executeTakeFirstOrThrow();
+    const skill = found(await repo.lockSkill(tx, skillId), `No such skill: ${skillId}`);
     if (skill.default_version === row.version) {
       throw badRequest(`version: version ${row.version} is the default version of skill ${skillId}; set another default_version first, or delete the skill`);
     }
-    await tx.deleteFrom('agent_skill_versions').where('id', '=', row.id).execute();
-    const latest = await tx.selectFrom('agent_skill_versions').select((eb) => eb.fn.max('version').as('v')).where('skill_id', '=', skillId).executeTakeFirstOrThrow();
-    await tx.updateTable('agent_skills').set({ latest_version: Number(latest.v) }).where('id', '=', skillId).execute();
+    await repo.deleteVersionRow(tx, skillId, row.id);
     return { id: row.id, deleted: true as const, object: 'skill.version.deleted' as const, version: String(row.version) };
   });
 }
@@ -181,7 +153,7 @@ export async function deleteVersion(db: Kysely<DB>, tenantId: string, skillId: s
 export async function versionArchive(db: Kysely<DB>, tenantId: string, skillId: string, version = 'default'): Promise<{ filename: string; archive: Uint8Array }> {
   return withTenant(db, tenantId, async (tx) => {
     const row = await findVersionRow(tx, skillId, version);
-    const { archive } = await tx.selectFrom('agent_skill_versions').select('archive').where('id', '=', row.id).executeTakeFirstOrThrow();
+    const archive = await repo.versionArchiveBytes(tx, row.id);
     return { filename: `${row.name}-v${row.version}.zip`, archive };
   });
 }

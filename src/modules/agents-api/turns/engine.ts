@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withSystem, withTenant } from '../../../db/index.ts';
 import type { RunEvent } from '../../../contracts/run-event.ts';
-import { cancelRun, createRun, followRun, getRunSummary, type Hub, type RunDeps } from '../../conductor/index.ts';
+import type { ConductorServices } from '../../conductor/index.ts';
 import { AppError, describeError, isAppError, notFound, undefinedIfNotFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
@@ -11,7 +11,7 @@ import type { EventStore } from '../events/event-store.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
 import type { SecretBox } from '../secret-box.ts';
 import type { InputEvent, InputMessage } from '../sessions/session.schema.ts';
-import { getSessionRow, insertTurn, turnDriver, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
+import { getSessionRow, insertTurn, sessionsWithActiveTurns, turnDriver, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
 import type { SessionTurnError } from '../wire.ts';
 import { announceCall, answerCall } from './function-calls.ts';
 import { functionTools, openSecrets, promptOf, runMcpServers, sessionProfile } from './launch.ts';
@@ -43,7 +43,7 @@ export interface TurnEngine {
 
 export interface EngineDeps {
   db: Kysely<DB>;
-  runDeps: RunDeps & { hub: Hub };
+  conductor: ConductorServices;
   store: EventStore;
   models: ModelResolver;
   box: SecretBox;
@@ -68,7 +68,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
   async function start(row: SessionRow, messages: InputMessage[]): Promise<void> {
     const turnId = prefixedId('turn', 24);
     const t = newLiveTurn(row, turnId, new Set(functionTools(row.agent).map((f) => f.name)));
-    const turn = await tx(t.tenantId, (q) => insertTurn(q, { id: turnId, tenantId: t.tenantId, sessionId: t.sessionId, agentId: t.agentId, ownerId: deps.runDeps.ownerId }));
+    const turn = await tx(t.tenantId, (q) => insertTurn(q, { id: turnId, tenantId: t.tenantId, sessionId: t.sessionId, agentId: t.agentId, ownerId: deps.conductor.runs.ownerId }));
     live.set(t.sessionId, t);
     const base = { session_id: t.sessionId, turn_id: turnId };
     io.emit(t, [{ type: 'agent.session.turn.created', ...base, turn }]);
@@ -84,13 +84,13 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     const runId = prefixedId('run', 24);
     try {
       const model = await deps.models.resolve(t.tenantId, row.agent.model);
-      const runToken = deps.runDeps.mintRunToken ? await deps.runDeps.mintRunToken(t.tenantId, runId) : undefined;
+      const runToken = await deps.conductor.runs.mintToken(t.tenantId, runId);
       const secrets = openSecrets(deps.box, t.tenantId, t.sessionId, row.secrets);
       const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, runToken, agent: row.agent, secrets });
       const profile = sessionProfile(row.profile_name, row.agent, row.environment, model.model);
       const body = { id: runId, profile: row.profile_name, sessionId: t.sessionId, prompt: promptOf(messages) };
       const keySource = deps.models.parse(row.agent.model).kind === 'byok' ? 'tenant' : 'platform';
-      await createRun(deps.runDeps, t.tenantId, body, { profile, extras: { model, mcpServers }, keySource });
+      await deps.conductor.runs.create(t.tenantId, body, { profile, extras: { model, mcpServers }, keySource });
     } catch (err) {
       await finish(t, 'failed', turnError(describeError(err)));
       return;
@@ -111,7 +111,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     let after = 0;
     while (!terminal && !t.stop.signal.aborted) {
       try {
-        const events = await followRun(deps.runDeps, t.tenantId, runId, after, { keepAliveMs, signal: t.stop.signal });
+        const events = await deps.conductor.runs.follow(t.tenantId, runId, after, { keepAliveMs, signal: t.stop.signal });
         for await (const e of events) {
           if (!e) continue;
           after = e.seq;
@@ -171,7 +171,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     t.queued = [];
     for (const call of t.pending.values()) call.answer({ success: false, error: 'the turn was cancelled' });
     t.pending.clear();
-    if (t.runId) await cancelRun(deps.runDeps, t.tenantId, t.runId);
+    if (t.runId) await deps.conductor.runs.cancel(t.tenantId, t.runId);
     else await finish(t, 'cancelled', null);
   }
 
@@ -185,10 +185,11 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     if (!row.active_turn_id || live.has(row.id)) return row;
     const driver = await tx(row.tenant_id, (q) => turnDriver(q, row.active_turn_id!));
     // between its runs a turn has no running run: only its owner's lapsed lease says it was abandoned
-    let drivenElsewhere = Boolean(driver?.ownerAlive && driver.ownerId !== deps.runDeps.ownerId);
+    const owner = driver?.ownerId;
+    let drivenElsewhere = Boolean(owner && owner !== deps.conductor.runs.ownerId && (await deps.conductor.runs.ownerAlive(owner)));
     if (!drivenElsewhere) {
       const lastRun = driver?.runIds.at(-1);
-      const status = lastRun ? (await getRunSummary(deps.runDeps, row.tenant_id, lastRun).catch(undefinedIfNotFound))?.status : undefined;
+      const status = lastRun ? (await deps.conductor.runs.get(row.tenant_id, lastRun).catch(undefinedIfNotFound))?.status : undefined;
       drivenElsewhere = status === 'running';
     }
     if (drivenElsewhere) {
@@ -250,7 +251,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
         live.delete(sessionId);
         t.stop.abort();
         for (const call of t.pending.values()) call.answer({ success: false, error: 'the session was deleted' });
-        if (t.runId) await cancelRun(deps.runDeps, t.tenantId, t.runId).catch(() => {});
+        if (t.runId) await deps.conductor.runs.cancel(t.tenantId, t.runId).catch(() => {});
       });
     },
 
@@ -258,7 +259,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
       if (row && live.has(row.id)) return;
       const rows = row
         ? [row]
-        : await withSystem(deps.db, (q) => q.selectFrom('agent_sessions').select(['id', 'tenant_id']).where('active_turn_id', 'is not', null).execute());
+        : await withSystem(deps.db, (q) => sessionsWithActiveTurns(q));
       for (const r of rows) {
         await locked(r.id, async () => {
           const fresh = await tx(r.tenant_id, (q) => getSessionRow(q, r.id));

@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import { forbidden, notFound, undefinedIfNotFound } from '../../../shared/errors.ts';
-import { getRunSummary, type RunDeps } from '../../conductor/index.ts';
+import type { ConductorServices } from '../../conductor/index.ts';
 import type { AgentsEnv } from '../context.ts';
 import { getSessionRow } from '../sessions/sessions.repo.ts';
 import type { TurnEngine } from './engine.ts';
@@ -18,14 +18,14 @@ import { functionTools } from './launch.ts';
  * middleware authenticates it); a call is handed to the turn engine, which announces it to the client and answers
  * the model with the client's `tool_result`. Stateless JSON mode, one server per request, as the runner's endpoint.
  */
-export function functionToolRoutes(deps: { db: Kysely<DB>; runDeps: RunDeps; engine: TurnEngine; version: string }): Hono<AgentsEnv> {
+export function functionToolRoutes(deps: { db: Kysely<DB>; conductor: ConductorServices; engine: TurnEngine; version: string }): Hono<AgentsEnv> {
   return new Hono<AgentsEnv>().all('/agent-sessions/:id/function-tools/mcp', async (c) => {
     const principal = c.get('principal');
     const runId = principal.authKind === 'run_token' && principal.subject?.startsWith('run:') ? principal.subject.slice(4) : undefined;
     if (!runId) throw forbidden('function tools are served to the runs of a session only');
     const sessionId = c.req.param('id');
     const row = await withTenant(deps.db, principal.tenantId, (tx) => getSessionRow(tx, sessionId));
-    const run = await getRunSummary(deps.runDeps, principal.tenantId, runId).catch(undefinedIfNotFound);
+    const run = await deps.conductor.runs.get(principal.tenantId, runId).catch(undefinedIfNotFound);
     // a run token opens the function tools of its own session only
     if (!row || run?.subTask.sessionId !== sessionId) throw notFound(`unknown session: ${sessionId}`);
     if (c.req.method === 'GET') {

@@ -1,4 +1,4 @@
-import type { RunDeps } from '../../conductor/index.ts';
+import type { RunsService } from '../../conductor/index.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
 import { runtimeModelName } from './launch.ts';
 
@@ -8,10 +8,10 @@ import { runtimeModelName } from './launch.ts';
  * request's answer instead of a turn that fails later. The turn's run asks the gates again when it starts.
  */
 export async function gateTurn(
-  deps: { runDeps: Pick<RunDeps, 'hooks'>; models: ModelResolver },
+  deps: { conductor: { runs: Pick<RunsService, 'checkGates'> }; models: ModelResolver },
   tenantId: string,
   t: { model: string; profileName: string; sessionId: string | null },
 ): Promise<void> {
   const keySource = deps.models.parse(t.model).kind === 'byok' ? 'tenant' : 'platform';
-  await deps.runDeps.hooks.checkGates({ tenantId, profile: t.profileName, parentId: null, sessionId: t.sessionId, runtime: 'general', model: runtimeModelName(deps.models, t.model), keySource });
+  await deps.conductor.runs.checkGates({ tenantId, profile: t.profileName, parentId: null, sessionId: t.sessionId, runtime: 'general', model: runtimeModelName(deps.models, t.model), keySource });
 }

@@ -1,11 +1,9 @@
-import { sql } from 'kysely';
-import { jsonb, withTenant } from '../../../db/index.ts';
+import { withTenant } from '../../../db/index.ts';
 import type { ResourceStatus } from '../../../db/types.ts';
-import { notFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import { seconds, type ResourceDeps } from '../deps.ts';
-import { keysetRows } from '../keyset.ts';
-import { cursorPage, type CursorPage, type CursorQuery } from '../pagination.ts';
+import { cursorPage, deletedObject, found, type CursorPage, type CursorQuery } from '../../crud/index.ts';
+import { deleteCredentialRow, insertCredential, lockCredential, matchingCredentials, selectCredential, selectCredentials, updateCredentialAuth } from './vaults.repo.ts';
 import { openJson, sealJson } from '../secret-box.ts';
 import { rotateAuth, splitAuth, type AuthCreateInput, type AuthRotateInput, type AuthSecrets, type PublicAuth } from './credential-auth.ts';
 import { findVault } from './vaults.service.ts';
@@ -25,7 +23,6 @@ export interface Credential {
 }
 
 type Row = { id: string; vault_id: string; name: string; auth: Record<string, unknown>; created_at: Date; updated_at: Date };
-const COLUMNS = ['id', 'vault_id', 'name', 'auth', 'created_at', 'updated_at'] as const;
 const toCredential = (r: Row): Credential => ({
   id: r.id,
   auth: r.auth as PublicAuth,
@@ -42,11 +39,7 @@ export async function createCredential(deps: ResourceDeps, tenantId: string, vau
   const id = prefixedId('cred');
   const row = await withTenant(deps.db, tenantId, async (tx) => {
     await findVault(tx, vaultId);
-    return tx
-      .insertInto('vault_credentials')
-      .values({ id, tenant_id: tenantId, vault_id: vaultId, name: input.name, auth: jsonb(pub), sealed: sealJson(deps.box, secrets, aad(tenantId, id)) })
-      .returning(COLUMNS)
-      .executeTakeFirstOrThrow();
+    return insertCredential(tx, { id, tenantId, vaultId, name: input.name, auth: pub, sealed: sealJson(deps.box, secrets, aad(tenantId, id)) });
   });
   return toCredential(row);
 }
@@ -54,18 +47,14 @@ export async function createCredential(deps: ResourceDeps, tenantId: string, vau
 export async function getCredential(deps: ResourceDeps, tenantId: string, vaultId: string, id: string): Promise<Credential> {
   return withTenant(deps.db, tenantId, async (tx) => {
     await findVault(tx, vaultId);
-    const row = await tx.selectFrom('vault_credentials').select(COLUMNS).where('vault_id', '=', vaultId).where('id', '=', id).executeTakeFirst();
-    if (!row) throw notFound(`No such credential: ${id}`);
-    return toCredential(row);
+    return toCredential(found(await selectCredential(tx, vaultId, id), `No such credential: ${id}`));
   });
 }
 
 export async function listCredentials(deps: ResourceDeps, tenantId: string, vaultId: string, cursor: CursorQuery, status: ResourceStatus[] | undefined): Promise<CursorPage<Credential>> {
   const rows = await withTenant(deps.db, tenantId, async (tx) => {
     await findVault(tx, vaultId);
-    let q = tx.selectFrom('vault_credentials').select(COLUMNS).where('vault_id', '=', vaultId);
-    if (status) q = q.where('status', 'in', status);
-    return keysetRows(q, 'vault_credentials', cursor);
+    return selectCredentials(tx, vaultId, cursor, status);
   });
   return cursorPage(rows.map(toCredential), cursor.limit);
 }
@@ -73,15 +62,9 @@ export async function listCredentials(deps: ResourceDeps, tenantId: string, vaul
 export async function rotateCredential(deps: ResourceDeps, tenantId: string, vaultId: string, id: string, auth: AuthRotateInput): Promise<Credential> {
   return withTenant(deps.db, tenantId, async (tx) => {
     await findVault(tx, vaultId);
-    const row = await tx.selectFrom('vault_credentials').select(['auth', 'sealed']).where('vault_id', '=', vaultId).where('id', '=', id).forUpdate().executeTakeFirst();
-    if (!row) throw notFound(`No such credential: ${id}`);
+    const row = found(await lockCredential(tx, vaultId, id), `No such credential: ${id}`);
     const next = rotateAuth(row.auth as PublicAuth, openJson<AuthSecrets>(deps.box, row.sealed, aad(tenantId, id)), auth);
-    const updated = await tx
-      .updateTable('vault_credentials')
-      .set({ auth: jsonb(next.pub), sealed: sealJson(deps.box, next.secrets, aad(tenantId, id)), updated_at: new Date() })
-      .where('id', '=', id)
-      .returning(COLUMNS)
-      .executeTakeFirstOrThrow();
+    const updated = await updateCredentialAuth(tx, id, next.pub, sealJson(deps.box, next.secrets, aad(tenantId, id)));
     return toCredential(updated);
   });
 }
@@ -89,10 +72,10 @@ export async function rotateCredential(deps: ResourceDeps, tenantId: string, vau
 export async function deleteCredential(deps: ResourceDeps, tenantId: string, vaultId: string, id: string) {
   const gone = await withTenant(deps.db, tenantId, async (tx) => {
     await findVault(tx, vaultId);
-    return tx.deleteFrom('vault_credentials').where('vault_id', '=', vaultId).where('id', '=', id).returning('id').executeTakeFirst();
+    return deleteCredentialRow(tx, vaultId, id);
   });
-  if (!gone) throw notFound(`No such credential: ${id}`);
-  return { id, deleted: true as const, object: 'vault.credential.deleted' as const };
+  found(gone, `No such credential: ${id}`);
+  return deletedObject(id, 'vault.credential.deleted');
 }
 
 /**
@@ -106,11 +89,7 @@ export async function resolveCredential(
   query: { vaultIds: readonly string[]; serverUrl: string; credentialId?: string | null },
 ): Promise<{ credentialId: string; bearer: string } | undefined> {
   if (query.vaultIds.length === 0) return undefined;
-  const rows = await withTenant(deps.db, tenantId, (tx) => {
-    let q = tx.selectFrom('vault_credentials').select(['id', 'auth', 'sealed']).where('vault_id', 'in', query.vaultIds).where('status', '=', 'active');
-    q = query.credentialId ? q.where('id', '=', query.credentialId) : q.where(sql<string>`auth->>'mcp_server_url'`, '=', query.serverUrl);
-    return q.execute();
-  });
+  const rows = await withTenant(deps.db, tenantId, (tx) => matchingCredentials(tx, [...query.vaultIds], { credentialId: query.credentialId ?? undefined, serverUrl: query.serverUrl }));
   if (rows.length !== 1) return undefined;
   const secrets = openJson<AuthSecrets>(deps.box, rows[0].sealed, aad(tenantId, rows[0].id));
   const bearer = secrets.access_token ?? secrets.token;

@@ -5,7 +5,7 @@ import { badRequest } from '../../../shared/errors.ts';
 import { readJson } from '../../../shared/http.ts';
 import type { AgentsEnv } from '../context.ts';
 import type { ResourceDeps } from '../deps.ts';
-import { readCursor } from '../pagination.ts';
+import { readCursor } from '../../crud/index.ts';
 import { Metadata, TrimmedName } from '../validation.ts';
 import { AuthCreate, AuthRotate } from './credential-auth.ts';
 import * as credentials from './credentials.service.ts';

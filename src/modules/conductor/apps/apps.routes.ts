@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
-import { withTenant } from '../../../db/index.ts';
+import { inTenant } from '../../crud/index.ts';
 import type { IdentityEnv } from '../identity/index.ts';
 import { listConnections } from './apps.repo.ts';
 
@@ -17,5 +17,5 @@ export function connectedAppRoutes(deps: { db: Kysely<DB>; configured: readonly 
   const providers = names.map((name) => ({ name, configured: deps.configured.includes(name) }));
   return new Hono<IdentityEnv>()
     .get('/providers', (c) => c.json({ providers }))
-    .get('/connections', async (c) => c.json({ connections: await withTenant(deps.db, c.get('principal').tenantId, (tx) => listConnections(tx)) }));
+    .get('/connections', async (c) => c.json({ connections: await inTenant(deps.db, c, (tx) => listConnections(tx)) }));
 }

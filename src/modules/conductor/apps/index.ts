@@ -1,3 +1,4 @@
 /** Connected apps: third-party accounts linked by a tenant, and the providers the operator configured. */
-export { connectedAppRoutes, KNOWN_PROVIDERS } from './apps.routes.ts';
+export { appsFeature } from './apps.feature.ts';
+export { KNOWN_PROVIDERS } from './apps.routes.ts';
 export { insertConnection, listConnections, type Connection } from './apps.repo.ts';

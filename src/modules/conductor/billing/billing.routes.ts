@@ -1,10 +1,10 @@
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import * as v from 'valibot';
 import type { DB } from '../../../db/index.ts';
-import { badRequest, forbidden, notFound } from '../../../shared/errors.ts';
+import { badRequest } from '../../../shared/errors.ts';
 import { readJson } from '../../../shared/http.ts';
-import { atLeast, type IdentityEnv, type Role } from '../identity/index.ts';
+import type { Guards, IdentityEnv } from '../identity/index.ts';
 import { getSpendCap, setSpendCap, type CapDefaults } from './spend-cap.service.ts';
 import { getWallet, grantCredit } from './wallet.service.ts';
 
@@ -22,23 +22,17 @@ const GrantBody = v.object({
   description: v.optional(v.pipe(v.string(), v.maxLength(500)), 'operator grant'),
 });
 
-const role = (minimum: Role, what: string): MiddlewareHandler<IdentityEnv> => async (c, next) => {
-  if (!atLeast(c.get('principal').role, minimum)) throw forbidden(`${what} needs role ${minimum} or higher`);
-  await next();
-};
-
 /**
  * `/api/billing/wallet` (member+), `/api/spend-cap` (GET member+, PUT admin+) and the operator's
  * `POST /api/billing/grants` (operator tenant only, 404 to everyone else, like the tenant routes).
  */
-export function billingRoutes(deps: { db: Kysely<DB>; defaults: CapDefaults; adminTenant: string | undefined }): Hono<IdentityEnv> {
-  const { db, defaults } = deps;
+export function billingRoutes(deps: { db: Kysely<DB>; defaults: CapDefaults; guards: Guards }): Hono<IdentityEnv> {
+  const { db, defaults, guards } = deps;
+  const role = guards.requireRole<IdentityEnv>;
   return new Hono<IdentityEnv>()
     .get('/billing/wallet', role('member', 'the wallet'), async (c) => c.json(await getWallet(db, c.get('principal').tenantId)))
-    .post('/billing/grants', async (c) => {
+    .post('/billing/grants', guards.operatorOnly(), role('admin', 'granting credit'), async (c) => {
       const p = c.get('principal');
-      if (!deps.adminTenant || p.tenantId !== deps.adminTenant) throw notFound('not found');
-      if (!atLeast(p.role, 'admin')) throw forbidden('granting credit needs role admin or owner');
       const body = await readJson(c, GrantBody);
       const { id, wallet } = await grantCredit(db, { tenantId: body.tenantId, amountMicroUsd: body.amountMicroUSD, description: body.description, createdBy: p.keyId ?? p.subject });
       return c.json({ id, tenantId: body.tenantId, wallet }, 201);

@@ -1,19 +1,14 @@
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono } from 'hono';
 import * as v from 'valibot';
-import { forbidden } from '../../../shared/errors.ts';
 import { readJson } from '../../../shared/http.ts';
-import { atLeast, type IdentityEnv, type Role } from '../identity/index.ts';
+import type { Guards, IdentityEnv } from '../identity/index.ts';
 import type { StripeBilling } from './stripe.service.ts';
 
 const CheckoutBody = v.object({ cents: v.pipe(v.number('cents: expected a number'), v.safeInteger('cents: a whole number of cents')) });
 
-const role = (minimum: Role, what: string): MiddlewareHandler<IdentityEnv> => async (c, next) => {
-  if (!atLeast(c.get('principal').role, minimum)) throw forbidden(`${what} needs role ${minimum} or higher`);
-  await next();
-};
-
 /** `POST /api/billing/checkout` (owner), `GET /api/billing/checkouts/{id}` (member+), `POST /api/billing/portal` (admin+). */
-export function checkoutRoutes(stripe: StripeBilling): Hono<IdentityEnv> {
+export function checkoutRoutes(stripe: StripeBilling, guards: Guards): Hono<IdentityEnv> {
+  const role = guards.requireRole<IdentityEnv>;
   return new Hono<IdentityEnv>()
     .post('/billing/checkout', role('owner', 'starting a checkout'), async (c) => {
       const { cents } = await readJson(c, CheckoutBody);
@@ -26,5 +21,5 @@ export function checkoutRoutes(stripe: StripeBilling): Hono<IdentityEnv> {
 
 /** `POST /api/stripe/webhook`: unauthenticated (Stripe signs it); the raw body is what the signature covers. */
 export function stripeWebhookRoutes(stripe: StripeBilling): Hono {
-  return new Hono().post('/webhook', async (c) => c.json(await stripe.webhook(await c.req.text(), c.req.header('stripe-signature'))));
+  return new Hono().post('/api/stripe/webhook', async (c) => c.json(await stripe.webhook(await c.req.text(), c.req.header('stripe-signature'))));
 }

@@ -4,7 +4,7 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
-import type { Principal } from '../identity/index.ts';
+import { sessionKey, type Principal } from '../identity/index.ts';
 
 /**
  * The dashboard session: an HttpOnly cookie holding `{tenant, key id, expiry}` signed with a secret derived from the
@@ -49,11 +49,7 @@ export function createSessions(deps: { db: Kysely<DB>; pepper: string }): Sessio
     async open(c) {
       const claims = decode(getCookie(c, COOKIE));
       if (!claims) return undefined;
-      const key = await withTenant(deps.db, claims.t, async (tx) => {
-        const k = await tx.selectFrom('api_keys').select(['id', 'role', 'revoked_at', 'expires_at']).where('id', '=', claims.k).executeTakeFirst();
-        const t = await tx.selectFrom('tenants').select(['name', 'deleted_at']).where('id', '=', claims.t).executeTakeFirst();
-        return k && t ? { ...k, tenantName: t.name, deleted: t.deleted_at !== null } : undefined;
-      });
+      const key = await withTenant(deps.db, claims.t, (tx) => sessionKey(tx, claims.t, claims.k));
       if (!key || key.revoked_at || key.deleted || (key.expires_at && new Date(key.expires_at).getTime() <= Date.now())) return undefined;
       return { tenantId: claims.t, tenantName: key.tenantName, role: key.role, authKind: 'session', keyId: key.id, subject: null };
     },

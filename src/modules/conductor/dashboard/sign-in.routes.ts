@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { isAppError } from '../../../shared/errors.ts';
 import { readForm } from '../../../shared/http.ts';
-import { atLeast, type Principal } from '../identity/index.ts';
+import { hasRole, type Principal } from '../identity/index.ts';
 import { escape, hidden, page } from './html.ts';
 import type { SessionCodec } from './session.ts';
 
@@ -45,7 +45,7 @@ export function signInRoutes(deps: { sessions: SessionCodec; authenticate(header
         if (isAppError(err) && err.status === 401) return signInForm(c, next, `That key was not accepted (${err.message}).`, 401);
         throw err;
       }
-      if (!atLeast(principal.role, 'member')) return signInForm(c, next, 'A viewer key cannot approve logins; use a key of role member or higher.', 403);
+      if (!hasRole(principal, 'member')) return signInForm(c, next, 'A viewer key cannot approve logins; use a key of role member or higher.', 403);
       sessions.start(c, principal);
       return c.redirect(next, 303);
     })

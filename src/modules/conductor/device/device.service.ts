@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { insertKey, type KeyDeps, type Principal } from '../identity/index.ts';
-import { atLeast } from '../identity/index.ts';
+import { hasRole } from '../identity/index.ts';
 import { claimApproved, decideCode, findCode, insertCode, setKeyId, sweepExpired, withDeviceScope, type DeviceRow } from './device.repo.ts';
 
 /**
@@ -93,7 +93,7 @@ export async function lookupUserCode(deps: DeviceDeps, userCode: string): Promis
 }
 
 export async function decideUserCode(deps: DeviceDeps, userCode: string, principal: Principal, approve: boolean): Promise<DeviceRow> {
-  if (approve && !atLeast(principal.role, 'member')) throw badRequest('a viewer may not approve a login');
+  if (approve && !hasRole(principal, 'member')) throw badRequest('a viewer may not approve a login');
   const row = await withDeviceScope(deps.db, { userCode }, (tx) =>
     decideCode(tx, userCode, { approve, tenantId: principal.tenantId, role: principal.role, approvedBy: principal.keyId ?? principal.subject }),
   );

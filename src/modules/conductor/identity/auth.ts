@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import * as jose from 'jose';
 import type { DB } from '../../../db/index.ts';
-import { sql } from 'kysely';
 import { withTenant } from '../../../db/index.ts';
 import { unauthorized } from '../../../shared/errors.ts';
 import { hashKey, KEY_PATTERN } from './keys.ts';
 import type { Role } from './roles.ts';
 import { ROLES } from './roles.ts';
+import { lookupKey, tenantStatus } from './tenants.repo.ts';
 
 /** Who a request acts as. The tenant always comes from the credential, never from a client header. */
 export interface Principal {
@@ -27,7 +27,6 @@ export interface AuthDeps {
 
 const RUN_TOKEN_ISSUER = 'svc-conductor';
 
-type KeyLookupRow = { id: string; tenant_id: string; role: Role; expires_at: Date | null; revoked_at: Date | null; tenant_name: string; tenant_deleted_at: Date | null };
 
 export async function authenticate(deps: AuthDeps, header: string | undefined): Promise<Principal> {
   const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
@@ -40,8 +39,7 @@ export async function authenticate(deps: AuthDeps, header: string | undefined): 
 async function verifyApiKey(deps: AuthDeps, token: string): Promise<Principal> {
   if (!KEY_PATTERN.test(token)) throw unauthorized('invalid API key');
   const hash = hashKey(deps.pepper, token);
-  const { rows } = await sql<KeyLookupRow>`select * from svc_lookup_key(${hash})`.execute(deps.db);
-  const key = rows[0];
+  const key = await lookupKey(deps.db, hash);
   if (!key) throw unauthorized('invalid API key');
   if (key.revoked_at) throw unauthorized('API key revoked');
   if (key.expires_at && new Date(key.expires_at).getTime() <= Date.now()) throw unauthorized('API key expired');
@@ -84,7 +82,7 @@ async function verifyRunToken(deps: AuthDeps, token: string): Promise<Principal>
 }
 
 async function assertTenantActive(db: Kysely<DB>, tenantId: string): Promise<string> {
-  const tenant = await withTenant(db, tenantId, (tx) => tx.selectFrom('tenants').select(['name', 'deleted_at']).where('id', '=', tenantId).executeTakeFirst());
+  const tenant = await withTenant(db, tenantId, (tx) => tenantStatus(tx, tenantId));
   if (!tenant || tenant.deleted_at) throw unauthorized('unknown or deleted tenant');
   return tenant.name;
 }

@@ -6,6 +6,7 @@ import { withOperator, withKeyLookup } from '../../../db/index.ts';
 import type { Logger } from '../../../shared/log.ts';
 import { hashKey } from './keys.ts';
 import { insertKey, type KeyDeps } from './keys.service.ts';
+import { insertDefaultTenant, keyHashExists } from './keys.repo.ts';
 
 /**
  * First boot: tenant `default` exists, and there is an owner key. `SVC_BOOTSTRAP_TOKEN` makes the given token an owner
@@ -16,10 +17,7 @@ export async function bootstrapIdentity(
   deps: KeyDeps & { log: Logger },
   opts: { bootstrapToken: string | undefined; dataDir: string; writeKeyFile: boolean },
 ): Promise<{ token: string | undefined; created: boolean }> {
-  const created = await withOperator(deps.db, async (tx) => {
-    const row = await tx.insertInto('tenants').values({ id: 'default', name: 'Default' }).onConflict((oc) => oc.column('id').doNothing()).returning('id').executeTakeFirst();
-    return row !== undefined;
-  });
+  const created = await withOperator(deps.db, (tx) => insertDefaultTenant(tx));
   if (opts.bootstrapToken) {
     const hash = hashKey(deps.pepper, opts.bootstrapToken);
     if (!(await keyExists(deps.db, hash))) {
@@ -45,6 +43,5 @@ export async function bootstrapIdentity(
 }
 
 async function keyExists(db: Kysely<DB>, hash: string): Promise<boolean> {
-  const row = await withKeyLookup(db, hash, (tx) => tx.selectFrom('api_keys').select('id').where('key_hash', '=', hash).executeTakeFirst());
-  return row !== undefined;
+  return withKeyLookup(db, hash, (tx) => keyHashExists(tx, hash));
 }

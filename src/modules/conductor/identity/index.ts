@@ -1,8 +1,10 @@
+/** Identity: authentication, API keys, tenants (operator), and the role guards every feature uses. */
+export { identityFeature } from './identity.feature.ts';
 export { authenticate, mintRunToken, type Principal, type AuthDeps } from './auth.ts';
 export { requireAuth, type IdentityEnv } from './middleware.ts';
-export { identityRoutes } from './identity.routes.ts';
-export { tenantRoutes } from './tenants.routes.ts';
+export { createGuards, hasRole, operatorOnly, readOnlyViewers, requireRole, type Guards } from './guards.ts';
 export { bootstrapIdentity } from './bootstrap.ts';
 export { insertKey, issueKey, listKeys, revokeKey, type ApiKeyView, type KeyDeps } from './keys.service.ts';
-export { atLeast, ROLES, type Role } from './roles.ts';
+export { ROLES, type Role } from './roles.ts';
 export { hashKey, KEY_PATTERN } from './keys.ts';
+export { sessionKey } from './keys.repo.ts';

@@ -2,11 +2,14 @@ import type { Kysely } from 'kysely';
 import * as v from 'valibot';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
-import { badRequest, forbidden, notFound } from '../../../shared/errors.ts';
+import { badRequest, forbidden } from '../../../shared/errors.ts';
+import { found } from '../../crud/index.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { Principal } from './auth.ts';
 import { hashKey, keyPrefix, mintKeyToken } from './keys.ts';
-import { atLeast, type Role } from './roles.ts';
+import type { Role } from './roles.ts';
+import { hasRole } from './guards.ts';
+import { insertKeyRow, markKeyRevoked, selectKeyOwner, selectKeys } from './keys.repo.ts';
 
 /** Tenant API keys: issue (token shown once), list (members see their own), revoke (immediate, irreversible). */
 export interface ApiKeyView {
@@ -46,14 +49,13 @@ function toView(r: KeyRow): ApiKeyView {
   };
 }
 
-const COLUMNS = ['id', 'tenant_id', 'name', 'role', 'key_prefix', 'created_by', 'created_at', 'expires_at', 'revoked_at'] as const;
 
 export async function issueKey(
   deps: KeyDeps,
   principal: Principal,
   input: { name: string; expiresAt?: string | null },
 ): Promise<ApiKeyView & { token: string }> {
-  if (!atLeast(principal.role, 'member')) throw forbidden('role viewer may not create API keys');
+  if (!hasRole(principal, 'member')) throw forbidden('role viewer may not create API keys');
   return insertKey(deps, principal.tenantId, {
     name: input.name,
     role: principal.role,
@@ -85,20 +87,7 @@ export async function insertKey(
 ): Promise<ApiKeyView & { token: string }> {
   const token = k.token ?? mintKeyToken(deps.keyEnv);
   const row = await withTenant(deps.db, tenantId, (tx) =>
-    tx
-      .insertInto('api_keys')
-      .values({
-        id: prefixedId('key'),
-        tenant_id: tenantId,
-        name: k.name,
-        role: k.role,
-        key_hash: hashKey(deps.pepper, token),
-        key_prefix: keyPrefix(token),
-        created_by: k.createdBy,
-        expires_at: k.expiresAt,
-      })
-      .returning(COLUMNS)
-      .executeTakeFirstOrThrow(),
+    insertKeyRow(tx, { id: prefixedId('key'), tenantId, name: k.name, role: k.role, keyHash: hashKey(deps.pepper, token), keyPrefix: keyPrefix(token), createdBy: k.createdBy, expiresAt: k.expiresAt }),
   );
   return { ...toView(row), token };
 }
@@ -109,23 +98,16 @@ export async function insertKey(
  */
 export async function listKeys(deps: KeyDeps, principal: Principal): Promise<ApiKeyView[]> {
   const minter = principal.keyId ?? principal.subject;
-  if (!atLeast(principal.role, 'admin') && minter === null) return [];
-  const rows = await withTenant(deps.db, principal.tenantId, (tx) => {
-    let q = tx.selectFrom('api_keys').select(COLUMNS).orderBy('created_at', 'desc').orderBy('id');
-    if (!atLeast(principal.role, 'admin')) {
-      q = q.where((eb) => eb.or([eb('created_by', '=', minter), ...(principal.keyId !== null ? [eb('id', '=', principal.keyId)] : [])]));
-    }
-    return q.execute();
-  });
+  if (!hasRole(principal, 'admin') && minter === null) return [];
+  const rows = await withTenant(deps.db, principal.tenantId, (tx) => selectKeys(tx, hasRole(principal, 'admin') ? undefined : { minter, ownKeyId: principal.keyId }));
   return rows.map(toView);
 }
 
 export async function revokeKey(deps: KeyDeps, principal: Principal, keyId: string): Promise<void> {
   await withTenant(deps.db, principal.tenantId, async (tx) => {
-    const row = await tx.selectFrom('api_keys').select(['id', 'created_by', 'revoked_at']).where('id', '=', keyId).executeTakeFirst();
-    if (!row) throw notFound('unknown API key');
+    const row = found(await selectKeyOwner(tx, keyId), 'unknown API key');
     const own = row.id === principal.keyId || (row.created_by !== null && row.created_by === (principal.keyId ?? principal.subject));
-    if (!own && !atLeast(principal.role, 'admin')) throw forbidden('members may revoke only their own keys');
-    if (!row.revoked_at) await tx.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', keyId).execute();
+    if (!own && !hasRole(principal, 'admin')) throw forbidden('members may revoke only their own keys');
+    if (!row.revoked_at) await markKeyRevoked(tx, keyId);
   });
 }

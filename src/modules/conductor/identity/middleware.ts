@@ -1,17 +1,14 @@
 import type { MiddlewareHandler } from 'hono';
-import { forbidden } from '../../../shared/errors.ts';
 import { authenticate, type AuthDeps, type Principal } from './auth.ts';
+import { readOnlyViewers } from './guards.ts';
 
 export type IdentityEnv = { Variables: { principal: Principal } };
 
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
 /** Authenticates every request; the tenant comes only from the credential. Viewers may only read. */
 export function requireAuth(deps: AuthDeps): MiddlewareHandler<IdentityEnv> {
+  const viewers = readOnlyViewers<IdentityEnv>();
   return async (c, next) => {
-    const principal = await authenticate(deps, c.req.header('authorization'));
-    if (principal.role === 'viewer' && !SAFE_METHODS.has(c.req.method)) throw forbidden('role viewer may only read');
-    c.set('principal', principal);
-    await next();
+    c.set('principal', await authenticate(deps, c.req.header('authorization')));
+    await viewers(c, next);
   };
 }

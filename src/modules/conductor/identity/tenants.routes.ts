@@ -1,10 +1,9 @@
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono } from 'hono';
 import * as v from 'valibot';
-import { forbidden, notFound } from '../../../shared/errors.ts';
 import { JsonObject, readJson } from '../../../shared/http.ts';
 import { IssueKeyBody, type KeyDeps } from './keys.service.ts';
 import type { IdentityEnv } from './middleware.ts';
-import { atLeast } from './roles.ts';
+import type { Guards } from './guards.ts';
 import { createTenant, getTenant, issueOwnerKey, listTenants, softDeleteTenant, updateTenant } from './tenants.service.ts';
 
 const Slug = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'a slug of lowercase letters, digits and hyphens'));
@@ -16,16 +15,11 @@ const UpdateBody = v.object({ name: v.optional(v.pipe(v.string(), v.minLength(1)
  * Operator-only tenant management, including a new tenant's first key (`POST /{id}/keys`: a one-time owner key).
  * Callers outside the operator tenant get 404: the routes are not enumerable.
  */
-export function tenantRoutes(keyDeps: KeyDeps, adminTenant: string | undefined): Hono<IdentityEnv> {
+export function tenantRoutes(keyDeps: KeyDeps, guards: Guards): Hono<IdentityEnv> {
   const { db } = keyDeps;
-  const operatorOnly: MiddlewareHandler<IdentityEnv> = async (c, next) => {
-    const p = c.get('principal');
-    if (!adminTenant || p.tenantId !== adminTenant) throw notFound('not found');
-    if (c.req.method !== 'GET' && !atLeast(p.role, 'admin')) throw forbidden('tenant management needs role admin or owner');
-    await next();
-  };
   return new Hono<IdentityEnv>()
-    .use('*', operatorOnly)
+    .use('*', guards.operatorOnly())
+    .use('*', guards.requireRole('admin', 'tenant management', { writesOnly: true }))
     .get('/', async (c) => c.json(await listTenants(db, ['1', 'true'].includes(c.req.query('includeDeleted') ?? ''))))
     .post('/', async (c) => c.json(await createTenant(db, await readJson(c, CreateBody)), 201))
     .get('/:id', async (c) => c.json(await getTenant(db, c.req.param('id'))))

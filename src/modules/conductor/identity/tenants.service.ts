@@ -1,10 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
-import { jsonb } from '../../../db/index.ts';
 import { withOperator, withTenant } from '../../../db/index.ts';
+import { found } from '../../crud/index.ts';
 import { badRequest, conflict, notFound } from '../../../shared/errors.ts';
 import type { Principal } from './auth.ts';
 import { futureExpiry, insertKey, type ApiKeyView, type KeyDeps } from './keys.service.ts';
+import { insertTenant, selectTenant, selectTenants, softDeleteTenantRow, tenantStatus, updateTenantRow } from './tenants.repo.ts';
 
 /** Tenants: operator-only management with soft delete; `default` cannot be deleted. */
 export interface TenantView {
@@ -19,58 +20,29 @@ export interface TenantView {
 type Row = { id: string; name: string; metadata: Record<string, unknown>; created_at: Date; updated_at: Date; deleted_at: Date | null };
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 const toView = (r: Row): TenantView => ({ id: r.id, name: r.name, metadata: r.metadata ?? {}, createdAt: iso(r.created_at)!, updatedAt: iso(r.updated_at)!, deletedAt: iso(r.deleted_at) });
-const COLUMNS = ['id', 'name', 'metadata', 'created_at', 'updated_at', 'deleted_at'] as const;
 
 export async function listTenants(db: Kysely<DB>, includeDeleted: boolean): Promise<{ total: number; tenants: TenantView[] }> {
-  const rows = await withOperator(db, (tx) => {
-    let q = tx.selectFrom('tenants').select(COLUMNS).orderBy('id');
-    if (!includeDeleted) q = q.where('deleted_at', 'is', null);
-    return q.execute();
-  });
+  const rows = await withOperator(db, (tx) => selectTenants(tx, includeDeleted));
   return { total: rows.length, tenants: rows.map(toView) };
 }
 
 export async function getTenant(db: Kysely<DB>, id: string): Promise<TenantView> {
-  const row = await withOperator(db, (tx) => tx.selectFrom('tenants').select(COLUMNS).where('id', '=', id).executeTakeFirst());
-  if (!row) throw notFound('unknown tenant');
-  return toView(row);
+  return toView(found(await withOperator(db, (tx) => selectTenant(tx, id)), 'unknown tenant'));
 }
 
 export async function createTenant(db: Kysely<DB>, input: { id: string; name: string; metadata?: Record<string, unknown> }): Promise<TenantView> {
-  const row = await withOperator(db, (tx) =>
-    tx
-      .insertInto('tenants')
-      .values({ id: input.id, name: input.name, metadata: jsonb(input.metadata ?? {}) })
-      .onConflict((oc) => oc.column('id').doNothing())
-      .returning(COLUMNS)
-      .executeTakeFirst(),
-  );
+  const row = await withOperator(db, (tx) => insertTenant(tx, { id: input.id, name: input.name, metadata: input.metadata ?? {} }));
   if (!row) throw conflict(`tenant ${input.id} already exists`);
   return toView(row);
 }
 
 export async function updateTenant(db: Kysely<DB>, id: string, input: { name?: string; metadata?: Record<string, unknown> }): Promise<TenantView> {
-  const row = await withOperator(db, (tx) =>
-    tx
-      .updateTable('tenants')
-      .set({
-        ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(input.metadata !== undefined ? { metadata: jsonb(input.metadata) } : {}),
-        updated_at: new Date(),
-      })
-      .where('id', '=', id)
-      .returning(COLUMNS)
-      .executeTakeFirst(),
-  );
-  if (!row) throw notFound('unknown tenant');
-  return toView(row);
+  return toView(found(await withOperator(db, (tx) => updateTenantRow(tx, id, input)), 'unknown tenant'));
 }
 
 export async function softDeleteTenant(db: Kysely<DB>, id: string): Promise<void> {
   if (id === 'default') throw badRequest('tenant default cannot be deleted');
-  const row = await withOperator(db, (tx) =>
-    tx.updateTable('tenants').set({ deleted_at: new Date(), updated_at: new Date() }).where('id', '=', id).where('deleted_at', 'is', null).returning('id').executeTakeFirst(),
-  );
+  const row = await withOperator(db, (tx) => softDeleteTenantRow(tx, id));
   if (!row) await getTenant(db, id); // 404 when unknown; already deleted is a no-op
 }
 
@@ -87,6 +59,6 @@ export async function issueOwnerKey(
 }
 
 export async function tenantName(db: Kysely<DB>, id: string): Promise<string | null> {
-  const row = await withTenant(db, id, (tx) => tx.selectFrom('tenants').select('name').where('id', '=', id).executeTakeFirst());
+  const row = await withTenant(db, id, (tx) => tenantStatus(tx, id));
   return row?.name ?? null;
 }

@@ -3,7 +3,7 @@ import type { Database } from '../../../db/index.ts';
 
 /**
  * pg-boss on our one driver. pg-boss sends SQL text and reads node-postgres-shaped results: `{ rows }` for one
- * statement, one `{ rows }` per statement for a multi-statement text (its install and its locked maintenance are whole
+ * statement, an array of `{ rows }` for a multi-statement text (its install and its locked maintenance are whole
  * BEGIN…COMMIT scripts, which `executeText` runs on one reserved connection). No second driver opens connections.
  * A caller's transaction goes through pg-boss's own `fromKysely` adapter (jobs.ts `send({ tx })`).
  */

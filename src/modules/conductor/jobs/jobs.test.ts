@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase, withSystem, type Database } from '../../../db/index.ts';
 import { createLogger } from '../../../shared/log.ts';
 import { backends } from '../../../../test/support/backends.ts';
+import { connect, createTestDatabase } from '../../../../test/support/pg.ts';
 import { createJobs, JOBS_SCHEMA, type Jobs } from './index.ts';
 
 /**
@@ -165,5 +166,24 @@ describe.each(backends)('job queue on $name', (backend) => {
     release();
     await stopping;
     expect(await jobStates('test.graceful')).toEqual([{ state: 'completed', output: { finished: true } }]);
+  });
+});
+
+describe('job queue on a database the app role may not create schemas in', () => {
+  it('refuses to start with what to do instead of a bare permission error', async () => {
+    const db = await createTestDatabase();
+    const admin = connect(db.adminUrl, { max: 1 });
+    let database: Database | undefined;
+    try {
+      // the database belongs to the administrator; the app role may connect and nothing more
+      await admin.unsafe(`ALTER DATABASE ${db.name} OWNER TO CURRENT_USER`);
+      database = await openDatabase({ url: db.url, dataDir: '/nonexistent' });
+      const jobs = createJobs({ database, log: createLogger('test') });
+      await expect(jobs.start()).rejects.toThrow(/cannot install its schema "pgboss".*GRANT CREATE ON DATABASE/s);
+    } finally {
+      await database?.close();
+      await admin.end({ timeout: 1 });
+      await db.drop();
+    }
   });
 });

@@ -88,10 +88,12 @@ export function createJobs(deps: JobsDeps): Jobs {
   const pool = poolAdapter(deps.database);
   const boss = new PgBoss({ db: pool, schema: JOBS_SCHEMA, migrate: true, schedule: true, supervise: true, ...cron });
   boss.on('error', (err) => deps.log.warn('job queue error', { error: String(err) }));
+  // slow queries, a queue backing up, clock skew between this process and the database
+  boss.on('warning', (w) => deps.log.warn('job queue warning', { message: w.message, ...(w.data ? { data: w.data } : {}) }));
+  const ran = deps.metrics?.counter({ name: 'svc_jobs_total', help: 'Jobs this process ran, by queue and outcome', labels: ['queue', 'outcome'] });
   const defined = new Map<string, { handler: JobHandler<object>; opts: QueueSettings }>();
   const subscriptions: Array<[event: string, name: string]> = [];
   let started = false;
-  const jobsTotal = deps.metrics?.counter({ name: 'svc_jobs_total', help: 'Background jobs run, by queue and outcome.', labels: ['queue', 'outcome'] });
 
   async function work(name: string, handler: JobHandler<object>, opts: QueueSettings): Promise<void> {
     const { pollingIntervalSeconds, concurrency, ...queue } = opts;
@@ -102,10 +104,10 @@ export function createJobs(deps: JobsDeps): Jobs {
       async ([job]: Job<object>[]) => {
         try {
           const output = await handler(job.data, { id: job.id, retryCount: job.retryCount, signal: job.signal });
-          jobsTotal?.inc({ queue: name, outcome: 'completed' });
+          ran?.inc({ queue: name, outcome: 'completed' });
           return output;
         } catch (err) {
-          jobsTotal?.inc({ queue: name, outcome: 'failed' });
+          ran?.inc({ queue: name, outcome: 'failed' });
           deps.log.warn('job failed', { queue: name, jobId: job.id, attempt: job.retryCount + 1, error: String(err) });
           throw err;
         }

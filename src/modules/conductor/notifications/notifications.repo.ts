@@ -1,6 +1,6 @@
 import type { Tx } from '../../../db/index.ts';
 import type { Notification, NotificationStatus } from '../../../contracts/run-callbacks.ts';
-import type { Page } from '../http.ts';
+import type { Page } from '../../crud/index.ts';
 
 /** SQL for `notifications` (sql/0003). Every call runs inside a tenant-scoped transaction. */
 type Row = {

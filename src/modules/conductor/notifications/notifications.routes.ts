@@ -1,13 +1,11 @@
 import { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
-import { withTenant } from '../../../db/index.ts';
 import { NotificationRequest } from '../../../contracts/run-callbacks.ts';
-import { notFound } from '../../../shared/errors.ts';
 import { readJson } from '../../../shared/http.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { IdentityEnv, Principal } from '../identity/index.ts';
-import { pageOf, sendList } from '../http.ts';
+import { findOr404, inTenant, pageOf, sendList } from '../../crud/index.ts';
 import { getNotification, insertNotification, listNotifications } from './notifications.repo.ts';
 
 /**
@@ -38,16 +36,14 @@ export function notificationRoutes(deps: { db: Kysely<DB> }): Hono<IdentityEnv> 
         detail: NO_PROVIDER_DETAIL,
         runId: runIdOf(principal),
       };
-      return c.json(await withTenant(deps.db, principal.tenantId, (tx) => insertNotification(tx, row)), 201);
+      return c.json(await inTenant(deps.db, c, (tx) => insertNotification(tx, row)), 201);
     })
     .get('/', async (c) => {
       const page = pageOf(c);
-      return sendList(c, page, await withTenant(deps.db, c.get('principal').tenantId, (tx) => listNotifications(tx, page)));
+      return sendList(c, page, await inTenant(deps.db, c, (tx) => listNotifications(tx, page)));
     })
     .get('/:id', async (c) => {
       const id = c.req.param('id');
-      const found = await withTenant(deps.db, c.get('principal').tenantId, (tx) => getNotification(tx, id));
-      if (!found) throw notFound(`unknown notification: ${id}`);
-      return c.json(found);
+      return c.json(await findOr404(inTenant(deps.db, c, (tx) => getNotification(tx, id)), `unknown notification: ${id}`));
     });
 }

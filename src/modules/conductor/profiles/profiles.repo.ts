@@ -1,6 +1,6 @@
 import type { Tx } from '../../../db/index.ts';
 import { jsonb } from '../../../db/index.ts';
-import type { Page } from '../http.ts';
+import type { Page } from '../../crud/index.ts';
 
 /** SQL for profiles and pools, which share one shape: (tenant, name) → spec. */
 export type SpecTable = 'profiles' | 'pools';

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { readJson } from '../../../shared/http.ts';
 import type { IdentityEnv } from '../identity/index.ts';
-import { pageOf, sendList } from '../http.ts';
+import { pageOf, sendList } from '../../crud/index.ts';
 import { ProfileBody } from './profile.schema.ts';
 import { createProfile, deleteProfile, getProfile, listProfiles, replaceProfileByName, type ProfileDeps } from './profiles.service.ts';
 

@@ -6,11 +6,12 @@ import { badRequest, conflict, notFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { Broadcaster } from '../runners/broadcast.ts';
 import type { Fleet } from '../runners/fleet.ts';
-import type { Page } from '../http.ts';
+import type { Page } from '../../crud/index.ts';
 import type { ProfileBody } from './profile.schema.ts';
 import { deleteSpec, getSpec, insertSpec, listSpecs, replaceProfile, type Spec } from './profiles.repo.ts';
 import { workerPlacement } from './placement.ts';
 import { assertCommandSandbox } from '../runners/sandbox-check.ts';
+import { knownSkillNames } from '../skills/skills.repo.ts';
 
 /** Profiles: stored per tenant, validated against the skill catalog (variant A), broadcast to every runner. */
 export interface ProfileDeps {
@@ -29,7 +30,7 @@ function withPlacement(deps: ProfileDeps, p: Spec): Spec {
 
 async function checkSkills(db: Kysely<DB>, tenantId: string, skills: string[] | undefined): Promise<void> {
   if (!skills?.length) return;
-  const known = await withTenant(db, tenantId, (tx) => tx.selectFrom('skills').select('name').where('name', 'in', skills).execute());
+  const known = await withTenant(db, tenantId, (tx) => knownSkillNames(tx, skills));
   const missing = skills.filter((s) => !known.some((k) => k.name === s));
   if (missing.length) throw badRequest(`unknown skill: ${missing.join(', ')}`);
 }

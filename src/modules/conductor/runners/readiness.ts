@@ -1,5 +1,5 @@
-import { sql, type Kysely } from 'kysely';
-import type { DB } from '../../../db/index.ts';
+import type { Kysely } from 'kysely';
+import { pingDatabase, type DB } from '../../../db/index.ts';
 import { allOf, anyOf, merge, probe, type ReadyReport } from '../../../shared/readiness.ts';
 import type { Fleet } from './fleet.ts';
 
@@ -11,7 +11,7 @@ import type { Fleet } from './fleet.ts';
 export function conductorReadiness(deps: { db: Kysely<DB>; fleet: Fleet }): () => Promise<ReadyReport> {
   return async () => {
     const [database, ...runners] = await Promise.all([
-      probe('database', () => sql`select 1`.execute(deps.db)),
+      probe('database', () => pingDatabase(deps.db)),
       ...deps.fleet.members().map((m) => probe(`runner ${m.url}`, () => m.client.info())),
     ]);
     return merge([allOf([database]), anyOf('runner fleet', runners, 'no runners configured (SVC_RUNNERS)')]);

@@ -1,8 +1,9 @@
-import { withTenant, jsonb } from '../../../db/index.ts';
+import { withTenant } from '../../../db/index.ts';
+import { releaseCancelledSession } from '../sessions/sessions.repo.ts';
 import { runEvent } from '../../../contracts/run-event.ts';
 import { notFound } from '../../../shared/errors.ts';
 import type { Hub } from './hub.ts';
-import { eventsAfter, finishRun, getRun, lastSeq } from './runs.repo.ts';
+import { appendEvents, eventsAfter, finishRun, getRun, lastSeq } from './runs.repo.ts';
 import type { RunDeps } from './runs.service.ts';
 
 /**
@@ -70,19 +71,12 @@ export async function terminateRun(deps: RunDeps & { hub: Hub }, tenantId: strin
   // The driver did not let go in time (or no replica drives the run): take the session claim and end the log.
   try {
     await withTenant(deps.db, tenantId, async (tx) => {
-      const released = await tx
-        .updateTable('sessions')
-        .set({ status: 'idle', last_run_status: 'cancelled' })
-        .where('id', '=', result.sessionId)
-        .where('status', '=', 'running')
-        .returning('id')
-        .executeTakeFirst();
-      result.claimStolen = released !== undefined;
+      result.claimStolen = await releaseCancelledSession(tx, result.sessionId);
       result.sessionReleased = true;
       const events = await eventsAfter(tx, runId, 0);
       if (!events.some((e) => e.event.type === 'result' || e.event.type === 'error')) {
         const seq = (await lastSeq(tx, tenantId, runId)) + 1;
-        await tx.insertInto('run_events').values({ run_id: runId, seq, tenant_id: tenantId, event: jsonb(runEvent('error', { message: 'run cancelled (force-terminated)' })) }).onConflict((oc) => oc.doNothing()).execute();
+        await appendEvents(tx, tenantId, [{ runId, seq, event: runEvent('error', { message: 'run cancelled (force-terminated)' }) }]);
         await deps.hub.announce([{ tenantId, runId, seq }]);
       }
     });

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
-import { withTenant, jsonb } from '../../../db/index.ts';
+import { withTenant } from '../../../db/index.ts';
 import { runEvent, type RunEvent } from '../../../contracts/run-event.ts';
 import type { RunOptions, SubTask } from '../../../contracts/runner.client.ts';
 import type { Logger } from '../../../shared/log.ts';
@@ -13,7 +13,7 @@ import type { ActiveRun, ActiveRuns } from './active-runs.ts';
 import { isTerminalEvent } from './active-runs.ts';
 import type { EventLog } from './event-log.ts';
 import type { Hub } from './hub.ts';
-import { finishRun } from './runs.repo.ts';
+import { appendEvents, finishRun } from './runs.repo.ts';
 
 /**
  * Drives one run: reads the runner's NDJSON events, numbers them, appends them to the batched log and the live hub,
@@ -79,7 +79,7 @@ async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq:
   const status = run.stopping ?? (terminal.type === 'result' ? 'ok' : 'error');
   try {
     await withTenant(deps.db, run.tenantId, async (tx) => {
-      await tx.insertInto('run_events').values({ run_id: run.runId, seq, tenant_id: run.tenantId, event: jsonb(terminal) }).onConflict((oc) => oc.doNothing()).execute();
+      await appendEvents(tx, run.tenantId, [{ runId: run.runId, seq, event: terminal }]);
       if (await finishRun(tx, run.runId, status)) await deps.hooks.runFinished(tx, run.tenantId, run.runId);
       await finishSessionRun(tx, run.sessionId, status, run.runtimeSessionId);
     });

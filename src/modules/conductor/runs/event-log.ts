@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
-import { jsonb } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import type { RunEvent } from '../../../contracts/run-event.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Hub } from './hub.ts';
+import { appendEvents } from './runs.repo.ts';
 
 /**
  * The durable event log, written in batches: events queue in memory and one multi-row INSERT per tenant lands them
@@ -39,13 +39,7 @@ export function createEventLog(deps: { db: Kysely<DB>; hub: Hub; log: Logger; fl
       list.push(p);
     }
     for (const [tenantId, rows] of byTenant) {
-      await withTenant(deps.db, tenantId, (tx) =>
-        tx
-          .insertInto('run_events')
-          .values(rows.map((r) => ({ run_id: r.runId, seq: r.seq, tenant_id: tenantId, event: jsonb(r.event) })))
-          .onConflict((oc) => oc.columns(['tenant_id', 'run_id', 'seq']).doNothing())
-          .execute(),
-      );
+      await withTenant(deps.db, tenantId, (tx) => appendEvents(tx, tenantId, rows));
     }
     const last = new Map<string, { tenantId: string; runId: string; seq: number }>();
     for (const p of batch) last.set(p.runId, { tenantId: p.tenantId, runId: p.runId, seq: p.seq });

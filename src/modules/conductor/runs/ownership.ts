@@ -1,12 +1,12 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
-import { jsonb } from '../../../db/index.ts';
 import { withSystem } from '../../../db/index.ts';
 import { runEvent } from '../../../contracts/run-event.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Jobs } from '../jobs/index.ts';
 import type { RunHooks } from '../hooks/index.ts';
 import type { Hub } from './hub.ts';
+import { dropLease, insertTerminalEvent, interruptRun, pruneLeases, releaseInterruptedSession, renewLease } from './leases.repo.ts';
 import { lastSeq, orphanedRuns } from './runs.repo.ts';
 
 /**
@@ -33,12 +33,7 @@ export function createOwnership(deps: { db: Kysely<DB>; hub: Hub; jobs: Jobs; ho
   const slotSeconds = Math.max(1, Math.round(tickMs / 1000));
 
   async function heartbeat(): Promise<void> {
-    const expires = sql<Date>`now() + ${`${deps.ttlMs} milliseconds`}::interval`;
-    await deps.db
-      .insertInto('conductor_leases')
-      .values({ owner_id: deps.ownerId, heartbeat_at: sql`now()`, expires_at: expires })
-      .onConflict((oc) => oc.column('owner_id').doUpdateSet({ heartbeat_at: sql`now()`, expires_at: expires }))
-      .execute();
+    await renewLease(deps.db, deps.ownerId, deps.ttlMs);
   }
 
   async function sweep(includeOwn: boolean): Promise<string[]> {
@@ -47,23 +42,15 @@ export function createOwnership(deps: { db: Kysely<DB>; hub: Hub; jobs: Jobs; ho
       const orphans = await orphanedRuns(tx, deps.ownerId, includeOwn);
       for (const run of orphans) {
         // system scope: row security does not narrow the run ids, which are unique per tenant only
-        const updated = await tx
-          .updateTable('runs')
-          .set({ status: 'interrupted', finished_at: new Date() })
-          .where('tenant_id', '=', run.tenant_id)
-          .where('id', '=', run.id)
-          .where('status', '=', 'running')
-          .returning('id')
-          .executeTakeFirst();
-        if (!updated) continue;
+        if (!(await interruptRun(tx, run.tenant_id, run.id))) continue;
         const seq = (await lastSeq(tx, run.tenant_id, run.id)) + 1;
         const event = runEvent('error', { message: 'run interrupted: the conductor driving it stopped' });
-        await tx.insertInto('run_events').values({ run_id: run.id, seq, tenant_id: run.tenant_id, event: jsonb(event) }).execute();
+        await insertTerminalEvent(tx, run.tenant_id, run.id, seq, event);
         await deps.hooks.runFinished(tx, run.tenant_id, run.id);
-        await tx.updateTable('sessions').set({ status: 'idle', last_run_status: 'interrupted' }).where('id', '=', run.session_id).where('status', '=', 'running').execute();
+        await releaseInterruptedSession(tx, run.session_id);
         announced.push({ tenantId: run.tenant_id, runId: run.id, seq });
       }
-      await tx.deleteFrom('conductor_leases').where('expires_at', '<', sql<Date>`now() - interval '1 hour'`).execute();
+      await pruneLeases(tx);
       return announced.map((a) => a.runId);
     });
     if (announced.length) {
@@ -105,7 +92,7 @@ export function createOwnership(deps: { db: Kysely<DB>; hub: Hub; jobs: Jobs; ho
     async stop() {
       clearInterval(timer);
       await Promise.all([beating, offering]);
-      await deps.db.deleteFrom('conductor_leases').where('owner_id', '=', deps.ownerId).execute().catch(() => {});
+      await dropLease(deps.db, deps.ownerId).catch(() => {});
     },
   };
 }

@@ -3,7 +3,7 @@ import type { Tx } from '../../../db/index.ts';
 import { jsonb } from '../../../db/index.ts';
 import type { RunStatus } from '../../../db/types.ts';
 import type { RunEvent } from '../../../contracts/run-event.ts';
-import type { Page } from '../http.ts';
+import type { Page } from '../../crud/index.ts';
 import type { StoredEvent } from './hub.ts';
 
 /** SQL for runs and their event log. */
@@ -113,5 +113,15 @@ export async function orphanedRuns(tx: Tx, self: string, includeSelf: boolean): 
       const leaseExpired = eb.not(eb.exists(eb.selectFrom('conductor_leases as l').select(sql`1`.as('x')).whereRef('l.owner_id', '=', 'runs.owner_id').where('l.expires_at', '>', sql<Date>`now()`)));
       return includeSelf ? eb.or([leaseExpired, eb('owner_id', '=', self)]) : eb.and([leaseExpired, eb('owner_id', '<>', self)]);
     })
+    .execute();
+}
+
+/** Appends events to the durable log; an event already stored (same tenant, run and seq) is left as it is. */
+export async function appendEvents(tx: Tx, tenantId: string, rows: ReadonlyArray<{ runId: string; seq: number; event: RunEvent }>): Promise<void> {
+  if (rows.length === 0) return;
+  await tx
+    .insertInto('run_events')
+    .values(rows.map((r) => ({ run_id: r.runId, seq: r.seq, tenant_id: tenantId, event: jsonb(r.event) })))
+    .onConflict((oc) => oc.columns(['tenant_id', 'run_id', 'seq']).doNothing())
     .execute();
 }

@@ -3,13 +3,12 @@ import { readJson } from '../../../shared/http.ts';
 import { sseResponse } from '../../../shared/sse.ts';
 import { badRequest } from '../../../shared/errors.ts';
 import type { IdentityEnv } from '../identity/index.ts';
-import { pageOf, sendList } from '../http.ts';
+import { inTenant, pageOf, sendList } from '../../crud/index.ts';
 import { cancelRun, terminateRun } from './cancel.ts';
 import { followRun } from './follow.ts';
 import type { Hub } from './hub.ts';
 import { eventsAfter } from './runs.repo.ts';
 import { createRun, getRunSummary, listRunSummaries, RunBody, type RunDeps } from './runs.service.ts';
-import { withTenant } from '../../../db/index.ts';
 
 /** `/api/runs`: create (202), list, get with the event log, cancel, force-terminate, and the SSE stream. */
 export function runRoutes(deps: RunDeps & { hub: Hub; keepAliveMs: number }): Hono<IdentityEnv> {
@@ -22,7 +21,7 @@ export function runRoutes(deps: RunDeps & { hub: Hub; keepAliveMs: number }): Ho
     .get('/:id', async (c) => {
       const tenantId = c.get('principal').tenantId;
       const summary = await getRunSummary(deps, tenantId, c.req.param('id'));
-      const events = await withTenant(deps.db, tenantId, (tx) => eventsAfter(tx, summary.id, 0));
+      const events = await inTenant(deps.db, c, (tx) => eventsAfter(tx, summary.id, 0));
       return c.json({ ...summary, events: events.map((e) => publicEvent(e.event)) });
     })
     .delete('/:id', async (c) => {

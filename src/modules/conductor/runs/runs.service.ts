@@ -5,7 +5,7 @@ import { withTenant } from '../../../db/index.ts';
 import type { SubTask, ProfileSpec } from '../../../contracts/runner.client.ts';
 import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { CLIENT_ID_PATTERN, prefixedId } from '../../../shared/ids.ts';
-import type { Page } from '../http.ts';
+import type { Page } from '../../crud/index.ts';
 import { getSpec } from '../profiles/profiles.repo.ts';
 import { createSessionFor, resumeSession, type SessionDeps } from '../sessions/sessions.service.ts';
 import { markSessionRunning } from '../sessions/sessions.repo.ts';

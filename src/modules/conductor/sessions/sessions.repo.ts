@@ -1,6 +1,6 @@
 import type { Tx } from '../../../db/index.ts';
 import { jsonb } from '../../../db/index.ts';
-import type { Page } from '../http.ts';
+import type { Page } from '../../crud/index.ts';
 
 /** SQL for durable session rows and their saved state bundles. */
 export interface SessionRecord {
@@ -93,4 +93,18 @@ export async function saveState(tx: Tx, s: { sessionId: string; tenantId: string
 
 export async function loadState(tx: Tx, sessionId: string) {
   return tx.selectFrom('session_states').select(['content_type', 'runtime_session_id', 'bundle']).where('session_id', '=', sessionId).executeTakeFirst();
+}
+
+export async function setSessionRunner(tx: Tx, id: string, runnerUrl: string): Promise<void> {
+  await tx.updateTable('sessions').set({ runner_url: runnerUrl }).where('id', '=', id).execute();
+}
+
+export async function markSessionShutdown(tx: Tx, id: string): Promise<void> {
+  await tx.updateTable('sessions').set({ status: 'shutdown' }).where('id', '=', id).execute();
+}
+
+/** Frees a running session after a forced terminate; true when it was still claimed. */
+export async function releaseCancelledSession(tx: Tx, id: string): Promise<boolean> {
+  const released = await tx.updateTable('sessions').set({ status: 'idle', last_run_status: 'cancelled' }).where('id', '=', id).where('status', '=', 'running').returning('id').executeTakeFirst();
+  return released !== undefined;
 }

@@ -3,7 +3,7 @@ import { withTenant } from '../../../db/index.ts';
 import { CallError } from '../../../contracts/runner.client.ts';
 import { AppError, notFound } from '../../../shared/errors.ts';
 import type { IdentityEnv } from '../identity/index.ts';
-import { pageOf, sendList } from '../http.ts';
+import { findOr404, inTenant, pageOf, sendList } from '../../crud/index.ts';
 import type { Fleet } from '../runners/fleet.ts';
 import { listRunSummaries, type RunDeps } from '../runs/runs.service.ts';
 import { getSessionRow, listSessions, toRecord } from './sessions.repo.ts';
@@ -12,11 +12,7 @@ import { shutdownSession } from './sessions.service.ts';
 
 /** `/api/sessions…`, `/api/vfs/leases`, `/api/worker/leases`, `/api/topology` and `/api/profiles/{name}/runs`. */
 export function sessionRoutes(deps: RunDeps & { fleet: Fleet; fanOutTimeoutMs: number }): Hono<IdentityEnv> {
-  const requireRow = async (tenantId: string, id: string) => {
-    const row = await withTenant(deps.db, tenantId, (tx) => getSessionRow(tx, id));
-    if (!row) throw notFound(`unknown session: ${id}`);
-    return row;
-  };
+  const requireRow = (tenantId: string, id: string) => findOr404(withTenant(deps.db, tenantId, (tx) => getSessionRow(tx, id)), `unknown session: ${id}`);
   /** Calls the runner that holds a session; a runner failure is 502, its 404 passes through with its message. */
   const onOwner = async <T>(tenantId: string, id: string, call: (client: NonNullable<ReturnType<Fleet['byUrl']>>['client']) => Promise<T>): Promise<T> => {
     const row = await requireRow(tenantId, id);
@@ -33,7 +29,7 @@ export function sessionRoutes(deps: RunDeps & { fleet: Fleet; fanOutTimeoutMs: n
   return new Hono<IdentityEnv>()
     .get('/sessions', async (c) => {
       const page = pageOf(c);
-      return sendList(c, page, await withTenant(deps.db, c.get('principal').tenantId, (tx) => listSessions(tx, c.req.query('q') || undefined, page)));
+      return sendList(c, page, await inTenant(deps.db, c, (tx) => listSessions(tx, c.req.query('q') || undefined, page)));
     })
     .get('/sessions/:id', async (c) => c.json(toRecord(await requireRow(c.get('principal').tenantId, c.req.param('id')))))
     .delete('/sessions/:id', async (c) => {
@@ -49,8 +45,7 @@ export function sessionRoutes(deps: RunDeps & { fleet: Fleet; fanOutTimeoutMs: n
     .get('/sessions/:id/vfs', async (c) => c.json(await onOwner(c.get('principal').tenantId, c.req.param('id'), (r) => r.vfsLease(c.get('principal').tenantId, c.req.param('id')))))
     .get('/sessions/:id/worker', async (c) => {
       const tenantId = c.get('principal').tenantId;
-      const row = await withTenant(deps.db, tenantId, (tx) => getSessionRow(tx, c.req.param('id')));
-      if (!row) throw notFound('no sandbox worker');
+      const row = await findOr404(inTenant(deps.db, c, (tx) => getSessionRow(tx, c.req.param('id'))), 'no sandbox worker');
       return c.json(await onOwner(tenantId, row.id, (r) => r.workerLease(tenantId, row.id)));
     })
     .get('/profiles/:name/runs', async (c) => {

@@ -6,7 +6,7 @@ import { CallError, type ProfileSpec } from '../../../contracts/runner.client.ts
 import { AppError, conflict, notFound, unavailable } from '../../../shared/errors.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Fleet, FleetMember } from '../runners/fleet.ts';
-import { getSessionRow, insertSession, loadState, markSessionRunning } from './sessions.repo.ts';
+import { getSessionRow, insertSession, loadState, markSessionRunning, markSessionShutdown, setSessionRunner } from './sessions.repo.ts';
 
 /**
  * Where a run's session lives. A new session is created on a healthy runner; an existing one is reused on the runner
@@ -74,7 +74,7 @@ export async function resumeSession(deps: SessionDeps, tenantId: string, session
       stateContentType: state?.content_type ?? '',
       stateB64: state ? Buffer.from(state.bundle).toString('base64') : undefined,
     });
-    await withTenant(deps.db, tenantId, (tx) => tx.updateTable('sessions').set({ runner_url: target.url }).where('id', '=', sessionId).execute());
+    await withTenant(deps.db, tenantId, (tx) => setSessionRunner(tx, sessionId, target.url));
   } catch (err) {
     throw new AppError(503, `hydrating the session failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
@@ -109,5 +109,5 @@ export async function shutdownSession(deps: SessionDeps, tenantId: string, sessi
     });
     if (opts.dropProfile) await owner.client.deleteProfile(tenantId, row.profile).catch(() => {});
   }
-  await withTenant(deps.db, tenantId, (tx) => tx.updateTable('sessions').set({ status: 'shutdown' }).where('id', '=', row.id).execute());
+  await withTenant(deps.db, tenantId, (tx) => markSessionShutdown(tx, row.id));
 }

@@ -1,6 +1,6 @@
 import type { Tx } from '../../../db/index.ts';
 import { jsonb } from '../../../db/json.ts';
-import type { Page } from '../http.ts';
+import type { Page } from '../../crud/index.ts';
 import type { Skill, SkillBody, SkillResource } from './skill.schema.ts';
 
 /** SQL for the skill catalog (table `skills`, sql/0002). Every call runs inside a tenant-scoped transaction. */
@@ -44,4 +44,10 @@ export async function skillsNamed(tx: Tx, names: readonly string[]): Promise<Ski
 
 export async function deleteSkill(tx: Tx, name: string): Promise<boolean> {
   return (await tx.deleteFrom('skills').where('name', '=', name).returning('name').executeTakeFirst()) !== undefined;
+}
+
+/** Which of `names` the tenant's catalog holds (names only, no bodies). */
+export async function knownSkillNames(tx: Tx, names: readonly string[]): Promise<Array<{ name: string }>> {
+  if (names.length === 0) return [];
+  return tx.selectFrom('skills').select('name').where('name', 'in', [...names]).execute();
 }

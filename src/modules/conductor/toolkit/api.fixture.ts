@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { migrate, openDatabase, withOperator, type Database } from '../../../db/index.ts';
 import { useJsonErrors } from '../../../shared/http.ts';
 import type { IdentityEnv, Principal } from '../identity/index.ts';
+import { insertTenant } from '../identity/tenants.repo.ts';
 
 /**
  * Test fixture for conductor route factories before they are mounted in the conductor: a migrated database on a
@@ -16,7 +17,9 @@ export interface TestApi {
 export async function testApi(mount: (app: Hono<IdentityEnv>, database: Database) => void): Promise<TestApi> {
   const database = await openDatabase({ url: 'memory', dataDir: '/nonexistent' });
   await migrate(database);
-  await withOperator(database.db, (tx) => tx.insertInto('tenants').values([{ id: 'acme', name: 'Acme' }, { id: 'globex', name: 'Globex' }]).execute());
+  await withOperator(database.db, async (tx) => {
+    for (const t of [{ id: 'acme', name: 'Acme' }, { id: 'globex', name: 'Globex' }]) await insertTenant(tx, t);
+  });
   const app = new Hono<IdentityEnv>();
   useJsonErrors(app);
   let principal: Principal;

@@ -2,13 +2,12 @@ import { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import * as v from 'valibot';
 import type { DB } from '../../../db/index.ts';
-import { withTenant } from '../../../db/index.ts';
 import type { PoolSpec } from '../../../contracts/runner.client.ts';
-import { conflict, notFound } from '../../../shared/errors.ts';
+import { conflict } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import { readJson } from '../../../shared/http.ts';
 import type { IdentityEnv } from '../identity/index.ts';
-import { pageOf, sendList } from '../http.ts';
+import { found, inTenant, noContent, pageOf, sendList, tenantOf } from '../../crud/index.ts';
 import { NAME_PATTERN } from '../profiles/profile.schema.ts';
 import { deleteSpec, insertSpec, listSpecs, type Spec } from '../profiles/profiles.repo.ts';
 import type { Broadcaster } from '../runners/broadcast.ts';
@@ -29,22 +28,21 @@ export function poolRoutes(deps: { db: Kysely<DB>; broadcaster: Broadcaster }): 
   return new Hono<IdentityEnv>()
     .get('/', async (c) => {
       const page = pageOf(c);
-      return sendList(c, page, await withTenant(deps.db, c.get('principal').tenantId, (tx) => listSpecs(tx, 'pools', page)));
+      return sendList(c, page, await inTenant(deps.db, c, (tx) => listSpecs(tx, 'pools', page)));
     })
     .post('/', async (c) => {
-      const tenantId = c.get('principal').tenantId;
+      const tenantId = tenantOf(c);
       const body = await readJson(c, PoolBody);
       const spec: Spec = { ...body, id: prefixedId('pool') };
-      const created = await withTenant(deps.db, tenantId, (tx) => insertSpec(tx, 'pools', tenantId, spec));
+      const created = await inTenant(deps.db, c, (tx) => insertSpec(tx, 'pools', tenantId, spec));
       if (!created) throw conflict(`pool ${body.name} already exists`);
       await deps.broadcaster.send((r) => r.putPool(tenantId, spec as PoolSpec));
       return c.json(spec, 201);
     })
     .delete('/:name', async (c) => {
-      const tenantId = c.get('principal').tenantId;
       const name = c.req.param('name');
-      if (!(await withTenant(deps.db, tenantId, (tx) => deleteSpec(tx, 'pools', name)))) throw notFound(`unknown pool: ${name}`);
-      await deps.broadcaster.send((r) => r.deletePool(tenantId, name));
-      return c.body(null, 204);
+      found(await inTenant(deps.db, c, (tx) => deleteSpec(tx, 'pools', name)), `unknown pool: ${name}`);
+      await deps.broadcaster.send((r) => r.deletePool(tenantOf(c), name));
+      return noContent(c);
     });
 }

@@ -1,0 +1,2 @@
+/** Agent sessions, turns and their events. */
+export { sessionsFeature } from './sessions.feature.ts';

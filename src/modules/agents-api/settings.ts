@@ -1,0 +1,13 @@
+import type { Aggregator } from './models/model-ref.ts';
+
+/** What the composition root tells the agents API (config `agents`, plus where workers reach this conductor). */
+export interface AgentSettings {
+  /** Operator-configured aggregators behind `svc/<name>/<model id>` (config `agents.aggregators`). */
+  aggregators: Readonly<Record<string, Aggregator>>;
+  keepAliveMs: number;
+  /** Base URL at which workers reach this conductor (the function-tool endpoint). */
+  selfUrl: string;
+  version: string;
+}
+
+export const DEFAULT_AGENT_SETTINGS: AgentSettings = { aggregators: {}, keepAliveMs: 15_000, selfUrl: 'http://127.0.0.1:8080', version: '0.0.0' };

@@ -1,0 +1,2 @@
+/** `/v1/skills`: versioned skill archives. */
+export { skillsFeature } from './skills.feature.ts';

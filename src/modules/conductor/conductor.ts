@@ -1,0 +1,79 @@
+import { Hono } from 'hono';
+import { createLogger } from '../../shared/log.ts';
+import { useJsonErrors } from '../../shared/http.ts';
+import { createCore, type ConductorDeps } from './core.ts';
+import type { Feature, FeatureParts } from './feature.ts';
+import { FEATURES } from './features.ts';
+import { requireAuth, type IdentityEnv } from './identity/index.ts';
+import { createConductorServices, type ConductorServices } from './services.ts';
+import { conductorReadiness } from './runners/readiness.ts';
+import type { ReadyReport } from '../../shared/readiness.ts';
+import type { RunHooks } from './hooks/index.ts';
+
+/**
+ * The conductor: the control plane behind `/api/*`. Called by the composition root (src/app) with an open, migrated
+ * database; it is the only module that touches the conductor's tables. It builds the shared core (core.ts), then every
+ * feature of features.ts: `api` parts under `/api` behind authentication, `public` parts at the root before it.
+ */
+export interface Conductor {
+  app: Hono<IdentityEnv>;
+  /** The owner key created or confirmed at boot (SVC_BOOTSTRAP_TOKEN or the first-boot key), if known. */
+  bootstrapKey: string | undefined;
+  ownerId: string;
+  /** Run hooks: subscribe to runFinished, gate run creation (billing, automations, workflows, publishing metrics). */
+  hooks: RunHooks;
+  /** What other modules (the /v1 agents API) may use of the conductor: its services, never its tables' SQL. */
+  services: ConductorServices;
+  /** For `/readyz`: the database answers and a runner of the fleet does. */
+  readiness(): Promise<ReadyReport>;
+  /** Ends the runs this conductor drives (`interrupted`, with their terminal event) so their streams finish. */
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function createConductor(deps: ConductorDeps & { features?: readonly Feature[] }): Promise<Conductor> {
+  const log = createLogger('conductor');
+  const core = await createCore(deps, log);
+  const parts: FeatureParts[] = (deps.features ?? FEATURES).map((feature) => feature(core.featureDeps));
+
+  const api = new Hono<IdentityEnv>();
+  useJsonErrors(api);
+  api.use('*', requireAuth(core.authDeps));
+  for (const p of parts) if (p.api) api.route('/', p.api);
+  const app = new Hono<IdentityEnv>();
+  useJsonErrors(app);
+  // Public parts first: their paths (e.g. /api/device) must answer before the authenticated /api claims them.
+  for (const p of parts) if (p.public) app.route('/', p.public);
+  app.route('/api', api);
+
+  const started: FeatureParts[] = [];
+  try {
+    for (const p of parts) {
+      await p.start?.();
+      started.push(p);
+    }
+  } catch (err) {
+    for (const p of started.reverse()) {
+      await p.drain?.().catch(() => {});
+      await p.stop?.().catch(() => {});
+    }
+    throw err;
+  }
+
+  async function drain(): Promise<void> {
+    for (const p of [...parts].reverse()) await p.drain?.();
+  }
+  return {
+    app,
+    bootstrapKey: core.bootstrapKey,
+    ownerId: core.ownerId,
+    hooks: core.featureDeps.hooks,
+    services: createConductorServices(core.featureDeps),
+    readiness: conductorReadiness({ db: core.featureDeps.db, fleet: core.featureDeps.fleet }),
+    drain,
+    async close() {
+      await drain();
+      for (const p of [...parts].reverse()) await p.stop?.();
+    },
+  };
+}

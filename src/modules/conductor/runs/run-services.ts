@@ -1,0 +1,52 @@
+import type { Kysely } from 'kysely';
+import type { Database, DB } from '../../../db/index.ts';
+import { withTenant } from '../../../db/index.ts';
+import type { Logger } from '../../../shared/log.ts';
+import type { Metrics } from '../../../shared/metrics.ts';
+import type { Fleet } from '../runners/fleet.ts';
+import { createActiveRuns, type ActiveRuns } from './active-runs.ts';
+import { stopLocally } from './cancel.ts';
+import { createEventLog, type EventLog } from './event-log.ts';
+import { createHub, type Hub } from './hub.ts';
+import { createOwnership, type Ownership } from './ownership.ts';
+import { eventsAfter } from './runs.repo.ts';
+import type { RunDeps } from './runs.service.ts';
+import type { Jobs } from '../jobs/index.ts';
+import type { RunHooks } from '../hooks/index.ts';
+
+/**
+ * The run machinery every feature shares: the live hub (LISTEN/NOTIFY across replicas), the batched event log, the
+ * runs this process drives and its ownership lease. Built once by the conductor's core; the runs feature starts and
+ * stops it.
+ */
+export interface RunServices {
+  /** What the run and session services take (`createRun(runs.deps, …)`). */
+  deps: RunDeps & { hub: Hub };
+  hub: Hub;
+  eventLog: EventLog;
+  active: ActiveRuns;
+  ownership: Ownership;
+}
+
+export function createRunServices(opts: {
+  database: Database;
+  db: Kysely<DB>;
+  fleet: Fleet;
+  log: Logger;
+  metrics: Metrics;
+  ownerId: string;
+  leaseTtlMs: number;
+  mintRunToken: (tenantId: string, runId: string) => Promise<string>;
+  jobs: Jobs;
+  hooks: RunHooks;
+}): RunServices {
+  const { database, db, fleet, log, metrics, ownerId } = opts;
+  const hub = createHub({ database, log: log.child('hub'), fetchAfter: (tenantId, runId, after) => withTenant(db, tenantId, (tx) => eventsAfter(tx, runId, after)) });
+  const eventLog = createEventLog({ db, hub, log: log.child('events') });
+  const active = createActiveRuns();
+  const { jobs, hooks } = opts;
+  const deps: RunDeps & { hub: Hub } = { db, fleet, log, metrics, hub, eventLog, active, hooks, ownerId, mintRunToken: opts.mintRunToken };
+  hub.onCancelRequest((tenantId, runId) => void stopLocally(deps, tenantId, runId));
+  const ownership = createOwnership({ db, hub, jobs, hooks, ownerId, ttlMs: opts.leaseTtlMs, log: log.child('ownership') });
+  return { deps, hub, eventLog, active, ownership };
+}
