@@ -9,15 +9,16 @@ import { creditGate } from './gate.ts';
 import type { CapDefaults } from './spend-cap.service.ts';
 
 /**
- * Billing's attachment to the run hooks: the credit gate (not in `off` mode), and the `billing` runFinished
- * subscriber that prices every run and charges the platform-credit ones (in every mode: `off` still meters and
- * prices, for `/metrics`).
+ * Billing's attachment to the run hooks, in `ledger` and `stripe` modes: the credit gate, and the `billing`
+ * runFinished subscriber that prices every run and charges the platform-credit ones. In `off` mode neither: usage is
+ * still metered and priced where it is read (`/api/usage`), and runs pay no hook job for a charge that never happens.
  */
 export function billingGate(deps: { db: Kysely<DB>; hooks: RunHooks; billing: BillingConfig; defaults: CapDefaults; log: Logger }): void {
   if (deps.billing.mode !== 'off') deps.hooks.gate(creditGate({ db: deps.db, defaults: deps.defaults, log: deps.log }));
 }
 
 export async function attachBilling(deps: { db: Kysely<DB>; hooks: RunHooks; billing: BillingConfig; metrics: Metrics; log: Logger }): Promise<void> {
+  if (deps.billing.mode === 'off') return;
   const charge = createCharger({ db: deps.db, mode: deps.billing.mode, metrics: deps.metrics, log: deps.log });
   await deps.hooks.onRunFinished('billing', async (run) => void (await charge(run)));
 }

@@ -9,9 +9,9 @@ import { priceTokens, type Priced } from './model-prices.ts';
 import { chargeCredit } from './wallet.service.ts';
 
 /**
- * Charging, as billing's `runFinished` subscriber: the run's usage is priced from the model price catalog and, when
- * the run drew platform credit and billing is not `off`, charged to the ledger. Delivery is at least once (the hook
- * retries a failed handler), and the ledger holds one charge per run (a unique index on tenant and run), so a
+ * Charging, as billing's `runFinished` subscriber (in `ledger` and `stripe` modes): the run's usage is priced from the
+ * model price catalog and, when the run drew platform credit, charged to the ledger. Delivery is at least once (the
+ * hook retries a failed handler), and the ledger holds one charge per run (a unique index on tenant and run), so a
  * retried or replayed end never charges twice. An unpriced model is counted (`svc_usage_unpriced_total`) and logged,
  * and charges nothing rather than a made-up price.
  */
