@@ -22,6 +22,7 @@ export const root = defineCommand({
     bundles: () => load(import('./bundles.ts')),
     apps: () => load(import('./apps.ts')),
     billing: () => load(import('./billing/index.ts')),
+    usage: () => load(import('./usage.ts')),
     run: () => load(import('./run.ts')),
     profiles: () => load(import('./profiles.ts')),
     sessions: () => load(import('./sessions.ts')),

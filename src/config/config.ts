@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { join, relative, resolve, isAbsolute } from 'node:path';
 import { WORKER_MODES, RUNTIMES, type WorkerMode, type Runtime } from '../contracts/worker.ts';
 import type { LogLevel } from '../shared/log.ts';
+import { billingConfig, type BillingConfig } from './billing.config.ts';
 // Only the roles table's data is read here (it imports nothing at run time but its modules' lazy builds).
 import { roleTraits } from '../app/roles.ts';
 
@@ -114,6 +115,8 @@ export interface Config {
     /** Connected-app providers whose OAuth client is configured: SVC_CONNECTED_APP_<NAME>_CLIENT_ID and _CLIENT_SECRET. */
     connectedApps: readonly string[];
   };
+  /** Billing (conductor role): see billing/billing.config.ts. */
+  billing: BillingConfig;
 }
 
 export const SANDBOX_MODES = ['bwrap', 'off'] as const;
@@ -295,6 +298,8 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
         .map((name) => name.toLowerCase())
         .sort(),
     },
+    // billing runs beside the database (the conductor's role): only there do Stripe keys matter
+    billing: billingConfig(env, appEnv, traits.needsDatabase),
   };
   return deepFreeze(config);
 }

@@ -122,6 +122,7 @@ describe.each(backends)('extension routes /api/providers, /api/keys, /api/usage 
       totalTokens: 200,
       costMicroUsd: 1800,
       costUsd: 0.0018,
+      priced: true,
     });
     expect((await (await api('/api/usage/events?offset=2')).json()).events).toHaveLength(1);
     expect((await (await api('/api/usage', { key: t.keys.other })).json()).inputTokens).toBe(999999);

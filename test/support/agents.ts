@@ -23,7 +23,7 @@ export interface AgentsHarness {
   stop(): Promise<void>;
 }
 
-export async function startAgentsHarness(env: Record<string, string> = {}, opts: { databaseUrl?: string } = {}): Promise<AgentsHarness> {
+export async function startAgentsHarness(env: Record<string, string> = {}, opts: { databaseUrl?: string; port?: number } = {}): Promise<AgentsHarness> {
   const fake = await startFakeProvider();
   const svc = await startTestSvc(
     {
@@ -37,6 +37,7 @@ export async function startAgentsHarness(env: Record<string, string> = {}, opts:
       ...env,
     },
     'all',
+    opts.port !== undefined ? { port: opts.port } : {},
   );
   const clientFor = (key: string, o: { maxRetries?: number } = {}) => new OpenAI({ baseURL: `${svc.url}/v1`, apiKey: key, maxRetries: o.maxRetries ?? 0 });
   const mintKey = async (tenantId: string, role: Role) => {

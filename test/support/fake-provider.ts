@@ -10,7 +10,8 @@ import { streamAnthropic, jsonAnthropic, anthropicError } from './fake-provider/
  * A fake model provider for tests and benchmarks: one node:http server on 127.0.0.1 speaking the OpenAI Chat
  * Completions, OpenAI Responses and Anthropic Messages wires (RUNTIMES.md §2, §3, §6), scripted from the prompt:
  * `CALL_TOOL <name> <json>`, `CALL_CUSTOM <name> <json string>` (Responses freeform tools such as Codex's apply_patch),
- * `FAIL_HTTP_<code>`, `SLOW_DELTAS <n> <ms>`, `DELTAS <n>`, `HANG_AFTER_FIRST`; a tool result answers
+ * `FAIL_HTTP_<code>`, `SLOW_DELTAS <n> <ms>`, `DELTAS <n>`, `HANG_AFTER_FIRST`, `HOLD <name>` (the reply waits for
+ * `release(name)`, so a test can change the world between a model request and its answer); a tool result answers
  * `TOOL-RESULT-SEEN: <text>`; anything else `FAKE-REPLY: <prompt>`. Every request is logged.
  */
 export { lastInput, planFor, stripReminders, textOf, type LastInput, type Wire } from './fake-provider/script.ts';
@@ -31,6 +32,8 @@ export interface FakeProvider {
   /** Base URL without `/v1` (Claude Code appends `/v1/messages` itself). */
   origin: string;
   requests: LoggedRequest[];
+  /** Lets the replies held by a `HOLD <name>` prompt go (and any later ones with that name). */
+  release(name: string): void;
   /** Resolves with the first truthy value of `probe`, re-checked after every request and every disconnect. */
   when<T>(probe: () => T | undefined | null | false): Promise<T>;
   close(): Promise<void>;
@@ -76,6 +79,16 @@ export async function startFakeProvider(): Promise<FakeProvider> {
   const waiters = new Set<() => void>();
   const notify = () => waiters.forEach((check) => check());
   let counter = 0;
+  const holds = new Map<string, { released: Promise<void>; release: () => void }>();
+  const hold = (name: string) => {
+    let h = holds.get(name);
+    if (!h) {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      holds.set(name, (h = { released, release }));
+    }
+    return h;
+  };
 
   const server = createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
@@ -98,7 +111,10 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     if (wire === 'unknown') return sendJson(res, 404, { error: { message: `fake provider: no route for ${method} ${path}` } });
 
     const impl = WIRES[wire];
-    const plan = planFor(lastInput(wire, logged.body));
+    const input = lastInput(wire, logged.body);
+    const held = input?.kind === 'user' ? /\bHOLD\s+(\w+)/.exec(input.text) : null;
+    if (held) await hold(held[1]).released;
+    const plan = planFor(input);
     const requestId = `req_fake_${++counter}`;
     if (plan.kind === 'fail') return sendJson(res, plan.status, impl.error(plan.status), { 'request-id': requestId });
     const ctx: ReplyContext = { model: String(logged.body?.model ?? 'fake-model'), id: `fake${counter}`, includeUsage: logged.body?.stream_options?.include_usage === true };
@@ -116,6 +132,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     url: `${origin}/v1`,
     origin,
     requests,
+    release: (name) => hold(name).release(),
     when<T>(probe: () => T | undefined | null | false) {
       return new Promise<T>((resolve) => {
         const check = () => {

@@ -1,14 +1,16 @@
 import { startSvc, type SvcInstance } from '../../src/index.ts';
+import type { Flags } from '../../src/config/config.ts';
 
 /** Starts an svc instance for a test (in-process, ephemeral port) and gives a tiny authenticated client. */
 export interface TestSvc extends SvcInstance {
   api(path: string, init?: RequestInit & { key?: string | null; json?: unknown }): Promise<Response>;
 }
 
-export async function startTestSvc(env: Record<string, string | undefined> = {}, role = 'conductor'): Promise<TestSvc> {
+/** `flags.port`: a fixed port (for a runner that must reach this conductor at a known SVC_CONDUCTOR_URL). */
+export async function startTestSvc(env: Record<string, string | undefined> = {}, role = 'conductor', flags: Flags = {}): Promise<TestSvc> {
   const instance = await startSvc({
     env: { SVC_BOOTSTRAP_TOKEN: 'ao_test_bootstrapbootstrapbootstrap01', ...env },
-    flags: { role },
+    flags: { ...flags, role },
   });
   return {
     ...instance,

@@ -38,6 +38,25 @@ export interface SpendCapsTable {
   updated_at: Timestamp;
 }
 
+export interface BillingCheckoutsTable {
+  id: string;
+  tenant_id: string;
+  cents: ColumnType<string, number, never>;
+  status: ColumnType<'open' | 'complete' | 'expired', 'open' | 'complete' | 'expired' | undefined, 'open' | 'complete' | 'expired'>;
+  url: string | null;
+  customer_id: string | null;
+  created_by: string | null;
+  created_at: Timestamp;
+  credited_at: ColumnType<Date | string | null, never, Date | null>;
+}
+
+export interface BillingEventsTable {
+  id: string;
+  tenant_id: string;
+  type: string;
+  received_at: Timestamp;
+}
+
 export interface ConnectedAppsTable {
   id: string;
   tenant_id: string;
@@ -53,5 +72,7 @@ export interface CliTables {
   device_codes: DeviceCodesTable;
   credit_ledger: CreditLedgerTable;
   spend_caps: SpendCapsTable;
+  billing_checkouts: BillingCheckoutsTable;
+  billing_events: BillingEventsTable;
   connected_apps: ConnectedAppsTable;
 }

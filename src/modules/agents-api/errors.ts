@@ -8,6 +8,7 @@ import { toHttpError } from '../../shared/http.ts';
 const TYPE_BY_STATUS: Record<number, string> = {
   400: 'invalid_request_error',
   401: 'authentication_error',
+  402: 'insufficient_quota',
   403: 'permission_denied_error',
   404: 'not_found_error',
   409: 'conflict_error',

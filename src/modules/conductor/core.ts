@@ -64,6 +64,7 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
   });
   const featureDeps: FeatureDeps = {
     config,
+    selfUrl: deps.selfUrl,
     database,
     db,
     log,

@@ -44,6 +44,8 @@ export interface ConductorSecrets {
  */
 export interface FeatureDeps {
   config: Config;
+  /** This server's own base URL (links it hands out: checkout return pages, …). */
+  selfUrl: string;
   database: Database;
   /** Tenant tables are reached through `withTenant`/`inTenant` (crud/), and SQL lives in the feature's `*.repo.ts`. */
   db: Kysely<DB>;

@@ -8,7 +8,7 @@ export { hasRole, operatorOnly, readOnlyViewers, requireRole, type ApiKeyView, t
 export { RunBody } from './runs/runs.service.ts';
 export type { UsageWindow } from './runs/usage.repo.ts';
 export type { StoredEvent } from './runs/hub.ts';
-export { chargeCredit, getWallet, getSpendCap, type Wallet, type SpendCap } from './billing/index.ts';
+export { chargeCredit, getWallet, getSpendCap, priceTokens, ratesOf, type Wallet, type SpendCap } from './billing/index.ts';
 // The shared rate limiter (counters in PostgreSQL), for /v1, /api and public routes.
 export { createLimiter, purgeExpiredLimits, type Limiter, type LimitRule } from './limits/index.ts';
 export type { RunHooks, RunFinished, RunGate, RunGateContext } from './hooks/index.ts';

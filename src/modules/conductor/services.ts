@@ -2,6 +2,7 @@ import type * as v from 'valibot';
 import { withTenant } from '../../db/index.ts';
 import type { ProfileSpec, RunnerClient } from '../../contracts/runner.client.ts';
 import type { FeatureDeps } from './feature.ts';
+import type { RunGateContext } from './hooks/index.ts';
 import type { Limiter } from './limits/index.ts';
 import type { ApiKeyView, Principal } from './identity/index.ts';
 import { issueKey, listKeys, revokeKey } from './identity/index.ts';
@@ -44,6 +45,8 @@ export interface RunsService {
   ownerId: string;
   /** Whether the conductor `ownerId` is alive (holds a current lease), so what it owns is driven elsewhere. */
   ownerAlive(ownerId: string): Promise<boolean>;
+  /** Asks the run gates (billing's credit check) about a run before anything is allocated for it; throws 402 to refuse. */
+  checkGates(ctx: RunGateContext): Promise<void>;
   /** A token the run's tools call back with (function tools, delegate), when run tokens are configured. */
   mintToken(tenantId: string, runId: string): Promise<string>;
   /** Usage events of the tenant's runs, summed per model. */
@@ -77,6 +80,7 @@ export function createConductorServices(deps: FeatureDeps): ConductorServices {
       cancel: (tenantId, runId) => cancelRun(run, tenantId, runId),
       ownerId: run.ownerId,
       ownerAlive: (ownerId) => leaseAlive(deps.db, ownerId),
+      checkGates: (ctx) => deps.hooks.checkGates(ctx),
       mintToken: (tenantId, runId) => run.mintRunToken!(tenantId, runId),
       usageByModel: (tenantId, w) => withTenant(deps.db, tenantId, (tx) => usageByModel(tx, w)),
       usageEvents: (tenantId, w, page) => withTenant(deps.db, tenantId, (tx) => usageEventRows(tx, w, page)),

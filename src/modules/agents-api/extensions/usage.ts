@@ -52,8 +52,8 @@ export async function usageRows(runs: RunsService, tenantId: string, w: UsageWin
   const rows = await runs.usageEvents(tenantId, w, page);
   const events = rows.slice(0, page.limit).map((r) => {
     const t = tokens(r);
-    const { priced: _p, ...cost } = priced(r.model, t);
-    return { runId: r.run_id, sessionId: r.session_id, seq: r.seq, at: new Date(r.at).toISOString(), model: r.model, ...t, ...cost };
+    // `priced: false` marks a model the price catalog does not know (its cost reads 0 but is unknown, not free)
+    return { runId: r.run_id, sessionId: r.session_id, seq: r.seq, at: new Date(r.at).toISOString(), model: r.model, ...t, ...priced(r.model, t) };
   });
   return { events, limit: page.limit, offset: page.offset, hasMore: rows.length > page.limit };
 }

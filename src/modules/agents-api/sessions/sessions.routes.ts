@@ -23,7 +23,7 @@ const TURN_END = new Set(['agent.session.turn.completed', 'agent.session.turn.fa
 /** `stream: true`: the creation events, and with `input` the first turn, ending at the idle (or failed) after it. */
 async function createStreaming(c: Context<AgentsEnv>, deps: SessionsDeps & { keepAliveMs: number }, p: SessionCreateParams): Promise<Response> {
   const tenantId = tenantOf(c);
-  const session = await createSession(deps, tenantId, { ...p, input: null });
+  const session = await createSession(deps, tenantId, { ...p, input: null }, { turnFollows: !!p.input });
   const lastCreationEvent = session.environment.type === 'none' ? 'agent.session.created' : 'agent.session.environment.connected';
   let turnEnded = false;
   const until = (e: SessionEvent) => {

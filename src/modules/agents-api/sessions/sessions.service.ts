@@ -15,6 +15,7 @@ import type { ModelResolver } from '../models/model-ref.ts';
 import { cursorPage, deletedObject, findOr404, type CursorPage, type CursorQuery } from '../../crud/index.ts';
 import type { TurnEngine } from '../turns/engine.ts';
 import { runtimeModelName, sealSecrets, sessionProfile } from '../turns/launch.ts';
+import { gateTurn } from '../turns/turn-gate.ts';
 import type { AgentSession, Map } from '../wire.ts';
 import { inputMessages, type SessionCreateParams } from './session.schema.ts';
 import { existingVaultIds } from '../vaults/vaults.repo.ts';
@@ -50,8 +51,12 @@ async function checkVaults(db: Kysely<DB>, tenantId: string, ids: string[]): Pro
   if (missing >= 0) throw badRequest(`vault_ids[${missing}]: No such vault: ${ids[missing]}`);
 }
 
-/** Creates the session and, with `input`, admits its first turn (which may still run when this returns). */
-export async function createSession(deps: SessionsDeps, tenantId: string, p: SessionCreateParams): Promise<AgentSession> {
+/**
+ * Creates the session and, with `input`, admits its first turn (which may still run when this returns). A first turn
+ * (`input`, or `opts.turnFollows` when the caller admits it right after: the streaming create) asks the run gates
+ * (billing's credit check) before the session is allocated, so a refusal (402) leaves nothing behind.
+ */
+export async function createSession(deps: SessionsDeps, tenantId: string, p: SessionCreateParams, opts: { turnFollows?: boolean } = {}): Promise<AgentSession> {
   const agentId = p.agent_id ?? undefined;
   if (!agentId && !p.agent) throw badRequest('agent_id: one of agent_id or agent is required');
   if (!agentId && !p.agent?.model) throw badRequest('agent.model: required when agent_id is omitted');
@@ -62,6 +67,7 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
   await checkVaults(deps.db, tenantId, vaultIds);
 
   const profileName = `agent-session-${randomId(16)}`;
+  if (p.input || opts.turnFollows) await gateTurn(deps, tenantId, { model: agent.model, profileName, sessionId: null });
   const profile = sessionProfile(profileName, agent, p.environment, runtimeModelName(deps.models, agent.model));
   const placed = await deps.conductor.sessions.create(tenantId, profile);
   const sessionId = placed.sessionId;

@@ -18,6 +18,7 @@ import { functionTools, openSecrets, promptOf, runMcpServers, sessionProfile } f
 import { addUsage } from './translate.ts';
 import { createTurnIo, newLiveTurn } from './turn-io.ts';
 import { answerText, createLocks, turnError, type LiveTurn, type ToolAnswer } from './turn-state.ts';
+import { gateTurn } from './turn-gate.ts';
 
 /**
  * The turn engine of agent sessions: a turn is one run on the session's runner session, or several when messages
@@ -216,8 +217,11 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
         for (const ev of events) {
           const t = live.get(sessionId);
           if (ev.type === 'agent.session.input.message') {
-            if (!t) await start(row, ev.input);
-            else if (t.cancelling) t.afterCancel.push(...ev.input);
+            if (!t) {
+              // a refused turn (402) answers the request and leaves the session as it was
+              await gateTurn(deps, tenantId, { model: row.agent.model, profileName: row.profile_name, sessionId });
+              await start(row, ev.input);
+            } else if (t.cancelling) t.afterCancel.push(...ev.input);
             else {
               t.queued.push(...ev.input);
               io.emit(t, io.userItems(t, ev.input));

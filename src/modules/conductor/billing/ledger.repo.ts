@@ -36,7 +36,9 @@ export async function insertEntry(
       run_id: e.runId ?? null,
       created_by: e.createdBy ?? null,
     })
-    .onConflict((oc) => oc.columns(['tenant_id', 'run_id']).where('kind', '=', 'charge').where('run_id', 'is not', null).doNothing())
+    // the partial index's predicate spelled as literals: with a bound parameter, a prepared statement's generic plan
+    // (from its sixth execution on a connection) cannot infer the index and the insert fails
+    .onConflict((oc) => oc.columns(['tenant_id', 'run_id']).where(sql<boolean>`kind = 'charge' and run_id is not null`).doNothing())
     .returning('id')
     .executeTakeFirst();
   return { id, inserted: row !== undefined };

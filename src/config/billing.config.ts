@@ -1,0 +1,51 @@
+import { ConfigError } from './config.ts';
+
+/**
+ * SVC_BILLING picks how runs are paid for:
+ * - `off` (the self-hosted default): no credit gate; usage is still metered and priced (`/api/usage`, metrics);
+ * - `ledger`: prepaid credit in our ledger, granted by the operator; runs on the operator's keys need credit and
+ *   stay under the spend caps, and each run's priced usage is charged once when it ends;
+ * - `stripe`: the ledger, topped up through Stripe Checkout (STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET; the API base
+ *   SVC_STRIPE_API_URL is for tests and proxies).
+ */
+export const BILLING_MODES = ['off', 'ledger', 'stripe'] as const;
+export type BillingMode = (typeof BILLING_MODES)[number];
+
+export interface BillingConfig {
+  mode: BillingMode;
+  stripe: {
+    secretKey: string | undefined;
+    webhookSecret: string | undefined;
+    /** Where the official client sends its calls (default Stripe's own API). */
+    apiUrl: string | undefined;
+    /** Where a finished or abandoned checkout returns the buyer (SVC_BILLING_RETURN_URL, default the server's own URL). */
+    returnUrl: string | undefined;
+  };
+}
+
+export function billingConfig(env: Record<string, string | undefined>, appEnv: string, runsBilling: boolean): BillingConfig {
+  const raw = env.SVC_BILLING || 'off';
+  if (!(BILLING_MODES as readonly string[]).includes(raw)) throw new ConfigError('SVC_BILLING', `got "${raw}"; allowed: ${BILLING_MODES.join(', ')}`);
+  const mode = raw as BillingMode;
+  const secretKey = env.STRIPE_SECRET_KEY || undefined;
+  const webhookSecret = env.STRIPE_WEBHOOK_SECRET || undefined;
+  if (secretKey !== undefined && !/^(sk|rk)_(test|live)_[A-Za-z0-9]{8,}$/.test(secretKey)) throw new ConfigError('STRIPE_SECRET_KEY', 'a Stripe secret key (sk_live_… or sk_test_…)');
+  if (webhookSecret !== undefined && !/^whsec_[A-Za-z0-9+/=]{8,}$/.test(webhookSecret)) throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'a Stripe webhook signing secret (whsec_…)');
+  if (mode === 'stripe' && runsBilling && appEnv !== 'dev') {
+    if (!secretKey) throw new ConfigError('STRIPE_SECRET_KEY', `required when SVC_BILLING is stripe and AGENT_ORC_ENV is "${appEnv}" (not dev)`);
+    if (!webhookSecret) throw new ConfigError('STRIPE_WEBHOOK_SECRET', `required when SVC_BILLING is stripe and AGENT_ORC_ENV is "${appEnv}" (not dev)`);
+  }
+  return { mode, stripe: { secretKey, webhookSecret, apiUrl: httpUrl('SVC_STRIPE_API_URL', env.SVC_STRIPE_API_URL), returnUrl: httpUrl('SVC_BILLING_RETURN_URL', env.SVC_BILLING_RETURN_URL) } };
+}
+
+function httpUrl(name: string, raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `got "${raw}"; allowed: an http(s) URL`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(name, `got "${raw}"; allowed: an http(s) URL`);
+  return raw.replace(/\/+$/, '');
+}
