@@ -1,9 +1,12 @@
-import { fromKysely, PgBoss, type Job, type SendOptions as BossSendOptions } from 'pg-boss';
+import { fromKysely, PgBoss, type Job, type JobResult, type SendOptions as BossSendOptions } from 'pg-boss';
 import type { Database, Tx } from '../../../db/index.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Metrics } from '../../../shared/metrics.ts';
 import { poolAdapter } from './db-adapter.ts';
 import { subscribedQueues } from './subscriptions.repo.ts';
+
+/** Jobs fetched at once per worker; they run side by side (handlers of one queue are independent by contract). */
+const BATCH = 10;
 
 /**
  * Durable background work on PostgreSQL (pg-boss): each job runs once across conductor replicas, failed jobs retry
@@ -52,7 +55,7 @@ export interface QueueSettings {
   deleteAfterSeconds?: number;
   /** How often an idle worker looks for jobs (>= 0.5). */
   pollingIntervalSeconds?: number;
-  /** Jobs of this queue handled at once in this process. */
+  /** Workers of this queue in this process; each takes up to 10 jobs per fetch and runs them side by side. */
   concurrency?: number;
 }
 
@@ -95,23 +98,34 @@ export function createJobs(deps: JobsDeps): Jobs {
   const subscriptions: Array<[event: string, name: string]> = [];
   let started = false;
 
+  async function run(name: string, handler: JobHandler<object>, job: Job<object>): Promise<JobResult> {
+    try {
+      const output = await handler(job.data, { id: job.id, retryCount: job.retryCount, signal: job.signal });
+      ran?.inc({ queue: name, outcome: 'completed' });
+      return { id: job.id, status: 'completed', output: output ?? undefined };
+    } catch (err) {
+      ran?.inc({ queue: name, outcome: 'failed' });
+      deps.log.warn('job failed', { queue: name, jobId: job.id, attempt: job.retryCount + 1, error: String(err) });
+      return { id: job.id, status: 'failed', output: { message: err instanceof Error ? err.message : String(err) } };
+    }
+  }
+
   async function work(name: string, handler: JobHandler<object>, opts: QueueSettings): Promise<void> {
     const { pollingIntervalSeconds, concurrency, ...queue } = opts;
     await boss.createQueue(name, queue);
+    // Up to BATCH jobs per fetch, each completed or failed (and retried) on its own; while fetches come back full the
+    // worker fetches again at once, so a backlog (every run that ended in a burst) drains without a poll interval
+    // between jobs. An idle queue is still polled at the interval.
     await boss.work<object>(
       name,
-      { pollingIntervalSeconds: pollingIntervalSeconds ?? deps.pollingIntervalSeconds ?? 2, batchSize: 1, localConcurrency: concurrency ?? 1 },
-      async ([job]: Job<object>[]) => {
-        try {
-          const output = await handler(job.data, { id: job.id, retryCount: job.retryCount, signal: job.signal });
-          ran?.inc({ queue: name, outcome: 'completed' });
-          return output;
-        } catch (err) {
-          ran?.inc({ queue: name, outcome: 'failed' });
-          deps.log.warn('job failed', { queue: name, jobId: job.id, attempt: job.retryCount + 1, error: String(err) });
-          throw err;
-        }
+      {
+        pollingIntervalSeconds: pollingIntervalSeconds ?? deps.pollingIntervalSeconds ?? 2,
+        batchSize: BATCH,
+        burstWhenBatchFull: true,
+        perJobResults: true,
+        localConcurrency: concurrency ?? 1,
       },
+      async (jobs: Job<object>[]) => Promise.all(jobs.map((job) => run(name, handler, job))),
     );
   }
 
