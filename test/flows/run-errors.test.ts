@@ -48,4 +48,23 @@ describe('run and profile errors a user can act on', () => {
     const same = await svc.api('/api/runs', { method: 'POST', json: { profile: 'beta', prompt: 'second', sessionId } });
     expect(same.status).toBe(202);
   });
+  it('a profile with a malformed model says the expected form and the string it got', async () => {
+    const res = await svc.api('/api/profiles', { method: 'POST', json: { name: 'bad-model', runtime: 'general', model: 'nope' } });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      error: 'model: expected <provider>:<model_id> for runtime general, provider one of openai, anthropic, openai-compatible, demo; received "nope"',
+    });
+  });
+
+  it('a profile without a runtime names the field and the allowed values', async () => {
+    const res = await svc.api('/api/profiles', { method: 'POST', json: { name: 'no-runtime', model: 'demo:echo' } });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: 'runtime: required, one of general, runtime_a, runtime_b' });
+  });
+
+  it('`svc run` on an unknown profile exits 4 (not found) and names it', async () => {
+    const r = await cli(['run', 'no-such-profile', 'hello'], env);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('unknown profile: no-such-profile');
+  });
 });
