@@ -21,6 +21,9 @@ export const JsonObject = v.custom<Record<string, unknown>>(
  * required and what it takes (with `schema`, the field's allowed values or form), a failed check names the value it
  * got (valibot's `received` there is the whole enclosing object: "Object").
  */
+/** Field names whose values are never repeated back in an error. */
+const SECRET_FIELD = /key|token|secret|password|credential|authorization/i;
+
 export function describeIssues(issues: readonly v.BaseIssue<unknown>[], schema?: v.GenericSchema): string {
   const issue = issues[0];
   const path = v.getDotPath(issue);
@@ -30,7 +33,9 @@ export function describeIssues(issues: readonly v.BaseIssue<unknown>[], schema?:
     const hint = schema ? entryHint(schemaAt(schema, issue.path!.map((p) => p.key))) : undefined;
     problem = hint ? `required, ${hint}` : 'required';
   } else if (issue.type === 'custom' || !issue.expected) {
-    problem = last && last.value !== undefined ? `${issue.message}; received ${shortJson(last.value)}` : issue.message;
+    // never echo what may be a credential (a provider key, a token) into an answer or a log
+    const secret = last !== undefined && SECRET_FIELD.test(String(last.key));
+    problem = last && last.value !== undefined && !secret ? `${issue.message}; received ${shortJson(last.value)}` : issue.message;
   } else {
     problem = `expected ${issue.expected}${issue.received && issue.received !== 'undefined' ? `, received ${issue.received}` : issue.received === 'undefined' ? ' (missing)' : ''}`;
   }
