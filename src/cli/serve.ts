@@ -57,5 +57,7 @@ export default defineCommand({
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));
+    // a closed terminal (or the bin/svc.js wrapper passing it on) stops the server gracefully too, not at once
+    process.once('SIGHUP', () => shutdown('SIGHUP'));
   },
 });
