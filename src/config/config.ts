@@ -80,6 +80,8 @@ export interface Config {
     mode: WorkerMode;
     stateDir: string;
     stepCount: number;
+    /** SVC_MODEL_STALL_TIMEOUT_MS: a model call that sends no output for this long ends the run as stalled. */
+    modelStallTimeoutMs: number;
     childEnvAllow: readonly string[];
     /** The host variables SDK child processes may inherit: PATH plus the `childEnvAllow` names, read once here. */
     hostEnv: Readonly<Record<string, string>>;
@@ -273,6 +275,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       mode: pick('MODE', env.MODE, WORKER_MODES, traits.aloneDefaults.workerMode ?? 'all'),
       stateDir: resolve(env.SVC_STATE_DIR || (traits.aloneDefaults.workerStateDir ?? `${dataDir}/state`)),
       stepCount: int('AGENT_WORKER_STEP_COUNT', env.AGENT_WORKER_STEP_COUNT, 24, 1, 1000),
+      modelStallTimeoutMs: int('SVC_MODEL_STALL_TIMEOUT_MS', env.SVC_MODEL_STALL_TIMEOUT_MS, 60_000, 100, 3_600_000),
       childEnvAllow,
       hostEnv: Object.fromEntries(['PATH', ...childEnvAllow].flatMap((k) => (env[k] !== undefined ? [[k, env[k] as string]] : []))),
       allowHostTools: env.AGENT_WORKER_ALLOW_HOST_TOOLS === '1',
