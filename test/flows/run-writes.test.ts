@@ -8,7 +8,8 @@ import { followSse, isTerminalEvent, readSse } from '../support/sse.ts';
 /**
  * Writes of the run path that fail for a while (the database refuses them, through a trigger the test switches on and
  * off as a superuser): a run's end that cannot be stored is not shown to clients and is retried until it lands; an
- * event-log batch that cannot be stored is retried, never dropped, so the log has no gap.
+ * event-log batch that cannot be stored is retried, never dropped, so the log has no gap; a log that stays unwritable
+ * past SVC_RUN_WRITE_RETRY_MS ends the run with one error right after its last stored event.
  */
 const KEY = 'ao_test_runwritesrunwritesrunwr01';
 const WAIT = { timeout: 20_000, interval: 50 };
@@ -31,7 +32,7 @@ beforeAll(async () => {
   dropDatabase = db.drop;
   const port = await freePort();
   svc = await startSvc({
-    env: { DATABASE_URL: db.url, SVC_BOOTSTRAP_TOKEN: KEY, SVC_CONDUCTOR_URL: `http://127.0.0.1:${port}`, OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' },
+    env: { DATABASE_URL: db.url, SVC_BOOTSTRAP_TOKEN: KEY, SVC_RUN_WRITE_RETRY_MS: '600', SVC_CONDUCTOR_URL: `http://127.0.0.1:${port}`, OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' },
     flags: { role: 'all', port },
   });
   admin = connect(db.adminUrl, { max: 1 });
@@ -45,6 +46,12 @@ beforeAll(async () => {
       IF EXISTS (SELECT 1 FROM fail_writes WHERE tbl = TG_TABLE_NAME) THEN
         PERFORM nextval('fail_hits');
         RAISE EXCEPTION 'test: writes to % are refused', TG_TABLE_NAME;
+      END IF;
+      -- 'run_events:not-errors': the log takes terminal errors only (a log that fails for all but the last write).
+      IF TG_TABLE_NAME = 'run_events' AND EXISTS (SELECT 1 FROM fail_writes WHERE tbl = 'run_events:not-errors') THEN
+        IF NEW.event->>'type' <> 'error' THEN
+          RAISE EXCEPTION 'test: run events are refused';
+        END IF;
       END IF;
       RETURN NEW;
     END $$;
@@ -101,4 +108,19 @@ describe('run writes that fail for a while', () => {
     expect(stored.filter((f) => isTerminalEvent(f.event)).map((f) => f.event.type)).toEqual(['result']);
     expect(isTerminalEvent(stored.at(-1)!.event)).toBe(true);
   });
+
+  it('a log that stays unwritable ends the run with one error, stored right after the last stored event', async () => {
+    await admin.unsafe(`INSERT INTO fail_writes VALUES ('run_events:not-errors')`);
+    try {
+      const runId = await startRun('SLOW_DELTAS 50 20');
+      const live = followSse((signal) => api(`/api/runs/${runId}/stream`, { signal }));
+      const frames = await live.ended;
+      expect(frames.map((f) => ({ id: f.id, type: f.event.type }))).toEqual([{ id: 1, type: 'error' }]);
+      expect(frames[0].event.message).toMatch(/could not be stored/);
+      expect(await statusOf(runId)).toBe('error');
+      expect(await readSse(await api(`/api/runs/${runId}/stream`))).toEqual(frames);
+    } finally {
+      await admin.unsafe(`DELETE FROM fail_writes`);
+    }
+  }, 30_000);
 });
