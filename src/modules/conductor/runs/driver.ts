@@ -41,6 +41,8 @@ export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMe
   /** The highest seq in the log: the terminal event goes right after it, so the log never has a gap. */
   let stored = 0;
   let logFailure: string | undefined;
+  /** Settles once the latest event is stored and published (appends settle in order, so all before it are too). */
+  let published: Promise<void> = Promise.resolve();
   const started = performance.now();
   const metrics = runMetrics(deps.metrics);
   // An event reaches subscribers (and the in-memory replay) only once the log holds it: an id a client saw is an id
@@ -49,7 +51,7 @@ export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMe
     if (seq === 0) metrics.firstEvent((performance.now() - started) / 1000);
     if (event.usage) metrics.usage(event.usage);
     const e = { seq: ++seq, event };
-    deps.eventLog.append(run.tenantId, run.runId, e.seq, event).then(
+    published = deps.eventLog.append(run.tenantId, run.runId, e.seq, event).then(
       () => {
         stored = e.seq;
         run.events.push(e);
@@ -78,7 +80,7 @@ export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMe
     terminal = run.stopping ? stoppedEvent(run) : runEvent('error', { message: `run failed: ${err instanceof Error ? err.message : String(err)}` });
   }
   terminal ??= run.stopping ? stoppedEvent(run) : runEvent('error', { message: 'run stream ended without a result' });
-  await deps.eventLog.flush();
+  await published;
   deps.eventLog.forget(run.tenantId, run.runId);
   if (logFailure !== undefined && !run.stopping) terminal = runEvent('error', { message: `run failed: its events could not be stored: ${logFailure}` });
   const status = await finish(deps, run, terminal, stored + 1);
