@@ -9,7 +9,8 @@ import { followSse, isTerminalEvent, readSse } from '../support/sse.ts';
  * Writes of the run path that fail for a while (the database refuses them, through a trigger the test switches on and
  * off as a superuser): a run's end that cannot be stored is not shown to clients and is retried until it lands; an
  * event-log batch that cannot be stored is retried, never dropped, so the log has no gap; a log that stays unwritable
- * past SVC_RUN_WRITE_RETRY_MS ends the run with one error right after its last stored event.
+ * past SVC_RUN_WRITE_RETRY_MS ends the run with one error right after its last stored event; and a finish that comes
+ * late never overwrites the status another replica wrote meanwhile.
  */
 const KEY = 'ao_test_runwritesrunwritesrunwr01';
 const WAIT = { timeout: 20_000, interval: 50 };
@@ -123,4 +124,15 @@ describe('run writes that fail for a while', () => {
       await admin.unsafe(`DELETE FROM fail_writes`);
     }
   }, 30_000);
+
+  it('a late finish does not overwrite a status another replica wrote meanwhile', async () => {
+    const runId = await startRun('HOLD latefinish then answer');
+    await fake.when(() => fake.requests.find((r) => JSON.stringify(r.body ?? '').includes('HOLD latefinish')));
+    // What another replica's orphan sweep does to a run whose owner looked dead: it ends it first.
+    await admin.unsafe(`UPDATE runs SET status = 'interrupted', finished_at = now() WHERE id = $1`, [runId]);
+    fake.release('latefinish');
+    const frames = await readSse(await api(`/api/runs/${runId}/stream`));
+    expect(frames.filter((f) => isTerminalEvent(f.event))).toHaveLength(1);
+    expect(await statusOf(runId)).toBe('interrupted');
+  });
 });
