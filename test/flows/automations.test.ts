@@ -1,0 +1,197 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { server } from '../support/backends.ts';
+import { startTestSvc, type TestSvc } from '../support/svc.ts';
+import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+
+/** Automations through the real HTTP surface of one `all` instance: routes, transitions, firings as ordinary runs, the scheduler. */
+let svc: TestSvc;
+let fake: FakeProvider;
+let cleanup: () => Promise<void>;
+
+beforeAll(async () => {
+  fake = await startFakeProvider();
+  const db = await server.setup();
+  cleanup = db.cleanup;
+  svc = await startTestSvc({ DATABASE_URL: db.url, OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' }, 'all');
+  for (const [name, model] of [['demo', 'demo:echo'], ['fake', 'openai-compatible:fake-model']]) {
+    expect((await svc.api('/api/profiles', { method: 'POST', json: { name, runtime: 'general', model } })).status).toBe(201);
+  }
+});
+afterAll(async () => {
+  await svc?.stop();
+  await fake?.close();
+  await cleanup?.();
+});
+
+const call = async (method: string, path: string, json?: unknown) => {
+  const res = await svc.api(path, { method, ...(json !== undefined ? { json } : {}) });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+};
+const create = async (body: Record<string, unknown>) => {
+  const res = await call('POST', '/api/automations', { profile: 'demo', cron: '0 9 * * *', ...body });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body;
+};
+const firingsOf = async (id: string) => (await call('GET', `/api/automations/firings?automation=${id}`)).body as any[];
+const settled = async (id: string, n: number) => {
+  await vi.waitFor(async () => expect((await firingsOf(id)).filter((f) => f.outcome !== null).length).toBeGreaterThanOrEqual(n), { timeout: 15_000, interval: 100 });
+  return firingsOf(id);
+};
+
+describe('automations: the object and its validation', () => {
+  it('creates an active automation with its next run in its timezone', async () => {
+    const a = await create({ name: 'morning', prompt: 'summarise', timezone: 'Europe/Berlin' });
+    expect(a).toEqual({
+      id: expect.stringMatching(/^aut_/),
+      name: 'morning',
+      profile: 'demo',
+      prompt: 'summarise',
+      cron: '0 9 * * *',
+      timezone: 'Europe/Berlin',
+      startAt: null,
+      endAt: null,
+      sessionMode: 'fresh',
+      overlap: 'skip',
+      maxConsecutiveFailures: 5,
+      status: 'active',
+      nextRunAt: expect.any(String),
+      lastFiredAt: null,
+      consecutiveFailures: 0,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+      deletedAt: null,
+    });
+    const next = new Date(a.nextRunAt);
+    expect(next.getTime()).toBeGreaterThan(Date.now());
+    expect(new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Berlin', hour: '2-digit', minute: '2-digit' }).format(next)).toBe('09:00');
+    expect((await call('GET', `/api/automations/${a.id}`)).body).toEqual(a);
+  });
+
+  it.each([
+    [{ cron: '0 0 30 2 *' }, /^cron: .*never fires/],
+    [{ cron: 'every day' }, /^cron: /],
+    [{ timezone: 'Mars/Olympus' }, /^timezone: unknown IANA timezone/],
+    [{ startAt: '2030-02-01T00:00:00Z', endAt: '2030-01-01T00:00:00Z' }, /^endAt: /],
+    [{ startAt: '2030-01-01T00:00:00Z', endAt: '2030-01-01T00:00:00Z' }, /^endAt: /],
+    [{ profile: 'nobody' }, /^profile: unknown profile: nobody/],
+    [{ sessionMode: 'sticky' }, /^sessionMode: /],
+    [{ maxConsecutiveFailures: 0 }, /^maxConsecutiveFailures: /],
+  ])('refuses %o with 400 naming the field', async (patch, message) => {
+    const res = await call('POST', '/api/automations', { name: 'bad', profile: 'demo', cron: '0 9 * * *', ...patch });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(message);
+  });
+
+  it('lists with X-Total-Count, q and includeDeleted; GET still shows a deleted one; /api/schedules is the same list', async () => {
+    const a = await create({ name: 'list-alpha', prompt: 'needle in a haystack' });
+    const b = await create({ name: 'list-beta' });
+    const page = await call('GET', '/api/automations?q=needle');
+    expect(page.body.map((x: any) => x.id)).toEqual([a.id]);
+    expect(page.headers.get('x-total-count')).toBe('1');
+    expect((await call('DELETE', `/api/automations/${b.id}`)).status).toBe(204);
+    expect((await call('GET', '/api/automations?q=list-')).body.map((x: any) => x.id)).toEqual([a.id]);
+    expect((await call('GET', '/api/automations?q=list-&includeDeleted=true')).body.map((x: any) => x.id)).toEqual([b.id, a.id]);
+    expect((await call('GET', `/api/automations/${b.id}`)).body).toMatchObject({ id: b.id, status: 'stopped', nextRunAt: null, deletedAt: expect.any(String) });
+    expect((await call('GET', '/api/schedules?q=list-')).body.map((x: any) => x.id)).toEqual([a.id]);
+    const limited = await call('GET', '/api/automations?limit=1');
+    expect(limited.body).toHaveLength(1);
+    expect(Number(limited.headers.get('x-total-count'))).toBeGreaterThan(1);
+    expect((await call('POST', `/api/automations/${b.id}/start`)).status).toBe(404);
+  });
+
+  it('a name is taken once among live automations, and cannot be changed', async () => {
+    const a = await create({ name: 'unique-name' });
+    expect((await call('POST', '/api/automations', { name: 'unique-name', profile: 'demo', cron: '* * * * *' })).status).toBe(409);
+    const res = await call('PUT', `/api/automations/${a.id}`, { name: 'renamed' });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(/^name: /);
+  });
+});
+
+describe('automations: transitions', () => {
+  it('stop clears nextRunAt, start computes it from now; pause is stop under /api/automations only', async () => {
+    const a = await create({ name: 'stop-start' });
+    expect((await call('POST', `/api/automations/${a.id}/stop`)).body).toMatchObject({ status: 'stopped', nextRunAt: null });
+    expect((await call('POST', `/api/schedules/${a.id}/pause`)).status).toBe(404);
+    const started = (await call('POST', `/api/schedules/${a.id}/start`)).body;
+    expect(started).toMatchObject({ status: 'active', nextRunAt: a.nextRunAt, consecutiveFailures: 0 });
+    expect((await call('POST', `/api/automations/${a.id}/pause`)).body).toMatchObject({ status: 'stopped', nextRunAt: null });
+  });
+
+  it('an update that closes the window stops it; start is then 409 (past its end date)', async () => {
+    const a = await create({ name: 'window' });
+    const updated = await call('PUT', `/api/automations/${a.id}`, { endAt: new Date(Date.now() - 60_000).toISOString() });
+    expect(updated.status).toBe(200);
+    expect(updated.body).toMatchObject({ status: 'stopped', nextRunAt: null });
+    const res = await call('POST', `/api/automations/${a.id}/start`);
+    expect(res.status).toBe(409);
+    expect(res.body.error).toMatch(/past its end date/);
+  });
+
+  it('an update of an active automation recomputes the next run', async () => {
+    const a = await create({ name: 'recompute', cron: '0 9 * * *', timezone: 'UTC' });
+    const b = (await call('PUT', `/api/automations/${a.id}`, { cron: '30 17 * * *' })).body;
+    expect(new Date(b.nextRunAt).toISOString()).toMatch(/T17:30:00\.000Z$/);
+    expect((await call('PUT', `/api/automations/${a.id}`, { cron: '0 0 30 2 *' })).status).toBe(400);
+  });
+
+  it('run-now answers 202 with the firing; its run is an ordinary run; status and nextRunAt stay', async () => {
+    const a = await create({ name: 'run-now', prompt: 'hello from the schedule' });
+    await call('POST', `/api/automations/${a.id}/stop`);
+    const res = await call('POST', `/api/automations/${a.id}/run`);
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ id: expect.stringMatching(/^fir_/), automationId: a.id, outcome: null, runId: expect.stringMatching(/^run_/), error: null });
+    const [firing] = await settled(a.id, 1);
+    expect(firing).toMatchObject({ id: res.body.id, outcome: 'ok', sessionId: expect.any(String) });
+    const run = (await call('GET', `/api/runs/${firing.runId}`)).body;
+    expect(run).toMatchObject({ id: firing.runId, status: 'ok', subTask: { profile: 'demo', prompt: 'hello from the schedule' } });
+    expect((await call('GET', '/api/runs')).body.map((r: any) => r.id)).toContain(firing.runId);
+    expect((await call('GET', `/api/automations/${a.id}`)).body).toMatchObject({ status: 'stopped', nextRunAt: null, lastFiredAt: expect.any(String) });
+  });
+
+  it('three failed firings in a row with maxConsecutiveFailures 3 disable it; update is 409 until started', async () => {
+    const a = await create({ name: 'flaky', profile: 'fake', prompt: 'FAIL_HTTP_400', maxConsecutiveFailures: 3 });
+    for (let i = 1; i <= 3; i++) {
+      expect((await call('POST', `/api/automations/${a.id}/run`)).status).toBe(202);
+      await settled(a.id, i);
+    }
+    expect((await firingsOf(a.id)).map((f) => f.outcome)).toEqual(['failed', 'failed', 'failed']);
+    expect((await call('GET', `/api/automations/firings?automation=${a.id}&outcome=ok`)).body).toEqual([]);
+    expect((await call('GET', `/api/automations/${a.id}`)).body).toMatchObject({ status: 'disabled', nextRunAt: null, consecutiveFailures: 3 });
+    const res = await call('PUT', `/api/automations/${a.id}`, { prompt: 'better' });
+    expect(res.status).toBe(409);
+    expect((await call('POST', `/api/automations/${a.id}/start`)).body).toMatchObject({ status: 'active', consecutiveFailures: 0 });
+    expect((await call('PUT', `/api/automations/${a.id}`, { prompt: 'better' })).body).toMatchObject({ prompt: 'better', status: 'active' });
+  });
+});
+
+describe('automations: memory', () => {
+  it('keeps a note of at most 8 KB, gives it to each firing, and clears it when empty', async () => {
+    const a = await create({ name: 'memo', prompt: 'check the queue' });
+    expect((await call('GET', `/api/automations/${a.id}/memory`)).body).toEqual({ body: '' });
+    const put = await call('PUT', `/api/automations/${a.id}/memory`, { body: 'last count: 7' });
+    expect(put.body).toEqual({ body: 'last count: 7', updatedAt: expect.any(String) });
+    expect((await call('GET', `/api/automations/${a.id}/memory`)).body).toEqual(put.body);
+    const big = await call('PUT', `/api/automations/${a.id}/memory`, { body: 'x'.repeat(8 * 1024 + 1) });
+    expect(big.status).toBe(413);
+    const fired = (await call('POST', `/api/automations/${a.id}/run`)).body;
+    await settled(a.id, 1);
+    expect((await call('GET', `/api/runs/${fired.runId}`)).body.subTask.prompt).toContain('last count: 7');
+    expect((await call('PUT', `/api/automations/${a.id}/memory`, { body: '' })).body).toMatchObject({ body: '' });
+  });
+});
+
+describe('automations: the scheduler', () => {
+  it('fires an every-second automation on its own, one firing per slot, each an ordinary run', async () => {
+    const a = await create({ name: 'every-second', cron: '* * * * * *' });
+    const firings = await settled(a.id, 3);
+    await call('POST', `/api/automations/${a.id}/stop`);
+    const slots = firings.map((f) => f.scheduledFor);
+    expect(new Set(slots).size).toBe(slots.length);
+    for (const f of firings.filter((x) => x.outcome === 'ok')) {
+      expect(f.scheduledFor).toMatch(/\.000Z$/);
+      expect((await call('GET', `/api/runs/${f.runId}`)).body).toMatchObject({ status: 'ok' });
+    }
+  });
+});
