@@ -43,5 +43,6 @@ CREATE TABLE automation_firings (
 CREATE UNIQUE INDEX automation_firings_slot ON automation_firings (automation_id, scheduled_for) WHERE NOT manual;
 CREATE INDEX automation_firings_list ON automation_firings (tenant_id, fired_at);
 CREATE INDEX automation_firings_run ON automation_firings (run_id);
+CREATE INDEX automation_firings_open ON automation_firings (fired_at) WHERE outcome IS NULL;
 
 SELECT svc_tenant_rls(t::regclass) FROM unnest(ARRAY['automations', 'automation_firings']) AS t;

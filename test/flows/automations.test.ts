@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { tmpdir } from 'node:os';
+import { openDatabase, withSystem, type Database } from '../../src/db/index.ts';
 import { server } from '../support/backends.ts';
 import { startTestSvc, type TestSvc } from '../support/svc.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
@@ -7,17 +9,20 @@ import { startFakeProvider, type FakeProvider } from '../support/fake-provider.t
 let svc: TestSvc;
 let fake: FakeProvider;
 let cleanup: () => Promise<void>;
+let database: Database;
 
 beforeAll(async () => {
   fake = await startFakeProvider();
   const db = await server.setup();
   cleanup = db.cleanup;
+  database = await openDatabase({ url: db.url, dataDir: tmpdir() });
   svc = await startTestSvc({ DATABASE_URL: db.url, OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' }, 'all');
   for (const [name, model] of [['demo', 'demo:echo'], ['fake', 'openai-compatible:fake-model']]) {
     expect((await svc.api('/api/profiles', { method: 'POST', json: { name, runtime: 'general', model } })).status).toBe(201);
   }
 });
 afterAll(async () => {
+  await database?.close();
   await svc?.stop();
   await fake?.close();
   await cleanup?.();
@@ -194,4 +199,19 @@ describe('automations: the scheduler', () => {
       expect((await call('GET', `/api/runs/${f.runId}`)).body).toMatchObject({ status: 'ok' });
     }
   });
+
+  it('a firing whose run never started (its conductor died after the claim) does not block the next slots', async () => {
+    const a = await create({ name: 'after-a-crash', cron: '* * * * * *' });
+    await call('POST', `/api/automations/${a.id}/stop`);
+    await withSystem(database.db, (tx) =>
+      tx
+        .insertInto('automation_firings')
+        .values({ id: 'fir_stuck', tenant_id: 'default', automation_id: a.id, scheduled_for: new Date(Date.now() - 120_000), fired_at: new Date(Date.now() - 120_000), run_id: 'run_never_started' })
+        .execute(),
+    );
+    await call('POST', `/api/automations/${a.id}/start`);
+    await vi.waitFor(async () => expect((await firingsOf(a.id)).filter((f) => f.outcome === 'ok').length).toBeGreaterThanOrEqual(1), { timeout: 15_000, interval: 100 });
+    await call('POST', `/api/automations/${a.id}/stop`);
+    await vi.waitFor(async () => expect((await firingsOf(a.id)).find((f) => f.id === 'fir_stuck')).toMatchObject({ outcome: 'failed', error: expect.stringMatching(/never started/) }), { timeout: 20_000, interval: 200 });
+  }, 40_000);
 });

@@ -219,16 +219,35 @@ export async function insertFiring(
   return row ? toFiring(row) : undefined;
 }
 
+/** A firing whose run is still running (a firing whose run never started does not count: see failUnstarted). */
 export async function hasRunningFiring(tx: Tx, automationId: string): Promise<boolean> {
   const row = await tx
-    .selectFrom('automation_firings')
-    .select('id')
-    .where('automation_id', '=', automationId)
-    .where('outcome', 'is', null)
-    .where('run_id', 'is not', null)
+    .selectFrom('automation_firings as f')
+    .innerJoin('runs as r', (j) => j.onRef('r.id', '=', 'f.run_id').onRef('r.tenant_id', '=', 'f.tenant_id'))
+    .select('f.id')
+    .where('f.automation_id', '=', automationId)
+    .where('f.outcome', 'is', null)
+    .where('r.status', '=', 'running')
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/**
+ * Firings claimed by a conductor that died before their run was created: still open after `olderThan`, with no run
+ * row. They end `failed`, so the list tells the truth (system scope: every tenant).
+ */
+export async function failUnstarted(tx: Tx, olderThan: Date): Promise<number> {
+  const rows = await tx
+    .updateTable('automation_firings as f')
+    .set({ outcome: 'failed', error: 'its run never started: the conductor that claimed this slot stopped first' })
+    .where('f.outcome', 'is', null)
+    .where('f.run_id', 'is not', null)
+    .where('f.fired_at', '<', olderThan)
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('runs as r').select('r.id').whereRef('r.id', '=', 'f.run_id').whereRef('r.tenant_id', '=', 'f.tenant_id'))))
+    .returning('f.id')
+    .execute();
+  return rows.length;
 }
 
 export async function setFiringSession(tx: Tx, id: string, sessionId: string): Promise<void> {

@@ -1,7 +1,7 @@
 import { withSystem } from '../../../db/index.ts';
 import { describeError } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
-import { hasRunningFiring, insertFiring, lockDue, updateAutomation, type AutomationRow, type Firing } from './automations.repo.ts';
+import { failUnstarted, hasRunningFiring, insertFiring, lockDue, updateAutomation, type AutomationRow, type Firing } from './automations.repo.ts';
 import { cadenceOf } from './automations.service.ts';
 import { startFiring, type FiringDeps } from './firing.service.ts';
 import { nextSlot } from './schedule.ts';
@@ -20,6 +20,9 @@ import { nextSlot } from './schedule.ts';
 export const GRACE_MS = 10_000;
 const TICK_MS = 500;
 const BATCH = 50;
+/** A claimed firing with no run after this long lost its conductor between the claim and the run (see failUnstarted). */
+const UNSTARTED_MS = 60_000;
+const SWEEP_EVERY_TICKS = 10; // every ~5 s: one indexed query over open firings only
 
 export interface Scheduler {
   start(): void;
@@ -77,9 +80,11 @@ export function createScheduler(deps: FiringDeps): Scheduler {
   }
 
   async function loop(): Promise<void> {
+    let ticks = 0;
     while (!stopped) {
       let due = 0;
       try {
+        if (ticks++ % SWEEP_EVERY_TICKS === 0) await withSystem(deps.db, (tx) => failUnstarted(tx, new Date(Date.now() - UNSTARTED_MS)));
         due = await tick();
       } catch (err) {
         deps.log.warn('automation tick failed', { error: describeError(err) });
