@@ -171,6 +171,32 @@ describe('automations: transitions', () => {
   });
 });
 
+describe('automations: persistent sessions', () => {
+  it("a persistent automation keeps one session, so the second firing's model request carries the first exchange", async () => {
+    const a = await create({ name: 'persistent', profile: 'fake', prompt: 'count the kumquats', sessionMode: 'persistent' });
+    await call('POST', `/api/automations/${a.id}/run`);
+    await settled(a.id, 1);
+    await call('POST', `/api/automations/${a.id}/run`);
+    const [second, first] = await settled(a.id, 2);
+    expect([first.outcome, second.outcome]).toEqual(['ok', 'ok']);
+    expect(second.sessionId).toBe(first.sessionId);
+    const last = JSON.stringify(fake.requests.at(-1)!.body);
+    // the first prompt, the first reply (the fake provider answers FAKE-REPLY: <prompt>), the second prompt
+    expect(last).toContain('FAKE-REPLY: count the kumquats');
+    expect(last.split('count the kumquats').length - 1).toBe(3);
+  });
+
+  it('a fresh automation starts a new session each firing', async () => {
+    const a = await create({ name: 'fresh', profile: 'fake', prompt: 'fresh every time' });
+    await call('POST', `/api/automations/${a.id}/run`);
+    await settled(a.id, 1);
+    await call('POST', `/api/automations/${a.id}/run`);
+    const [second, first] = await settled(a.id, 2);
+    expect(second.sessionId).not.toBe(first.sessionId);
+    expect(JSON.stringify(fake.requests.at(-1)!.body)).not.toContain('FAKE-REPLY: fresh every time');
+  });
+});
+
 describe('automations: memory', () => {
   it('keeps a note of at most 8 KB, gives it to each firing, and clears it when empty', async () => {
     const a = await create({ name: 'memo', prompt: 'check the queue' });
