@@ -20,6 +20,8 @@ beforeAll(async () => {
   for (const [name, model] of [['demo', 'demo:echo'], ['fake', 'openai-compatible:fake-model']]) {
     expect((await svc.api('/api/profiles', { method: 'POST', json: { name, runtime: 'general', model } })).status).toBe(201);
   }
+  const learner = { name: 'learner', runtime: 'general', model: 'openai-compatible:fake-model', tools: ['automation_memory'] };
+  expect((await svc.api('/api/profiles', { method: 'POST', json: learner })).status).toBe(201);
 });
 afterAll(async () => {
   await database?.close();
@@ -210,6 +212,26 @@ describe('automations: memory', () => {
     await settled(a.id, 1);
     expect((await call('GET', `/api/runs/${fired.runId}`)).body.subTask.prompt).toContain('last count: 7');
     expect((await call('PUT', `/api/automations/${a.id}/memory`, { body: '' })).body).toMatchObject({ body: '' });
+  });
+});
+
+describe('automations: the automation_memory tool', () => {
+  it("the note a firing writes with the tool is in the next firing's prompt; a run that is no firing gets 404", async () => {
+    const a = await create({ name: 'learns', profile: 'learner', prompt: 'CALL_TOOL automation_memory {"body":"seen the queue at 7"}' });
+    await call('POST', `/api/automations/${a.id}/run`);
+    const [first] = await settled(a.id, 1);
+    expect(first.outcome).toBe('ok');
+    expect((await call('GET', `/api/automations/${a.id}/memory`)).body).toEqual({ body: 'seen the queue at 7', updatedAt: expect.any(String) });
+    const second = (await call('POST', `/api/automations/${a.id}/run`)).body;
+    await settled(a.id, 2);
+    expect((await call('GET', `/api/runs/${second.runId}`)).body.subTask.prompt).toContain('<automation-memory>\nseen the queue at 7\n</automation-memory>');
+    const request = JSON.stringify(fake.requests.find((r) => JSON.stringify(r.body).includes('<automation-memory>'))!.body);
+    expect(request).toContain('seen the queue at 7');
+
+    const plain = await call('POST', '/api/runs', { profile: 'learner', prompt: 'CALL_TOOL automation_memory {"body":"nope"}' });
+    const res = await svc.api(`/api/runs/${plain.body.runId}/stream`);
+    const text = await res.text();
+    expect(text).toMatch(/no automation firing/);
   });
 });
 

@@ -270,3 +270,9 @@ export async function listFirings(tx: Tx, filter: { automation?: string; outcome
   const total = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
   return { items, total };
 }
+
+/** The automation whose firing `runId` is, if any. */
+export async function automationOfRun(tx: Tx, runId: string): Promise<string | undefined> {
+  const row = await tx.selectFrom('automation_firings').select('automation_id').where('run_id', '=', runId).executeTakeFirst();
+  return row?.automation_id;
+}

@@ -1,12 +1,12 @@
 import { Hono, type Context } from 'hono';
 import * as v from 'valibot';
-import { badRequest } from '../../../shared/errors.ts';
+import { badRequest, notFound } from '../../../shared/errors.ts';
 import { readJson, readPaging } from '../../../shared/http.ts';
 import type { IdentityEnv } from '../identity/index.ts';
 import { noContent, tenantOf } from '../../crud/index.ts';
 import { CreateAutomation, MemoryBody, UpdateAutomation } from './automation.schema.ts';
 import { toAutomation } from './automations.repo.ts';
-import { listFirings } from './automations.repo.ts';
+import { automationOfRun, listFirings } from './automations.repo.ts';
 import {
   createAutomation,
   deleteAutomation,
@@ -52,6 +52,14 @@ export function automationRoutes(deps: AutomationDeps & FiringDeps, opts: { pref
       const { items, total } = await withTenant(deps.db, tenantOf(c), (tx) => listFirings(tx, filter, page));
       c.header('X-Total-Count', String(total));
       return c.json(items);
+    })
+    // the automation_memory tool: a firing's run (run token `run:<runId>`) rewrites its own automation's note
+    .put('/self/memory', async (c) => {
+      const p = c.get('principal');
+      const runId = p.authKind === 'run_token' && p.subject?.startsWith('run:') ? p.subject.slice(4) : undefined;
+      const id = runId && (await withTenant(deps.db, p.tenantId, (tx) => automationOfRun(tx, runId)));
+      if (!id) throw notFound('this run is no automation firing, so it has no memory note');
+      return c.json(await putMemory(deps, p.tenantId, id, (await readJson(c, MemoryBody)).body));
     })
     .get('/:id', async (c) => c.json(toAutomation(await getOne(deps, tenantOf(c), c.req.param('id')))))
     .put('/:id', async (c) => c.json(await updateOne(deps, tenantOf(c), c.req.param('id'), await readJson(c, UpdateAutomation))))
