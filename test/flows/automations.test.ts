@@ -116,6 +116,28 @@ describe('automations: the object and its validation', () => {
   });
 });
 
+describe('POST /api/schedules/parse', () => {
+  it('turns a phrase into cron with a description and the next five runs in the timezone', async () => {
+    const res = await call('POST', '/api/schedules/parse', { text: 'weekdays at 08:30', timezone: 'America/New_York' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ cron: '30 8 * * 1-5', timezone: 'America/New_York', description: 'At 08:30 on weekdays (Monday to Friday)', nextRuns: expect.any(Array) });
+    expect(res.body.nextRuns).toHaveLength(5);
+    for (const r of res.body.nextRuns) {
+      const d = new Date(r);
+      expect(new Intl.DateTimeFormat('en-US', { timeZone: 'America/New_York', weekday: 'short', hour: '2-digit', minute: '2-digit', hour12: false }).format(d)).toMatch(/^(Mon|Tue|Wed|Thu|Fri) 08:30$/);
+    }
+    expect((await call('POST', '/api/schedules/parse', { text: 'hourly' })).body).toMatchObject({ cron: '0 * * * *', timezone: 'UTC' });
+  });
+
+  it('is 422 for a phrase it cannot read, 400 for an unknown timezone, and only under /api/schedules', async () => {
+    const res = await call('POST', '/api/schedules/parse', { text: 'whenever the moon is full' });
+    expect(res.status).toBe(422);
+    expect(res.body.error).toMatch(/^text: /);
+    expect((await call('POST', '/api/schedules/parse', { text: 'hourly', timezone: 'Nowhere/Land' })).status).toBe(400);
+    expect((await call('POST', '/api/automations/parse', { text: 'hourly' })).status).toBe(404);
+  });
+});
+
 describe('automations: transitions', () => {
   it('stop clears nextRunAt, start computes it from now; pause is stop under /api/automations only', async () => {
     const a = await create({ name: 'stop-start' });

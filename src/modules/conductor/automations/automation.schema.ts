@@ -46,6 +46,11 @@ export const UpdateAutomation = v.object({
 });
 export type UpdateAutomation = v.InferOutput<typeof UpdateAutomation>;
 
+export const ParseBody = v.object({
+  text: v.pipe(v.string('text: expected string'), v.maxLength(200, 'text: at most 200 characters')),
+  timezone: v.optional(v.pipe(v.string('timezone: expected string'), v.maxLength(100, 'timezone: at most 100 characters'))),
+});
+
 export const MemoryBody = v.object({ body: v.string('body: expected string') });
 
 /** The memory note's limit (seed 000 Limits): 8 KB of UTF-8. */

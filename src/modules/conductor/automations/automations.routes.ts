@@ -1,10 +1,13 @@
 import { Hono, type Context } from 'hono';
 import * as v from 'valibot';
-import { badRequest, notFound } from '../../../shared/errors.ts';
+import { Cron } from 'croner';
+import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { readJson, readPaging } from '../../../shared/http.ts';
 import type { IdentityEnv } from '../identity/index.ts';
 import { noContent, tenantOf } from '../../crud/index.ts';
-import { CreateAutomation, MemoryBody, UpdateAutomation } from './automation.schema.ts';
+import { CreateAutomation, MemoryBody, ParseBody, UpdateAutomation } from './automation.schema.ts';
+import { parseCadence } from './cadence.parser.ts';
+import { validTimezone } from './schedule.ts';
 import { toAutomation } from './automations.repo.ts';
 import { automationOfRun, listFirings } from './automations.repo.ts';
 import {
@@ -25,7 +28,7 @@ import { withTenant } from '../../../db/index.ts';
 /**
  * `/api/automations/*` and its alias `/api/schedules/*` (seed 000 "Automations"): the same handlers, except `pause`
  * (a deprecated alias of stop) only under /api/automations. Lists page with `limit` (default 200) and `offset` and
- * always answer X-Total-Count.
+ * always answer X-Total-Count. `parse` (plain language to cron) only under /api/schedules.
  */
 const OUTCOMES = ['ok', 'failed', 'skipped'] as const;
 
@@ -72,6 +75,17 @@ export function automationRoutes(deps: AutomationDeps & FiringDeps, opts: { pref
     .post('/:id/run', async (c) => c.json(await fireNow(deps, tenantOf(c), c.req.param('id')), 202))
     .get('/:id/memory', async (c) => c.json(await getMemory(deps, tenantOf(c), c.req.param('id'))))
     .put('/:id/memory', async (c) => c.json(await putMemory(deps, tenantOf(c), c.req.param('id'), (await readJson(c, MemoryBody)).body)));
+  if (opts.prefix === 'schedules') {
+    app.post('/parse', async (c) => {
+      const body = await readJson(c, ParseBody);
+      const timezone = body.timezone ?? 'UTC';
+      if (!validTimezone(timezone)) throw badRequest(`timezone: unknown IANA timezone: ${timezone}`);
+      const parsed = parseCadence(body.text);
+      if (!parsed) throw new AppError(422, `text: cannot read a schedule from ${JSON.stringify(body.text)}; try e.g. "every 15 minutes", "weekdays at 08:30"`);
+      const nextRuns = new Cron(parsed.cron, { timezone, paused: true }).nextRuns(5).map((d) => d.toISOString());
+      return c.json({ cron: parsed.cron, timezone, description: parsed.description, nextRuns });
+    });
+  }
   if (opts.prefix === 'automations') app.post('/:id/pause', async (c) => c.json(await stopAutomation(deps, tenantOf(c), c.req.param('id'))));
   return app;
 }
