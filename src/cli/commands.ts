@@ -27,6 +27,7 @@ export const root = defineCommand({
     profiles: () => load(import('./profiles.ts')),
     sessions: () => load(import('./sessions.ts')),
     runs: () => load(import('./runs.ts')),
+    automations: () => load(import('./automations.ts')),
     completion: () => load(import('./completion.ts')),
   },
 });

@@ -14,6 +14,8 @@ export interface RunCallbacksClient {
   /** Cooperative cancel (`DELETE /api/runs/{id}`): a delegating run that is cancelled takes its child with it. */
   cancelRun(runToken: string, runId: string): Promise<void>;
   notify(runToken: string, body: NotificationRequest, signal?: AbortSignal): Promise<Notification>;
+  /** Rewrites the memory note of the automation whose firing this run is (`PUT /api/automations/self/memory`). */
+  writeAutomationMemory(runToken: string, body: { body: string }, signal?: AbortSignal): Promise<{ body: string; updatedAt: string }>;
 }
 
 export function createRunCallbacksClient(opts: { baseUrl: string; fetch?: FetchLike }): RunCallbacksClient {
@@ -57,6 +59,9 @@ export function createRunCallbacksClient(opts: { baseUrl: string; fetch?: FetchL
     },
     async notify(token, body, signal) {
       return (await call(token, 'POST', '/api/notifications', body, signal)).json() as Promise<Notification>;
+    },
+    async writeAutomationMemory(token, body, signal) {
+      return (await call(token, 'PUT', '/api/automations/self/memory', body, signal)).json() as Promise<{ body: string; updatedAt: string }>;
     },
   };
 }

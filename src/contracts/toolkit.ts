@@ -5,7 +5,7 @@ import * as v from 'valibot';
  * profile filesystem policy. The runner resolves a profile's tool selectors with these; the conductor serves the
  * bundles at `GET /api/capability-bundles` and may validate profile `fs` with `ProfileFsPolicy`.
  */
-export const TOOL_NAMES = ['fs_read', 'fs_write', 'fs_edit', 'fs_list', 'fs_search', 'run_command', 'delegate', 'notify'] as const;
+export const TOOL_NAMES = ['fs_read', 'fs_write', 'fs_edit', 'fs_list', 'fs_search', 'run_command', 'delegate', 'notify', 'automation_memory'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 export interface CapabilityBundle {
@@ -22,7 +22,8 @@ const FILES: ToolName[] = ['fs_read', 'fs_write', 'fs_edit', 'fs_list', 'fs_sear
  * `@default` is what an empty `tools` list means. It holds the file tools only: they act inside the session's VirtualFS
  * and nothing else. `run_command` is opt-in (`@exec`): it runs arbitrary programs, contained by the runner's sandbox
  * (bubblewrap; the session's VirtualFS mounts only) but still spending CPU and, with `network: "enabled"`, reaching
- * the network; `delegate` spends money on other runs and `notify` reaches people outside, so each is opt-in too.
+ * the network; `delegate` spends money on other runs and `notify` reaches people outside, so each is opt-in too, as is
+ * `automation_memory` (rewrites the note of the automation whose firing the run is; no bundle but `@all`).
  */
 export const CAPABILITY_BUNDLES: readonly CapabilityBundle[] = [
   { value: '@default', label: 'Default (safe)', description: 'What an empty tools list means: read, write, edit, list and search files in the session VirtualFS.', tools: FILES },

@@ -1,4 +1,5 @@
 import type { AgentsTables } from './tables/agents.ts';
+import type { AutomationTables } from './tables/automations.ts';
 import type { CliTables } from './tables/cli.ts';
 import type { ConductorTables } from './tables/conductor.ts';
 
@@ -7,7 +8,8 @@ import type { ConductorTables } from './tables/conductor.ts';
  * `DB` is every table of the database.
  */
 export type * from './tables/agents.ts';
+export type * from './tables/automations.ts';
 export type * from './tables/cli.ts';
 export type * from './tables/conductor.ts';
 
-export interface DB extends ConductorTables, AgentsTables, CliTables {}
+export interface DB extends ConductorTables, AgentsTables, CliTables, AutomationTables {}

@@ -1,5 +1,6 @@
 import type { Feature } from './feature.ts';
 import { appsFeature } from './apps/index.ts';
+import { automationsFeature } from './automations/index.ts';
 import { billingFeature } from './billing/index.ts';
 import { dashboardFeature } from './dashboard/index.ts';
 import { deviceFeature } from './device/index.ts';
@@ -35,6 +36,7 @@ export const FEATURES: readonly Feature[] = [
   toolkitFeature,
   appsFeature,
   billingFeature,
+  automationsFeature,
   deviceFeature,
   dashboardFeature,
 ];

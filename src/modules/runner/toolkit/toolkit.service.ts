@@ -11,6 +11,7 @@ import { delegateTool } from './delegate.tool.ts';
 import { runCommandTool } from './exec.tool.ts';
 import { fsEdit, fsList, fsRead, fsSearch, fsWrite } from './fs.tools.ts';
 import { notifyTool } from './notify.tool.ts';
+import { automationMemoryTool } from './automation-memory.tool.ts';
 import { describeZodIssue, specOf, ToolFailure, type ToolContext, type ToolDef } from './tool.ts';
 
 /**
@@ -18,7 +19,7 @@ import { describeZodIssue, specOf, ToolFailure, type ToolContext, type ToolDef }
  * contracts/toolkit.ts), and one invoke path shared by the HTTP invoke route and the session MCP server, so both
  * refuse, validate and fail alike.
  */
-export const TOOLS: readonly ToolDef[] = [fsRead, fsWrite, fsEdit, fsList, fsSearch, runCommandTool, delegateTool, notifyTool];
+export const TOOLS: readonly ToolDef[] = [fsRead, fsWrite, fsEdit, fsList, fsSearch, runCommandTool, delegateTool, notifyTool, automationMemoryTool];
 
 export interface Toolkit {
   names(): string[];

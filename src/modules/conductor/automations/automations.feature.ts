@@ -1,0 +1,23 @@
+import { Hono } from 'hono';
+import type { Feature } from '../feature.ts';
+import type { IdentityEnv } from '../identity/index.ts';
+import { automationRoutes } from './automations.routes.ts';
+import { onRunFinished } from './firing.service.ts';
+import { createScheduler } from './scheduler.ts';
+
+/**
+ * `/api/automations/*` (and the `/api/schedules/*` alias), the scheduler every conductor runs (exactly once per slot
+ * across replicas: scheduler.ts) and the `automations` runFinished subscriber that records each firing's outcome.
+ */
+export const automationsFeature: Feature = ({ db, runs, hooks, log }) => {
+  const deps = { db, runs: runs.deps, log: log.child('automations') };
+  const scheduler = createScheduler(deps);
+  return {
+    api: new Hono<IdentityEnv>().route('/automations', automationRoutes(deps, { prefix: 'automations' })).route('/schedules', automationRoutes(deps, { prefix: 'schedules' })),
+    start: async () => {
+      await hooks.onRunFinished('automations', async (ev) => void (await onRunFinished(deps, ev)));
+      scheduler.start();
+    },
+    drain: () => scheduler.stop(),
+  };
+};

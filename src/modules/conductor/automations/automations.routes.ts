@@ -1,0 +1,91 @@
+import { Hono, type Context } from 'hono';
+import * as v from 'valibot';
+import { Cron } from 'croner';
+import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
+import { readJson, readPaging } from '../../../shared/http.ts';
+import type { IdentityEnv } from '../identity/index.ts';
+import { noContent, tenantOf } from '../../crud/index.ts';
+import { CreateAutomation, MemoryBody, ParseBody, UpdateAutomation } from './automation.schema.ts';
+import { parseCadence } from './cadence.parser.ts';
+import { validTimezone } from './schedule.ts';
+import { toAutomation } from './automations.repo.ts';
+import { automationOfRun, listFirings } from './automations.repo.ts';
+import {
+  createAutomation,
+  deleteAutomation,
+  getMemory,
+  getOne,
+  listAll,
+  putMemory,
+  startAutomation,
+  stopAutomation,
+  updateOne,
+  type AutomationDeps,
+} from './automations.service.ts';
+import { fireNow, type FiringDeps } from './firing.service.ts';
+import { withTenant } from '../../../db/index.ts';
+
+/**
+ * `/api/automations/*` and its alias `/api/schedules/*` (seed 000 "Automations"): the same handlers, except `pause`
+ * (a deprecated alias of stop) only under /api/automations. Lists page with `limit` (default 200) and `offset` and
+ * always answer X-Total-Count. `parse` (plain language to cron) only under /api/schedules.
+ */
+const OUTCOMES = ['ok', 'failed', 'skipped'] as const;
+
+function listPage(c: Context) {
+  const page = readPaging(c, 1000);
+  return { limit: page.limit ?? 200, offset: page.offset };
+}
+
+export function automationRoutes(deps: AutomationDeps & FiringDeps, opts: { prefix: 'automations' | 'schedules' }): Hono<IdentityEnv> {
+  const app = new Hono<IdentityEnv>()
+    .get('/', async (c) => {
+      const page = listPage(c);
+      const includeDeleted = c.req.query('includeDeleted') === 'true';
+      const { items, total } = await listAll(deps, tenantOf(c), { q: c.req.query('q') || undefined, includeDeleted }, page);
+      c.header('X-Total-Count', String(total));
+      return c.json(items);
+    })
+    .post('/', async (c) => c.json(await createAutomation(deps, tenantOf(c), await readJson(c, CreateAutomation)), 201))
+    .get('/firings', async (c) => {
+      const page = listPage(c);
+      const outcome = c.req.query('outcome');
+      if (outcome !== undefined && !v.is(v.picklist(OUTCOMES), outcome)) throw badRequest('outcome: expected ok, failed or skipped');
+      const filter = { automation: c.req.query('automation') || undefined, outcome: outcome as (typeof OUTCOMES)[number] | undefined };
+      const { items, total } = await withTenant(deps.db, tenantOf(c), (tx) => listFirings(tx, filter, page));
+      c.header('X-Total-Count', String(total));
+      return c.json(items);
+    })
+    // the automation_memory tool: a firing's run (run token `run:<runId>`) rewrites its own automation's note
+    .put('/self/memory', async (c) => {
+      const p = c.get('principal');
+      const runId = p.authKind === 'run_token' && p.subject?.startsWith('run:') ? p.subject.slice(4) : undefined;
+      const id = runId && (await withTenant(deps.db, p.tenantId, (tx) => automationOfRun(tx, runId)));
+      if (!id) throw notFound('this run is no automation firing, so it has no memory note');
+      return c.json(await putMemory(deps, p.tenantId, id, (await readJson(c, MemoryBody)).body));
+    })
+    .get('/:id', async (c) => c.json(toAutomation(await getOne(deps, tenantOf(c), c.req.param('id')))))
+    .put('/:id', async (c) => c.json(await updateOne(deps, tenantOf(c), c.req.param('id'), await readJson(c, UpdateAutomation))))
+    .delete('/:id', async (c) => {
+      await deleteAutomation(deps, tenantOf(c), c.req.param('id'));
+      return noContent(c);
+    })
+    .post('/:id/start', async (c) => c.json(await startAutomation(deps, tenantOf(c), c.req.param('id'))))
+    .post('/:id/stop', async (c) => c.json(await stopAutomation(deps, tenantOf(c), c.req.param('id'))))
+    .post('/:id/run', async (c) => c.json(await fireNow(deps, tenantOf(c), c.req.param('id')), 202))
+    .get('/:id/memory', async (c) => c.json(await getMemory(deps, tenantOf(c), c.req.param('id'))))
+    .put('/:id/memory', async (c) => c.json(await putMemory(deps, tenantOf(c), c.req.param('id'), (await readJson(c, MemoryBody)).body)));
+  if (opts.prefix === 'schedules') {
+    app.post('/parse', async (c) => {
+      const body = await readJson(c, ParseBody);
+      const timezone = body.timezone ?? 'UTC';
+      if (!validTimezone(timezone)) throw badRequest(`timezone: unknown IANA timezone: ${timezone}`);
+      const parsed = parseCadence(body.text);
+      if (!parsed) throw new AppError(422, `text: cannot read a schedule from ${JSON.stringify(body.text)}; try e.g. "every 15 minutes", "weekdays at 08:30"`);
+      const nextRuns = new Cron(parsed.cron, { timezone, paused: true }).nextRuns(5).map((d) => d.toISOString());
+      return c.json({ cron: parsed.cron, timezone, description: parsed.description, nextRuns });
+    });
+  }
+  if (opts.prefix === 'automations') app.post('/:id/pause', async (c) => c.json(await stopAutomation(deps, tenantOf(c), c.req.param('id'))));
+  return app;
+}
