@@ -1,6 +1,7 @@
 import type { AgentsTables } from './tables/agents.ts';
 import type { CliTables } from './tables/cli.ts';
 import type { ConductorTables } from './tables/conductor.ts';
+import type { PublishingTables } from './tables/publishing.ts';
 
 /**
  * Table types for Kysely, one file per area under tables/ (one interface per table; wire shapes live in the modules).
@@ -9,5 +10,6 @@ import type { ConductorTables } from './tables/conductor.ts';
 export type * from './tables/agents.ts';
 export type * from './tables/cli.ts';
 export type * from './tables/conductor.ts';
+export type * from './tables/publishing.ts';
 
-export interface DB extends ConductorTables, AgentsTables, CliTables {}
+export interface DB extends ConductorTables, AgentsTables, CliTables, PublishingTables {}

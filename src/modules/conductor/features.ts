@@ -9,6 +9,7 @@ import { limitsFeature } from './limits/index.ts';
 import { notificationsFeature } from './notifications/index.ts';
 import { poolsFeature } from './pools/index.ts';
 import { profilesFeature } from './profiles/index.ts';
+import { publishingFeature } from './publishing/index.ts';
 import { runnersFeature } from './runners/index.ts';
 import { runsFeature } from './runs/index.ts';
 import { sessionsFeature } from './sessions/index.ts';
@@ -35,6 +36,7 @@ export const FEATURES: readonly Feature[] = [
   toolkitFeature,
   appsFeature,
   billingFeature,
+  publishingFeature,
   deviceFeature,
   dashboardFeature,
 ];

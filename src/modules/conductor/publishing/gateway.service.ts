@@ -1,0 +1,98 @@
+import type { RunEvent, Usage } from '../../../contracts/run-event.ts';
+import { withTenant } from '../../../db/index.ts';
+import { AppError, notFound, unauthorized } from '../../../shared/errors.ts';
+import { prefixedId } from '../../../shared/ids.ts';
+import { rateLimitError, type Limiter } from '../limits/index.ts';
+import { cancelRun, createRun, followRun, type RunServices, type StoredEvent } from '../runs/index.ts';
+import { insertConversation, selectActiveBySlug, selectConversation, touchConversation, type PublishedRow } from './publishing.repo.ts';
+
+/**
+ * The chat gateway's work: find the published agent the caller's agent key opens, take one hit of its per-key rate
+ * limit, and run the agent's profile with the message: a new conversation is a new runner session, a follow-up turn
+ * resumes that session (so the model sees the earlier turns).
+ */
+export interface GatewayDeps {
+  runs: RunServices;
+  limiter: Limiter;
+  keepAliveMs: number;
+}
+
+/** Who is chatting: for now always an agent key of the agent. */
+export interface ChatCaller {
+  tenantId: string;
+  publishedId: string;
+  /** The owner of the conversations it starts (the key id). */
+  owner: string;
+}
+
+export interface ChatTurn {
+  agent: PublishedRow;
+  conversationId: string;
+  runId: string;
+  /** The run's events to its terminal one; ends early when `signal` aborts. `null` items are keep-alive ticks. */
+  events: AsyncGenerator<StoredEvent | null>;
+}
+
+export const notPublishedSlug = (slug: string) => new AppError(404, 'not_published', { extra: { message: `no published agent at ${slug}` } });
+
+export async function openAgent(deps: GatewayDeps, caller: ChatCaller, slug: string): Promise<PublishedRow> {
+  const agent = await withTenant(deps.runs.deps.db, caller.tenantId, (tx) => selectActiveBySlug(tx, slug));
+  if (!agent || !agent.enabled) throw notPublishedSlug(slug);
+  if (agent.id !== caller.publishedId) throw unauthorized(`this agent key does not open ${slug}`);
+  return agent;
+}
+
+export async function rateLimit(deps: GatewayDeps, agent: PublishedRow, key: string): Promise<void> {
+  if (agent.rate_limit_rpm === 0) return;
+  const r = await deps.limiter.check('chat-key', `${agent.id}:${key}`, agent.rate_limit_rpm, 60_000);
+  if (!r.allowed) throw rateLimitError(r.retryAfterSeconds);
+}
+
+export async function startTurn(
+  deps: GatewayDeps,
+  caller: ChatCaller,
+  agent: PublishedRow,
+  input: { message: string; conversationId?: string },
+  signal: AbortSignal,
+): Promise<ChatTurn> {
+  const db = deps.runs.deps.db;
+  let conversationId = input.conversationId;
+  let sessionId: string | undefined;
+  if (conversationId !== undefined) {
+    const conv = await withTenant(db, caller.tenantId, (tx) => selectConversation(tx, conversationId!));
+    // another key's (or agent's) conversation reads as absent
+    if (!conv || conv.published_id !== agent.id || conv.owner !== caller.owner) throw notFound(`unknown conversation: ${conversationId}`);
+    sessionId = conv.session_id;
+  }
+  const { runId, sessionId: placed } = await createRun(deps.runs.deps, caller.tenantId, {
+    profile: agent.profile_name,
+    prompt: input.message,
+    title: `chat ${agent.slug}`,
+    ...(sessionId !== undefined ? { sessionId } : {}),
+  });
+  await withTenant(db, caller.tenantId, async (tx) => {
+    if (conversationId === undefined) {
+      conversationId = prefixedId('conv');
+      await insertConversation(tx, { id: conversationId, tenant_id: caller.tenantId, published_id: agent.id, owner: caller.owner, session_id: placed });
+    } else await touchConversation(tx, conversationId);
+  });
+  const events = await followRun(deps.runs.deps, caller.tenantId, runId, 0, { keepAliveMs: deps.keepAliveMs, signal });
+  return { agent, conversationId: conversationId!, runId, events };
+}
+
+export function cancelTurn(deps: GatewayDeps, tenantId: string, runId: string): Promise<void> {
+  return cancelRun(deps.runs.deps, tenantId, runId);
+}
+
+/** Sums usage events (a run may report several). */
+export function addUsage(total: Usage, e: RunEvent): Usage {
+  if (e.type !== 'usage' || !e.usage) return total;
+  return {
+    inputTokens: total.inputTokens + (e.usage.inputTokens ?? 0),
+    outputTokens: total.outputTokens + (e.usage.outputTokens ?? 0),
+    cacheReadTokens: (total.cacheReadTokens ?? 0) + (e.usage.cacheReadTokens ?? 0),
+    cacheCreateTokens: (total.cacheCreateTokens ?? 0) + (e.usage.cacheCreateTokens ?? 0),
+  };
+}
+
+export const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreateTokens: 0 };

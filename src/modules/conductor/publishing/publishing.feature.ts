@@ -1,0 +1,17 @@
+import { Hono } from 'hono';
+import type { Feature } from '../feature.ts';
+import type { IdentityEnv } from '../identity/index.ts';
+import { gatewayRoutes } from './gateway.routes.ts';
+import { publishingRoutes } from './publishing.routes.ts';
+
+/**
+ * Publishing: `/api/published`, `/api/profiles/{name}/publish|published|keys` (published agents and their agent
+ * keys), and the public chat gateway at `/chat/{slug}`.
+ */
+export const publishingFeature: Feature = ({ db, config, guards, secrets, runs, limiter }) => {
+  const keyDeps = { db, pepper: secrets.pepper };
+  return {
+    api: new Hono<IdentityEnv>().route('/', publishingRoutes({ ...keyDeps, chatPublicUrl: config.chatPublicUrl, guards })),
+    public: gatewayRoutes({ ...keyDeps, runs, limiter, keepAliveMs: config.agents.keepAliveMs }),
+  };
+};

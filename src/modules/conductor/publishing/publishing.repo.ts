@@ -1,0 +1,94 @@
+import type { Tx } from '../../../db/index.ts';
+import { jsonb } from '../../../db/index.ts';
+
+/** SQL of published_agents, agent_keys and chat_conversations (0013). */
+const PUBLISHED_COLUMNS = [
+  'id', 'tenant_id', 'profile_name', 'slug', 'visibility', 'auth_mode', 'allowed_origins', 'rate_limit_rpm', 'sync_max_duration_seconds',
+  'conversation_ttl_days', 'expose_tool_events', 'enabled', 'monthly_cost_cap_usd_cents',
+] as const;
+
+export type PublishedRow = NonNullable<Awaited<ReturnType<typeof selectActiveByProfile>>>;
+
+export interface PublishedFields {
+  visibility?: 'private' | 'org' | 'public';
+  auth_mode?: 'api_key' | 'jwt';
+  allowed_origins?: string[];
+  rate_limit_rpm?: number;
+  sync_max_duration_seconds?: number;
+  conversation_ttl_days?: number | null;
+  expose_tool_events?: boolean;
+  enabled?: boolean;
+  monthly_cost_cap_usd_cents?: number | null;
+}
+
+export function selectActiveByProfile(tx: Tx, profileName: string) {
+  return tx.selectFrom('published_agents').select(PUBLISHED_COLUMNS).where('profile_name', '=', profileName).where('deleted_at', 'is', null).executeTakeFirst();
+}
+
+export function selectActiveBySlug(tx: Tx, slug: string) {
+  return tx.selectFrom('published_agents').select(PUBLISHED_COLUMNS).where('slug', '=', slug).where('deleted_at', 'is', null).executeTakeFirst();
+}
+
+export function selectActive(tx: Tx) {
+  return tx.selectFrom('published_agents').select(PUBLISHED_COLUMNS).where('deleted_at', 'is', null).orderBy('created_at').orderBy('id').execute();
+}
+
+/** Undefined when the slug or the profile is already published (the partial unique indexes). */
+export function insertPublished(tx: Tx, row: { id: string; tenant_id: string; profile_name: string; slug: string } & PublishedFields) {
+  const { allowed_origins, ...rest } = row;
+  return tx
+    .insertInto('published_agents')
+    .values({ ...rest, ...(allowed_origins !== undefined ? { allowed_origins: jsonb(allowed_origins) } : {}) })
+    .onConflict((oc) => oc.doNothing())
+    .returning(PUBLISHED_COLUMNS)
+    .executeTakeFirst();
+}
+
+export function updatePublished(tx: Tx, id: string, fields: PublishedFields) {
+  const { allowed_origins, ...rest } = fields;
+  return tx
+    .updateTable('published_agents')
+    .set({ ...rest, ...(allowed_origins !== undefined ? { allowed_origins: jsonb(allowed_origins) } : {}), updated_at: new Date() })
+    .where('id', '=', id)
+    .returning(PUBLISHED_COLUMNS)
+    .executeTakeFirstOrThrow();
+}
+
+export async function softDeletePublished(tx: Tx, id: string): Promise<void> {
+  await tx.updateTable('published_agents').set({ deleted_at: new Date() }).where('id', '=', id).execute();
+}
+
+const KEY_COLUMNS = ['id', 'published_id', 'label', 'key_prefix', 'created_at', 'expires_at', 'revoked_at'] as const;
+
+export function insertAgentKey(tx: Tx, k: { id: string; tenant_id: string; published_id: string; label: string; key_hash: string; key_prefix: string; created_by: string | null; expires_at: Date | null }) {
+  return tx.insertInto('agent_keys').values(k).returning(KEY_COLUMNS).executeTakeFirstOrThrow();
+}
+
+export function selectAgentKeys(tx: Tx, publishedId: string) {
+  return tx.selectFrom('agent_keys').select(KEY_COLUMNS).where('published_id', '=', publishedId).orderBy('created_at', 'desc').orderBy('id').execute();
+}
+
+/** True when the key existed on that published agent. */
+export async function revokeAgentKey(tx: Tx, publishedId: string, id: string): Promise<boolean> {
+  const row = await tx.selectFrom('agent_keys').select(['id', 'revoked_at']).where('id', '=', id).where('published_id', '=', publishedId).executeTakeFirst();
+  if (!row) return false;
+  if (!row.revoked_at) await tx.updateTable('agent_keys').set({ revoked_at: new Date() }).where('id', '=', id).execute();
+  return true;
+}
+
+/** In a key-lookup transaction (withKeyLookup): the one key with this hash, whatever its tenant. */
+export function selectAgentKeyByHash(tx: Tx, hash: string) {
+  return tx.selectFrom('agent_keys').select(['id', 'tenant_id', 'published_id', 'expires_at', 'revoked_at']).where('key_hash', '=', hash).executeTakeFirst();
+}
+
+export function insertConversation(tx: Tx, c: { id: string; tenant_id: string; published_id: string; owner: string; session_id: string }) {
+  return tx.insertInto('chat_conversations').values(c).execute();
+}
+
+export function selectConversation(tx: Tx, id: string) {
+  return tx.selectFrom('chat_conversations').select(['id', 'published_id', 'owner', 'session_id']).where('id', '=', id).executeTakeFirst();
+}
+
+export async function touchConversation(tx: Tx, id: string): Promise<void> {
+  await tx.updateTable('chat_conversations').set({ last_active_at: new Date() }).where('id', '=', id).execute();
+}

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../config/config.ts';
+import { toView } from './published.service.ts';
+import { kebab } from './publishing.schema.ts';
+
+describe('publishing', () => {
+  it('defaults the slug to the kebab-case of the profile name', () => {
+    expect(kebab('Support_Bot')).toBe('support-bot');
+    expect(kebab('myAgent.v2')).toBe('my-agent-v2');
+    expect(kebab('---')).toBe('agent');
+    expect(kebab('a'.repeat(100))).toHaveLength(63);
+  });
+
+  it('shows publicUrl only when SVC_CHAT_PUBLIC_URL is set', () => {
+    const row = {
+      id: 'pub_1', tenant_id: 't', profile_name: 'p', slug: 'p', visibility: 'private', auth_mode: 'api_key', allowed_origins: [], rate_limit_rpm: 60,
+      sync_max_duration_seconds: 60, conversation_ttl_days: null, expose_tool_events: false, enabled: true, monthly_cost_cap_usd_cents: '250',
+    } as const;
+    expect(toView({ ...row, allowed_origins: [] }, undefined)).not.toHaveProperty('publicUrl');
+    expect(toView({ ...row, allowed_origins: [] }, 'https://chat.example').publicUrl).toBe('https://chat.example/chat/p');
+    expect(toView({ ...row, allowed_origins: [] }, undefined).monthlyCostCapUsdCents).toBe(250);
+    expect(loadConfig({}).chatPublicUrl).toBeUndefined();
+    expect(loadConfig({ SVC_CHAT_PUBLIC_URL: 'https://chat.example/' }).chatPublicUrl).toBe('https://chat.example');
+    expect(() => loadConfig({ SVC_CHAT_PUBLIC_URL: 'ftp://x' })).toThrow(/SVC_CHAT_PUBLIC_URL/);
+  });
+});

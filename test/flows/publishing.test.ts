@@ -1,0 +1,243 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
+import { modelRequests } from '../support/fake-provider.ts';
+import { readSse } from '../support/sse.ts';
+
+/**
+ * Publishing over real HTTP (seed 000 "Publishing", issue 18): the publish routes with their defaults, bounds and
+ * slug rules, agent keys (pk_…, shown once, revoked at once), and the chat gateway at /chat/{slug}: sync JSON, SSE,
+ * a second turn in the same conversation, the per-key rate limit and the sync deadline.
+ */
+const PUBLIC = 'https://chat.example.test';
+let h: AgentsHarness;
+const api = (path: string, init: RequestInit & { json?: unknown; key?: string | null } = {}) => h.svc.api(path, init);
+const chat = (slug: string, key: string | null, json: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${h.svc.url}/chat/${slug}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
+    body: JSON.stringify(json),
+  });
+
+async function profile(name: string): Promise<void> {
+  expect((await api('/api/profiles', { method: 'POST', json: { name, runtime: 'general', model: 'openai-compatible:gpt-4o' } })).status).toBe(201);
+}
+async function publish(name: string, body: unknown = {}) {
+  const res = await api(`/api/profiles/${name}/publish`, { method: 'POST', json: body });
+  expect(res.status).toBe(201);
+  return (await res.json()) as { id: string; slug: string };
+}
+async function mintKey(name: string, label = 'site'): Promise<{ id: string; token: string }> {
+  const res = await api(`/api/profiles/${name}/keys`, { method: 'POST', json: { label } });
+  expect(res.status).toBe(201);
+  return (await res.json()) as { id: string; token: string };
+}
+
+beforeAll(async () => {
+  h = await startAgentsHarness({ SVC_CHAT_PUBLIC_URL: PUBLIC });
+}, 60_000);
+afterAll(async () => {
+  await h?.stop();
+});
+
+describe('publishing routes', () => {
+  it('publishes with the seed defaults, a kebab-case slug and publicUrl from SVC_CHAT_PUBLIC_URL', async () => {
+    await profile('Support_Bot');
+    const res = await api('/api/profiles/Support_Bot/publish', { method: 'POST', json: {} });
+    expect(res.status).toBe(201);
+    const row = await res.json();
+    expect(row).toEqual({
+      id: expect.stringMatching(/^pub_/),
+      tenantId: 'default',
+      profileName: 'Support_Bot',
+      slug: 'support-bot',
+      visibility: 'private',
+      authMode: 'api_key',
+      allowedOrigins: [],
+      rateLimitRpm: 60,
+      syncMaxDurationSeconds: 60,
+      conversationTtlDays: null,
+      exposeToolEvents: false,
+      enabled: true,
+      monthlyCostCapUsdCents: null,
+      publicUrl: `${PUBLIC}/chat/support-bot`,
+    });
+    expect(await (await api('/api/profiles/Support_Bot/published')).json()).toEqual(row);
+    expect(await (await api('/api/published')).json()).toEqual({ total: 1, publishedAgents: [row] });
+  });
+
+  it('answers 409 for a profile already published and for a slug taken in the tenant', async () => {
+    await profile('other');
+    const again = await api('/api/profiles/Support_Bot/publish', { method: 'POST', json: {} });
+    expect(again.status).toBe(409);
+    const taken = await api('/api/profiles/other/publish', { method: 'POST', json: { slug: 'support-bot' } });
+    expect(taken.status).toBe(409);
+    expect(await taken.json()).toEqual({ error: 'slug support-bot is taken' });
+  });
+
+  it('refuses out-of-bounds settings and bad slugs with 400 naming the field', async () => {
+    for (const body of [
+      { syncMaxDurationSeconds: 0 },
+      { syncMaxDurationSeconds: 271 },
+      { rateLimitRpm: -1 },
+      { rateLimitRpm: 1.5 },
+      { slug: 'Not A Slug' },
+      { slug: '-edge' },
+      { visibility: 'everyone' },
+      { allowedOrigins: ['not an origin'] },
+      { conversationTtlDays: 0 },
+      { unknownField: true },
+    ]) {
+      const res = await api('/api/profiles/other/publish', { method: 'POST', json: body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect((await res.json()).error, JSON.stringify(body)).toMatch(new RegExp(Object.keys(body)[0]));
+    }
+    expect((await api('/api/profiles/nobody/publish', { method: 'POST', json: {} })).status).toBe(404);
+  });
+
+  it('patches settings, enabled and the monthly cost cap, keeps the slug immutable, and unpublishes with 204', async () => {
+    const res = await api('/api/profiles/Support_Bot/published', { method: 'PATCH', json: { enabled: false, monthlyCostCapUsdCents: 500, rateLimitRpm: 0 } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ slug: 'support-bot', enabled: false, monthlyCostCapUsdCents: 500, rateLimitRpm: 0, syncMaxDurationSeconds: 60 });
+    expect((await api('/api/profiles/Support_Bot/published', { method: 'PATCH', json: { slug: 'support-bot' } })).status).toBe(200);
+    const moved = await api('/api/profiles/Support_Bot/published', { method: 'PATCH', json: { slug: 'elsewhere' } });
+    expect(moved.status).toBe(400);
+    expect((await moved.json()).error).toMatch(/^slug: immutable/);
+    expect((await api('/api/profiles/Support_Bot/published', { method: 'PATCH', json: { monthlyCostCapUsdCents: -1 } })).status).toBe(400);
+
+    const del = await api('/api/profiles/Support_Bot/published', { method: 'DELETE' });
+    expect(del.status).toBe(204);
+    const gone = await api('/api/profiles/Support_Bot/published');
+    expect(gone.status).toBe(404);
+    expect((await gone.json()).error).toBe('not_published');
+    expect((await api('/api/profiles/Support_Bot/published', { method: 'PATCH', json: { enabled: true } })).status).toBe(404);
+    expect(await (await api('/api/published')).json()).toEqual({ total: 0, publishedAgents: [] });
+    // the slug is free again once unpublished
+    expect((await publish('Support_Bot')).slug).toBe('support-bot');
+  });
+});
+
+describe('agent keys and the chat gateway', () => {
+  it('publish → mint key → sync chat → streamed chat → second turn sees the first → revoke → 401 at once', async () => {
+    await profile('helper');
+    await publish('helper', { slug: 'helper' });
+    const key = await mintKey('helper');
+    expect(key).toMatchObject({ id: expect.stringMatching(/^akey_/), label: 'site', status: 'active', expiresAt: null, token: expect.stringMatching(/^pk_[A-Za-z0-9]{40}$/) });
+
+    // the list shows metadata only
+    const list = (await (await api('/api/profiles/helper/keys')).json()) as Array<Record<string, unknown>>;
+    expect(list).toHaveLength(1);
+    expect(list[0]).toMatchObject({ id: key.id, status: 'active' });
+    expect(JSON.stringify(list)).not.toContain(key.token);
+    expect(Object.keys(list[0]).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'label', 'prefix', 'publishedId', 'revokedAt', 'status']);
+
+    // sync JSON
+    const sync = await chat('helper', key.token, { message: 'remember the word heliotrope' });
+    expect(sync.status).toBe(200);
+    const first = (await sync.json()) as { conversationId: string; reply: string; usage: { inputTokens: number; outputTokens: number } };
+    expect(first.reply).toContain('heliotrope');
+    expect(first.conversationId).toMatch(/^conv_/);
+    expect(first.usage.inputTokens + first.usage.outputTokens).toBeGreaterThan(0);
+
+    // streamed, in the same conversation: the model sees the first turn
+    const streamed = await chat('helper', key.token, { message: 'second turn please', conversationId: first.conversationId }, { accept: 'text/event-stream' });
+    expect(streamed.status).toBe(200);
+    expect(streamed.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const frames = await readRawSse(streamed);
+    expect(frames[0]).toEqual({ event: 'conversation', data: { conversationId: first.conversationId, runId: expect.any(String) } });
+    const deltas = frames.filter((f) => f.event === 'delta');
+    expect(deltas.length).toBeGreaterThan(0);
+    const ends = frames.filter((f) => f.event === 'done' || f.event === 'error');
+    expect(ends).toHaveLength(1);
+    expect(frames.at(-1)!.event).toBe('done');
+    expect(frames.at(-1)!.data.reply).toContain('second turn please');
+    expect(deltas.map((d) => d.data.text).join('')).toContain('second turn please');
+    const secondRequest = modelRequests(h.fake).filter((r) => JSON.stringify(r.body).includes('second turn please')).at(-1)!;
+    expect(JSON.stringify(secondRequest.body)).toContain('remember the word heliotrope');
+
+    // `"stream": true` streams too
+    const byBody = await chat('helper', key.token, { message: 'stream by body', stream: true });
+    expect((await readRawSse(byBody)).at(-1)!.event).toBe('done');
+
+    // revoke: the very next request is refused
+    expect((await api(`/api/profiles/helper/keys/${key.id}`, { method: 'DELETE' })).status).toBe(204);
+    const refused = await chat('helper', key.token, { message: 'still there?' });
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toEqual({ error: 'agent key revoked' });
+    expect(((await (await api('/api/profiles/helper/keys')).json()) as Array<{ status: string }>)[0].status).toBe('revoked');
+  });
+
+  it('opens only with an agent key of that agent: tenant keys never open the gateway, agent keys never open /api or /v1', async () => {
+    await profile('gated');
+    await publish('gated');
+    const key = await mintKey('gated');
+    expect((await chat('gated', null, { message: 'hi' })).status).toBe(401);
+    const tenantKey = await chat('gated', h.svc.key, { message: 'hi' });
+    expect(tenantKey.status).toBe(401);
+    expect((await tenantKey.json()).error).toMatch(/tenant API keys do not open the chat gateway/);
+    expect((await api('/api/profiles', { key: key.token })).status).toBe(401);
+    expect((await api('/v1/models', { key: key.token })).status).toBe(401);
+
+    // a key of another published agent, and an unknown slug
+    const other = await mintKey('helper', 'other');
+    expect((await chat('gated', other.token, { message: 'hi' })).status).toBe(401);
+    const unknown = await chat('nowhere', key.token, { message: 'hi' });
+    expect(unknown.status).toBe(404);
+    expect((await unknown.json()).error).toBe('not_published');
+
+    // a disabled agent reads as unpublished; a conversation of another key is 404
+    const conv = (await (await chat('gated', key.token, { message: 'hello' })).json()) as { conversationId: string };
+    const second = await mintKey('gated', 'second');
+    expect((await chat('gated', second.token, { message: 'peek', conversationId: conv.conversationId })).status).toBe(404);
+    expect((await api('/api/profiles/gated/published', { method: 'PATCH', json: { enabled: false } })).status).toBe(200);
+    expect((await chat('gated', key.token, { message: 'hi' })).status).toBe(404);
+
+    // bad bodies are 400
+    expect((await api('/api/profiles/gated/published', { method: 'PATCH', json: { enabled: true } })).status).toBe(200);
+    for (const body of [{}, { message: '' }, { message: 3 }, { message: 'x', conversationId: '../etc' }]) {
+      expect((await chat('gated', key.token, body)).status, JSON.stringify(body)).toBe(400);
+    }
+  });
+
+  it('rateLimitRpm 2: the third request within the minute is 429 with Retry-After', async () => {
+    await profile('limited');
+    await publish('limited', { rateLimitRpm: 2 });
+    const key = await mintKey('limited');
+    expect((await chat('limited', key.token, { message: 'one' })).status).toBe(200);
+    expect((await chat('limited', key.token, { message: 'two' })).status).toBe(200);
+    const third = await chat('limited', key.token, { message: 'three' });
+    expect(third.status).toBe(429);
+    expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(modelRequests(h.fake).some((r) => JSON.stringify(r.body).includes('"three"'))).toBe(false);
+  });
+
+  it('answers 504 with the conversation and run when the reply outlasts syncMaxDurationSeconds, and cancels the run', async () => {
+    await profile('slow');
+    await publish('slow', { syncMaxDurationSeconds: 1 });
+    const key = await mintKey('slow');
+    const res = await chat('slow', key.token, { message: 'HOLD slowpoke' });
+    expect(res.status).toBe(504);
+    const body = (await res.json()) as { error: string; conversationId: string; runId: string };
+    expect(body).toEqual({ error: expect.stringMatching(/no reply within 1s/), conversationId: expect.stringMatching(/^conv_/), runId: expect.any(String) });
+    const run = (await (await api(`/api/runs/${body.runId}`)).json()) as { status: string };
+    expect(run.status).toBe('cancelled');
+    h.fake.release('slowpoke');
+  });
+});
+
+interface RawFrame {
+  event: string;
+  data: any;
+}
+/** Named SSE frames (`event:` + one JSON `data:` line) until the server closes the stream. */
+async function readRawSse(res: Response): Promise<RawFrame[]> {
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  return text
+    .split('\n\n')
+    .filter((block) => block.includes('data:'))
+    .map((block) => {
+      const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
+      const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+      return { event, data: JSON.parse(data) };
+    });
+}
