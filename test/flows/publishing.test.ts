@@ -1,3 +1,4 @@
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
 import { modelRequests } from '../support/fake-provider.ts';
@@ -221,6 +222,46 @@ describe('agent keys and the chat gateway', () => {
     const run = (await (await api(`/api/runs/${body.runId}`)).json()) as { status: string };
     expect(run.status).toBe('cancelled');
     h.fake.release('slowpoke');
+  });
+});
+
+describe('the OpenAI Chat Completions face at /chat/{slug}/v1', () => {
+  it('serves chat.completions.create from the official openai package, streamed and not, continuing a conversation by header', async () => {
+    await profile('compat');
+    await publish('compat');
+    const key = await mintKey('compat');
+    const client = new OpenAI({ baseURL: `${h.svc.url}/chat/compat/v1`, apiKey: key.token, maxRetries: 0 });
+
+    const { data: completion, response } = await client.chat.completions
+      .create({ model: 'anything', messages: [{ role: 'user', content: 'the secret is marmalade' }] })
+      .withResponse();
+    expect(completion.object).toBe('chat.completion');
+    expect(completion.choices[0].message).toMatchObject({ role: 'assistant', content: expect.stringContaining('marmalade') });
+    expect(completion.choices[0].finish_reason).toBe('stop');
+    expect(completion.usage!.total_tokens).toBeGreaterThan(0);
+    const conversationId = response.headers.get('x-conversation-id')!;
+    expect(conversationId).toMatch(/^conv_/);
+
+    const stream = await client.chat.completions.create(
+      { model: 'anything', stream: true, messages: [{ role: 'user', content: 'what did I say?' }] },
+      { headers: { 'X-Conversation-Id': conversationId } },
+    );
+    let text = '';
+    let finish: string | null = null;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta?.content ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(text).toContain('what did I say?');
+    expect(finish).toBe('stop');
+    // the agent kept the history: the model saw the first turn
+    const seen = modelRequests(h.fake).filter((r) => JSON.stringify(r.body).includes('what did I say?')).at(-1)!;
+    expect(JSON.stringify(seen.body)).toContain('the secret is marmalade');
+
+    // errors arrive in the OpenAI shape the SDK understands
+    const bad = new OpenAI({ baseURL: `${h.svc.url}/chat/compat/v1`, apiKey: h.svc.key, maxRetries: 0 });
+    await expect(bad.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+    await expect(client.chat.completions.create({ model: 'x', messages: [] })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
   });
 });
 

@@ -98,3 +98,11 @@ export async function verifyAgentKey(deps: AgentKeyDeps, token: string): Promise
   if (key.expires_at && new Date(key.expires_at).getTime() <= Date.now()) throw unauthorized('agent key expired');
   return { keyId: key.id, tenantId: key.tenant_id, publishedId: key.published_id };
 }
+
+/** The caller of a gateway request from its `Authorization` header: for now always an agent key of the agent. */
+export async function callerOf(deps: AgentKeyDeps, header: string | undefined): Promise<{ tenantId: string; publishedId: string; owner: string }> {
+  const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  if (!m) throw unauthorized('missing bearer credential: an agent key (pk_…) of this published agent');
+  const key = await verifyAgentKey(deps, m[1]);
+  return { tenantId: key.tenantId, publishedId: key.publishedId, owner: key.keyId };
+}

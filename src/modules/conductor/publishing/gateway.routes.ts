@@ -2,11 +2,11 @@ import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import * as v from 'valibot';
 import type { RunEvent, Usage } from '../../../contracts/run-event.ts';
-import { AppError, unauthorized } from '../../../shared/errors.ts';
+import { AppError } from '../../../shared/errors.ts';
 import { readJson } from '../../../shared/http.ts';
 import { CLIENT_ID_PATTERN } from '../../../shared/ids.ts';
-import { verifyAgentKey, type AgentKeyDeps } from './agent-keys.service.ts';
-import { addUsage, cancelTurn, NO_USAGE, openAgent, rateLimit, startTurn, type ChatCaller, type GatewayDeps } from './gateway.service.ts';
+import { callerOf, type AgentKeyDeps } from './agent-keys.service.ts';
+import { addUsage, cancelTurn, NO_USAGE, openAgent, rateLimit, startTurn, type GatewayDeps } from './gateway.service.ts';
 import { SLUG_PATTERN } from './publishing.schema.ts';
 
 /**
@@ -21,13 +21,6 @@ const ChatBody = v.object({
   conversationId: v.optional(v.pipe(v.string(), v.regex(CLIENT_ID_PATTERN, 'conversationId: an id from an earlier reply'))),
   stream: v.optional(v.boolean()),
 });
-
-async function callerOf(deps: AgentKeyDeps, header: string | undefined): Promise<ChatCaller> {
-  const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  if (!m) throw unauthorized('missing bearer credential: an agent key (pk_…) of this published agent');
-  const key = await verifyAgentKey(deps, m[1]);
-  return { tenantId: key.tenantId, publishedId: key.publishedId, owner: key.keyId };
-}
 
 const wantsStream = (c: Context, body: { stream?: boolean }) => body.stream === true || (c.req.header('accept') ?? '').includes('text/event-stream');
 

@@ -1,17 +1,19 @@
 import { Hono } from 'hono';
 import type { Feature } from '../feature.ts';
 import type { IdentityEnv } from '../identity/index.ts';
+import { completionsRoutes } from './completions.routes.ts';
 import { gatewayRoutes } from './gateway.routes.ts';
 import { publishingRoutes } from './publishing.routes.ts';
 
 /**
  * Publishing: `/api/published`, `/api/profiles/{name}/publish|published|keys` (published agents and their agent
- * keys), and the public chat gateway at `/chat/{slug}`.
+ * keys), and the public chat gateway at `/chat/{slug}` with its OpenAI Chat Completions face at `/chat/{slug}/v1`.
  */
 export const publishingFeature: Feature = ({ db, config, guards, secrets, runs, limiter }) => {
   const keyDeps = { db, pepper: secrets.pepper };
+  const gateway = { ...keyDeps, runs, limiter, keepAliveMs: config.agents.keepAliveMs };
   return {
     api: new Hono<IdentityEnv>().route('/', publishingRoutes({ ...keyDeps, chatPublicUrl: config.chatPublicUrl, guards })),
-    public: gatewayRoutes({ ...keyDeps, runs, limiter, keepAliveMs: config.agents.keepAliveMs }),
+    public: new Hono().route('/', gatewayRoutes(gateway)).route('/', completionsRoutes(gateway)),
   };
 };
