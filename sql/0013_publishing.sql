@@ -1,6 +1,7 @@
 -- Publishing (seed 000 "Publishing"): a profile published as a chat endpoint at /chat/<slug>, the keys that open it
--- and its conversations. Unpublish is a soft delete (deleted_at), so a slug is unique among the tenant's active rows
--- and a profile has at most one active published row.
+-- and its conversations. Unpublish is a soft delete (deleted_at): a profile has at most one active published row.
+-- The gateway URL names no tenant, and a browser's CORS preflight carries no credential, so an active slug is unique
+-- across tenants (which includes unique per tenant): /chat/<slug> finds its agent before any key is read.
 CREATE TABLE published_agents (
   id                         text PRIMARY KEY,
   tenant_id                  text NOT NULL REFERENCES tenants(id),
@@ -19,7 +20,7 @@ CREATE TABLE published_agents (
   updated_at                 timestamptz NOT NULL DEFAULT now(),
   deleted_at                 timestamptz
 );
-CREATE UNIQUE INDEX published_agents_slug ON published_agents (tenant_id, slug) WHERE deleted_at IS NULL;
+CREATE UNIQUE INDEX published_agents_slug ON published_agents (slug) WHERE deleted_at IS NULL;
 CREATE UNIQUE INDEX published_agents_profile ON published_agents (tenant_id, profile_name) WHERE deleted_at IS NULL;
 
 -- Agent keys (`pk_<random>`), stored only as HMAC-SHA256 under the same pepper as tenant keys. Like api_keys, a key
@@ -56,3 +57,7 @@ CREATE TABLE chat_conversations (
 CREATE INDEX chat_conversations_published ON chat_conversations (tenant_id, published_id, last_active_at);
 
 SELECT svc_tenant_rls(t::regclass) FROM unnest(ARRAY['published_agents', 'chat_conversations']) AS t;
+
+-- The gateway's slug lookup: a transaction that sets app.chat_slug sees that one active published agent (read only).
+CREATE POLICY published_agents_by_slug ON published_agents FOR SELECT
+  USING (deleted_at IS NULL AND slug = current_setting('app.chat_slug', true));

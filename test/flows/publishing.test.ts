@@ -225,6 +225,58 @@ describe('agent keys and the chat gateway', () => {
   });
 });
 
+describe('CORS and slugs across tenants', () => {
+  it('grants a preflight and a request from an allowed origin, refuses others with 403, and lets requests without Origin through', async () => {
+    await profile('widget');
+    await publish('widget', { allowedOrigins: ['https://shop.example'] });
+    const key = await mintKey('widget');
+    const preflight = (origin: string, path = '/chat/widget') =>
+      fetch(`${h.svc.url}${path}`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+
+    const ok = await preflight('https://shop.example');
+    expect(ok.status).toBe(204);
+    expect(ok.headers.get('access-control-allow-origin')).toBe('https://shop.example');
+    expect(ok.headers.get('access-control-allow-methods')).toContain('POST');
+    expect(ok.headers.get('access-control-allow-headers')).toContain('authorization');
+    const okCompletions = await preflight('https://shop.example', '/chat/widget/v1/chat/completions');
+    expect(okCompletions.status).toBe(204);
+
+    const refused = await preflight('https://evil.example');
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+
+    const fromShop = await chat('widget', key.token, { message: 'hi from the shop' }, { origin: 'https://shop.example' });
+    expect(fromShop.status).toBe(200);
+    expect(fromShop.headers.get('access-control-allow-origin')).toBe('https://shop.example');
+    const fromEvil = await chat('widget', key.token, { message: 'hi from evil' }, { origin: 'https://evil.example' });
+    expect(fromEvil.status).toBe(403);
+    expect(fromEvil.headers.get('access-control-allow-origin')).toBeNull();
+    expect(modelRequests(h.fake).some((r) => JSON.stringify(r.body).includes('hi from evil'))).toBe(false);
+    expect((await chat('widget', key.token, { message: 'server side' })).status).toBe(200);
+
+    // `*` allows any origin
+    expect((await api('/api/profiles/widget/published', { method: 'PATCH', json: { allowedOrigins: ['*'] } })).status).toBe(200);
+    expect((await preflight('https://anyone.example')).status).toBe(204);
+    expect((await preflight('https://nowhere.example', '/chat/no-such-agent')).status).toBe(404);
+  });
+
+  it('keeps an active slug unique across tenants (409), since /chat/{slug} names no tenant', async () => {
+    const otherKey = await h.otherOrg('acme');
+    expect((await api('/api/profiles', { method: 'POST', key: otherKey, json: { name: 'helper', runtime: 'general', model: 'openai-compatible:gpt-4o' } })).status).toBe(201);
+    const taken = await api('/api/profiles/helper/publish', { method: 'POST', key: otherKey, json: {} });
+    expect(taken.status).toBe(409);
+    const own = await api('/api/profiles/helper/publish', { method: 'POST', key: otherKey, json: { slug: 'acme-helper' } });
+    expect(own.status).toBe(201);
+    // the other tenant cannot see or manage this tenant's published agents
+    expect(await (await api('/api/published', { key: otherKey })).json()).toMatchObject({ total: 1, publishedAgents: [{ slug: 'acme-helper', tenantId: 'acme' }] });
+    expect((await api('/api/profiles/widget/published', { key: otherKey })).status).toBe(404);
+    // an acme agent key opens acme's agent only
+    const acmeKey = (await (await api('/api/profiles/helper/keys', { method: 'POST', key: otherKey, json: { label: 'x' } })).json()) as { token: string };
+    expect((await chat('acme-helper', acmeKey.token, { message: 'hello acme' })).status).toBe(200);
+    expect((await chat('widget', acmeKey.token, { message: 'hello widget' })).status).toBe(401);
+  });
+});
+
 describe('the OpenAI Chat Completions face at /chat/{slug}/v1', () => {
   it('serves chat.completions.create from the official openai package, streamed and not, continuing a conversation by header', async () => {
     await profile('compat');

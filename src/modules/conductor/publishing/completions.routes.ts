@@ -6,8 +6,8 @@ import { AppError, badRequest } from '../../../shared/errors.ts';
 import { readJson, toHttpError } from '../../../shared/http.ts';
 import { CLIENT_ID_PATTERN } from '../../../shared/ids.ts';
 import { callerOf, type AgentKeyDeps } from './agent-keys.service.ts';
-import { addUsage, cancelTurn, NO_USAGE, openAgent, rateLimit, startTurn, type GatewayDeps } from './gateway.service.ts';
-import { SLUG_PATTERN } from './publishing.schema.ts';
+import { addUsage, cancelTurn, NO_USAGE, assertOpens, findAgent, rateLimit, startTurn, type GatewayDeps } from './gateway.service.ts';
+import { grantCors, preflight } from './cors.ts';
 
 /**
  * `POST /chat/{slug}/v1/chat/completions`: the published agent behind the OpenAI Chat Completions wire (stream and
@@ -50,67 +50,70 @@ function openAiErrors(app: Hono): Hono {
 const usageOf = (u: Usage) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens });
 
 export function completionsRoutes(deps: GatewayDeps & AgentKeyDeps): Hono {
-  return openAiErrors(new Hono()).post('/chat/:slug/v1/chat/completions', async (c) => {
-    const slug = c.req.param('slug');
-    if (!SLUG_PATTERN.test(slug)) throw new AppError(404, 'not_published');
-    const caller = await callerOf(deps, c.req.header('authorization'));
-    const agent = await openAgent(deps, caller, slug);
-    await rateLimit(deps, agent, caller.owner);
-    const body = await readJson(c, CompletionBody);
-    const named = c.req.header('x-conversation-id') ?? body.user;
-    const conversationId = named !== undefined && CLIENT_ID_PATTERN.test(named) && named.startsWith('conv_') ? named : undefined;
-    const message = promptOf(body.messages, conversationId !== undefined);
-    const abort = new AbortController();
-    const created = Math.floor(Date.now() / 1000);
-    if (body.stream) {
-      const turn = await startTurn(deps, caller, agent, { message, conversationId }, abort.signal);
-      const id = `chatcmpl-${turn.runId}`;
-      const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
-        JSON.stringify({ id, object: 'chat.completion.chunk', created, model: slug, choices: [{ index: 0, delta, finish_reason: finish }], ...extra });
-      c.header('X-Conversation-Id', turn.conversationId);
-      return streamSSE(c, async (stream) => {
-        stream.onAbort(() => abort.abort());
-        await stream.writeSSE({ data: chunk({ role: 'assistant', content: '' }, null) });
+  return openAiErrors(new Hono())
+    .options('/chat/:slug/v1/chat/completions', async (c) => preflight(c, await findAgent(deps, c.req.param('slug')), deps.chatPublicUrl))
+    .post('/chat/:slug/v1/chat/completions', async (c) => {
+      const slug = c.req.param('slug');
+      const agent = await findAgent(deps, slug);
+      grantCors(c, agent, deps.chatPublicUrl);
+      const caller = await callerOf(deps, c.req.header('authorization'));
+      assertOpens(agent, caller);
+      await rateLimit(deps, agent, caller.owner);
+      const body = await readJson(c, CompletionBody);
+      const named = c.req.header('x-conversation-id') ?? body.user;
+      const conversationId = named !== undefined && CLIENT_ID_PATTERN.test(named) && named.startsWith('conv_') ? named : undefined;
+      const message = promptOf(body.messages, conversationId !== undefined);
+      const abort = new AbortController();
+      const created = Math.floor(Date.now() / 1000);
+      if (body.stream) {
+        const turn = await startTurn(deps, caller, agent, { message, conversationId }, abort.signal);
+        const id = `chatcmpl-${turn.runId}`;
+        const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
+          JSON.stringify({ id, object: 'chat.completion.chunk', created, model: slug, choices: [{ index: 0, delta, finish_reason: finish }], ...extra });
+        c.header('X-Conversation-Id', turn.conversationId);
+        return streamSSE(c, async (stream) => {
+          stream.onAbort(() => abort.abort());
+          await stream.writeSSE({ data: chunk({ role: 'assistant', content: '' }, null) });
+          let usage = NO_USAGE;
+          for await (const item of turn.events) {
+            if (item === null) continue;
+            const e = item.event;
+            usage = addUsage(usage, e);
+            if (e.type === 'assistant' && e.delta && e.message) await stream.writeSSE({ data: chunk({ content: e.message }, null) });
+            else if (e.type === 'result' || e.type === 'error') {
+              if (e.type === 'error') await stream.writeSSE({ data: JSON.stringify({ error: { message: e.message ?? 'run failed', type: 'server_error', param: null, code: null } }) });
+              else await stream.writeSSE({ data: chunk({}, 'stop', { usage: usageOf(usage) }) });
+              break;
+            }
+          }
+          await stream.writeSSE({ data: '[DONE]' });
+        });
+      }
+      const timer = setTimeout(() => abort.abort(), agent.sync_max_duration_seconds * 1000);
+      try {
+        const turn = await startTurn(deps, caller, agent, { message, conversationId }, abort.signal);
+        c.header('X-Conversation-Id', turn.conversationId);
         let usage = NO_USAGE;
         for await (const item of turn.events) {
           if (item === null) continue;
           const e = item.event;
           usage = addUsage(usage, e);
-          if (e.type === 'assistant' && e.delta && e.message) await stream.writeSSE({ data: chunk({ content: e.message }, null) });
-          else if (e.type === 'result' || e.type === 'error') {
-            if (e.type === 'error') await stream.writeSSE({ data: JSON.stringify({ error: { message: e.message ?? 'run failed', type: 'server_error', param: null, code: null } }) });
-            else await stream.writeSSE({ data: chunk({}, 'stop', { usage: usageOf(usage) }) });
-            break;
+          if (e.type === 'error') throw new AppError(502, e.message ?? 'run failed');
+          if (e.type === 'result') {
+            return c.json({
+              id: `chatcmpl-${turn.runId}`,
+              object: 'chat.completion',
+              created,
+              model: slug,
+              choices: [{ index: 0, message: { role: 'assistant', content: e.message ?? '' }, finish_reason: 'stop', logprobs: null }],
+              usage: usageOf(usage),
+            });
           }
         }
-        await stream.writeSSE({ data: '[DONE]' });
-      });
-    }
-    const timer = setTimeout(() => abort.abort(), agent.sync_max_duration_seconds * 1000);
-    try {
-      const turn = await startTurn(deps, caller, agent, { message, conversationId }, abort.signal);
-      c.header('X-Conversation-Id', turn.conversationId);
-      let usage = NO_USAGE;
-      for await (const item of turn.events) {
-        if (item === null) continue;
-        const e = item.event;
-        usage = addUsage(usage, e);
-        if (e.type === 'error') throw new AppError(502, e.message ?? 'run failed');
-        if (e.type === 'result') {
-          return c.json({
-            id: `chatcmpl-${turn.runId}`,
-            object: 'chat.completion',
-            created,
-            model: slug,
-            choices: [{ index: 0, message: { role: 'assistant', content: e.message ?? '' }, finish_reason: 'stop', logprobs: null }],
-            usage: usageOf(usage),
-          });
-        }
+        await cancelTurn(deps, caller.tenantId, turn.runId);
+        throw new AppError(504, `no reply within ${agent.sync_max_duration_seconds}s; the run was cancelled (stream for longer runs)`);
+      } finally {
+        clearTimeout(timer);
       }
-      await cancelTurn(deps, caller.tenantId, turn.runId);
-      throw new AppError(504, `no reply within ${agent.sync_max_duration_seconds}s; the run was cancelled (stream for longer runs)`);
-    } finally {
-      clearTimeout(timer);
-    }
-  });
+    });
 }

@@ -2,12 +2,11 @@ import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import * as v from 'valibot';
 import type { RunEvent, Usage } from '../../../contracts/run-event.ts';
-import { AppError } from '../../../shared/errors.ts';
 import { readJson } from '../../../shared/http.ts';
 import { CLIENT_ID_PATTERN } from '../../../shared/ids.ts';
 import { callerOf, type AgentKeyDeps } from './agent-keys.service.ts';
-import { addUsage, cancelTurn, NO_USAGE, openAgent, rateLimit, startTurn, type GatewayDeps } from './gateway.service.ts';
-import { SLUG_PATTERN } from './publishing.schema.ts';
+import { addUsage, cancelTurn, NO_USAGE, assertOpens, findAgent, rateLimit, startTurn, type GatewayDeps } from './gateway.service.ts';
+import { grantCors, preflight } from './cors.ts';
 
 /**
  * The chat gateway, mounted at the root by the conductor: `POST /chat/{slug}` with `{message, conversationId?}`.
@@ -25,56 +24,59 @@ const ChatBody = v.object({
 const wantsStream = (c: Context, body: { stream?: boolean }) => body.stream === true || (c.req.header('accept') ?? '').includes('text/event-stream');
 
 export function gatewayRoutes(deps: GatewayDeps & AgentKeyDeps): Hono {
-  return new Hono().post('/chat/:slug', async (c) => {
-    const slug = c.req.param('slug');
-    if (!SLUG_PATTERN.test(slug)) throw new AppError(404, 'not_published', { extra: { message: `no published agent at ${slug}` } });
-    const caller = await callerOf(deps, c.req.header('authorization'));
-    const agent = await openAgent(deps, caller, slug);
-    await rateLimit(deps, agent, caller.owner);
-    const body = await readJson(c, ChatBody);
-    const abort = new AbortController();
-    if (wantsStream(c, body)) {
-      const turn = await startTurn(deps, caller, agent, body, abort.signal);
-      c.header('Cache-Control', 'no-cache');
-      c.header('X-Accel-Buffering', 'no');
-      return streamSSE(c, async (stream) => {
-        stream.onAbort(() => abort.abort());
-        const send = (event: string, data: unknown) => stream.writeSSE({ event, data: JSON.stringify(data) });
-        await send('conversation', { conversationId: turn.conversationId, runId: turn.runId });
+  return new Hono()
+    .options('/chat/:slug', async (c) => preflight(c, await findAgent(deps, c.req.param('slug')), deps.chatPublicUrl))
+    .post('/chat/:slug', async (c) => {
+      const slug = c.req.param('slug');
+      const agent = await findAgent(deps, slug);
+      grantCors(c, agent, deps.chatPublicUrl);
+      const caller = await callerOf(deps, c.req.header('authorization'));
+      assertOpens(agent, caller);
+      await rateLimit(deps, agent, caller.owner);
+      const body = await readJson(c, ChatBody);
+      const abort = new AbortController();
+      if (wantsStream(c, body)) {
+        const turn = await startTurn(deps, caller, agent, body, abort.signal);
+        c.header('Cache-Control', 'no-cache');
+        c.header('X-Accel-Buffering', 'no');
+        return streamSSE(c, async (stream) => {
+          stream.onAbort(() => abort.abort());
+          const send = (event: string, data: unknown) => stream.writeSSE({ event, data: JSON.stringify(data) });
+          await send('conversation', { conversationId: turn.conversationId, runId: turn.runId });
+          let usage: Usage = NO_USAGE;
+          for await (const item of turn.events) {
+            if (item === null) {
+              await stream.write(': keep-alive\n\n');
+              continue;
+            }
+            const e = item.event;
+            usage = addUsage(usage, e);
+            if (e.type === 'assistant' && e.delta && e.message) await send('delta', { text: e.message });
+            else if ((e.type === 'tool_call' || e.type === 'tool_result') && agent.expose_tool_events) await send(e.type, toolEvent(e));
+            else if (e.type === 'result') return void (await send('done', { conversationId: turn.conversationId, runId: turn.runId, reply: e.message ?? '', usage }));
+            else if (e.type === 'error') return void (await send('error', { error: e.message ?? 'run failed', conversationId: turn.conversationId, runId: turn.runId }));
+          }
+          // the client left (or the stream ended without a terminal event): say so if anyone still listens
+          if (!abort.signal.aborted) await send('error', { error: 'stream ended without a result', conversationId: turn.conversationId, runId: turn.runId });
+        });
+      }
+      const timer = setTimeout(() => abort.abort(), agent.sync_max_duration_seconds * 1000);
+      try {
+        const turn = await startTurn(deps, caller, agent, body, abort.signal);
         let usage: Usage = NO_USAGE;
         for await (const item of turn.events) {
-          if (item === null) {
-            await stream.write(': keep-alive\n\n');
-            continue;
-          }
+          if (item === null) continue;
           const e = item.event;
           usage = addUsage(usage, e);
-          if (e.type === 'assistant' && e.delta && e.message) await send('delta', { text: e.message });
-          else if ((e.type === 'tool_call' || e.type === 'tool_result') && agent.expose_tool_events) await send(e.type, toolEvent(e));
-          else if (e.type === 'result') return void (await send('done', { conversationId: turn.conversationId, runId: turn.runId, reply: e.message ?? '', usage }));
-          else if (e.type === 'error') return void (await send('error', { error: e.message ?? 'run failed', conversationId: turn.conversationId, runId: turn.runId }));
+          if (e.type === 'result') return c.json({ conversationId: turn.conversationId, reply: e.message ?? '', usage });
+          if (e.type === 'error') return c.json({ error: e.message ?? 'run failed', conversationId: turn.conversationId, runId: turn.runId }, 502);
         }
-        // the client left (or the stream ended without a terminal event): say so if anyone still listens
-        if (!abort.signal.aborted) await send('error', { error: 'stream ended without a result', conversationId: turn.conversationId, runId: turn.runId });
-      });
-    }
-    const timer = setTimeout(() => abort.abort(), agent.sync_max_duration_seconds * 1000);
-    try {
-      const turn = await startTurn(deps, caller, agent, body, abort.signal);
-      let usage: Usage = NO_USAGE;
-      for await (const item of turn.events) {
-        if (item === null) continue;
-        const e = item.event;
-        usage = addUsage(usage, e);
-        if (e.type === 'result') return c.json({ conversationId: turn.conversationId, reply: e.message ?? '', usage });
-        if (e.type === 'error') return c.json({ error: e.message ?? 'run failed', conversationId: turn.conversationId, runId: turn.runId }, 502);
+        await cancelTurn(deps, caller.tenantId, turn.runId);
+        return c.json({ error: `no reply within ${agent.sync_max_duration_seconds}s; the run was cancelled (stream the reply for longer runs)`, conversationId: turn.conversationId, runId: turn.runId }, 504);
+      } finally {
+        clearTimeout(timer);
       }
-      await cancelTurn(deps, caller.tenantId, turn.runId);
-      return c.json({ error: `no reply within ${agent.sync_max_duration_seconds}s; the run was cancelled (stream the reply for longer runs)`, conversationId: turn.conversationId, runId: turn.runId }, 504);
-    } finally {
-      clearTimeout(timer);
-    }
-  });
+    });
 }
 
 function toolEvent(e: RunEvent) {

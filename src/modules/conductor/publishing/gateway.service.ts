@@ -4,7 +4,8 @@ import { AppError, notFound, unauthorized } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import { rateLimitError, type Limiter } from '../limits/index.ts';
 import { cancelRun, createRun, followRun, type RunServices, type StoredEvent } from '../runs/index.ts';
-import { insertConversation, selectActiveBySlug, selectConversation, touchConversation, type PublishedRow } from './publishing.repo.ts';
+import { SLUG_PATTERN } from './publishing.schema.ts';
+import { insertConversation, lookupBySlug, selectConversation, touchConversation, type PublishedRow } from './publishing.repo.ts';
 
 /**
  * The chat gateway's work: find the published agent the caller's agent key opens, take one hit of its per-key rate
@@ -15,6 +16,8 @@ export interface GatewayDeps {
   runs: RunServices;
   limiter: Limiter;
   keepAliveMs: number;
+  /** SVC_CHAT_PUBLIC_URL: its origin may always call the gateway (the chat page served there). */
+  chatPublicUrl: string | undefined;
 }
 
 /** Who is chatting: for now always an agent key of the agent. */
@@ -35,11 +38,17 @@ export interface ChatTurn {
 
 export const notPublishedSlug = (slug: string) => new AppError(404, 'not_published', { extra: { message: `no published agent at ${slug}` } });
 
-export async function openAgent(deps: GatewayDeps, caller: ChatCaller, slug: string): Promise<PublishedRow> {
-  const agent = await withTenant(deps.runs.deps.db, caller.tenantId, (tx) => selectActiveBySlug(tx, slug));
+/** The enabled published agent at `slug` (any tenant: slugs are unique across tenants), or 404 `not_published`. */
+export async function findAgent(deps: GatewayDeps, slug: string): Promise<PublishedRow> {
+  if (!SLUG_PATTERN.test(slug)) throw notPublishedSlug(slug);
+  const agent = await lookupBySlug(deps.runs.deps.db, slug);
   if (!agent || !agent.enabled) throw notPublishedSlug(slug);
-  if (agent.id !== caller.publishedId) throw unauthorized(`this agent key does not open ${slug}`);
   return agent;
+}
+
+/** 401 unless the caller's key belongs to this agent. */
+export function assertOpens(agent: PublishedRow, caller: ChatCaller): void {
+  if (agent.tenant_id !== caller.tenantId || agent.id !== caller.publishedId) throw unauthorized(`this agent key does not open ${agent.slug}`);
 }
 
 export async function rateLimit(deps: GatewayDeps, agent: PublishedRow, key: string): Promise<void> {

@@ -82,8 +82,8 @@ export async function publish(deps: PublishingDeps, tenantId: string, profile: s
     const slug = input.slug ?? kebab(profile);
     if (await selectActiveBySlug(tx, slug)) throw conflict(`slug ${slug} is taken`);
     const inserted = await insertPublished(tx, { id: prefixedId('pub'), tenant_id: tenantId, profile_name: profile, slug, ...defined(fieldsOf(input)) });
-    // a concurrent publish won the partial unique index
-    if (!inserted) throw conflict(`slug ${slug} or profile ${profile} was just published`);
+    // the slug is active in another tenant (slugs are unique across tenants), or a concurrent publish won the index
+    if (!inserted) throw conflict(`slug ${slug} is taken`);
     return inserted;
   });
   return toView(row, deps.chatPublicUrl);

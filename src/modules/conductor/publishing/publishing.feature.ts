@@ -11,7 +11,7 @@ import { publishingRoutes } from './publishing.routes.ts';
  */
 export const publishingFeature: Feature = ({ db, config, guards, secrets, runs, limiter }) => {
   const keyDeps = { db, pepper: secrets.pepper };
-  const gateway = { ...keyDeps, runs, limiter, keepAliveMs: config.agents.keepAliveMs };
+  const gateway = { ...keyDeps, runs, limiter, keepAliveMs: config.agents.keepAliveMs, chatPublicUrl: config.chatPublicUrl };
   return {
     api: new Hono<IdentityEnv>().route('/', publishingRoutes({ ...keyDeps, chatPublicUrl: config.chatPublicUrl, guards })),
     public: new Hono().route('/', gatewayRoutes(gateway)).route('/', completionsRoutes(gateway)),

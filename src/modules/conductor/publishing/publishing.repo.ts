@@ -1,4 +1,5 @@
-import type { Tx } from '../../../db/index.ts';
+import { sql, type Kysely } from 'kysely';
+import type { DB, Tx } from '../../../db/index.ts';
 import { jsonb } from '../../../db/index.ts';
 
 /** SQL of published_agents, agent_keys and chat_conversations (0013). */
@@ -91,4 +92,12 @@ export function selectConversation(tx: Tx, id: string) {
 
 export async function touchConversation(tx: Tx, id: string): Promise<void> {
   await tx.updateTable('chat_conversations').set({ last_active_at: new Date() }).where('id', '=', id).execute();
+}
+
+/** The gateway's lookup before any tenant is known: the active published agent at `slug`, whatever its tenant. */
+export function lookupBySlug(db: Kysely<DB>, slug: string) {
+  return db.transaction().execute(async (tx) => {
+    await sql`select set_config('app.chat_slug', ${slug}, true)`.execute(tx);
+    return selectActiveBySlug(tx, slug);
+  });
 }
