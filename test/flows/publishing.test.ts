@@ -225,6 +225,26 @@ describe('agent keys and the chat gateway', () => {
   });
 });
 
+describe('tool events in public chat streams', () => {
+  it('hides tool_call and tool_result while exposeToolEvents is false and shows them once it is true', async () => {
+    expect((await api('/api/profiles', { method: 'POST', json: { name: 'tooled', runtime: 'general', model: 'openai-compatible:gpt-4o', tools: ['@files'] } })).status).toBe(201);
+    await publish('tooled');
+    const key = await mintKey('tooled');
+    const ask = async () => readRawSse(await chat('tooled', key.token, { message: 'CALL_TOOL fs_list {"path":"/work"}', stream: true }));
+
+    const hidden = await ask();
+    expect(hidden.at(-1)!.event).toBe('done');
+    expect(hidden.at(-1)!.data.reply).toContain('TOOL-RESULT-SEEN');
+    expect(hidden.map((f) => f.event).filter((e) => e.startsWith('tool_'))).toEqual([]);
+
+    expect((await api('/api/profiles/tooled/published', { method: 'PATCH', json: { exposeToolEvents: true } })).status).toBe(200);
+    const shown = await ask();
+    expect(shown.map((f) => f.event).filter((e) => e.startsWith('tool_'))).toEqual(['tool_call', 'tool_result']);
+    expect(shown.find((f) => f.event === 'tool_call')!.data).toMatchObject({ toolName: 'fs_list', input: { path: '/work' } });
+    expect(shown.at(-1)!.event).toBe('done');
+  });
+});
+
 describe('CORS and slugs across tenants', () => {
   it('grants a preflight and a request from an allowed origin, refuses others with 403, and lets requests without Origin through', async () => {
     await profile('widget');
