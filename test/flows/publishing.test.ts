@@ -1,5 +1,7 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { withTenant } from '../../src/db/index.ts';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
 import { modelRequests } from '../support/fake-provider.ts';
 import { readSse } from '../support/sse.ts';
@@ -10,6 +12,8 @@ import { readSse } from '../support/sse.ts';
  * a second turn in the same conversation, the per-key rate limit and the sync deadline.
  */
 const PUBLIC = 'https://chat.example.test';
+const WAIT = { timeout: 30_000, interval: 100 };
+const db = () => h.svc.server.built.database!.db;
 let h: AgentsHarness;
 const api = (path: string, init: RequestInit & { json?: unknown; key?: string | null } = {}) => h.svc.api(path, init);
 const chat = (slug: string, key: string | null, json: unknown, headers: Record<string, string> = {}) =>
@@ -155,6 +159,15 @@ describe('agent keys and the chat gateway', () => {
     const secondRequest = modelRequests(h.fake).filter((r) => JSON.stringify(r.body).includes('second turn please')).at(-1)!;
     expect(JSON.stringify(secondRequest.body)).toContain('remember the word heliotrope');
 
+    // the conversation so far, in order
+    const history = await fetch(`${h.svc.url}/chat/helper/conversations/${first.conversationId}`, { headers: { authorization: `Bearer ${key.token}` } });
+    expect(history.status).toBe(200);
+    const { messages } = (await history.json()) as { messages: Array<{ role: string; content: string }> };
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    expect(messages[0].content).toBe('remember the word heliotrope');
+    expect(messages[2].content).toBe('second turn please');
+    expect(messages[3].content).toBe(frames.at(-1)!.data.reply);
+
     // `"stream": true` streams too
     const byBody = await chat('helper', key.token, { message: 'stream by body', stream: true });
     expect((await readRawSse(byBody)).at(-1)!.event).toBe('done');
@@ -242,6 +255,31 @@ describe('tool events in public chat streams', () => {
     expect(shown.map((f) => f.event).filter((e) => e.startsWith('tool_'))).toEqual(['tool_call', 'tool_result']);
     expect(shown.find((f) => f.event === 'tool_call')!.data).toMatchObject({ toolName: 'fs_list', input: { path: '/work' } });
     expect(shown.at(-1)!.event).toBe('done');
+  });
+});
+
+describe('conversationTtlDays', () => {
+  it('purges a conversation idle longer than the TTL when the purge job runs, and keeps a fresh one', async () => {
+    await profile('ephemeral');
+    await publish('ephemeral', { conversationTtlDays: 1 });
+    const key = await mintKey('ephemeral');
+    const start = async (message: string) => ((await (await chat('ephemeral', key.token, { message })).json()) as { conversationId: string }).conversationId;
+    const old = await start('an old chat');
+    const fresh = await start('a fresh chat');
+    const read = (id: string) => fetch(`${h.svc.url}/chat/ephemeral/conversations/${id}`, { headers: { authorization: `Bearer ${key.token}` } });
+    expect((await read(old)).status).toBe(200);
+
+    await withTenant(db(), 'default', (tx) => sql`update chat_conversations set last_active_at = now() - interval '2 days' where id = ${old}`.execute(tx));
+    const job = (await sql<{ id: string }>`insert into pgboss.job (name, data) values ('publishing.conversations-purge', '{}') returning id`.execute(db())).rows[0].id;
+    await vi.waitFor(async () => {
+      const row = (await sql<{ state: string; output: { purged: number } }>`select state::text as state, output from pgboss.job where id = ${job}`.execute(db())).rows[0];
+      expect(row.state).toBe('completed');
+      expect(row.output.purged).toBe(1);
+    }, WAIT);
+
+    expect((await read(old)).status).toBe(404);
+    expect((await chat('ephemeral', key.token, { message: 'still there?', conversationId: old })).status).toBe(404);
+    expect((await read(fresh)).status).toBe(200);
   });
 });
 

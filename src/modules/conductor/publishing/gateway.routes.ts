@@ -5,7 +5,7 @@ import type { RunEvent, Usage } from '../../../contracts/run-event.ts';
 import { readJson } from '../../../shared/http.ts';
 import { CLIENT_ID_PATTERN } from '../../../shared/ids.ts';
 import { callerOf, type AgentKeyDeps } from './agent-keys.service.ts';
-import { addUsage, cancelTurn, NO_USAGE, assertOpens, findAgent, rateLimit, startTurn, type GatewayDeps } from './gateway.service.ts';
+import { addUsage, cancelTurn, NO_USAGE, assertOpens, findAgent, rateLimit, readConversation, startTurn, type GatewayDeps } from './gateway.service.ts';
 import { grantCors, preflight } from './cors.ts';
 
 /**
@@ -13,7 +13,7 @@ import { grantCors, preflight } from './cors.ts';
  * JSON answers `{conversationId, reply, usage}` once the run ends, or 504 `{error, conversationId, runId}` (run
  * cancelled) after the agent's `syncMaxDurationSeconds`. With `Accept: text/event-stream` or `"stream": true` it
  * streams SSE: `conversation`, `delta` (text), `tool_call`/`tool_result` only when the agent exposes tool events,
- * then exactly one `done` or `error`. Only an agent key of the agent opens it (`Authorization: Bearer pk_…`).
+ * then exactly one `done` or `error`. `GET /chat/{slug}/conversations/{id}` answers the messages so far. Only an agent key of the agent opens it (`Authorization: Bearer pk_…`).
  */
 const ChatBody = v.object({
   message: v.pipe(v.string(), v.minLength(1, 'message: must not be empty'), v.maxLength(100_000)),
@@ -25,6 +25,14 @@ const wantsStream = (c: Context, body: { stream?: boolean }) => body.stream === 
 
 export function gatewayRoutes(deps: GatewayDeps & AgentKeyDeps): Hono {
   return new Hono()
+    .get('/chat/:slug/conversations/:conversationId', async (c) => {
+      const agent = await findAgent(deps, c.req.param('slug'));
+      grantCors(c, agent, deps.chatPublicUrl);
+      const caller = await callerOf(deps, c.req.header('authorization'));
+      assertOpens(agent, caller);
+      return c.json(await readConversation(deps, caller, agent, c.req.param('conversationId')));
+    })
+    .options('/chat/:slug/conversations/:conversationId', async (c) => preflight(c, await findAgent(deps, c.req.param('slug')), deps.chatPublicUrl))
     .options('/chat/:slug', async (c) => preflight(c, await findAgent(deps, c.req.param('slug')), deps.chatPublicUrl))
     .post('/chat/:slug', async (c) => {
       const slug = c.req.param('slug');

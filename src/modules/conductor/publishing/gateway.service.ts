@@ -5,7 +5,7 @@ import { prefixedId } from '../../../shared/ids.ts';
 import { rateLimitError, type Limiter } from '../limits/index.ts';
 import { cancelRun, createRun, followRun, type RunServices, type StoredEvent } from '../runs/index.ts';
 import { SLUG_PATTERN } from './publishing.schema.ts';
-import { insertConversation, lookupBySlug, selectConversation, touchConversation, type PublishedRow } from './publishing.repo.ts';
+import { insertConversation, lookupBySlug, selectConversation, selectTurns, touchConversation, type PublishedRow } from './publishing.repo.ts';
 
 /**
  * The chat gateway's work: find the published agent the caller's agent key opens, take one hit of its per-key rate
@@ -105,3 +105,23 @@ export function addUsage(total: Usage, e: RunEvent): Usage {
 }
 
 export const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreateTokens: 0 };
+
+export interface ConversationView {
+  conversationId: string;
+  messages: Array<{ role: 'user' | 'assistant'; content: string; runId: string; createdAt?: string; error?: boolean }>;
+}
+
+/** The messages so far of the caller's conversation on this agent (another key's reads as absent). */
+export async function readConversation(deps: GatewayDeps, caller: ChatCaller, agent: PublishedRow, conversationId: string): Promise<ConversationView> {
+  return withTenant(deps.runs.deps.db, caller.tenantId, async (tx) => {
+    const conv = await selectConversation(tx, conversationId);
+    if (!conv || conv.published_id !== agent.id || conv.owner !== caller.owner) throw notFound(`unknown conversation: ${conversationId}`);
+    const messages: ConversationView['messages'] = [];
+    for (const t of await selectTurns(tx, conv.session_id)) {
+      messages.push({ role: 'user', content: t.prompt, runId: t.id, createdAt: new Date(t.startedAt).toISOString() });
+      if (t.end?.type === 'result') messages.push({ role: 'assistant', content: t.end.message ?? '', runId: t.id });
+      else if (t.end?.type === 'error') messages.push({ role: 'assistant', content: t.end.message ?? 'run failed', runId: t.id, error: true });
+    }
+    return { conversationId, messages };
+  });
+}

@@ -101,3 +101,26 @@ export function lookupBySlug(db: Kysely<DB>, slug: string) {
     return selectActiveBySlug(tx, slug);
   });
 }
+
+/** In a system transaction (withSystem): deletes every conversation idle longer than its agent's conversationTtlDays. */
+export async function deleteExpiredConversations(tx: Tx): Promise<number> {
+  const res = await sql`
+    delete from chat_conversations c using published_agents p
+    where c.published_id = p.id and p.conversation_ttl_days is not null
+      and c.last_active_at < now() - make_interval(days => p.conversation_ttl_days)`.execute(tx);
+  return Number(res.numAffectedRows ?? 0);
+}
+
+/** A conversation's turns: the runs of its session (read only: the runs feature owns them) with their final event. */
+export async function selectTurns(tx: Tx, sessionId: string) {
+  const runs = await tx.selectFrom('runs').select(['id', 'sub_task', 'status', 'started_at']).where('session_id', '=', sessionId).orderBy('started_at').orderBy('id').execute();
+  if (runs.length === 0) return [];
+  const ends = await tx
+    .selectFrom('run_events')
+    .select(['run_id', 'event'])
+    .where('run_id', 'in', runs.map((r) => r.id))
+    .where(sql<string>`event->>'type'`, 'in', ['result', 'error'])
+    .execute();
+  const endOf = new Map(ends.map((e) => [e.run_id, e.event as { type: string; message?: string }]));
+  return runs.map((r) => ({ id: r.id, prompt: (r.sub_task as { prompt?: string }).prompt ?? '', status: r.status, startedAt: r.started_at, end: endOf.get(r.id) }));
+}
