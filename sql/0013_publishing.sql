@@ -56,7 +56,17 @@ CREATE TABLE chat_conversations (
 );
 CREATE INDEX chat_conversations_published ON chat_conversations (tenant_id, published_id, last_active_at);
 
-SELECT svc_tenant_rls(t::regclass) FROM unnest(ARRAY['published_agents', 'chat_conversations']) AS t;
+-- One row per gateway run: what the agent's monthly cost cap and its metrics count. Outlives a purged conversation.
+CREATE TABLE chat_turns (
+  run_id          text PRIMARY KEY,
+  tenant_id       text NOT NULL REFERENCES tenants(id),
+  published_id    text NOT NULL REFERENCES published_agents(id),
+  conversation_id text NOT NULL,
+  created_at      timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX chat_turns_published ON chat_turns (tenant_id, published_id, created_at);
+
+SELECT svc_tenant_rls(t::regclass) FROM unnest(ARRAY['published_agents', 'chat_conversations', 'chat_turns']) AS t;
 
 -- The gateway's slug lookup: a transaction that sets app.chat_slug sees that one active published agent (read only).
 CREATE POLICY published_agents_by_slug ON published_agents FOR SELECT

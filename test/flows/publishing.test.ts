@@ -258,6 +258,21 @@ describe('tool events in public chat streams', () => {
   });
 });
 
+describe('monthlyCostCapUsdCents', () => {
+  it('answers 402 agent_cost_cap_reached once the cap is spent, before any run, and chats again when the cap is lifted', async () => {
+    await profile('capped');
+    await publish('capped');
+    const key = await mintKey('capped');
+    expect((await api('/api/profiles/capped/published', { method: 'PATCH', json: { monthlyCostCapUsdCents: 0 } })).status).toBe(200);
+    const res = await chat('capped', key.token, { message: 'over the cap' });
+    expect(res.status).toBe(402);
+    expect(await res.json()).toMatchObject({ error: 'agent_cost_cap_reached', capUsdCents: 0 });
+    expect(modelRequests(h.fake).some((r) => JSON.stringify(r.body).includes('over the cap'))).toBe(false);
+    expect((await api('/api/profiles/capped/published', { method: 'PATCH', json: { monthlyCostCapUsdCents: null } })).status).toBe(200);
+    expect((await chat('capped', key.token, { message: 'under no cap' })).status).toBe(200);
+  });
+});
+
 describe('conversationTtlDays', () => {
   it('purges a conversation idle longer than the TTL when the purge job runs, and keeps a fresh one', async () => {
     await profile('ephemeral');

@@ -44,7 +44,16 @@ export interface ChatConversationsTable {
   last_active_at: Timestamp;
 }
 
+export interface ChatTurnsTable {
+  run_id: string;
+  tenant_id: string;
+  published_id: string;
+  conversation_id: string;
+  created_at: Timestamp;
+}
+
 export interface PublishingTables {
+  chat_turns: ChatTurnsTable;
   published_agents: PublishedAgentsTable;
   agent_keys: AgentKeysTable;
   chat_conversations: ChatConversationsTable;

@@ -5,7 +5,7 @@ import { prefixedId } from '../../../shared/ids.ts';
 import { rateLimitError, type Limiter } from '../limits/index.ts';
 import { cancelRun, createRun, followRun, type RunServices, type StoredEvent } from '../runs/index.ts';
 import { SLUG_PATTERN } from './publishing.schema.ts';
-import { insertConversation, lookupBySlug, selectConversation, selectTurns, touchConversation, type PublishedRow } from './publishing.repo.ts';
+import { insertConversation, insertTurn, monthSpendMicroUsd, lookupBySlug, selectConversation, selectTurns, touchConversation, type PublishedRow } from './publishing.repo.ts';
 
 /**
  * The chat gateway's work: find the published agent the caller's agent key opens, take one hit of its per-key rate
@@ -73,6 +73,7 @@ export async function startTurn(
     if (!conv || conv.published_id !== agent.id || conv.owner !== caller.owner) throw notFound(`unknown conversation: ${conversationId}`);
     sessionId = conv.session_id;
   }
+  await checkCostCap(deps, caller.tenantId, agent);
   const { runId, sessionId: placed } = await createRun(deps.runs.deps, caller.tenantId, {
     profile: agent.profile_name,
     prompt: input.message,
@@ -84,9 +85,22 @@ export async function startTurn(
       conversationId = prefixedId('conv');
       await insertConversation(tx, { id: conversationId, tenant_id: caller.tenantId, published_id: agent.id, owner: caller.owner, session_id: placed });
     } else await touchConversation(tx, conversationId);
+    await insertTurn(tx, { run_id: runId, tenant_id: caller.tenantId, published_id: agent.id, conversation_id: conversationId });
   });
   const events = await followRun(deps.runs.deps, caller.tenantId, runId, 0, { keepAliveMs: deps.keepAliveMs, signal });
   return { agent, conversationId: conversationId!, runId, events };
+}
+
+/** 402 once the agent's gateway runs this month have cost its monthlyCostCapUsdCents (the tenant's gates still apply). */
+async function checkCostCap(deps: GatewayDeps, tenantId: string, agent: PublishedRow): Promise<void> {
+  if (agent.monthly_cost_cap_usd_cents === null) return;
+  const capCents = Number(agent.monthly_cost_cap_usd_cents);
+  const spent = await withTenant(deps.runs.deps.db, tenantId, (tx) => monthSpendMicroUsd(tx, agent.id));
+  if (spent >= capCents * 10_000) {
+    throw new AppError(402, 'agent_cost_cap_reached', {
+      extra: { message: `this agent's monthly cost cap of ${capCents} cents is reached`, capUsdCents: capCents, spentMicroUsd: spent },
+    });
+  }
 }
 
 export function cancelTurn(deps: GatewayDeps, tenantId: string, runId: string): Promise<void> {

@@ -124,3 +124,16 @@ export async function selectTurns(tx: Tx, sessionId: string) {
   const endOf = new Map(ends.map((e) => [e.run_id, e.event as { type: string; message?: string }]));
   return runs.map((r) => ({ id: r.id, prompt: (r.sub_task as { prompt?: string }).prompt ?? '', status: r.status, startedAt: r.started_at, end: endOf.get(r.id) }));
 }
+
+export async function insertTurn(tx: Tx, t: { run_id: string; tenant_id: string; published_id: string; conversation_id: string }): Promise<void> {
+  await tx.insertInto('chat_turns').values(t).execute();
+}
+
+/** What the agent's gateway runs were charged this calendar month (UTC), in micro-USD. */
+export async function monthSpendMicroUsd(tx: Tx, publishedId: string): Promise<number> {
+  const { rows } = await sql<{ spent: string }>`
+    select coalesce(sum(-l.amount_micro_usd), 0)::text as spent
+    from credit_ledger l join chat_turns t on t.run_id = l.run_id
+    where l.kind = 'charge' and t.published_id = ${publishedId} and t.created_at >= date_trunc('month', now() at time zone 'utc') at time zone 'utc'`.execute(tx);
+  return Number(rows[0]?.spent ?? 0);
+}
