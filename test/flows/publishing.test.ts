@@ -258,6 +258,40 @@ describe('tool events in public chat streams', () => {
   });
 });
 
+describe('published-agent metrics', () => {
+  it('counts exactly the runs, conversations and tokens of the agent\'s chats, in the seed\'s shape', async () => {
+    await profile('metered');
+    await publish('metered');
+    const key = await mintKey('metered');
+    type Reply = { conversationId: string; usage: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheCreateTokens: number } };
+    const one = (await (await chat('metered', key.token, { message: 'first' })).json()) as Reply;
+    const two = (await (await chat('metered', key.token, { message: 'second', conversationId: one.conversationId })).json()) as Reply;
+    const three = (await (await chat('metered', key.token, { message: 'other conversation' })).json()) as Reply;
+    const sum = (f: (u: Reply['usage']) => number) => [one, two, three].reduce((n, r) => n + f(r.usage), 0);
+
+    const res = await api('/api/profiles/metered/metrics?window=1h');
+    expect(res.status).toBe(200);
+    const m = (await res.json()) as any;
+    expect(m).toMatchObject({
+      window: '1h',
+      bucket: '5m',
+      totals: { requests: 3, runs: 3, conversations: 2, costCents: 0, tokens: sum((u) => u.inputTokens + u.outputTokens) },
+      tokens: { inputTokens: sum((u) => u.inputTokens), outputTokens: sum((u) => u.outputTokens), cacheReadTokens: sum((u) => u.cacheReadTokens), cacheCreateTokens: sum((u) => u.cacheCreateTokens) },
+    });
+    expect(m.totals.tokens).toBeGreaterThan(0);
+    expect(new Date(m.until).getTime() - new Date(m.since).getTime()).toBe(3_600_000);
+    expect(m.buckets).toHaveLength(12);
+    expect(Object.keys(m.buckets[0]).sort()).toEqual(['costCents', 'end', 'failedRuns', 'ingressRequests', 'runningRuns', 'runs', 'sandboxSeconds', 'start', 'tokens']);
+    expect(m.buckets.reduce((n: number, b: any) => n + b.runs, 0)).toBe(3);
+    expect(m.buckets.reduce((n: number, b: any) => n + b.tokens, 0)).toBe(m.totals.tokens);
+    expect(m.buckets.every((b: any) => b.failedRuns === 0 && b.sandboxSeconds === 0 && b.runningRuns === 0)).toBe(true);
+
+    expect((await (await api('/api/profiles/metered/metrics?window=30d')).json()).buckets).toHaveLength(30);
+    expect((await api('/api/profiles/metered/metrics?window=2y')).status).toBe(400);
+    expect((await (await api('/api/profiles/other/metrics')).json()).error).toBe('not_published');
+  });
+});
+
 describe('monthlyCostCapUsdCents', () => {
   it('answers 402 agent_cost_cap_reached once the cap is spent, before any run, and chats again when the cap is lifted', async () => {
     await profile('capped');

@@ -137,3 +137,50 @@ export async function monthSpendMicroUsd(tx: Tx, publishedId: string): Promise<n
     where l.kind = 'charge' and t.published_id = ${publishedId} and t.created_at >= date_trunc('month', now() at time zone 'utc') at time zone 'utc'`.execute(tx);
   return Number(rows[0]?.spent ?? 0);
 }
+
+export interface MetricsBucketRow {
+  start: Date;
+  end: Date;
+  runs: string;
+  running: string;
+  input: string;
+  output: string;
+  cache_read: string;
+  cache_create: string;
+  cost_micro: string;
+}
+
+/** The agent's gateway runs in [since, until) per bucket: runs, running runs, usage tokens and charges. */
+export async function selectMetricBuckets(tx: Tx, publishedId: string, since: Date, until: Date, bucketSeconds: number): Promise<MetricsBucketRow[]> {
+  const step = sql`make_interval(secs => ${bucketSeconds})`;
+  const { rows } = await sql<MetricsBucketRow>`
+    with b as (
+      select gs as start, gs + ${step} as "end" from generate_series(${since}::timestamptz, ${until}::timestamptz - ${step}, ${step}) gs
+    ), t as (
+      select t.run_id, t.created_at, r.status from chat_turns t join runs r on r.id = t.run_id
+      where t.published_id = ${publishedId} and t.created_at >= ${since} and t.created_at < ${until}
+    ), u as (
+      select e.run_id,
+        sum(coalesce((e.event->'usage'->>'inputTokens')::bigint, 0)) as input,
+        sum(coalesce((e.event->'usage'->>'outputTokens')::bigint, 0)) as output,
+        sum(coalesce((e.event->'usage'->>'cacheReadTokens')::bigint, 0)) as cache_read,
+        sum(coalesce((e.event->'usage'->>'cacheCreateTokens')::bigint, 0)) as cache_create
+      from run_events e where e.run_id in (select run_id from t) and e.event->>'type' = 'usage' group by e.run_id
+    ), c as (
+      select run_id, sum(-amount_micro_usd) as micro from credit_ledger where kind = 'charge' and run_id in (select run_id from t) group by run_id
+    )
+    select b.start, b."end", count(t.run_id)::text as runs, (count(t.run_id) filter (where t.status = 'running'))::text as running,
+      coalesce(sum(u.input), 0)::text as input, coalesce(sum(u.output), 0)::text as output,
+      coalesce(sum(u.cache_read), 0)::text as cache_read, coalesce(sum(u.cache_create), 0)::text as cache_create,
+      coalesce(sum(c.micro), 0)::text as cost_micro
+    from b left join t on t.created_at >= b.start and t.created_at < b."end"
+      left join u on u.run_id = t.run_id left join c on c.run_id = t.run_id
+    group by b.start, b."end" order by b.start`.execute(tx);
+  return rows;
+}
+
+export async function countConversations(tx: Tx, publishedId: string, since: Date, until: Date): Promise<number> {
+  const { rows } = await sql<{ n: string }>`
+    select count(distinct conversation_id)::text as n from chat_turns where published_id = ${publishedId} and created_at >= ${since} and created_at < ${until}`.execute(tx);
+  return Number(rows[0]?.n ?? 0);
+}
