@@ -238,6 +238,30 @@ describe('agent keys and the chat gateway', () => {
   });
 });
 
+describe('visibility public', () => {
+  it('chats without a credential, limited per client address, and keeps keyed conversations apart from anonymous ones', async () => {
+    await profile('open');
+    await publish('open', { visibility: 'public', rateLimitRpm: 2 });
+    const first = await chat('open', null, { message: 'hello anyone' });
+    expect(first.status).toBe(200);
+    const { conversationId } = (await first.json()) as { conversationId: string };
+    const again = await chat('open', null, { message: 'and again', conversationId });
+    expect(again.status).toBe(200);
+    const third = await chat('open', null, { message: 'one too many' });
+    expect(third.status).toBe(429);
+    expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
+
+    // an agent key, when sent, is verified and limited as itself; its conversations are not the anonymous ones
+    const key = await mintKey('open');
+    const keyed = await chat('open', key.token, { message: 'with a key' });
+    expect(keyed.status).toBe(200);
+    const keyedId = ((await keyed.json()) as { conversationId: string }).conversationId;
+    const peek = await fetch(`${h.svc.url}/chat/open/conversations/${keyedId}`, { headers: { authorization: `Bearer ${key.token}` } });
+    expect(peek.status).toBe(200);
+    expect((await chat('open', 'pk_notARealKeyAtAll0000000000000000000000', { message: 'forged' })).status).toBe(401);
+  });
+});
+
 describe('tool events in public chat streams', () => {
   it('hides tool_call and tool_result while exposeToolEvents is false and shows them once it is true', async () => {
     expect((await api('/api/profiles', { method: 'POST', json: { name: 'tooled', runtime: 'general', model: 'openai-compatible:gpt-4o', tools: ['@files'] } })).status).toBe(201);

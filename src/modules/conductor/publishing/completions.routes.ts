@@ -5,8 +5,9 @@ import type { Usage } from '../../../contracts/run-event.ts';
 import { AppError, badRequest } from '../../../shared/errors.ts';
 import { readJson, toHttpError } from '../../../shared/http.ts';
 import { CLIENT_ID_PATTERN } from '../../../shared/ids.ts';
-import { callerOf, type AgentKeyDeps } from './agent-keys.service.ts';
-import { addUsage, cancelTurn, NO_USAGE, assertOpens, findAgent, rateLimit, startTurn, type GatewayDeps } from './gateway.service.ts';
+import type { AgentKeyDeps } from './agent-keys.service.ts';
+import { admit } from './gateway.auth.ts';
+import { addUsage, cancelTurn, NO_USAGE, findAgent, startTurn, type GatewayDeps } from './gateway.service.ts';
 import { grantCors, preflight } from './cors.ts';
 
 /**
@@ -56,9 +57,7 @@ export function completionsRoutes(deps: GatewayDeps & AgentKeyDeps): Hono {
       const slug = c.req.param('slug');
       const agent = await findAgent(deps, slug);
       grantCors(c, agent, deps.chatPublicUrl);
-      const caller = await callerOf(deps, c.req.header('authorization'));
-      assertOpens(agent, caller);
-      await rateLimit(deps, agent, caller.owner);
+      const caller = await admit(deps, c, agent);
       const body = await readJson(c, CompletionBody);
       const named = c.req.header('x-conversation-id') ?? body.user;
       const conversationId = named !== undefined && CLIENT_ID_PATTERN.test(named) && named.startsWith('conv_') ? named : undefined;

@@ -4,8 +4,9 @@ import * as v from 'valibot';
 import type { RunEvent, Usage } from '../../../contracts/run-event.ts';
 import { readJson } from '../../../shared/http.ts';
 import { CLIENT_ID_PATTERN } from '../../../shared/ids.ts';
-import { callerOf, type AgentKeyDeps } from './agent-keys.service.ts';
-import { addUsage, cancelTurn, NO_USAGE, assertOpens, findAgent, rateLimit, readConversation, startTurn, type GatewayDeps } from './gateway.service.ts';
+import type { AgentKeyDeps } from './agent-keys.service.ts';
+import { admit } from './gateway.auth.ts';
+import { addUsage, cancelTurn, NO_USAGE, findAgent, readConversation, startTurn, type GatewayDeps } from './gateway.service.ts';
 import { grantCors, preflight } from './cors.ts';
 
 /**
@@ -28,8 +29,7 @@ export function gatewayRoutes(deps: GatewayDeps & AgentKeyDeps): Hono {
     .get('/chat/:slug/conversations/:conversationId', async (c) => {
       const agent = await findAgent(deps, c.req.param('slug'));
       grantCors(c, agent, deps.chatPublicUrl);
-      const caller = await callerOf(deps, c.req.header('authorization'));
-      assertOpens(agent, caller);
+      const caller = await admit(deps, c, agent);
       return c.json(await readConversation(deps, caller, agent, c.req.param('conversationId')));
     })
     .options('/chat/:slug/conversations/:conversationId', async (c) => preflight(c, await findAgent(deps, c.req.param('slug')), deps.chatPublicUrl))
@@ -38,9 +38,7 @@ export function gatewayRoutes(deps: GatewayDeps & AgentKeyDeps): Hono {
       const slug = c.req.param('slug');
       const agent = await findAgent(deps, slug);
       grantCors(c, agent, deps.chatPublicUrl);
-      const caller = await callerOf(deps, c.req.header('authorization'));
-      assertOpens(agent, caller);
-      await rateLimit(deps, agent, caller.owner);
+      const caller = await admit(deps, c, agent);
       const body = await readJson(c, ChatBody);
       const abort = new AbortController();
       if (wantsStream(c, body)) {

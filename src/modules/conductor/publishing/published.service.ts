@@ -54,7 +54,6 @@ export function toView(r: PublishedRow, chatPublicUrl: string | undefined): Publ
 
 /** What the gateway does not serve yet is refused at publish time rather than stored and silently ignored. */
 function assertServable(input: { visibility?: string; authMode?: string }): void {
-  if (input.visibility === 'public') throw badRequest('visibility: public is not served by the chat gateway yet; use private or org');
   if (input.authMode === 'jwt') throw badRequest('authMode: jwt is not served by the chat gateway yet; use api_key');
 }
 
