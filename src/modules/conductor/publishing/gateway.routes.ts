@@ -6,7 +6,8 @@ import { readJson } from '../../../shared/http.ts';
 import { CLIENT_ID_PATTERN } from '../../../shared/ids.ts';
 import type { AgentKeyDeps } from './agent-keys.service.ts';
 import { admit } from './gateway.auth.ts';
-import { addUsage, cancelTurn, NO_USAGE, findAgent, readConversation, startTurn, type GatewayDeps } from './gateway.service.ts';
+import { chatPage } from './chat-page.ts';
+import { addUsage, cancelTurn, NO_USAGE, findAgent, notPublishedSlug, readConversation, startTurn, type GatewayDeps } from './gateway.service.ts';
 import { grantCors, preflight } from './cors.ts';
 
 /**
@@ -26,6 +27,12 @@ const wantsStream = (c: Context, body: { stream?: boolean }) => body.stream === 
 
 export function gatewayRoutes(deps: GatewayDeps & AgentKeyDeps): Hono {
   return new Hono()
+    // the chat page, for public agents only (the others need a credential a page could not keep secret)
+    .get('/chat/:slug', async (c) => {
+      const agent = await findAgent(deps, c.req.param('slug'));
+      if (agent.visibility !== 'public') throw notPublishedSlug(agent.slug);
+      return chatPage(c, agent.slug, agent.profile_name);
+    })
     .get('/chat/:slug/conversations/:conversationId', async (c) => {
       const agent = await findAgent(deps, c.req.param('slug'));
       grantCors(c, agent, deps.chatPublicUrl);
