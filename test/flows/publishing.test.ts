@@ -316,6 +316,39 @@ describe('published-agent metrics', () => {
   });
 });
 
+describe('the tenant-wide time series', () => {
+  it('GET /api/stats buckets every run of the tenant, with the gateway turns as ingressRequests', async () => {
+    const owner = await h.otherOrg('statsco');
+    const as = (path: string, init: RequestInit & { json?: unknown } = {}) => api(path, { ...init, key: owner });
+    expect((await as('/api/profiles', { method: 'POST', json: { name: 'bot', runtime: 'general', model: 'openai-compatible:gpt-4o' } })).status).toBe(201);
+    expect((await as('/api/profiles/bot/publish', { method: 'POST', json: { slug: 'statsco-bot' } })).status).toBe(201);
+    const key = ((await (await as('/api/profiles/bot/keys', { method: 'POST', json: { label: 'k' } })).json()) as { token: string }).token;
+    type Reply = { usage: { inputTokens: number; outputTokens: number } };
+    const replies = [(await (await chat('statsco-bot', key, { message: 'a' })).json()) as Reply, (await (await chat('statsco-bot', key, { message: 'b' })).json()) as Reply];
+    const run = (await (await as('/api/runs', { method: 'POST', json: { profile: 'bot', prompt: 'direct run' } })).json()) as { runId: string };
+    await readSse(await as(`/api/runs/${run.runId}/stream`));
+    const direct = (await (await as(`/api/runs/${run.runId}`)).json()) as { events: Array<{ type: string; usage?: { inputTokens: number; outputTokens: number } }> };
+    const tokens =
+      replies.reduce((n, r) => n + r.usage.inputTokens + r.usage.outputTokens, 0) +
+      direct.events.filter((e) => e.type === 'usage').reduce((n, e) => n + e.usage!.inputTokens + e.usage!.outputTokens, 0);
+
+    const res = await as('/api/stats?window=24h');
+    expect(res.status).toBe(200);
+    const stats = (await res.json()) as { window: string; bucket: string; buckets: Array<Record<string, number>> };
+    expect(stats).toMatchObject({ window: '24h', bucket: '1h' });
+    expect(stats.buckets).toHaveLength(24);
+    const total = (f: string) => stats.buckets.reduce((n, b) => n + b[f], 0);
+    expect({ runs: total('runs'), failedRuns: total('failedRuns'), runningRuns: total('runningRuns'), ingressRequests: total('ingressRequests'), tokens: total('tokens') }).toEqual({
+      runs: 3,
+      failedRuns: 0,
+      runningRuns: 0,
+      ingressRequests: 2,
+      tokens,
+    });
+    expect((await as('/api/stats?window=1y')).status).toBe(400);
+  });
+});
+
 describe('monthlyCostCapUsdCents', () => {
   it('answers 402 agent_cost_cap_reached once the cap is spent, before any run, and chats again when the cap is lifted', async () => {
     await profile('capped');

@@ -2,7 +2,7 @@ import { withTenant } from '../../../db/index.ts';
 import { badRequest } from '../../../shared/errors.ts';
 import type { PublishingDeps } from './published.service.ts';
 import { activeOf } from './published.service.ts';
-import { countConversations, selectMetricBuckets } from './publishing.repo.ts';
+import { countConversations, selectMetricBuckets, selectTenantBuckets } from './publishing.repo.ts';
 
 /**
  * Published-agent metrics (seed 000): the agent's gateway runs over a window, in buckets. `requests` and
@@ -18,12 +18,43 @@ const WINDOWS: Record<string, { seconds: number; bucket: string; bucketSeconds: 
 
 const cents = (micro: number) => Math.round(micro / 100) / 100;
 
-export async function agentMetrics(deps: PublishingDeps, tenantId: string, profile: string, window = '1h', now = new Date()) {
+/** The window's buckets end on a bucket boundary, the last one holding now. */
+function windowOf(window: string, now: Date) {
   const w = WINDOWS[window];
   if (!w) throw badRequest(`window: one of ${Object.keys(WINDOWS).join(', ')}`);
-  // buckets end on a bucket boundary, the last one holding now
   const until = new Date(Math.ceil((now.getTime() + 1) / (w.bucketSeconds * 1000)) * w.bucketSeconds * 1000);
-  const since = new Date(until.getTime() - w.seconds * 1000);
+  return { ...w, until, since: new Date(until.getTime() - w.seconds * 1000) };
+}
+
+/**
+ * `GET /api/stats?window=…`: every run of the tenant in the same buckets. `failedRuns` counts runs that ended in
+ * error, `ingressRequests` the chat gateway's accepted turns; `sandboxSeconds` is 0 until sandbox time is metered.
+ */
+export async function tenantStats(deps: PublishingDeps, tenantId: string, window = '1h', now = new Date()) {
+  const { since, until, bucket, bucketSeconds } = windowOf(window, now);
+  const rows = await withTenant(deps.db, tenantId, (tx) => selectTenantBuckets(tx, since, until, bucketSeconds));
+  return {
+    window,
+    since: since.toISOString(),
+    until: until.toISOString(),
+    bucket,
+    buckets: rows.map((r) => ({
+      start: new Date(r.start).toISOString(),
+      end: new Date(r.end).toISOString(),
+      runs: Number(r.runs),
+      failedRuns: Number(r.failed),
+      runningRuns: Number(r.running),
+      tokens: Number(r.input),
+      costCents: cents(Number(r.cost_micro)),
+      sandboxSeconds: 0,
+      ingressRequests: Number(r.ingress),
+    })),
+  };
+}
+
+export async function agentMetrics(deps: PublishingDeps, tenantId: string, profile: string, window = '1h', now = new Date()) {
+  const w = windowOf(window, now);
+  const { since, until } = w;
   return withTenant(deps.db, tenantId, async (tx) => {
     const agent = await activeOf(tx, profile);
     const rows = await selectMetricBuckets(tx, agent.id, since, until, w.bucketSeconds);

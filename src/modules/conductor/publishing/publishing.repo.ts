@@ -184,3 +184,31 @@ export async function countConversations(tx: Tx, publishedId: string, since: Dat
     select count(distinct conversation_id)::text as n from chat_turns where published_id = ${publishedId} and created_at >= ${since} and created_at < ${until}`.execute(tx);
   return Number(rows[0]?.n ?? 0);
 }
+
+/** Every run of the tenant in [since, until) per bucket (the tenant-wide time series), with the gateway's turns. */
+export async function selectTenantBuckets(tx: Tx, since: Date, until: Date, bucketSeconds: number) {
+  const step = sql`make_interval(secs => ${bucketSeconds})`;
+  const { rows } = await sql<MetricsBucketRow & { failed: string; ingress: string }>`
+    with b as (
+      select gs as start, gs + ${step} as "end" from generate_series(${since}::timestamptz, ${until}::timestamptz - ${step}, ${step}) gs
+    ), t as (
+      select r.id as run_id, r.started_at as created_at, r.status from runs r where r.started_at >= ${since} and r.started_at < ${until}
+    ), u as (
+      select e.run_id,
+        sum(coalesce((e.event->'usage'->>'inputTokens')::bigint, 0)) + sum(coalesce((e.event->'usage'->>'outputTokens')::bigint, 0)) as tokens
+      from run_events e where e.run_id in (select run_id from t) and e.event->>'type' = 'usage' group by e.run_id
+    ), c as (
+      select run_id, sum(-amount_micro_usd) as micro from credit_ledger where kind = 'charge' and run_id in (select run_id from t) group by run_id
+    ), g as (
+      select created_at from chat_turns where created_at >= ${since} and created_at < ${until}
+    )
+    select b.start, b."end", count(t.run_id)::text as runs, (count(t.run_id) filter (where t.status = 'running'))::text as running,
+      (count(t.run_id) filter (where t.status = 'error'))::text as failed,
+      coalesce(sum(u.tokens), 0)::text as input, '0' as output, '0' as cache_read, '0' as cache_create,
+      coalesce(sum(c.micro), 0)::text as cost_micro,
+      (select count(*) from g where g.created_at >= b.start and g.created_at < b."end")::text as ingress
+    from b left join t on t.created_at >= b.start and t.created_at < b."end"
+      left join u on u.run_id = t.run_id left join c on c.run_id = t.run_id
+    group by b.start, b."end" order by b.start`.execute(tx);
+  return rows;
+}

@@ -4,7 +4,7 @@ import { noContent } from '../../crud/index.ts';
 import type { Guards, IdentityEnv } from '../identity/index.ts';
 import { issueAgentKey, listAgentKeys, revokeKeyOf, type AgentKeyDeps } from './agent-keys.service.ts';
 import { getPublished, listPublished, patchPublished, publish, unpublish, type PublishingDeps } from './published.service.ts';
-import { agentMetrics } from './metrics.service.ts';
+import { agentMetrics, tenantStats } from './metrics.service.ts';
 import { AgentKeyBody, PatchBody, PublishBody } from './publishing.schema.ts';
 
 /**
@@ -18,6 +18,7 @@ export function publishingRoutes(deps: PublishingDeps & AgentKeyDeps & { guards:
   return new Hono<IdentityEnv>()
     .get('/published', async (c) => c.json(await listPublished(deps, tenant(c))))
     .get('/profiles/:name/published', async (c) => c.json(await getPublished(deps, tenant(c), c.req.param('name'))))
+    .get('/stats', async (c) => c.json(await tenantStats(deps, tenant(c), c.req.query('window') ?? '1h')))
     .get('/profiles/:name/metrics', async (c) => c.json(await agentMetrics(deps, tenant(c), c.req.param('name'), c.req.query('window') ?? '1h')))
     .post('/profiles/:name/publish', admin, async (c) => {
       const body = await readJson(c, PublishBody);
