@@ -27,6 +27,10 @@ export const root = defineCommand({
     profiles: () => load(import('./profiles.ts')),
     sessions: () => load(import('./sessions.ts')),
     runs: () => load(import('./runs.ts')),
+    publish: () => load(import('./publish.ts')),
+    unpublish: () => load(import('./unpublish.ts')),
+    'agent-keys': () => load(import('./agent-keys.ts')),
+    chat: () => load(import('./chat.ts')),
     completion: () => load(import('./completion.ts')),
   },
 });
