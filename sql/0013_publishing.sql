@@ -16,9 +16,13 @@ CREATE TABLE published_agents (
   expose_tool_events         boolean NOT NULL DEFAULT false,
   enabled                    boolean NOT NULL DEFAULT true,
   monthly_cost_cap_usd_cents bigint CHECK (monthly_cost_cap_usd_cents >= 0),
+  -- authMode jwt: end-user tokens are verified against this JWKS and issuer
+  jwks_url                   text,
+  jwt_issuer                 text,
   created_at                 timestamptz NOT NULL DEFAULT now(),
   updated_at                 timestamptz NOT NULL DEFAULT now(),
-  deleted_at                 timestamptz
+  deleted_at                 timestamptz,
+  CHECK (auth_mode <> 'jwt' OR (jwks_url IS NOT NULL AND jwt_issuer IS NOT NULL))
 );
 CREATE UNIQUE INDEX published_agents_slug ON published_agents (slug) WHERE deleted_at IS NULL;
 CREATE UNIQUE INDEX published_agents_profile ON published_agents (tenant_id, profile_name) WHERE deleted_at IS NULL;

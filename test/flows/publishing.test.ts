@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { withTenant } from '../../src/db/index.ts';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
 import { modelRequests } from '../support/fake-provider.ts';
+import { startFakeIdp } from '../support/fake-idp.ts';
 import { readSse } from '../support/sse.ts';
 
 /**
@@ -64,6 +65,8 @@ describe('publishing routes', () => {
       exposeToolEvents: false,
       enabled: true,
       monthlyCostCapUsdCents: null,
+      jwksUrl: null,
+      jwtIssuer: null,
       publicUrl: `${PUBLIC}/chat/support-bot`,
     });
     expect(await (await api('/api/profiles/Support_Bot/published')).json()).toEqual(row);
@@ -235,6 +238,43 @@ describe('agent keys and the chat gateway', () => {
     const run = (await (await api(`/api/runs/${body.runId}`)).json()) as { status: string };
     expect(run.status).toBe('cancelled');
     h.fake.release('slowpoke');
+  });
+});
+
+describe('authMode jwt', () => {
+  it('admits end-user JWTs verified against the agent\'s JWKS and issuer, and keeps each subject\'s conversations its own', async () => {
+    const idp = await startFakeIdp('https://users.example.test/');
+    try {
+      await profile('members');
+      const incomplete = await api('/api/profiles/members/publish', { method: 'POST', json: { authMode: 'jwt' } });
+      expect(incomplete.status).toBe(400);
+      expect((await incomplete.json()).error).toBe('authMode: jwt needs jwksUrl and jwtIssuer');
+      const row = await publish('members', { authMode: 'jwt', jwksUrl: idp.jwksUrl, jwtIssuer: idp.issuer });
+      expect(row).toMatchObject({ authMode: 'jwt', jwksUrl: idp.jwksUrl, jwtIssuer: idp.issuer });
+
+      const alice = await idp.sign({ sub: 'alice' });
+      const bob = await idp.sign({ sub: 'bob' });
+      const res = await chat('members', alice, { message: 'alice here' });
+      expect(res.status).toBe(200);
+      const { conversationId } = (await res.json()) as { conversationId: string };
+      expect((await chat('members', alice, { message: 'alice again', conversationId })).status).toBe(200);
+      expect((await chat('members', bob, { message: 'bob peeks', conversationId })).status).toBe(404);
+      expect((await fetch(`${h.svc.url}/chat/members/conversations/${conversationId}`, { headers: { authorization: `Bearer ${bob}` } })).status).toBe(404);
+
+      expect((await chat('members', null, { message: 'nobody' })).status).toBe(401);
+      const key = await mintKey('members');
+      expect((await chat('members', key.token, { message: 'agent key' })).status).toBe(401);
+      const other = await startFakeIdp('https://users.example.test/');
+      try {
+        const forged = await chat('members', await other.sign({ sub: 'alice' }), { message: 'forged' });
+        expect(forged.status).toBe(401);
+        expect((await forged.json()).error).toMatch(/^invalid end-user token/);
+      } finally {
+        await other.close();
+      }
+    } finally {
+      await idp.close();
+    }
   });
 });
 

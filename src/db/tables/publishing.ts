@@ -16,6 +16,8 @@ export interface PublishedAgentsTable {
   expose_tool_events: Generated<boolean>;
   enabled: Generated<boolean>;
   monthly_cost_cap_usd_cents: ColumnType<string | number | null, number | null | undefined, number | null>;
+  jwks_url: ColumnType<string | null, string | null | undefined, string | null>;
+  jwt_issuer: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
   deleted_at: NullableTimestamp;

@@ -28,6 +28,8 @@ export interface PublishedView {
   exposeToolEvents: boolean;
   enabled: boolean;
   monthlyCostCapUsdCents: number | null;
+  jwksUrl: string | null;
+  jwtIssuer: string | null;
   publicUrl?: string;
 }
 
@@ -48,13 +50,15 @@ export function toView(r: PublishedRow, chatPublicUrl: string | undefined): Publ
     exposeToolEvents: r.expose_tool_events,
     enabled: r.enabled,
     monthlyCostCapUsdCents: r.monthly_cost_cap_usd_cents === null ? null : Number(r.monthly_cost_cap_usd_cents),
+    jwksUrl: r.jwks_url,
+    jwtIssuer: r.jwt_issuer,
     ...(chatPublicUrl ? { publicUrl: `${chatPublicUrl}/chat/${r.slug}` } : {}),
   };
 }
 
-/** What the gateway does not serve yet is refused at publish time rather than stored and silently ignored. */
-function assertServable(input: { visibility?: string; authMode?: string }): void {
-  if (input.authMode === 'jwt') throw badRequest('authMode: jwt is not served by the chat gateway yet; use api_key');
+/** authMode jwt needs both a JWKS URL and an issuer (the database's check, said first as a 400). */
+function assertJwtComplete(f: { auth_mode?: string; jwks_url?: string | null; jwt_issuer?: string | null }): void {
+  if (f.auth_mode === 'jwt' && (!f.jwks_url || !f.jwt_issuer)) throw badRequest('authMode: jwt needs jwksUrl and jwtIssuer');
 }
 
 function fieldsOf(input: Omit<PatchInput, 'slug'>): PublishedFields {
@@ -68,13 +72,15 @@ function fieldsOf(input: Omit<PatchInput, 'slug'>): PublishedFields {
     expose_tool_events: input.exposeToolEvents,
     enabled: input.enabled,
     monthly_cost_cap_usd_cents: input.monthlyCostCapUsdCents,
+    jwks_url: input.jwksUrl,
+    jwt_issuer: input.jwtIssuer,
   };
 }
 
 const defined = (f: PublishedFields): PublishedFields => Object.fromEntries(Object.entries(f).filter(([, x]) => x !== undefined));
 
 export async function publish(deps: PublishingDeps, tenantId: string, profile: string, input: PublishInput): Promise<PublishedView> {
-  assertServable(input);
+  assertJwtComplete(fieldsOf(input));
   const row = await withTenant(deps.db, tenantId, async (tx) => {
     if (!(await getSpec(tx, 'profiles', profile))) throw notFound(`unknown profile: ${profile}`);
     if (await selectActiveByProfile(tx, profile)) throw conflict(`profile ${profile} is already published; PATCH it or unpublish it first`);
@@ -104,11 +110,11 @@ export async function listPublished(deps: PublishingDeps, tenantId: string): Pro
 }
 
 export async function patchPublished(deps: PublishingDeps, tenantId: string, profile: string, input: PatchInput): Promise<PublishedView> {
-  assertServable(input);
   const row = await withTenant(deps.db, tenantId, async (tx) => {
     const current = await activeOf(tx, profile);
     if (input.slug !== undefined && input.slug !== current.slug) throw badRequest(`slug: immutable (is ${current.slug}); unpublish and publish again to change it`);
     const fields = defined(fieldsOf(input));
+    assertJwtComplete({ auth_mode: current.auth_mode, jwks_url: current.jwks_url, jwt_issuer: current.jwt_issuer, ...fields });
     return Object.keys(fields).length ? updatePublished(tx, current.id, fields) : current;
   });
   return toView(row, deps.chatPublicUrl);

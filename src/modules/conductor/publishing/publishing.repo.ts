@@ -5,7 +5,7 @@ import { jsonb } from '../../../db/index.ts';
 /** SQL of published_agents, agent_keys and chat_conversations (0013). */
 const PUBLISHED_COLUMNS = [
   'id', 'tenant_id', 'profile_name', 'slug', 'visibility', 'auth_mode', 'allowed_origins', 'rate_limit_rpm', 'sync_max_duration_seconds',
-  'conversation_ttl_days', 'expose_tool_events', 'enabled', 'monthly_cost_cap_usd_cents',
+  'conversation_ttl_days', 'expose_tool_events', 'enabled', 'monthly_cost_cap_usd_cents', 'jwks_url', 'jwt_issuer',
 ] as const;
 
 export type PublishedRow = NonNullable<Awaited<ReturnType<typeof selectActiveByProfile>>>;
@@ -20,6 +20,8 @@ export interface PublishedFields {
   expose_tool_events?: boolean;
   enabled?: boolean;
   monthly_cost_cap_usd_cents?: number | null;
+  jwks_url?: string | null;
+  jwt_issuer?: string | null;
 }
 
 export function selectActiveByProfile(tx: Tx, profileName: string) {
