@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { withTenant } from '../../src/db/index.ts';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
 import { modelRequests } from '../support/fake-provider.ts';
-import { startFakeIdp } from '../support/fake-idp.ts';
+import { startFakeIdp, type FakeIdp } from '../support/fake-idp.ts';
 import { readSse } from '../support/sse.ts';
 
 /**
@@ -38,11 +38,15 @@ async function mintKey(name: string, label = 'site'): Promise<{ id: string; toke
   return (await res.json()) as { id: string; token: string };
 }
 
+let dashboardIdp: FakeIdp;
 beforeAll(async () => {
-  h = await startAgentsHarness({ SVC_CHAT_PUBLIC_URL: PUBLIC });
+  // the dashboard's identity provider: org agents admit the tenant's signed-in sessions
+  dashboardIdp = await startFakeIdp('https://dashboard-idp.example.test/');
+  h = await startAgentsHarness({ SVC_CHAT_PUBLIC_URL: PUBLIC, SVC_JWT_ISSUER: dashboardIdp.issuer, SVC_JWT_JWKS_URL: dashboardIdp.jwksUrl });
 }, 60_000);
 afterAll(async () => {
   await h?.stop();
+  await dashboardIdp?.close();
 });
 
 describe('publishing routes', () => {
@@ -275,6 +279,26 @@ describe('authMode jwt', () => {
     } finally {
       await idp.close();
     }
+  });
+});
+
+describe('visibility org', () => {
+  it('admits a signed-in dashboard session of the tenant, not one of another tenant, and still no tenant API key', async () => {
+    await profile('internal');
+    await publish('internal', { visibility: 'org' });
+    const mine = await dashboardIdp.sign({ sub: 'dana', tenant_id: 'default', role: 'member' });
+    const res = await chat('internal', mine, { message: 'from the dashboard' });
+    expect(res.status).toBe(200);
+    const { conversationId } = (await res.json()) as { conversationId: string };
+    const other = await dashboardIdp.sign({ sub: 'dana', tenant_id: 'acme', role: 'owner' });
+    expect((await chat('internal', other, { message: 'from acme' })).status).toBe(401);
+    const colleague = await dashboardIdp.sign({ sub: 'eve', tenant_id: 'default', role: 'member' });
+    expect((await chat('internal', colleague, { message: 'peek', conversationId })).status).toBe(404);
+    expect((await chat('internal', h.svc.key, { message: 'tenant key' })).status).toBe(401);
+    const key = await mintKey('internal');
+    expect((await chat('internal', key.token, { message: 'agent key' })).status).toBe(200);
+    // a private agent does not take sessions
+    expect((await chat('helper', mine, { message: 'session on private' })).status).toBe(401);
   });
 });
 

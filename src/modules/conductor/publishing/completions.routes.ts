@@ -7,6 +7,7 @@ import { readJson, toHttpError } from '../../../shared/http.ts';
 import { CLIENT_ID_PATTERN } from '../../../shared/ids.ts';
 import type { AgentKeyDeps } from './agent-keys.service.ts';
 import { admit } from './gateway.auth.ts';
+import type { FeatureDeps } from '../feature.ts';
 import { addUsage, cancelTurn, NO_USAGE, findAgent, startTurn, type GatewayDeps } from './gateway.service.ts';
 import { grantCors, preflight } from './cors.ts';
 
@@ -50,7 +51,7 @@ function openAiErrors(app: Hono): Hono {
 
 const usageOf = (u: Usage) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens });
 
-export function completionsRoutes(deps: GatewayDeps & AgentKeyDeps): Hono {
+export function completionsRoutes(deps: GatewayDeps & AgentKeyDeps & { authenticate: FeatureDeps['authenticate'] }): Hono {
   return openAiErrors(new Hono())
     .options('/chat/:slug/v1/chat/completions', async (c) => preflight(c, await findAgent(deps, c.req.param('slug')), deps.chatPublicUrl))
     .post('/chat/:slug/v1/chat/completions', async (c) => {

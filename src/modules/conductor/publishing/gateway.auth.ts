@@ -4,6 +4,7 @@ import * as jose from 'jose';
 import { unauthorized } from '../../../shared/errors.ts';
 import { callerOf, type AgentKeyDeps } from './agent-keys.service.ts';
 import { assertOpens, rateLimit, type ChatCaller, type GatewayDeps } from './gateway.service.ts';
+import type { FeatureDeps } from '../feature.ts';
 import type { PublishedRow } from './publishing.repo.ts';
 
 /**
@@ -45,7 +46,7 @@ async function endUser(agent: PublishedRow, header: string | undefined): Promise
   return `jwt:${payload.sub}`;
 }
 
-export async function admit(deps: GatewayDeps & AgentKeyDeps, c: Context, agent: PublishedRow): Promise<ChatCaller> {
+export async function admit(deps: GatewayDeps & AgentKeyDeps & { authenticate: FeatureDeps['authenticate'] }, c: Context, agent: PublishedRow): Promise<ChatCaller> {
   const header = c.req.header('authorization');
   if (agent.auth_mode === 'jwt') {
     const owner = await endUser(agent, header);
@@ -55,6 +56,14 @@ export async function admit(deps: GatewayDeps & AgentKeyDeps, c: Context, agent:
   if (agent.visibility === 'public' && header === undefined) {
     await rateLimit(deps, agent, `ip:${clientAddress(c)}`);
     return { tenantId: agent.tenant_id, publishedId: agent.id, owner: ANONYMOUS };
+  }
+  // org: a signed-in dashboard session of the agent's tenant opens it too (never a tenant API key)
+  if (agent.visibility === 'org' && header !== undefined && !/^Bearer\s+(pk|ao)_/i.test(header)) {
+    const p = await deps.authenticate(header);
+    if (p.authKind !== 'session' || p.tenantId !== agent.tenant_id || !p.subject) throw unauthorized(`this session does not open ${agent.slug}`);
+    const owner = `session:${p.subject}`;
+    await rateLimit(deps, agent, owner);
+    return { tenantId: agent.tenant_id, publishedId: agent.id, owner };
   }
   const caller = await callerOf(deps, header);
   assertOpens(agent, caller);

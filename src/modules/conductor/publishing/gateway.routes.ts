@@ -6,6 +6,7 @@ import { readJson } from '../../../shared/http.ts';
 import { CLIENT_ID_PATTERN } from '../../../shared/ids.ts';
 import type { AgentKeyDeps } from './agent-keys.service.ts';
 import { admit } from './gateway.auth.ts';
+import type { FeatureDeps } from '../feature.ts';
 import { chatPage } from './chat-page.ts';
 import { addUsage, cancelTurn, NO_USAGE, findAgent, notPublishedSlug, readConversation, startTurn, type GatewayDeps } from './gateway.service.ts';
 import { grantCors, preflight } from './cors.ts';
@@ -25,7 +26,7 @@ const ChatBody = v.object({
 
 const wantsStream = (c: Context, body: { stream?: boolean }) => body.stream === true || (c.req.header('accept') ?? '').includes('text/event-stream');
 
-export function gatewayRoutes(deps: GatewayDeps & AgentKeyDeps): Hono {
+export function gatewayRoutes(deps: GatewayDeps & AgentKeyDeps & { authenticate: FeatureDeps['authenticate'] }): Hono {
   return new Hono()
     // the chat page, for public agents only (the others need a credential a page could not keep secret)
     .get('/chat/:slug', async (c) => {

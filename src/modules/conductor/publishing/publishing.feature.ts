@@ -13,9 +13,9 @@ export const PURGE_JOB = 'publishing.conversations-purge';
  * Publishing: `/api/published`, `/api/profiles/{name}/publish|published|keys` (published agents and their agent
  * keys), and the public chat gateway at `/chat/{slug}` with its OpenAI Chat Completions face at `/chat/{slug}/v1`.
  */
-export const publishingFeature: Feature = ({ db, config, guards, secrets, runs, limiter, jobs }) => {
+export const publishingFeature: Feature = ({ db, config, guards, secrets, runs, limiter, jobs, authenticate }) => {
   const keyDeps = { db, pepper: secrets.pepper };
-  const gateway = { ...keyDeps, runs, limiter, keepAliveMs: config.agents.keepAliveMs, chatPublicUrl: config.chatPublicUrl };
+  const gateway = { ...keyDeps, runs, limiter, keepAliveMs: config.agents.keepAliveMs, chatPublicUrl: config.chatPublicUrl, authenticate };
   return {
     api: new Hono<IdentityEnv>().route('/', publishingRoutes({ ...keyDeps, chatPublicUrl: config.chatPublicUrl, guards })),
     public: new Hono().route('/', gatewayRoutes(gateway)).route('/', completionsRoutes(gateway)),
