@@ -12,6 +12,8 @@ export interface PublishingDeps {
   db: Kysely<DB>;
   /** SVC_CHAT_PUBLIC_URL: `publicUrl` is shown only when it is set. */
   chatPublicUrl: string | undefined;
+  /** AGENT_ORC_ENV: outside `dev` a JWKS URL must be https (the server fetches it: no plain-http hops to internal hosts). */
+  appEnv: string;
 }
 
 export interface PublishedView {
@@ -57,8 +59,9 @@ export function toView(r: PublishedRow, chatPublicUrl: string | undefined): Publ
 }
 
 /** authMode jwt needs both a JWKS URL and an issuer (the database's check, said first as a 400). */
-function assertJwtComplete(f: { auth_mode?: string; jwks_url?: string | null; jwt_issuer?: string | null }): void {
+export function assertJwtComplete(f: { auth_mode?: string; jwks_url?: string | null; jwt_issuer?: string | null }, appEnv: string): void {
   if (f.auth_mode === 'jwt' && (!f.jwks_url || !f.jwt_issuer)) throw badRequest('authMode: jwt needs jwksUrl and jwtIssuer');
+  if (f.jwks_url && appEnv !== 'dev' && !f.jwks_url.startsWith('https://')) throw badRequest('jwksUrl: must be an https URL');
 }
 
 function fieldsOf(input: Omit<PatchInput, 'slug'>): PublishedFields {
@@ -80,7 +83,7 @@ function fieldsOf(input: Omit<PatchInput, 'slug'>): PublishedFields {
 const defined = (f: PublishedFields): PublishedFields => Object.fromEntries(Object.entries(f).filter(([, x]) => x !== undefined));
 
 export async function publish(deps: PublishingDeps, tenantId: string, profile: string, input: PublishInput): Promise<PublishedView> {
-  assertJwtComplete(fieldsOf(input));
+  assertJwtComplete(fieldsOf(input), deps.appEnv);
   const row = await withTenant(deps.db, tenantId, async (tx) => {
     if (!(await getSpec(tx, 'profiles', profile))) throw notFound(`unknown profile: ${profile}`);
     if (await selectActiveByProfile(tx, profile)) throw conflict(`profile ${profile} is already published; PATCH it or unpublish it first`);
@@ -114,7 +117,7 @@ export async function patchPublished(deps: PublishingDeps, tenantId: string, pro
     const current = await activeOf(tx, profile);
     if (input.slug !== undefined && input.slug !== current.slug) throw badRequest(`slug: immutable (is ${current.slug}); unpublish and publish again to change it`);
     const fields = defined(fieldsOf(input));
-    assertJwtComplete({ auth_mode: current.auth_mode, jwks_url: current.jwks_url, jwt_issuer: current.jwt_issuer, ...fields });
+    assertJwtComplete({ auth_mode: current.auth_mode, jwks_url: current.jwks_url, jwt_issuer: current.jwt_issuer, ...fields }, deps.appEnv);
     return Object.keys(fields).length ? updatePublished(tx, current.id, fields) : current;
   });
   return toView(row, deps.chatPublicUrl);

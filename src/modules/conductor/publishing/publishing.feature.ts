@@ -17,7 +17,7 @@ export const publishingFeature: Feature = ({ db, config, guards, secrets, runs, 
   const keyDeps = { db, pepper: secrets.pepper };
   const gateway = { ...keyDeps, runs, limiter, keepAliveMs: config.agents.keepAliveMs, chatPublicUrl: config.chatPublicUrl, authenticate };
   return {
-    api: new Hono<IdentityEnv>().route('/', publishingRoutes({ ...keyDeps, chatPublicUrl: config.chatPublicUrl, guards })),
+    api: new Hono<IdentityEnv>().route('/', publishingRoutes({ ...keyDeps, chatPublicUrl: config.chatPublicUrl, appEnv: config.env, guards })),
     public: new Hono().route('/', gatewayRoutes(gateway)).route('/', completionsRoutes(gateway)),
     // conversationTtlDays: expired conversations go hourly, once across replicas
     async start() {

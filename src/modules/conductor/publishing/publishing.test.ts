@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../config/config.ts';
-import { toView } from './published.service.ts';
+import { assertJwtComplete, toView } from './published.service.ts';
 import { kebab } from './publishing.schema.ts';
 
 describe('publishing', () => {
@@ -22,5 +22,12 @@ describe('publishing', () => {
     expect(loadConfig({}).chatPublicUrl).toBeUndefined();
     expect(loadConfig({ SVC_CHAT_PUBLIC_URL: 'https://chat.example/' }).chatPublicUrl).toBe('https://chat.example');
     expect(() => loadConfig({ SVC_CHAT_PUBLIC_URL: 'ftp://x' })).toThrow(/SVC_CHAT_PUBLIC_URL/);
+  });
+
+  it('needs jwksUrl and jwtIssuer for authMode jwt, and an https JWKS outside dev', () => {
+    expect(() => assertJwtComplete({ auth_mode: 'jwt', jwks_url: 'https://idp/jwks' }, 'dev')).toThrow('authMode: jwt needs jwksUrl and jwtIssuer');
+    expect(() => assertJwtComplete({ auth_mode: 'jwt', jwks_url: 'http://10.0.0.1/jwks', jwt_issuer: 'i' }, 'live')).toThrow('jwksUrl: must be an https URL');
+    expect(() => assertJwtComplete({ auth_mode: 'jwt', jwks_url: 'http://127.0.0.1/jwks', jwt_issuer: 'i' }, 'dev')).not.toThrow();
+    expect(() => assertJwtComplete({ auth_mode: 'jwt', jwks_url: 'https://idp/jwks', jwt_issuer: 'i' }, 'live')).not.toThrow();
   });
 });
