@@ -116,6 +116,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       for (const m of built.mounts ?? []) app.route(m.prefix, m.app);
       fetches.set(name, inProcessFetch(built.app));
     }
+    app.get('/', rootIndex(app, opts.version));
   } catch (err) {
     if (opening && !database) await opening.then((d) => d.close()).catch(() => {});
     for (const close of closers.reverse()) await close().catch(() => {});
@@ -148,6 +149,19 @@ function resolveInternalToken(config: Config): string | undefined {
   if (!traits.internalCalls) return undefined;
   const split = traits.internalCallsCross(config.conductor.runners.length > 0);
   return resolveSecret({ configured: config.internalToken, dir: config.secretsDir, file: 'internal-token', persist: split || config.databaseUrl !== 'memory' });
+}
+
+/**
+ * `GET /`: where curl or a browser lands first. Registered after every role, so a module that serves `/` itself wins;
+ * it links only what this instance has mounted (the reference at /docs and /openapi.json once a feature serves them).
+ */
+function rootIndex(app: Hono, version: string) {
+  const links: Record<string, string> = {};
+  const has = (path: string) => app.routes.some((r) => (r.method === 'GET' || r.method === 'ALL') && r.path === path);
+  for (const [name, path] of [['docs', '/docs'], ['openapi', '/openapi.json'], ['healthz', '/healthz'], ['readyz', '/readyz']] as const) {
+    if (has(path)) links[name] = path;
+  }
+  return (c: Context) => c.json({ name: 'svc', version, links });
 }
 
 /** A `fetch` that calls a Hono app in-process: same Request/Response objects, streamed bodies, no sockets. */

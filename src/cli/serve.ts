@@ -33,6 +33,13 @@ export default defineCommand({
         process.stderr.write(`svc: ${err.message}\n`);
         process.exit(2);
       }
+      // Another svc (or anything) on the port is a setup problem with one fix, not a crash: say which port, no stack.
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE' || code === 'EACCES') {
+        const why = code === 'EADDRINUSE' ? 'is already in use; stop what holds it or pass --port (env PORT)' : 'needs privileges to bind; pass a port above 1023 with --port (env PORT)';
+        process.stderr.write(`svc: port ${config.port} on ${config.host} ${why}\n`);
+        process.exit(2);
+      }
       throw err;
     }
     process.stdout.write(`svc listening on ${server.url} (roles: ${config.roles.join(',')})\n`);
@@ -50,5 +57,7 @@ export default defineCommand({
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));
+    // a closed terminal (or the bin/svc.js wrapper passing it on) stops the server gracefully too, not at once
+    process.once('SIGHUP', () => shutdown('SIGHUP'));
   },
 });

@@ -57,6 +57,11 @@ export interface Config {
     reconcileMs: number;
     /** Heartbeat lease on the runs this conductor drives; runs of an expired lease end `interrupted`. */
     leaseTtlMs: number;
+    /**
+     * SVC_RUN_WRITE_RETRY_MS: how long a run-event write that fails is retried before the run ends with an error
+     * (right after its last stored event, so the log never has a gap).
+     */
+    runWriteRetryMs: number;
   };
   runner: {
     /** The URL by which conductors reach this runner; its SHA-256 prefix is the runner hash. */
@@ -80,6 +85,8 @@ export interface Config {
     mode: WorkerMode;
     stateDir: string;
     stepCount: number;
+    /** SVC_MODEL_STALL_TIMEOUT_MS: a model call that sends no output for this long ends the run as stalled. */
+    modelStallTimeoutMs: number;
     childEnvAllow: readonly string[];
     /** The host variables SDK child processes may inherit: PATH plus the `childEnvAllow` names, read once here. */
     hostEnv: Readonly<Record<string, string>>;
@@ -260,6 +267,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       instanceId: env.SVC_INSTANCE_ID || undefined,
       reconcileMs: int('SVC_RECONCILE_MS', env.SVC_RECONCILE_MS, 3000, 100, 600_000),
       leaseTtlMs: int('SVC_LEASE_TTL_MS', env.SVC_LEASE_TTL_MS, 15_000, 500, 3_600_000),
+      runWriteRetryMs: int('SVC_RUN_WRITE_RETRY_MS', env.SVC_RUN_WRITE_RETRY_MS, 30_000, 100, 3_600_000),
     },
     runner: {
       publicUrl: url('SVC_RUNNER_PUBLIC_URL', env.SVC_RUNNER_PUBLIC_URL),
@@ -275,6 +283,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       mode: pick('MODE', env.MODE, WORKER_MODES, traits.aloneDefaults.workerMode ?? 'all'),
       stateDir: resolve(env.SVC_STATE_DIR || (traits.aloneDefaults.workerStateDir ?? `${dataDir}/state`)),
       stepCount: int('AGENT_WORKER_STEP_COUNT', env.AGENT_WORKER_STEP_COUNT, 24, 1, 1000),
+      modelStallTimeoutMs: int('SVC_MODEL_STALL_TIMEOUT_MS', env.SVC_MODEL_STALL_TIMEOUT_MS, 60_000, 100, 3_600_000),
       childEnvAllow,
       hostEnv: Object.fromEntries(['PATH', ...childEnvAllow].flatMap((k) => (env[k] !== undefined ? [[k, env[k] as string]] : []))),
       allowHostTools: env.AGENT_WORKER_ALLOW_HOST_TOOLS === '1',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { jsonNestsDeeperThan, parseJsonBody } from './http.ts';
+import * as v from 'valibot';
+import { jsonNestsDeeperThan, parseJsonBody, parseWith } from './http.ts';
 
 describe('the JSON body reader', () => {
   it('counts nesting of objects and arrays, the body itself being level 1', () => {
@@ -18,5 +19,27 @@ describe('the JSON body reader', () => {
     expect(() => parseJsonBody('['.repeat(64) + ']'.repeat(64))).not.toThrow();
     expect(() => parseJsonBody('{"a":')).toThrow('body: malformed JSON');
     expect(() => parseJsonBody('{"a":"\\u0000"}')).toThrow(/NUL characters/);
+  });
+});
+
+describe('validation messages', () => {
+  const schema = v.object({
+    model: v.pipe(v.string(), v.check((s) => s.includes(':'), 'expected <provider>:<model_id>')),
+    apiKey: v.optional(v.pipe(v.string(), v.check((s) => s.startsWith('sk-'), 'expected a key starting with sk-'))),
+  });
+
+  it('names the value a failed check got, so the caller sees what was wrong', () => {
+    expect(() => parseWith(schema, { model: 'nope' })).toThrow('model: expected <provider>:<model_id>; received "nope"');
+  });
+
+  it('never repeats the value of a credential field back', () => {
+    let message = '';
+    try {
+      parseWith(schema, { model: 'a:b', apiKey: 'hunter2-secret-value' });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toBe('apiKey: expected a key starting with sk-');
+    expect(message).not.toContain('hunter2');
   });
 });

@@ -16,18 +16,60 @@ export const JsonObject = v.custom<Record<string, unknown>>(
   'expected a JSON object',
 );
 
-/** Describes the first valibot issue as `<field>: <problem>`. */
-export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string {
+/**
+ * Describes the first valibot issue as `<field>: <problem>`, in words a caller can act on: a missing field says it is
+ * required and what it takes (with `schema`, the field's allowed values or form), a failed check names the value it
+ * got (valibot's `received` there is the whole enclosing object: "Object").
+ */
+/** Field names whose values are never repeated back in an error. */
+const SECRET_FIELD = /key|token|secret|password|credential|authorization/i;
+
+export function describeIssues(issues: readonly v.BaseIssue<unknown>[], schema?: v.GenericSchema): string {
   const issue = issues[0];
   const path = v.getDotPath(issue);
-  const expected = issue.type !== 'custom' && issue.expected ? `expected ${issue.expected}` : issue.message;
-  const received = issue.received && issue.received !== 'undefined' ? `, received ${issue.received}` : issue.received === 'undefined' ? ' (missing)' : '';
-  return path ? `${path}: ${expected}${received}` : `body: ${expected}${received}`;
+  const last = issue.path?.at(-1);
+  let problem: string;
+  if (issue.received === 'undefined' && last?.key !== undefined && issue.expected === `"${String(last.key)}"`) {
+    const hint = schema ? entryHint(schemaAt(schema, issue.path!.map((p) => p.key))) : undefined;
+    problem = hint ? `required, ${hint}` : 'required';
+  } else if (issue.type === 'custom' || !issue.expected) {
+    // never echo what may be a credential (a provider key, a token) into an answer or a log
+    const secret = last !== undefined && SECRET_FIELD.test(String(last.key));
+    problem = last && last.value !== undefined && !secret ? `${issue.message}; received ${shortJson(last.value)}` : issue.message;
+  } else {
+    problem = `expected ${issue.expected}${issue.received && issue.received !== 'undefined' ? `, received ${issue.received}` : issue.received === 'undefined' ? ' (missing)' : ''}`;
+  }
+  return `${path || 'body'}: ${problem}`;
+}
+
+type SchemaNode = { type?: string; entries?: Record<string, SchemaNode>; wrapped?: SchemaNode; item?: SchemaNode; options?: unknown[]; message?: unknown; expected?: string };
+
+/** The schema a path of keys leads to through objects, optional wrappers and arrays (undefined where it cannot tell). */
+function schemaAt(schema: v.GenericSchema, keys: unknown[]): SchemaNode | undefined {
+  let node: SchemaNode | undefined = schema as SchemaNode;
+  for (const key of keys) {
+    while (node?.wrapped) node = node.wrapped;
+    node = typeof key === 'number' ? node?.item : node?.entries?.[String(key)];
+  }
+  while (node?.wrapped) node = node.wrapped;
+  return node;
+}
+
+function entryHint(node: SchemaNode | undefined): string | undefined {
+  if (!node) return undefined;
+  if (node.type === 'picklist' && node.options) return `one of ${node.options.join(', ')}`;
+  if (typeof node.message === 'string') return node.message;
+  return node.expected ? `expected ${node.expected}` : undefined;
+}
+
+function shortJson(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
 export function parseWith<S extends v.GenericSchema>(schema: S, value: unknown): v.InferOutput<S> {
   const result = v.safeParse(schema, value);
-  if (!result.success) throw badRequest(describeIssues(result.issues));
+  if (!result.success) throw badRequest(describeIssues(result.issues, schema));
   return result.output;
 }
 

@@ -77,10 +77,10 @@ describe('svc run and lists', () => {
     expect(run.status).toBe('cancelled');
   });
 
-  it('refuses an unknown profile with the server message (exit 1) and a missing prompt (exit 2)', async () => {
+  it('refuses an unknown profile as not found (exit 4) and a missing prompt (exit 2)', async () => {
     const unknown = await cli(['run', 'nope', 'hi'], env);
-    expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toMatch(/unknown_profile: nope/);
+    expect(unknown.code).toBe(4);
+    expect(unknown.stderr).toMatch(/unknown profile: nope/);
     expect((await cli(['run', 'demo'], env)).code).toBe(2);
   });
 

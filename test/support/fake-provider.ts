@@ -10,7 +10,7 @@ import { streamAnthropic, jsonAnthropic, anthropicError } from './fake-provider/
  * A fake model provider for tests and benchmarks: one node:http server on 127.0.0.1 speaking the OpenAI Chat
  * Completions, OpenAI Responses and Anthropic Messages wires (RUNTIMES.md §2, §3, §6), scripted from the prompt:
  * `CALL_TOOL <name> <json>`, `CALL_CUSTOM <name> <json string>` (Responses freeform tools such as Codex's apply_patch),
- * `FAIL_HTTP_<code>`, `SLOW_DELTAS <n> <ms>`, `DELTAS <n>`, `HANG_AFTER_FIRST`, `HOLD <name>` (the reply waits for
+ * `FAIL_HTTP_<code>`, `FAIL_FIRST_<n>_HTTP_<code>[_RETRY_AFTER_<s>]`, `RESET_AFTER_FIRST`, `SLOW_DELTAS <n> <ms>`, `DELTAS <n>`, `HANG_AFTER_FIRST`, `HOLD <name>` (the reply waits for
  * `release(name)`, so a test can change the world between a model request and its answer); a tool result answers
  * `TOOL-RESULT-SEEN: <text>`; anything else `FAKE-REPLY: <prompt>`. Every request is logged.
  */
@@ -79,6 +79,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
   const waiters = new Set<() => void>();
   const notify = () => waiters.forEach((check) => check());
   let counter = 0;
+  const failuresServed = new Map<string, number>();
   const holds = new Map<string, { released: Promise<void>; release: () => void }>();
   const hold = (name: string) => {
     let h = holds.get(name);
@@ -114,9 +115,29 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     const input = lastInput(wire, logged.body);
     const held = input?.kind === 'user' ? /\bHOLD\s+(\w+)/.exec(input.text) : null;
     if (held) await hold(held[1]).released;
-    const plan = planFor(input);
     const requestId = `req_fake_${++counter}`;
-    if (plan.kind === 'fail') return sendJson(res, plan.status, impl.error(plan.status), { 'request-id': requestId });
+    // FAIL_FIRST_<n>_HTTP_<code>[_RETRY_AFTER_<s>]: the first n requests with this prompt fail (a rate limit or an
+    // outage that passes), the next ones are answered as the rest of the prompt says.
+    const failFirst = input?.kind === 'user' ? /FAIL_FIRST_(\d+)_HTTP_(\d{3})(?:_RETRY_AFTER_(\d+))?/.exec(input.text) : null;
+    if (failFirst && input) {
+      const seen = (failuresServed.get(input.text) ?? 0) + 1;
+      failuresServed.set(input.text, seen);
+      if (seen <= Number(failFirst[1])) {
+        const status = Number(failFirst[2]);
+        return sendJson(res, status, impl.error(status), { 'request-id': requestId, ...(failFirst[3] ? { 'retry-after': failFirst[3] } : {}) });
+      }
+    }
+    // RESET_AFTER_FIRST: one delta, then the connection is torn down (a reset mid-stream).
+    if (input?.kind === 'user' && input.text.includes('RESET_AFTER_FIRST') && logged.body?.stream === true) {
+      const out = openSse(res, { 'request-id': requestId });
+      void impl.stream(out, { kind: 'hang', first: 'd0 ' }, { model: String(logged.body?.model ?? 'fake-model'), id: `fake${counter}`, includeUsage: false }).catch(() => {});
+      // The first delta is queued on the socket; ending the socket (not the response) cuts the chunked body short.
+      setImmediate(() => res.socket?.end());
+      return;
+    }
+    const plan = planFor(failFirst && input ? { ...input, text: input.text.replace(failFirst[0], '') } : input);
+    // A short retry-after-ms (as OpenAI sends) keeps clients that retry failures from backing off for seconds.
+    if (plan.kind === 'fail') return sendJson(res, plan.status, impl.error(plan.status), { 'request-id': requestId, 'retry-after-ms': '10' });
     const ctx: ReplyContext = { model: String(logged.body?.model ?? 'fake-model'), id: `fake${counter}`, includeUsage: logged.body?.stream_options?.include_usage === true };
     if (logged.body?.stream !== true) {
       if (plan.kind === 'hang') return; // a non-streaming hang: never answer until the client gives up

@@ -11,6 +11,7 @@ export function workerConfig(overrides: Partial<Config['worker']> = {}): Config[
     mode: 'general',
     stateDir: '/nonexistent/svc-state',
     stepCount: 8,
+    modelStallTimeoutMs: 60_000,
     childEnvAllow: [],
     hostEnv: { PATH: process.env.PATH ?? '' },
     allowHostTools: false,

@@ -2,7 +2,7 @@ import { CliError, EXIT, authError, failure, notFoundError } from './exit.ts';
 
 /**
  * The client's HTTP calls to the API: bearer key, JSON in and out, a timeout per request, and one mapping of
- * failures to exit codes (401/403 → 3, 404 → 4, everything else → 1).
+ * failures to exit codes (401/403 → 3, 404 and an unknown profile → 4, everything else → 1).
  */
 export class ApiError extends Error {
   readonly status: number;
@@ -100,6 +100,9 @@ export function toCliError(err: unknown): CliError | undefined {
     if (err.status === 401) return authError(`authentication failed: ${err.message}`, 'run `svc auth login`');
     if (err.status === 403) return authError(`permission denied: ${err.message}`);
     if (err.status === 404) return notFoundError(`not found: ${err.message}`);
+    // The seed has POST /api/runs answer an unknown profile with 400 `unknown_profile: <name>`; to a user it is "not found".
+    const unknownProfile = err.status === 400 ? /^unknown_profile: (.+)$/.exec(err.message) : null;
+    if (unknownProfile) return new CliError(EXIT.notFound, `unknown profile: ${unknownProfile[1]}`, 'list the profiles with `svc profiles`');
     return new CliError(EXIT.failure, `request failed (${err.status}): ${err.message}`);
   }
   return undefined;

@@ -58,6 +58,7 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
     metrics,
     ownerId,
     leaseTtlMs: config.conductor.leaseTtlMs,
+    runWriteRetryMs: config.conductor.runWriteRetryMs,
     mintRunToken: (tenantId, runId) => mintRunToken(runTokenKey, { tenantId, runId }),
     jobs,
     hooks,

@@ -5,6 +5,7 @@ import { runEvent, type RunEvent } from '../../../contracts/run-event.ts';
 import type { RunOptions, SubTask } from '../../../contracts/runner.client.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Metrics } from '../../../shared/metrics.ts';
+import { retryWithBackoff } from '../../../shared/retry.ts';
 import { runMetrics } from './run-metrics.ts';
 import type { FleetMember } from '../runners/fleet.ts';
 import type { RunHooks } from '../hooks/index.ts';
@@ -16,7 +17,7 @@ import type { Hub } from './hub.ts';
 import { appendEvents, finishRun } from './runs.repo.ts';
 
 /**
- * Drives one run: reads the runner's NDJSON events, numbers them, appends them to the batched log and the live hub,
+ * Drives one run: reads the runner's NDJSON events, numbers them, appends them to the log and, once stored, the live hub,
  * and guarantees exactly one terminal event. Then it writes the final status (never over `cancelled`), releases the
  * session and saves the session's state bundle so another runner can hydrate it later.
  */
@@ -28,6 +29,8 @@ export interface DriverDeps {
   log: Logger;
   metrics: Metrics;
   hooks: RunHooks;
+  /** How long a run's end that cannot be written is retried (default 5 min); then the orphan sweep takes the run. */
+  endRetryMs?: number;
 }
 
 /** Per-run extras that are never stored: the profile's resolved skills, a model override and extra MCP servers (/v1). */
@@ -35,15 +38,31 @@ export type RunExtras = Pick<RunOptions, 'model' | 'mcpServers' | 'skills'>;
 
 export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMember, subTask: SubTask, runToken?: string, extras: RunExtras = {}): Promise<void> {
   let seq = 0;
+  /** The highest seq in the log: the terminal event goes right after it, so the log never has a gap. */
+  let stored = 0;
+  let logFailure: string | undefined;
+  /** Settles once the latest event is stored and published (appends settle in order, so all before it are too). */
+  let published: Promise<void> = Promise.resolve();
   const started = performance.now();
   const metrics = runMetrics(deps.metrics);
+  // An event reaches subscribers (and the in-memory replay) only once the log holds it: an id a client saw is an id
+  // a resuming client finds, whatever dies next. Appends settle in order, so events are published in order.
   const emit = (event: RunEvent) => {
     if (seq === 0) metrics.firstEvent((performance.now() - started) / 1000);
     if (event.usage) metrics.usage(event.usage);
-    const stored = { seq: ++seq, event };
-    run.events.push(stored);
-    deps.eventLog.append(run.tenantId, run.runId, stored.seq, event);
-    deps.hub.publish(run.tenantId, run.runId, stored);
+    const e = { seq: ++seq, event };
+    published = deps.eventLog.append(run.tenantId, run.runId, e.seq, event).then(
+      () => {
+        stored = e.seq;
+        run.events.push(e);
+        deps.hub.publish(run.tenantId, run.runId, e);
+      },
+      (err: unknown) => {
+        if (logFailure !== undefined) return;
+        logFailure = err instanceof Error ? err.message : String(err);
+        run.controller.abort(); // the rest of the run could not be stored either
+      },
+    );
   };
   let terminal: RunEvent | undefined;
   try {
@@ -61,7 +80,10 @@ export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMe
     terminal = run.stopping ? stoppedEvent(run) : runEvent('error', { message: `run failed: ${err instanceof Error ? err.message : String(err)}` });
   }
   terminal ??= run.stopping ? stoppedEvent(run) : runEvent('error', { message: 'run stream ended without a result' });
-  const status = await finish(deps, run, terminal, seq + 1);
+  await published;
+  deps.eventLog.forget(run.tenantId, run.runId);
+  if (logFailure !== undefined && !run.stopping) terminal = runEvent('error', { message: `run failed: its events could not be stored: ${logFailure}` });
+  const status = await finish(deps, run, terminal, stored + 1);
   metrics.finished(status, (performance.now() - started) / 1000);
   deps.active.remove(run.tenantId, run.runId);
   const saving = saveSessionState(deps, run, runner);
@@ -71,20 +93,27 @@ export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMe
 
 /**
  * The end of a run lands atomically: the terminal event, the run status (never over `cancelled`), the runFinished
- * hook's job and the released session commit in one transaction, and only then is the terminal event published. A client that sees the terminal
- * event therefore always finds the final status and can start the next run on the session at once.
+ * hook's job and the released session commit in one transaction, and only then is the terminal event published. A
+ * client that sees the terminal event therefore always finds the final status and can start the next run on the
+ * session at once. A transaction that fails is retried with backoff; if it never lands, nothing is published (a
+ * terminal the log does not hold would differ from what a resuming client reads) and the run is left `running` for
+ * the orphan sweep, which ends it once this conductor's lease lapses.
  */
 async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq: number): Promise<string> {
-  await deps.eventLog.flush();
   const status = run.stopping ?? (terminal.type === 'result' ? 'ok' : 'error');
   try {
-    await withTenant(deps.db, run.tenantId, async (tx) => {
-      await appendEvents(tx, run.tenantId, [{ runId: run.runId, seq, event: terminal }]);
-      if (await finishRun(tx, run.runId, status)) await deps.hooks.runFinished(tx, run.tenantId, run.runId);
-      await finishSessionRun(tx, run.sessionId, status, run.runtimeSessionId);
-    });
+    await retryWithBackoff(
+      () =>
+        withTenant(deps.db, run.tenantId, async (tx) => {
+          await appendEvents(tx, run.tenantId, [{ runId: run.runId, seq, event: terminal }]);
+          if (await finishRun(tx, run.runId, status)) await deps.hooks.runFinished(tx, run.tenantId, run.runId);
+          await finishSessionRun(tx, run.sessionId, status, run.runtimeSessionId);
+        }),
+      { giveUpMs: deps.endRetryMs ?? 300_000, onRetry: (err, attempt) => deps.log.warn('recording the end of a run failed; retrying', { runId: run.runId, attempt, error: String(err) }) },
+    );
   } catch (err) {
-    deps.log.error('recording the end of a run failed', { runId: run.runId, error: String(err) });
+    deps.log.error('recording the end of a run failed; leaving it to the orphan sweep', { runId: run.runId, error: String(err) });
+    return status;
   }
   const stored = { seq, event: terminal };
   run.events.push(stored);

@@ -36,13 +36,15 @@ export function createRunServices(opts: {
   metrics: Metrics;
   ownerId: string;
   leaseTtlMs: number;
+  /** How long a failing event-log write is retried before its runs end with an error (default 30 s). */
+  runWriteRetryMs?: number;
   mintRunToken: (tenantId: string, runId: string) => Promise<string>;
   jobs: Jobs;
   hooks: RunHooks;
 }): RunServices {
   const { database, db, fleet, log, metrics, ownerId } = opts;
   const hub = createHub({ database, log: log.child('hub'), fetchAfter: (tenantId, runId, after) => withTenant(db, tenantId, (tx) => eventsAfter(tx, runId, after)) });
-  const eventLog = createEventLog({ db, hub, log: log.child('events') });
+  const eventLog = createEventLog({ db, hub, log: log.child('events'), giveUpMs: opts.runWriteRetryMs });
   const active = createActiveRuns();
   const { jobs, hooks } = opts;
   const deps: RunDeps & { hub: Hub } = { db, fleet, log, metrics, hub, eventLog, active, hooks, ownerId, mintRunToken: opts.mintRunToken };

@@ -56,7 +56,7 @@ export async function createRun(
   const skills = await resolveSkills(deps.db, tenantId, profile.skills);
   const runId = (body.id as string | undefined) ?? prefixedId('run');
   const placed =
-    body.sessionId === undefined ? await createSessionFor(deps, tenantId, profile) : await resumeSession(deps, tenantId, body.sessionId as string);
+    body.sessionId === undefined ? await createSessionFor(deps, tenantId, profile) : await resumeSession(deps, tenantId, body.sessionId as string, body.profile);
   const subTask: SubTask = {
     id: runId,
     profile: body.profile,

@@ -42,8 +42,12 @@ export async function createSessionFor(deps: SessionDeps, tenantId: string, prof
   return { sessionId, runner, created: true };
 }
 
-/** Rule 4 of run creation: reuse the live runner session, else hydrate; missing or shut-down → 404; infrastructure → 503. */
-export async function resumeSession(deps: SessionDeps, tenantId: string, sessionId: string): Promise<PlacedSession> {
+/**
+ * Rule 4 of run creation: reuse the live runner session, else hydrate; missing or shut-down → 404; infrastructure → 503.
+ * `profileName`: the profile the caller means to run. A session belongs to one profile (its snapshot, its runtime
+ * state); running another on it would use the session's model and record the run under the wrong name: 409.
+ */
+export async function resumeSession(deps: SessionDeps, tenantId: string, sessionId: string, profileName?: string): Promise<PlacedSession> {
   let row;
   try {
     row = await withTenant(deps.db, tenantId, (tx) => getSessionRow(tx, sessionId));
@@ -51,6 +55,9 @@ export async function resumeSession(deps: SessionDeps, tenantId: string, session
     throw new AppError(503, 'reading the session failed', { cause: err });
   }
   if (!row || row.status === 'shutdown') throw notFound(`unknown session: ${sessionId}`);
+  if (profileName !== undefined && row.profile !== profileName) {
+    throw conflict(`session ${sessionId} belongs to profile "${row.profile}", not "${profileName}"; run profile ${row.profile} on it or omit the session`);
+  }
   if (row.status === 'running') throw conflict('session busy: a run is in progress on this session');
   const current = deps.fleet.byUrl(row.runner_url);
   if (current?.healthy) {

@@ -43,6 +43,7 @@ export function createGeneralRuntime(config: Config['worker'], limits: HistoryLi
           prompt: userPromptOf(req),
           tools: buildToolSet(applyAllowlist(catalog.entries, req.profile.tools)),
           stepCount: config.stepCount,
+          stallTimeoutMs: config.modelStallTimeoutMs,
           signal,
           commit: (messages) => history.append(req.sessionId, messages),
         });

@@ -18,6 +18,8 @@ export interface TurnInput {
   prompt: string;
   tools: ToolSet;
   stepCount: number;
+  /** No output from the model for this long (before its first chunk or between chunks) ends the turn as stalled. */
+  stallTimeoutMs: number;
   signal: AbortSignal;
   commit(messages: ModelMessage[]): void;
 }
@@ -29,13 +31,31 @@ function toUsage(u: LanguageModelUsage): Usage {
   return usage;
 }
 
-/** A readable one-line cause, with the HTTP status when the provider answered one. */
-export function describeModelError(provider: string, err: unknown, signal: AbortSignal): string {
+/**
+ * Attempts at a model call that fails before streaming (429, 5xx, connection refused): the AI SDK retries them with
+ * backoff, waiting what `Retry-After`/`retry-after-ms` asks when that is 0-60 s. Errors after the first chunk are not
+ * retried (the deltas already went out).
+ */
+export const MODEL_ATTEMPTS = 3;
+
+const isTimeout = (err: unknown): boolean => err instanceof Error && err.name === 'TimeoutError';
+
+/** A readable one-line cause, with the HTTP status when the provider answered one, and what was waited for. */
+export function describeModelError(provider: string, err: unknown, signal: AbortSignal, stallTimeoutMs?: number): string {
   if (signal.aborted) return 'run cancelled';
-  const cause = RetryError.isInstance(err) ? err.lastError : err;
+  if (isTimeout(err) && stallTimeoutMs !== undefined) return `model provider ${provider} stalled: no output for ${stallTimeoutMs / 1000} s (SVC_MODEL_STALL_TIMEOUT_MS)`;
+  const retried = RetryError.isInstance(err) ? err : undefined;
+  const cause = retried ? retried.lastError : err;
   if (APICallError.isInstance(cause)) {
+    if (cause.statusCode !== undefined && cause.statusCode < 300) {
+      // The provider answered 200 and the body broke off: a reset or a proxy cutting the stream.
+      return `model provider ${provider}: connection lost mid-stream (${describeError(cause.cause ?? cause)})`;
+    }
     const status = cause.statusCode === undefined ? 'no response' : `HTTP ${cause.statusCode}`;
-    return `model provider ${provider} failed (${status}): ${cause.message}`;
+    const headers = cause.responseHeaders ?? {};
+    const wait = headers['retry-after-ms'] ? `retry-after-ms: ${headers['retry-after-ms']} ms` : headers['retry-after'] ? `Retry-After: ${headers['retry-after']} s` : undefined;
+    const attempts = retried ? ` after ${retried.errors.length} attempts${wait ? ` (waiting ${wait} between them, as the provider asked)` : ' (with backoff)'}` : '';
+    return `model provider ${provider} failed (${status})${attempts}: ${cause.message}`;
   }
   return `model provider ${provider} failed: ${describeError(cause)}`;
 }
@@ -54,7 +74,8 @@ export async function* runTurn(input: TurnInput): AsyncGenerator<RunEvent> {
     messages: [...input.history, userMessage],
     tools: input.tools,
     stopWhen: stepCountIs(input.stepCount),
-    maxRetries: 0,
+    maxRetries: MODEL_ATTEMPTS - 1,
+    timeout: { firstChunkMs: input.stallTimeoutMs, chunkMs: input.stallTimeoutMs },
     providerOptions: input.providerOptions,
     abortSignal: input.signal,
     // A step ended by a provider error chunk still reports here; it is not a completed step.
@@ -88,7 +109,8 @@ export async function* runTurn(input: TurnInput): AsyncGenerator<RunEvent> {
           failure ??= { error: part.error };
           break;
         case 'abort':
-          failure ??= { error: new Error('run cancelled') };
+          // A stall timeout aborts the call too; only the run's own signal means the caller cancelled.
+          failure ??= { error: input.signal.aborted ? new Error('run cancelled') : stalled(input.stallTimeoutMs) };
           break;
         case 'finish':
           usage = toUsage(part.totalUsage);
@@ -109,7 +131,7 @@ export async function* runTurn(input: TurnInput): AsyncGenerator<RunEvent> {
   }
   if (!messages) {
     input.commit([userMessage, ...completedSteps]);
-    yield runEvent('error', { message: describeModelError(input.provider, failure?.error, input.signal) });
+    yield runEvent('error', { message: describeModelError(input.provider, failure?.error, input.signal, input.stallTimeoutMs) });
     return;
   }
   input.commit([userMessage, ...messages]);
@@ -118,4 +140,10 @@ export async function* runTurn(input: TurnInput): AsyncGenerator<RunEvent> {
   if (whole) yield runEvent('assistant', { message: whole });
   if (usage) yield runEvent('usage', { usage });
   yield runEvent('result', { message: stepTexts.at(-1) ?? '' });
+}
+
+function stalled(ms: number): Error {
+  const err = new Error(`no output for ${ms} ms`);
+  err.name = 'TimeoutError';
+  return err;
 }
