@@ -124,6 +124,8 @@ export interface Config {
   };
   /** Billing (conductor role): see billing/billing.config.ts. */
   billing: BillingConfig;
+  /** The chat gateway's public base URL (SVC_CHAT_PUBLIC_URL): published agents show `<url>/chat/<slug>` when set. */
+  chatPublicUrl: string | undefined;
 }
 
 export const SANDBOX_MODES = ['bwrap', 'off'] as const;
@@ -309,6 +311,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
     },
     // billing runs beside the database (the conductor's role): only there do Stripe keys matter
     billing: billingConfig(env, appEnv, traits.needsDatabase),
+    chatPublicUrl: url('SVC_CHAT_PUBLIC_URL', env.SVC_CHAT_PUBLIC_URL),
   };
   return deepFreeze(config);
 }

@@ -2,6 +2,7 @@ import type { AgentsTables } from './tables/agents.ts';
 import type { AutomationTables } from './tables/automations.ts';
 import type { CliTables } from './tables/cli.ts';
 import type { ConductorTables } from './tables/conductor.ts';
+import type { PublishingTables } from './tables/publishing.ts';
 
 /**
  * Table types for Kysely, one file per area under tables/ (one interface per table; wire shapes live in the modules).
@@ -11,5 +12,6 @@ export type * from './tables/agents.ts';
 export type * from './tables/automations.ts';
 export type * from './tables/cli.ts';
 export type * from './tables/conductor.ts';
+export type * from './tables/publishing.ts';
 
-export interface DB extends ConductorTables, AgentsTables, CliTables, AutomationTables {}
+export interface DB extends ConductorTables, AgentsTables, CliTables, AutomationTables, PublishingTables {}

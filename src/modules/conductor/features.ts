@@ -10,6 +10,7 @@ import { limitsFeature } from './limits/index.ts';
 import { notificationsFeature } from './notifications/index.ts';
 import { poolsFeature } from './pools/index.ts';
 import { profilesFeature } from './profiles/index.ts';
+import { publishingFeature } from './publishing/index.ts';
 import { runnersFeature } from './runners/index.ts';
 import { runsFeature } from './runs/index.ts';
 import { sessionsFeature } from './sessions/index.ts';
@@ -37,6 +38,7 @@ export const FEATURES: readonly Feature[] = [
   appsFeature,
   billingFeature,
   automationsFeature,
+  publishingFeature,
   deviceFeature,
   dashboardFeature,
 ];

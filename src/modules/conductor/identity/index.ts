@@ -4,7 +4,7 @@ export { authenticate, mintRunToken, type Principal, type AuthDeps } from './aut
 export { requireAuth, type IdentityEnv } from './middleware.ts';
 export { createGuards, hasRole, operatorOnly, readOnlyViewers, requireRole, type Guards } from './guards.ts';
 export { bootstrapIdentity } from './bootstrap.ts';
-export { insertKey, issueKey, listKeys, revokeKey, type ApiKeyView, type KeyDeps } from './keys.service.ts';
+export { futureExpiry, insertKey, issueKey, listKeys, revokeKey, type ApiKeyView, type KeyDeps } from './keys.service.ts';
 export { ROLES, type Role } from './roles.ts';
 export { hashKey, KEY_PATTERN } from './keys.ts';
 export { sessionKey } from './keys.repo.ts';

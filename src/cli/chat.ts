@@ -1,0 +1,70 @@
+import { createInterface } from 'node:readline/promises';
+import { defineCommand } from 'citty';
+import { globalArgs } from './args.ts';
+import { authError, failure } from './client/exit.ts';
+import { openSession } from './client/session.ts';
+
+/**
+ * `svc chat <slug> [message]`: talks to a published agent through the chat gateway (`POST /chat/<slug>`, streamed),
+ * printing the reply as it arrives. Without a message it is a REPL that keeps one conversation. `--key` is the agent
+ * key (pk_…), or SVC_AGENT_KEY; a public agent needs none. The gateway is the context's API URL unless --gateway.
+ */
+export default defineCommand({
+  meta: { name: 'chat', description: 'Chat with a published agent' },
+  args: {
+    ...globalArgs,
+    slug: { type: 'positional', description: 'Published agent slug', required: true },
+    message: { type: 'positional', description: 'One message (omit for a REPL)', required: false },
+    key: { type: 'string', description: 'Agent key (pk_…); default SVC_AGENT_KEY' },
+    gateway: { type: 'string', description: 'Gateway base URL (default: the API URL)' },
+  },
+  async run({ args }) {
+    const { out, api } = openSession(args, { allowAbsent: true });
+    const key = args.key ?? process.env.SVC_AGENT_KEY;
+    const base = (args.gateway ?? api.baseUrl).replace(/\/+$/, '');
+    let conversationId: string | undefined;
+
+    const turn = async (message: string): Promise<void> => {
+      const res = await fetch(`${base}/chat/${encodeURIComponent(args.slug)}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+        body: JSON.stringify(conversationId ? { message, conversationId } : { message }),
+      });
+      if (!res.ok || !res.body) {
+        const err = (await res.json().catch(() => ({}))) as { error?: string; message?: string };
+        const message = `chat ${args.slug}: ${res.status} ${err.message ?? err.error ?? res.statusText}`;
+        throw res.status === 401 ? authError(message, 'pass an agent key of this agent with --key pk_… (or SVC_AGENT_KEY)') : failure(message);
+      }
+      let buf = '';
+      let ok = true;
+      for await (const chunk of res.body.pipeThrough(new TextDecoderStream())) {
+        buf += chunk;
+        let i;
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const event = /^event: (.*)$/m.exec(block)?.[1];
+          const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+          if (!event || !data) continue;
+          const d = JSON.parse(data) as Record<string, any>;
+          if (out.json) out.line({ event, ...d });
+          else if (event === 'delta') out.write(d.text);
+          else if (event === 'done') out.write('\n');
+          else if (event === 'error') {
+            out.log.error(d.error);
+            ok = false;
+          }
+          if (event === 'conversation') conversationId = d.conversationId;
+        }
+      }
+      if (!ok) throw failure(`chat ${args.slug}: the reply failed`);
+    };
+
+    if (args.message) return void (await turn(args.message));
+    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: process.stdin.isTTY });
+    for await (const line of rl) {
+      // in the REPL a failed turn is reported and the conversation goes on
+      if (line.trim()) await turn(line.trim()).catch((err: Error) => out.log.error(err.message));
+    }
+  },
+});

@@ -1,0 +1,46 @@
+import { defineCommand } from 'citty';
+import { globalArgs } from './args.ts';
+import { openSession } from './client/session.ts';
+
+export interface Published {
+  slug: string;
+  profileName: string;
+  visibility: string;
+  rateLimitRpm: number;
+  enabled: boolean;
+  publicUrl?: string;
+}
+
+export const showPublished = (out: ReturnType<typeof openSession>['out'], p: Published) =>
+  out.fields([
+    ['profile', p.profileName],
+    ['slug', p.slug],
+    ['visibility', p.visibility],
+    ['rate limit (rpm)', p.rateLimitRpm],
+    ['enabled', p.enabled],
+    ['url', p.publicUrl],
+  ]);
+
+/** `svc publish <profile>`: publishes a profile as a chat endpoint at /chat/<slug> (every setting optional). */
+export default defineCommand({
+  meta: { name: 'publish', description: 'Publish a profile as a chat endpoint' },
+  args: {
+    ...globalArgs,
+    profile: { type: 'positional', description: 'Profile name', required: true },
+    slug: { type: 'string', description: 'URL slug (default: the kebab-cased profile name)' },
+    visibility: { type: 'string', description: 'private, org or public (default private)' },
+    'rate-limit-rpm': { type: 'string', description: 'Requests per minute per key (default 60; 0: no limit)' },
+    'allowed-origin': { type: 'string', description: 'Browser origins allowed to call it, comma-separated (* for any)' },
+  },
+  async run({ args }) {
+    const { out, api } = openSession(args, { needKey: true });
+    const body: Record<string, unknown> = {};
+    if (args.slug) body.slug = args.slug;
+    if (args.visibility) body.visibility = args.visibility;
+    if (args['rate-limit-rpm'] !== undefined) body.rateLimitRpm = Number(args['rate-limit-rpm']);
+    if (args['allowed-origin']) body.allowedOrigins = String(args['allowed-origin']).split(',').map((s) => s.trim()).filter(Boolean);
+    const { data } = await api.request<Published>('POST', `/api/profiles/${encodeURIComponent(args.profile)}/publish`, { body });
+    if (out.json) return out.data(data);
+    showPublished(out, data);
+  },
+});

@@ -1,0 +1,98 @@
+import { Hono, type Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import * as v from 'valibot';
+import type { RunEvent, Usage } from '../../../contracts/run-event.ts';
+import { readJson } from '../../../shared/http.ts';
+import { CLIENT_ID_PATTERN } from '../../../shared/ids.ts';
+import type { AgentKeyDeps } from './agent-keys.service.ts';
+import { admit } from './gateway.auth.ts';
+import type { FeatureDeps } from '../feature.ts';
+import { chatPage } from './chat-page.ts';
+import { addUsage, cancelTurn, NO_USAGE, findAgent, notPublishedSlug, readConversation, startTurn, type GatewayDeps } from './gateway.service.ts';
+import { grantCors, preflight } from './cors.ts';
+
+/**
+ * The chat gateway, mounted at the root by the conductor: `POST /chat/{slug}` with `{message, conversationId?}`.
+ * JSON answers `{conversationId, reply, usage}` once the run ends, or 504 `{error, conversationId, runId}` (run
+ * cancelled) after the agent's `syncMaxDurationSeconds`. With `Accept: text/event-stream` or `"stream": true` it
+ * streams SSE: `conversation`, `delta` (text), `tool_call`/`tool_result` only when the agent exposes tool events,
+ * then exactly one `done` or `error`. `GET /chat/{slug}/conversations/{id}` answers the messages so far. Only an agent key of the agent opens it (`Authorization: Bearer pk_…`).
+ */
+const ChatBody = v.object({
+  message: v.pipe(v.string(), v.minLength(1, 'message: must not be empty'), v.maxLength(100_000)),
+  conversationId: v.optional(v.pipe(v.string(), v.regex(CLIENT_ID_PATTERN, 'conversationId: an id from an earlier reply'))),
+  stream: v.optional(v.boolean()),
+});
+
+const wantsStream = (c: Context, body: { stream?: boolean }) => body.stream === true || (c.req.header('accept') ?? '').includes('text/event-stream');
+
+export function gatewayRoutes(deps: GatewayDeps & AgentKeyDeps & { authenticate: FeatureDeps['authenticate'] }): Hono {
+  return new Hono()
+    // the chat page, for public agents only (the others need a credential a page could not keep secret)
+    .get('/chat/:slug', async (c) => {
+      const agent = await findAgent(deps, c.req.param('slug'));
+      if (agent.visibility !== 'public') throw notPublishedSlug(agent.slug);
+      return chatPage(c, agent.slug, agent.profile_name);
+    })
+    .get('/chat/:slug/conversations/:conversationId', async (c) => {
+      const agent = await findAgent(deps, c.req.param('slug'));
+      grantCors(c, agent, deps.chatPublicUrl);
+      const caller = await admit(deps, c, agent);
+      return c.json(await readConversation(deps, caller, agent, c.req.param('conversationId')));
+    })
+    .options('/chat/:slug/conversations/:conversationId', async (c) => preflight(c, await findAgent(deps, c.req.param('slug')), deps.chatPublicUrl))
+    .options('/chat/:slug', async (c) => preflight(c, await findAgent(deps, c.req.param('slug')), deps.chatPublicUrl))
+    .post('/chat/:slug', async (c) => {
+      const slug = c.req.param('slug');
+      const agent = await findAgent(deps, slug);
+      grantCors(c, agent, deps.chatPublicUrl);
+      const caller = await admit(deps, c, agent);
+      const body = await readJson(c, ChatBody);
+      const abort = new AbortController();
+      if (wantsStream(c, body)) {
+        const turn = await startTurn(deps, caller, agent, body, abort.signal);
+        c.header('Cache-Control', 'no-cache');
+        c.header('X-Accel-Buffering', 'no');
+        return streamSSE(c, async (stream) => {
+          stream.onAbort(() => abort.abort());
+          const send = (event: string, data: unknown) => stream.writeSSE({ event, data: JSON.stringify(data) });
+          await send('conversation', { conversationId: turn.conversationId, runId: turn.runId });
+          let usage: Usage = NO_USAGE;
+          for await (const item of turn.events) {
+            if (item === null) {
+              await stream.write(': keep-alive\n\n');
+              continue;
+            }
+            const e = item.event;
+            usage = addUsage(usage, e);
+            if (e.type === 'assistant' && e.delta && e.message) await send('delta', { text: e.message });
+            else if ((e.type === 'tool_call' || e.type === 'tool_result') && agent.expose_tool_events) await send(e.type, toolEvent(e));
+            else if (e.type === 'result') return void (await send('done', { conversationId: turn.conversationId, runId: turn.runId, reply: e.message ?? '', usage }));
+            else if (e.type === 'error') return void (await send('error', { error: e.message ?? 'run failed', conversationId: turn.conversationId, runId: turn.runId }));
+          }
+          // the client left (or the stream ended without a terminal event): say so if anyone still listens
+          if (!abort.signal.aborted) await send('error', { error: 'stream ended without a result', conversationId: turn.conversationId, runId: turn.runId });
+        });
+      }
+      const timer = setTimeout(() => abort.abort(), agent.sync_max_duration_seconds * 1000);
+      try {
+        const turn = await startTurn(deps, caller, agent, body, abort.signal);
+        let usage: Usage = NO_USAGE;
+        for await (const item of turn.events) {
+          if (item === null) continue;
+          const e = item.event;
+          usage = addUsage(usage, e);
+          if (e.type === 'result') return c.json({ conversationId: turn.conversationId, reply: e.message ?? '', usage });
+          if (e.type === 'error') return c.json({ error: e.message ?? 'run failed', conversationId: turn.conversationId, runId: turn.runId }, 502);
+        }
+        await cancelTurn(deps, caller.tenantId, turn.runId);
+        return c.json({ error: `no reply within ${agent.sync_max_duration_seconds}s; the run was cancelled (stream the reply for longer runs)`, conversationId: turn.conversationId, runId: turn.runId }, 504);
+      } finally {
+        clearTimeout(timer);
+      }
+    });
+}
+
+function toolEvent(e: RunEvent) {
+  return { toolCallId: e.toolCallId, toolName: e.toolName, ...(e.type === 'tool_call' ? { input: e.input } : { output: e.output, isError: e.isError ?? false }) };
+}

@@ -1,0 +1,141 @@
+import type { RunEvent, Usage } from '../../../contracts/run-event.ts';
+import { withTenant } from '../../../db/index.ts';
+import { AppError, notFound, unauthorized } from '../../../shared/errors.ts';
+import { prefixedId } from '../../../shared/ids.ts';
+import { rateLimitError, type Limiter } from '../limits/index.ts';
+import { cancelRun, createRun, followRun, type RunServices, type StoredEvent } from '../runs/index.ts';
+import { SLUG_PATTERN } from './publishing.schema.ts';
+import { insertConversation, insertTurn, monthSpendMicroUsd, lookupBySlug, selectConversation, selectTurns, touchConversation, type PublishedRow } from './publishing.repo.ts';
+
+/**
+ * The chat gateway's work: find the published agent the caller's agent key opens, take one hit of its per-key rate
+ * limit, and run the agent's profile with the message: a new conversation is a new runner session, a follow-up turn
+ * resumes that session (so the model sees the earlier turns).
+ */
+export interface GatewayDeps {
+  runs: RunServices;
+  limiter: Limiter;
+  keepAliveMs: number;
+  /** SVC_CHAT_PUBLIC_URL: its origin may always call the gateway (the chat page served there). */
+  chatPublicUrl: string | undefined;
+}
+
+/** Who is chatting: for now always an agent key of the agent. */
+export interface ChatCaller {
+  tenantId: string;
+  publishedId: string;
+  /** The owner of the conversations it starts (the key id). */
+  owner: string;
+}
+
+export interface ChatTurn {
+  agent: PublishedRow;
+  conversationId: string;
+  runId: string;
+  /** The run's events to its terminal one; ends early when `signal` aborts. `null` items are keep-alive ticks. */
+  events: AsyncGenerator<StoredEvent | null>;
+}
+
+export const notPublishedSlug = (slug: string) => new AppError(404, 'not_published', { extra: { message: `no published agent at ${slug}` } });
+
+/** The enabled published agent at `slug` (any tenant: slugs are unique across tenants), or 404 `not_published`. */
+export async function findAgent(deps: GatewayDeps, slug: string): Promise<PublishedRow> {
+  if (!SLUG_PATTERN.test(slug)) throw notPublishedSlug(slug);
+  const agent = await lookupBySlug(deps.runs.deps.db, slug);
+  if (!agent || !agent.enabled) throw notPublishedSlug(slug);
+  return agent;
+}
+
+/** 401 unless the caller's key belongs to this agent. */
+export function assertOpens(agent: PublishedRow, caller: ChatCaller): void {
+  if (agent.tenant_id !== caller.tenantId || agent.id !== caller.publishedId) throw unauthorized(`this agent key does not open ${agent.slug}`);
+}
+
+export async function rateLimit(deps: GatewayDeps, agent: PublishedRow, key: string): Promise<void> {
+  if (agent.rate_limit_rpm === 0) return;
+  const r = await deps.limiter.check('chat-key', `${agent.id}:${key}`, agent.rate_limit_rpm, 60_000);
+  if (!r.allowed) throw rateLimitError(r.retryAfterSeconds);
+}
+
+export async function startTurn(
+  deps: GatewayDeps,
+  caller: ChatCaller,
+  agent: PublishedRow,
+  input: { message: string; conversationId?: string },
+  signal: AbortSignal,
+): Promise<ChatTurn> {
+  const db = deps.runs.deps.db;
+  let conversationId = input.conversationId;
+  let sessionId: string | undefined;
+  if (conversationId !== undefined) {
+    const conv = await withTenant(db, caller.tenantId, (tx) => selectConversation(tx, conversationId!));
+    // another key's (or agent's) conversation reads as absent
+    if (!conv || conv.published_id !== agent.id || conv.owner !== caller.owner) throw notFound(`unknown conversation: ${conversationId}`);
+    sessionId = conv.session_id;
+  }
+  await checkCostCap(deps, caller.tenantId, agent);
+  const { runId, sessionId: placed } = await createRun(deps.runs.deps, caller.tenantId, {
+    profile: agent.profile_name,
+    prompt: input.message,
+    title: `chat ${agent.slug}`,
+    ...(sessionId !== undefined ? { sessionId } : {}),
+  });
+  await withTenant(db, caller.tenantId, async (tx) => {
+    if (conversationId === undefined) {
+      conversationId = prefixedId('conv');
+      await insertConversation(tx, { id: conversationId, tenant_id: caller.tenantId, published_id: agent.id, owner: caller.owner, session_id: placed });
+    } else await touchConversation(tx, conversationId);
+    await insertTurn(tx, { run_id: runId, tenant_id: caller.tenantId, published_id: agent.id, conversation_id: conversationId });
+  });
+  const events = await followRun(deps.runs.deps, caller.tenantId, runId, 0, { keepAliveMs: deps.keepAliveMs, signal });
+  return { agent, conversationId: conversationId!, runId, events };
+}
+
+/** 402 once the agent's gateway runs this month have cost its monthlyCostCapUsdCents (the tenant's gates still apply). */
+async function checkCostCap(deps: GatewayDeps, tenantId: string, agent: PublishedRow): Promise<void> {
+  if (agent.monthly_cost_cap_usd_cents === null) return;
+  const capCents = Number(agent.monthly_cost_cap_usd_cents);
+  const spent = await withTenant(deps.runs.deps.db, tenantId, (tx) => monthSpendMicroUsd(tx, agent.id));
+  if (spent >= capCents * 10_000) {
+    throw new AppError(402, 'agent_cost_cap_reached', {
+      extra: { message: `this agent's monthly cost cap of ${capCents} cents is reached`, capUsdCents: capCents, spentMicroUsd: spent },
+    });
+  }
+}
+
+export function cancelTurn(deps: GatewayDeps, tenantId: string, runId: string): Promise<void> {
+  return cancelRun(deps.runs.deps, tenantId, runId);
+}
+
+/** Sums usage events (a run may report several). */
+export function addUsage(total: Usage, e: RunEvent): Usage {
+  if (e.type !== 'usage' || !e.usage) return total;
+  return {
+    inputTokens: total.inputTokens + (e.usage.inputTokens ?? 0),
+    outputTokens: total.outputTokens + (e.usage.outputTokens ?? 0),
+    cacheReadTokens: (total.cacheReadTokens ?? 0) + (e.usage.cacheReadTokens ?? 0),
+    cacheCreateTokens: (total.cacheCreateTokens ?? 0) + (e.usage.cacheCreateTokens ?? 0),
+  };
+}
+
+export const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreateTokens: 0 };
+
+export interface ConversationView {
+  conversationId: string;
+  messages: Array<{ role: 'user' | 'assistant'; content: string; runId: string; createdAt?: string; error?: boolean }>;
+}
+
+/** The messages so far of the caller's conversation on this agent (another key's reads as absent). */
+export async function readConversation(deps: GatewayDeps, caller: ChatCaller, agent: PublishedRow, conversationId: string): Promise<ConversationView> {
+  return withTenant(deps.runs.deps.db, caller.tenantId, async (tx) => {
+    const conv = await selectConversation(tx, conversationId);
+    if (!conv || conv.published_id !== agent.id || conv.owner !== caller.owner) throw notFound(`unknown conversation: ${conversationId}`);
+    const messages: ConversationView['messages'] = [];
+    for (const t of await selectTurns(tx, conv.session_id)) {
+      messages.push({ role: 'user', content: t.prompt, runId: t.id, createdAt: new Date(t.startedAt).toISOString() });
+      if (t.end?.type === 'result') messages.push({ role: 'assistant', content: t.end.message ?? '', runId: t.id });
+      else if (t.end?.type === 'error') messages.push({ role: 'assistant', content: t.end.message ?? 'run failed', runId: t.id, error: true });
+    }
+    return { conversationId, messages };
+  });
+}

@@ -1,0 +1,2 @@
+/** Publishing: published agents, agent keys (`pk_…`) and the chat gateway at `/chat/{slug}`. */
+export { publishingFeature } from './publishing.feature.ts';
