@@ -1,4 +1,5 @@
-import Stripe from 'stripe';
+// A type import only: the package (tens of MiB once loaded) is imported on first use, in stripe mode only.
+import type Stripe from 'stripe';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
@@ -36,8 +37,9 @@ export interface CheckoutView {
 const view = (r: CheckoutRow): CheckoutView => ({ id: r.id, cents: r.cents, usd: r.cents / 100, status: r.status, credited: r.creditedAt !== null, url: r.url, createdAt: r.createdAt });
 
 /** The official client, pointed at SVC_STRIPE_API_URL when set (tests, proxies). */
-export function stripeClient(cfg: BillingConfig['stripe']): Stripe | undefined {
+export async function stripeClient(cfg: BillingConfig['stripe']): Promise<Stripe | undefined> {
   if (!cfg.secretKey) return undefined;
+  const { default: Stripe } = await import('stripe');
   const base = cfg.apiUrl ? new URL(cfg.apiUrl) : undefined;
   const where = base ? { host: base.hostname, port: base.port || (base.protocol === 'http:' ? 80 : 443), protocol: base.protocol === 'http:' ? ('http' as const) : ('https' as const) } : {};
   return new Stripe(cfg.secretKey, { maxNetworkRetries: 2, timeout: 20_000, ...where });
@@ -45,12 +47,14 @@ export function stripeClient(cfg: BillingConfig['stripe']): Stripe | undefined {
 
 export function createStripeBilling(deps: { db: Kysely<DB>; billing: BillingConfig; selfUrl: string; log: Logger }): StripeBilling {
   const cfg = deps.billing.stripe;
-  const stripe = deps.billing.mode === 'stripe' ? stripeClient(cfg) : undefined;
+  let loading: Promise<Stripe | undefined> | undefined;
+  const stripeOf = () => (loading ??= deps.billing.mode === 'stripe' ? stripeClient(cfg) : Promise.resolve(undefined));
   const returnUrl = cfg.returnUrl ?? deps.selfUrl;
   // Not offered at all unless SVC_BILLING=stripe (404, like any feature a server does not run); in stripe mode without
   // keys (allowed in dev only) there is no billing client: 503, as the seed says.
-  const client = (): Stripe => {
+  const client = async (): Promise<Stripe> => {
     if (deps.billing.mode !== 'stripe') throw notFound(`checkout is not available: this server's billing mode is ${deps.billing.mode} (top-ups need SVC_BILLING=stripe)`);
+    const stripe = await stripeOf();
     if (!stripe) throw unavailable('no billing client: set STRIPE_SECRET_KEY');
     return stripe;
   };
@@ -77,7 +81,7 @@ export function createStripeBilling(deps: { db: Kysely<DB>; billing: BillingConf
   return {
     async checkout(tenantId, cents, createdBy) {
       if (!(CREDIT_PACKS_CENTS as readonly number[]).includes(cents)) throw badRequest(`cents: must match a pack (${CREDIT_PACKS_CENTS.join(', ')})`);
-      const s = client();
+      const s = await client();
       const customer = await withTenant(deps.db, tenantId, (tx) => latestCustomer(tx));
       const session = await s.checkout.sessions
         .create({
@@ -97,7 +101,8 @@ export function createStripeBilling(deps: { db: Kysely<DB>; billing: BillingConf
     async getCheckout(tenantId, id) {
       const row = await withTenant(deps.db, tenantId, (tx) => findCheckout(tx, id));
       if (!row) throw notFound(`unknown checkout: ${id}`);
-      if (row.status !== 'open' || !stripe) return view(row);
+      const stripe = row.status === 'open' ? await stripeOf() : undefined;
+      if (!stripe) return view(row);
       // an open checkout may have expired (or been paid before its webhook arrived): ask Stripe
       const live = await stripe.checkout.sessions.retrieve(id).catch(upstream('reading a checkout'));
       if (live.status === 'expired') {
@@ -108,7 +113,7 @@ export function createStripeBilling(deps: { db: Kysely<DB>; billing: BillingConf
     },
 
     async portal(tenantId) {
-      const s = client();
+      const s = await client();
       const customer = await withTenant(deps.db, tenantId, (tx) => latestCustomer(tx));
       if (!customer) throw conflict('no billing account yet: complete a checkout first');
       const session = await s.billingPortal.sessions.create({ customer, return_url: `${returnUrl}/api/billing/wallet` }).catch(upstream('opening the billing portal'));
@@ -116,7 +121,7 @@ export function createStripeBilling(deps: { db: Kysely<DB>; billing: BillingConf
     },
 
     async webhook(payload, signature) {
-      const s = client();
+      const s = await client();
       if (!cfg.webhookSecret) throw unavailable('no billing webhook secret: set STRIPE_WEBHOOK_SECRET');
       if (!signature) throw badRequest('stripe-signature: header required');
       let event: Stripe.Event;
