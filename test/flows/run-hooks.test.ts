@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startSvc, type SvcInstance } from '../../src/index.ts';
 import type { RunFinished } from '../../src/modules/conductor/index.ts';
 import { AppError } from '../../src/shared/errors.ts';
 import { collect, FAKE_MODEL, startAgentsHarness } from '../support/agents.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { freePort } from '../support/listen.ts';
 import { createTestDatabase } from '../support/pg.ts';
+import { startTestSvc, type TestSvc } from '../support/svc.ts';
 import { readSse } from '../support/sse.ts';
 
 /**
@@ -18,27 +18,19 @@ import { readSse } from '../support/sse.ts';
 const KEY = 'ao_test_runhooksrunhooksrunhooks01';
 const WAIT = { timeout: 20_000, interval: 50 };
 
-let svc: SvcInstance;
+let svc: TestSvc;
 let fake: FakeProvider;
 let dropDatabase: () => Promise<void>;
 const got = { steady: [] as RunFinished[], flaky: [] as RunFinished[] };
 
-const api = (path: string, init: RequestInit & { json?: unknown } = {}) =>
-  fetch(svc.url + path, {
-    ...init,
-    headers: { authorization: `Bearer ${KEY}`, ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: init.json !== undefined ? JSON.stringify(init.json) : init.body,
-  });
+const api: TestSvc['api'] = (path, init) => svc.api(path, init);
 
 beforeAll(async () => {
   fake = await startFakeProvider();
   const db = await createTestDatabase();
   dropDatabase = db.drop;
   const port = await freePort();
-  svc = await startSvc({
-    env: { DATABASE_URL: db.url, SVC_BOOTSTRAP_TOKEN: KEY, SVC_CONDUCTOR_URL: `http://127.0.0.1:${port}`, OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' },
-    flags: { role: 'all', port },
-  });
+  svc = await startTestSvc({ DATABASE_URL: db.url, SVC_BOOTSTRAP_TOKEN: KEY, SVC_CONDUCTOR_URL: `http://127.0.0.1:${port}`, OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' }, 'all', { port });
   const hooks = svc.server.built.runHooks!;
   await hooks.onRunFinished('steady', (e) => void got.steady.push(e));
   const failedOnce = new Set<string>();

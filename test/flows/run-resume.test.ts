@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startSvc, type SvcInstance } from '../../src/index.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { freePort } from '../support/listen.ts';
 import { createTestDatabase } from '../support/pg.ts';
+import { startTestSvc, type TestSvc } from '../support/svc.ts';
 import { followSse, isTerminalEvent, readSse } from '../support/sse.ts';
 
 /**
@@ -11,26 +11,18 @@ import { followSse, isTerminalEvent, readSse } from '../support/sse.ts';
  */
 const KEY = 'ao_test_runresumerunresumerunres01';
 
-let svc: SvcInstance;
+let svc: TestSvc;
 let fake: FakeProvider;
 let dropDatabase: () => Promise<void>;
 
-const api = (path: string, init: RequestInit & { json?: unknown } = {}) =>
-  fetch(svc.url + path, {
-    ...init,
-    headers: { authorization: `Bearer ${KEY}`, ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}), ...(init.headers as Record<string, string> | undefined) },
-    body: init.json !== undefined ? JSON.stringify(init.json) : init.body,
-  });
+const api: TestSvc['api'] = (path, init) => svc.api(path, init);
 
 beforeAll(async () => {
   fake = await startFakeProvider();
   const db = await createTestDatabase();
   dropDatabase = db.drop;
   const port = await freePort();
-  svc = await startSvc({
-    env: { DATABASE_URL: db.url, SVC_BOOTSTRAP_TOKEN: KEY, SVC_CONDUCTOR_URL: `http://127.0.0.1:${port}`, OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' },
-    flags: { role: 'all', port },
-  });
+  svc = await startTestSvc({ DATABASE_URL: db.url, SVC_BOOTSTRAP_TOKEN: KEY, SVC_CONDUCTOR_URL: `http://127.0.0.1:${port}`, OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' }, 'all', { port });
   expect((await api('/api/profiles', { method: 'POST', json: { name: 'plain', runtime: 'general', model: 'openai-compatible:fake-model' } })).status).toBe(201);
 }, 60_000);
 afterAll(async () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSvc, type SvcInstance } from '../../src/index.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { freePort } from '../support/listen.ts';
 import { connect, createTestDatabase } from '../support/pg.ts';
+import { startTestSvc, type TestSvc } from '../support/svc.ts';
 import { followSse, isTerminalEvent, readSse } from '../support/sse.ts';
 
 /**
@@ -15,27 +15,19 @@ import { followSse, isTerminalEvent, readSse } from '../support/sse.ts';
 const KEY = 'ao_test_runwritesrunwritesrunwr01';
 const WAIT = { timeout: 20_000, interval: 50 };
 
-let svc: SvcInstance;
+let svc: TestSvc;
 let fake: FakeProvider;
 let admin: ReturnType<typeof connect>;
 let dropDatabase: () => Promise<void>;
 
-const api = (path: string, init: RequestInit & { json?: unknown } = {}) =>
-  fetch(svc.url + path, {
-    ...init,
-    headers: { authorization: `Bearer ${KEY}`, ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: init.json !== undefined ? JSON.stringify(init.json) : init.body,
-  });
+const api: TestSvc['api'] = (path, init) => svc.api(path, init);
 
 beforeAll(async () => {
   fake = await startFakeProvider();
   const db = await createTestDatabase();
   dropDatabase = db.drop;
   const port = await freePort();
-  svc = await startSvc({
-    env: { DATABASE_URL: db.url, SVC_BOOTSTRAP_TOKEN: KEY, SVC_RUN_WRITE_RETRY_MS: '600', SVC_CONDUCTOR_URL: `http://127.0.0.1:${port}`, OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' },
-    flags: { role: 'all', port },
-  });
+  svc = await startTestSvc({ DATABASE_URL: db.url, SVC_BOOTSTRAP_TOKEN: KEY, SVC_RUN_WRITE_RETRY_MS: '600', SVC_CONDUCTOR_URL: `http://127.0.0.1:${port}`, OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' }, 'all', { port });
   admin = connect(db.adminUrl, { max: 1 });
   // The switch: while a row names a table, writes to it fail. The sequence counts refusals outside the rolled-back
   // transaction, so the test can wait until the server has been refused (and has retried) without sleeping.
