@@ -61,16 +61,20 @@ function blockedAt(user: OsUser, path: string): string | undefined {
 /** Runs a short command (initdb, cp, single-user postgres) as the cluster user; rejects with its output on failure. */
 export function runAs(user: OsUser, command: string, args: string[], input?: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { uid: user.uid, gid: user.gid, env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { uid: user.uid, gid: user.gid, env: childEnv(), stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (out += d));
     child.on('error', reject);
     child.on('close', (code, signal) => {
       if (code === 0) resolve(out);
       else reject(new Error(`${basename(command)} failed (${signal ?? `exit ${code}`}): ${out.trim().slice(-2000)}`));
     });
-    child.stdin.end(input ?? '');
+    if (child.stdin) {
+      // A command that exits before reading its input closes the pipe (EPIPE); its exit status, reported above, is the outcome.
+      child.stdin.on('error', () => {});
+      child.stdin.end(input);
+    }
   });
 }
 
