@@ -16,3 +16,10 @@ export type SessionStatus = keyof typeof SESSION_STATUS_CODES;
  * the session's active run; the run's tools (delegate, notify) present it to the conductor as `Bearer <token>`.
  */
 export const RUN_TOKEN_HEADER = 'X-Svc-Run-Token';
+
+/**
+ * `POST /runner/run` with this header set to `1` starts an adoptable run: it outlives the connection that started it,
+ * and another conductor may re-attach with `GET /runner/runs/{id}/events?after=<last stored id>` (runs/taps.ts).
+ * Such a run is cancelled explicitly with `POST /runner/runs/{id}/cancel`, or when nobody re-attaches in time.
+ */
+export const RUN_ADOPTABLE_HEADER = 'X-Svc-Run-Adoptable';

@@ -11,6 +11,10 @@ import { runnerReadiness } from './runner.readiness.ts';
 import type { ReadyReport } from '../../shared/readiness.ts';
 import { requireInternalToken, resolveTenant, type RunnerEnv } from './runner.context.ts';
 import { runRoutes } from './runs/runs.routes.ts';
+import { createTaps } from './runs/taps.ts';
+
+/** Events of an adoptable run the runner keeps for a conductor that re-attaches (runs/taps.ts). */
+const ADOPTABLE_EVENTS_KEPT = 10_000;
 import { sessionRoutes } from './sessions/sessions.routes.ts';
 import { createSessionStore } from './sessions/sessions.store.ts';
 import { stateRoutes } from './sessions/state.routes.ts';
@@ -136,7 +140,8 @@ export function createRunner(deps: RunnerDeps): Runner {
   app.route('/', leaseRoutes());
   app.route('/', sessionRoutes(core));
   app.route('/', stateRoutes({ ...core, stateCapBytes: deps.config.stateCapBytes }));
-  app.route('/', runRoutes({ ...core, publicUrl, tokens, closing: closing.signal }));
+  const taps = createTaps({ graceMs: deps.config.adoptGraceMs, maxEvents: ADOPTABLE_EVENTS_KEPT, log: log.child('taps') });
+  app.route('/', runRoutes({ ...core, publicUrl, tokens, closing: closing.signal, taps }));
   app.route('/', toolkitRoutes({ toolkit, sessions }));
   app.route('/', vfsRoutes({ vfs, sessions }));
   const mcp = mcpRoutes({ sessions, toolkit, tokens, version: deps.version, closing: closing.signal });
