@@ -26,6 +26,8 @@ export interface BuiltApp {
   bootstrapKey: string | undefined;
   /** The conductor's run hooks (conductor role only), for code embedding svc: subscribe to runFinished, add gates. */
   runHooks: RunHooks | undefined;
+  /** Called by the server once it serves this app (modules that announce themselves do it now). */
+  serving(): void;
   /** First step of a graceful stop: end what streams (runs in flight) so open responses finish on their own. */
   drain(): Promise<void>;
   close(): Promise<void>;
@@ -85,6 +87,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
   let bootstrapKey: string | undefined;
   let runHooks: RunHooks | undefined;
   const stopWork: Array<() => Promise<void>> = [];
+  const serving: Array<() => void> = [];
   // The database opens while the modules below load: an embedded cluster boots in parallel with their import.
   const opening = traits.needsDatabase ? openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, embedded: config.embeddedPostgres }) : undefined;
   opening?.catch(() => {}); // awaited below, or closed when something else fails first
@@ -105,6 +108,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       const built = await spec.build({ config, selfUrl: opts.selfUrl, version: opts.version, metrics, root: app, internalToken, database, has, fetchOf: (r) => fetches.get(r) });
       closers.push(() => built.close());
       if (built.stopWork) stopWork.push(built.stopWork);
+      if (built.serving) serving.push(built.serving);
       if (built.drain) drainers.push(built.drain);
       if (built.readiness) readiness.push(built.readiness);
       bootstrapKey ??= built.bootstrapKey;
@@ -129,6 +133,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     database,
     bootstrapKey,
     runHooks,
+    serving: () => serving.forEach((fn) => fn()),
     async drain() {
       stopping = true;
       for (const drain of [...stopWork, ...drainers]) await drain().catch(() => {});

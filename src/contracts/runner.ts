@@ -23,3 +23,9 @@ export const RUN_TOKEN_HEADER = 'X-Svc-Run-Token';
  * Such a run is cancelled explicitly with `POST /runner/runs/{id}/cancel`, or when nobody re-attaches in time.
  */
 export const RUN_ADOPTABLE_HEADER = 'X-Svc-Run-Adoptable';
+
+/**
+ * A runner that starts (or restarts) beside a separate conductor posts `{url}` (its public URL) here on the conductor,
+ * with the internal token, so the conductors probe and restore it at once instead of at their next reconcile.
+ */
+export const RUNNER_ANNOUNCE_PATH = '/internal/runners/announce';
