@@ -72,8 +72,10 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     v1
       ? c.json({ error: { message: `request body exceeds ${max} bytes`, type: 'invalid_request_error', param: null, code: 'request_too_large' } }, 413, { Connection: 'close' })
       : c.json({ error: `request body exceeds ${max} bytes` }, 413, { Connection: 'close' });
-  app.use('/api/*', bodyLimit({ maxSize: config.bodyLimitBytes, onError: tooLarge(config.bodyLimitBytes, false) }));
-  // File and skill uploads are multipart bodies of their own size class; every other /v1 body is JSON.
+  // File and skill uploads are multipart bodies of their own size class; every other /api and /v1 body is JSON.
+  const apiLimit = bodyLimit({ maxSize: config.bodyLimitBytes, onError: tooLarge(config.bodyLimitBytes, false) });
+  const apiUploadLimit = bodyLimit({ maxSize: config.uploadLimitBytes, onError: tooLarge(config.uploadLimitBytes, false) });
+  app.use('/api/*', (c, next) => (c.req.path === '/api/skills/import' ? apiUploadLimit(c, next) : apiLimit(c, next)));
   const uploadLimit = bodyLimit({ maxSize: config.uploadLimitBytes, onError: tooLarge(config.uploadLimitBytes, true) });
   const jsonLimit = bodyLimit({ maxSize: config.bodyLimitBytes, onError: tooLarge(config.bodyLimitBytes, true) });
   app.use('/v1/*', (c, next) => (/^\/v1\/(files|skills)(\/|$)/.test(c.req.path) ? uploadLimit(c, next) : jsonLimit(c, next)));

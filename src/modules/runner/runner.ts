@@ -144,7 +144,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   app.route('/', sessionRoutes(core));
   app.route('/', stateRoutes({ ...core, stateCapBytes: deps.config.stateCapBytes }));
   const taps = createTaps({ graceMs: deps.config.adoptGraceMs, maxEvents: ADOPTABLE_EVENTS_KEPT, log: log.child('taps') });
-  app.route('/', runRoutes({ ...core, publicUrl, tokens, closing: closing.signal, taps }));
+  app.route('/', runRoutes({ ...core, publicUrl, tokens, closing: closing.signal, taps, skillView: (rec) => vfs.view(rec, pools.list(rec.tenant)) }));
   app.route('/', toolkitRoutes({ toolkit, sessions }));
   app.route('/', vfsRoutes({ vfs, sessions }));
   const mcp = mcpRoutes({ sessions, toolkit, tokens, version: deps.version, closing: closing.signal });
