@@ -122,7 +122,7 @@ describe('kits', () => {
     expect(analyst).toMatchObject({ skills: ['fact-check'], systemPrompt: 'You check facts.', mcpServers: [{ headers: { Authorization: '', 'X-Team': 'blue' } }] });
     expect(analyst.mcpServers[0].url).toBe('https://mcp.example.com/mcp?team=blue&api_key=');
     expect((await call('GET', '/api/skills/fact-check', { key: globex })).body).toMatchObject({ source: 'imported', resources: [{ path: 'scripts/check.sh', executable: true }] });
-    const files = await withSystem(svc.server.built.database!.db, (tx) => sql<{ n: string }>`select count(*) as n from skill_files where tenant_id = 'globex'`.execute(tx));
+    const files = await withSystem(svc.server.built.database!.db, (tx) => sql<{ n: string }>`select count(*) as n from skill_files where tenant_id = 'globex' and skill_name = 'fact-check'`.execute(tx));
     expect(Number(files.rows[0].n)).toBe(1);
     expect((await call('GET', '/api/pools', { key: globex })).body).toEqual([expect.objectContaining({ name: 'newsroom', members: [{ profile: 'analyst', role: 'lead' }, { profile: 'writer', role: 'member' }] })]);
     expect((await call('GET', '/api/automations', { key: globex })).body).toEqual([expect.objectContaining({ name: 'morning-brief', profile: 'analyst', status: 'stopped', nextRunAt: null })]);
@@ -180,5 +180,7 @@ describe('kits', () => {
     expect(res.body.error).toMatch(/^kit skill fact-check failed to install: \.\.\/escape\.sh/);
     expect((await call('GET', '/api/profiles', { key: initech })).body).toEqual([]);
     expect((await call('GET', '/api/skills/fact-check', { key: initech })).status).toBe(404);
+    // a tenant created after boot gets the platform skills on its first catalog call, and nothing from the failed copy
+    expect((await call('GET', '/api/skills', { key: initech })).body.map((s: any) => `${s.name}:${s.source}`)).toEqual(['skill-authoring:platform']);
   });
 });
