@@ -91,6 +91,14 @@ describe('kits', () => {
     expect((await call('POST', `/api/public/kits/${kit.id}/events`, { json: { kind: 'stare' }, key: null })).status).toBe(400);
     expect((await call('POST', `/api/kits/${kit.id}/events`, { json: { kind: 'click' } })).status).toBe(204);
     expect((await call('GET', '/api/public/kits/kit-nope', { key: null })).status).toBe(404);
+    expect((await call('GET', '/api/templates/newsroom')).body.stats).toEqual({ views: 1, clicks: 1 });
+    expect((await call('GET', '/api/templates/newsroom', { key: globex })).body.stats).toBeUndefined();
+  });
+
+  it('caps the anonymous event log per kit', async () => {
+    const statusesSeen = new Set<number>();
+    for (let i = 0; i < 125; i++) statusesSeen.add((await svc.api(`/api/public/kits/${kit.id}/events`, { method: 'POST', key: null, json: { kind: 'view' } })).status);
+    expect([...statusesSeen].sort()).toEqual([204, 429]);
   });
 
   it('previews a manifest naming exactly one source, schedules only with a pool or agent', async () => {

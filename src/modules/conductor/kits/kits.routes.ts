@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import { badRequest } from '../../../shared/errors.ts';
 import { parseJsonBody, parseWith, readJson } from '../../../shared/http.ts';
 import type { Guards } from '../identity/guards.ts';
+import type { Limiter } from '../limits/index.ts';
 import type { IdentityEnv } from '../identity/index.ts';
 import { noContent, tenantOf } from '../../crud/index.ts';
 import { CopyKit, CreateKit, KitEvent, PatchKit, PreviewKit } from './kit.schema.ts';
@@ -16,6 +17,7 @@ import {
   previewKit,
   readById,
   readBySlug,
+  kitStats,
   republishKit,
   toWire,
   type KitDeps,
@@ -54,7 +56,10 @@ export function kitRoutes(deps: KitDeps, guards: Guards): Hono<IdentityEnv> {
       return c.json(toWire(await createKit(deps, { tenantId: p.tenantId, tenantName: p.tenantName }, body)), 201);
     })
     .post('/preview', async (c) => c.json(await previewKit(deps, tenantOf(c), await readPreview(c))))
-    .get('/:slug', async (c) => c.json(toWire(await readBySlug(deps, tenantOf(c), c.req.param('slug'), slugQuery(c)))))
+    .get('/:slug', async (c) => {
+      const kit = await readBySlug(deps, tenantOf(c), c.req.param('slug'), slugQuery(c));
+      return c.json({ ...toWire(kit), ...(kit.tenantId === tenantOf(c) ? { stats: await kitStats(deps, kit.id) } : {}) });
+    })
     .patch('/:slug', admin, async (c) => c.json(toWire(await patchKit(deps, tenantOf(c), c.req.param('slug'), await readJson(c, PatchKit)))))
     .delete('/:slug', admin, async (c) => {
       await deleteKit(deps, tenantOf(c), c.req.param('slug'));
@@ -75,11 +80,15 @@ export function kitRoutes(deps: KitDeps, guards: Guards): Hono<IdentityEnv> {
   return new Hono<IdentityEnv>().route('/templates', templates).route('/kits', kits);
 }
 
-export function kitPublicRoutes(deps: KitDeps): Hono {
+/** The anonymous view/click log is capped per kit, so a script cannot grow the log without bound. */
+export const PUBLIC_EVENTS_PER_MINUTE = 120;
+
+export function kitPublicRoutes(deps: KitDeps, limiter: Limiter): Hono {
+  const capped = limiter.middleware([{ scope: 'kit-events', limit: PUBLIC_EVENTS_PER_MINUTE, periodMs: 60_000, key: (c) => c.req.param('id') }]);
   return new Hono()
     .get('/api/public/templates/:slug', async (c) => c.json(toWire(await readBySlug(deps, null, c.req.param('slug'), slugQuery(c)))))
     .get('/api/public/kits/:id', async (c) => c.json(toWire(await readById(deps, null, c.req.param('id')))))
-    .post('/api/public/kits/:id/events', async (c) => {
+    .post('/api/public/kits/:id/events', capped, async (c) => {
       await logEvent(deps, c.req.param('id'), (await readJson(c, KitEvent)).kind, false);
       return c.body(null, 204);
     });

@@ -8,6 +8,7 @@ import type { CreateKit, KitManifest, PreviewKit } from './kit.schema.ts';
 import {
   insertKit,
   insertKitEvent,
+  kitEventCounts,
   kitById,
   kitsBySlug,
   listCopied,
@@ -153,6 +154,9 @@ export async function listKits(deps: KitDeps, tenantId: string, scope: 'saved' |
 
 export const readBySlug = (deps: KitDeps, reader: string | null, slug: string, q: SlugQuery) => withKitRead(deps.db, reader, (tx) => bySlug(tx, slug, q, reader));
 export const readById = (deps: KitDeps, reader: string | null, id: string) => withKitRead(deps.db, reader, (tx) => byId(tx, id));
+
+/** The share page's view and click counts: shown to the kit's own tenant only. */
+export const kitStats = (deps: KitDeps, id: string) => withKitRead(deps.db, null, (tx) => kitEventCounts(tx, id));
 
 export async function logEvent(deps: KitDeps, id: string, kind: 'view' | 'click', signedIn: boolean): Promise<void> {
   await withKitRead(deps.db, null, async (tx) => {
