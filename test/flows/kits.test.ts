@@ -93,6 +93,8 @@ describe('kits', () => {
     expect((await call('GET', '/api/public/kits/kit-nope', { key: null })).status).toBe(404);
     expect((await call('GET', '/api/templates/newsroom')).body.stats).toEqual({ views: 1, clicks: 1 });
     expect((await call('GET', '/api/templates/newsroom', { key: globex })).body.stats).toBeUndefined();
+    const viewer = await keyOf(svc, 'globex', 'viewer');
+    expect(await call('GET', '/api/templates/newsroom?org=default', { key: viewer })).toMatchObject({ status: 403, body: { error: 'using kits needs role member or higher' } });
   });
 
   it('caps the anonymous event log per kit', async () => {

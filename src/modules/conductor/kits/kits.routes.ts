@@ -25,8 +25,8 @@ import {
 } from './kits.service.ts';
 
 /**
- * `/api/templates` (kits in the API's spelling) and `/api/kits/{id}`, signed in: reads need a member (viewers read
- * too), creating, editing, deleting and republishing need an admin. `kitPublicRoutes`: the share-landing reads and
+ * `/api/templates` (kits in the API's spelling) and `/api/kits/{id}`, signed in: every route needs a member (seed:
+ * "Read access needs member role"); creating, editing, deleting and republishing need an admin. `kitPublicRoutes`: the share-landing reads and
  * the view/click log without a credential.
  */
 const slugQuery = (c: Context): SlugQuery => ({ org: c.req.query('org') || undefined, id: c.req.query('id') || undefined });
@@ -44,7 +44,9 @@ async function readPreview(c: Context) {
 
 export function kitRoutes(deps: KitDeps, guards: Guards): Hono<IdentityEnv> {
   const admin = guards.requireRole<IdentityEnv>('admin', 'managing kits');
+  const member = guards.requireRole<IdentityEnv>('member', 'using kits');
   const templates = new Hono<IdentityEnv>()
+    .use('*', member)
     .get('/', async (c) => {
       const scope = c.req.query('scope') ?? 'saved';
       if (scope !== 'saved' && scope !== 'copied') throw badRequest('scope: one of saved, copied');
@@ -72,6 +74,7 @@ export function kitRoutes(deps: KitDeps, guards: Guards): Hono<IdentityEnv> {
     })
     .post('/:slug/republish', admin, async (c) => c.json(toWire(await republishKit(deps, tenantOf(c), c.req.param('slug')))));
   const kits = new Hono<IdentityEnv>()
+    .use('*', member)
     .get('/:id', async (c) => c.json(toWire(await readById(deps, tenantOf(c), c.req.param('id')))))
     .post('/:id/events', async (c) => {
       await logEvent(deps, c.req.param('id'), (await readJson(c, KitEvent)).kind, true);

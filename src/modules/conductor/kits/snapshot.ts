@@ -22,7 +22,7 @@ export async function takeSnapshot(tx: Tx, source: KitSource, schedules: string[
   const live = (await listAutomations(tx, { includeDeleted: false }, { limit: undefined, offset: 0 })).items;
   let profileNames: string[];
   let pool: PoolSnap | null = null;
-  let automations = live.filter(() => false);
+  let automations: typeof live = [];
   if (kind === 'pool') {
     const spec = await getSpec(tx, 'pools', name);
     if (!spec) throw badRequest(`source.pool: unknown pool: ${name}`);
