@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { MAX_FILE_BYTES, readPackage, type PackageEntry } from './skill-package.ts';
+import { MAX_FILE_BYTES, readPackage, withinFolder, type PackageEntry } from './skill-package.ts';
 
 const text = (path: string, body: string, executable = false): PackageEntry => ({ path, bytes: new TextEncoder().encode(body), executable, link: false });
 const SKILL = `---
@@ -79,5 +79,13 @@ describe('a skill package', () => {
     const pkg = readPackage(entries);
     expect(pkg.validation.ok).toBe(false);
     expect(pkg.validation.errors.map((e) => e.message).join('\n')).toMatch(message);
+  });
+
+  it('takes names relative to the skill folder when every file is inside it with its SKILL.md', () => {
+    const paths = (es: PackageEntry[]) => withinFolder(es).map((e) => e.path);
+    expect(paths([text('my-skill/SKILL.md', SKILL), text('my-skill/scripts/a.sh', 'x')])).toEqual(['SKILL.md', 'scripts/a.sh']);
+    expect(paths([text('SKILL.md', SKILL), text('my-skill/SKILL.md', SKILL)])).toEqual(['SKILL.md', 'my-skill/SKILL.md']);
+    expect(paths([text('a/SKILL.md', SKILL), text('b/x.md', 'x')])).toEqual(['a/SKILL.md', 'b/x.md']);
+    expect(paths([text('../SKILL.md', SKILL), text('../x.md', 'x')])).toEqual(['../SKILL.md', '../x.md']);
   });
 });

@@ -171,6 +171,18 @@ function readFrontMatter(text: string, errors: Issue[], warnings: Issue[]): { me
   return { meta, body };
 }
 
+/**
+ * Names given with the folder in front (`my-skill/SKILL.md`, as a browser's folder upload sends them) are taken
+ * relative to that folder when every file is inside it and its SKILL.md is there; anything else is left as is.
+ */
+export function withinFolder(entries: readonly PackageEntry[]): PackageEntry[] {
+  const tops = new Set(entries.map((e) => e.path.split('/')[0]));
+  if (tops.size !== 1 || entries.some((e) => e.path === 'SKILL.md' || !e.path.includes('/'))) return [...entries];
+  const [top] = tops;
+  if (top === '' || top === '..' || top === '.' || !entries.some((e) => e.path === `${top}/SKILL.md`)) return [...entries];
+  return entries.map((e) => ({ ...e, path: e.path.slice(top.length + 1) }));
+}
+
 /** Reads a skill folder's files as a package; every problem lands in `validation.errors`, never thrown. */
 export function readPackage(entries: readonly PackageEntry[]): SkillPackage {
   const errors: Issue[] = [];

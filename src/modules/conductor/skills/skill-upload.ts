@@ -1,12 +1,13 @@
 import type { Context } from 'hono';
 import { badRequest } from '../../../shared/errors.ts';
-import type { PackageEntry } from './skill-package.ts';
+import { withinFolder, type PackageEntry } from './skill-package.ts';
 
 /**
  * The multipart body of `POST /api/skills/import`: every file part is one file of the skill folder, its filename the
  * package-relative name (`SKILL.md`, `scripts/run.sh`); repeated text fields `executable` name the files that carry
  * the executable bit (multipart has no file modes); a part of type `inode/symlink` is a symbolic link (refused by
- * validation, so the dry run can say which one). Read with the platform's own FormData parser.
+ * validation, so the dry run can say which one). Names that all start with the skill's folder (`my-skill/SKILL.md`)
+ * are taken relative to it. Read with the platform's own FormData parser.
  */
 export const SYMLINK_TYPE = 'inode/symlink';
 
@@ -32,5 +33,5 @@ export async function readUpload(c: Context): Promise<PackageEntry[]> {
   for (const f of files) {
     entries.push({ path: f.name, bytes: new Uint8Array(await f.arrayBuffer()), executable: executable.has(f.name), link: f.type === SYMLINK_TYPE });
   }
-  return entries;
+  return withinFolder(entries);
 }
