@@ -21,12 +21,16 @@ import { startTestSvc, type TestSvc } from '../support/svc.ts';
 let svc: TestSvc;
 let fake: FakeProvider;
 let cleanup: () => Promise<void>;
+let databaseUrl: string;
+/** Replicas share their pepper, so one key opens both. */
+const PEPPER = 'skills-import-pepper-0123456789';
 
 beforeAll(async () => {
   fake = await startFakeProvider();
   const db = await server.setup();
   cleanup = db.cleanup;
-  svc = await startTestSvc({ DATABASE_URL: db.url, OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' }, 'all');
+  databaseUrl = db.url;
+  svc = await startTestSvc({ DATABASE_URL: db.url, AGENT_API_KEY_PEPPER: PEPPER, OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' }, 'all');
 });
 afterAll(async () => {
   await svc?.stop();
@@ -118,6 +122,21 @@ describe('staged skill import', () => {
     const system = JSON.stringify(fake.requests.at(-1)!.body);
     expect(system).toContain('Resources (files in /work/.skills/report-kit)');
     expect(system).not.toContain(Buffer.from(BINARY).toString('base64'));
+  });
+
+  it('commits on another conductor than the one that took the dry run (staging lives in PostgreSQL)', async () => {
+    const other = await startTestSvc({ DATABASE_URL: databaseUrl, AGENT_API_KEY_PEPPER: PEPPER }, 'conductor');
+    try {
+      const dir = await skillFolder();
+      await writeFile(join(dir, 'SKILL.md'), SKILL_MD.replace('report-kit', 'replicated'));
+      const dry = await importForm(await skillFolderForm(dir));
+      expect(dry.status).toBe(200);
+      const committed = await other.api(`/api/skills/import/${dry.body.stagingId}`, { method: 'POST' }).then(json);
+      expect(committed).toMatchObject({ status: 201, body: { name: 'replicated', source: 'imported' } });
+      expect((await svc.api('/api/skills/replicated').then(json)).body.resources).toHaveLength(4);
+    } finally {
+      await other.stop();
+    }
   });
 
   it('expires a staging id', async () => {
