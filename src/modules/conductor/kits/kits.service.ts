@@ -3,6 +3,8 @@ import { withTenant, type DB, type Tx } from '../../../db/index.ts';
 import { AppError, conflict, forbidden, notFound } from '../../../shared/errors.ts';
 import { randomId } from '../../../shared/ids.ts';
 import type { Broadcaster } from '../runners/broadcast.ts';
+import type { Fleet } from '../runners/fleet.ts';
+import { assertCommandSandbox } from '../runners/sandbox-check.ts';
 import { copyKit, copyPlan, type CopyPlan, type CopyResult } from './copy.service.ts';
 import type { CreateKit, KitManifest, PreviewKit } from './kit.schema.ts';
 import {
@@ -29,6 +31,8 @@ import { readable, sourceOf, takeSnapshot } from './snapshot.ts';
 export interface KitDeps {
   db: Kysely<DB>;
   broadcaster: Broadcaster;
+  /** The runners, asked whether they can sandbox commands before a profile with `run_command` is copied in. */
+  fleet: Fleet;
 }
 
 export interface Author {
@@ -175,6 +179,8 @@ export async function planCopy(deps: KitDeps, tenantId: string, slug: string, q:
 export async function copyKitInto(deps: KitDeps, tenantId: string, slug: string, q: SlugQuery, targetName: string | undefined) {
   const result: CopyResult & { kit?: { id: string; slug: string; version: number } } = await withKitRead(deps.db, tenantId, async (tx) => {
     const k = await bySlug(tx, slug, q, tenantId);
+    const runners = deps.fleet.members().map((m) => m.info);
+    for (const p of k.manifest.profiles) assertCommandSandbox(runners, p.tools as string[] | undefined);
     const r = await copyKit(tx, tenantId, k.manifest, targetName);
     if (r.copied) await recordCopy(tx, tenantId, { kitId: k.id, targetName: r.targetName, version: k.version, created: r.created });
     return { ...r, kit: { id: k.id, slug: k.slug, version: k.version } };
