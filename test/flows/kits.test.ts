@@ -155,6 +155,20 @@ describe('kits', () => {
     expect((await call('GET', '/api/pools', { key: globex })).body.find((p: any) => p.name === 'newsroom-b').members).toEqual([{ profile: 'analyst', role: 'lead' }, { profile: 'writer-2', role: 'member' }]);
   });
 
+  it("leaves another tenant's kit alone: no edit, delete or republish through its slug", async () => {
+    for (const [method, path] of [['PATCH', '/api/templates/newsroom'], ['DELETE', '/api/templates/newsroom'], ['POST', '/api/templates/newsroom/republish']] as const) {
+      expect(await call(method, path, { key: globex, ...(method === 'PATCH' ? { json: { label: 'mine now' } } : {}) })).toMatchObject({ status: 404, body: { error: 'unknown kit: newsroom' } });
+    }
+    expect((await call('GET', '/api/templates/newsroom')).body).toMatchObject({ label: 'Newsroom', version: 1 });
+  });
+
+  it('refuses to delete a built-in kit', async () => {
+    expect((await call('POST', '/api/templates', { json: { slug: 'starter', label: 'Starter', source: { agent: 'writer' } } })).status).toBe(201);
+    await withSystem(svc.server.built.database!.db, (tx) => sql`update kits set built_in = true where slug = 'starter'`.execute(tx));
+    expect(await call('DELETE', '/api/templates/starter')).toEqual({ status: 403, body: { error: 'kit starter is built in and cannot be deleted' }, text: expect.any(String) });
+    expect((await call('GET', '/api/templates/starter')).body).toMatchObject({ builtIn: true });
+  });
+
   it('edits, republishes (version 2), disambiguates a shared slug with org=, and answers 410 once deleted', async () => {
     expect((await call('PATCH', '/api/templates/newsroom', { json: { label: 'The Newsroom' } })).body).toMatchObject({ label: 'The Newsroom', version: 1 });
     const republished = await call('POST', '/api/templates/newsroom/republish');
@@ -176,7 +190,7 @@ describe('kits', () => {
     expect((await call('DELETE', '/api/templates/newsroom')).status).toBe(204);
     expect((await call('GET', `/api/public/kits/${kit.id}`, { key: null })).status).toBe(410);
     expect((await call('GET', '/api/templates/newsroom?org=default', { key: initech })).status).toBe(410);
-    expect((await call('GET', '/api/templates', {})).body).toEqual([]);
+    expect((await call('GET', '/api/templates', {})).body.map((k: any) => k.slug)).toEqual(['starter']);
   });
 
   it('answers 424 and writes nothing when a kit skill cannot be installed', async () => {
