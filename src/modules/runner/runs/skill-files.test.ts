@@ -36,6 +36,14 @@ describe('skill files in a session', () => {
     ] }]);
   });
 
+  it('empties the skill folder first, so files of an older version do not linger', async () => {
+    const { view, work } = await sessionView();
+    await writeSkillFiles(view, [{ name: 'kit', body: 'b', resources: [{ path: 'old.txt', content: b64('old') }] }]);
+    await writeSkillFiles(view, [{ name: 'kit', body: 'b', resources: [{ path: 'new.txt', content: b64('new') }] }]);
+    await expect(lstat(join(work, '.skills/kit/old.txt'))).rejects.toThrow(/ENOENT/);
+    expect(await readFile(join(work, '.skills/kit/new.txt'), 'utf8')).toBe('new');
+  });
+
   it('refuses to follow a link an earlier command left in place of the skills folder', async () => {
     const { view, work, dataDir } = await sessionView();
     const outside = join(dataDir, 'outside');

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { SkillPayload } from '../../../contracts/worker.ts';
 import { openRegular } from '../vfs/fs-ops.ts';
@@ -8,7 +8,8 @@ import { VfsError, type VfsView } from '../vfs/index.ts';
 /**
  * Packaged skills reach a run as files: before the worker starts, each resource that came with its bytes is written
  * to `/work/.skills/<skill>/<path>` in the session (mode 0755 when executable, else 0644), through the session's
- * VirtualFS view, so every path and link check of the file tools applies. The worker then gets the skill without the
+ * VirtualFS view, so every path and link check of the file tools applies. The skill's folder is emptied first: it
+ * holds the skill as it is now, not files of an older version (or left there by a command). The worker then gets the skill without the
  * bytes and with `dir`, which its prompt names.
  */
 export const SKILLS_DIR = '/work/.skills';
@@ -21,6 +22,8 @@ export async function writeSkillFiles(view: VfsView, skills: readonly SkillPaylo
     const files = skill.resources?.filter((r) => r.content !== undefined) ?? [];
     if (files.length === 0) continue;
     if (!SKILL_NAME.test(skill.name)) throw new VfsError(`skill name ${JSON.stringify(skill.name)} cannot be a folder name`);
+    const folder = await view.resolve(`${SKILLS_DIR}/${skill.name}`, 'write');
+    if (folder.host) await rm(folder.host, { recursive: true, force: true });
     for (const r of files) {
       const { path, host } = await view.resolve(`${SKILLS_DIR}/${skill.name}/${r.path}`, 'write');
       if (!host || path.rest.length < 3) throw new VfsError(`${path.virtual}: not a file path`);
