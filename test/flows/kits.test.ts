@@ -193,6 +193,15 @@ describe('kits', () => {
     expect((await call('GET', '/api/templates', {})).body.map((k: any) => k.slug)).toEqual(['starter']);
   });
 
+  it("does not let another tenant commit a tenant's staged skill import", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kit-skill-'));
+    await writeFile(join(dir, 'SKILL.md'), '---\nname: private-skill\ndescription: Ours.\n---\nBody.\n');
+    const dry = (await (await svc.api('/api/skills/import', { method: 'POST', body: await skillFolderForm(dir) })).json()) as { stagingId: string };
+    expect(await call('POST', `/api/skills/import/${dry.stagingId}`, { key: globex })).toMatchObject({ status: 404 });
+    expect((await call('GET', '/api/skills/private-skill', { key: globex })).status).toBe(404);
+    expect((await call('POST', `/api/skills/import/${dry.stagingId}`)).status).toBe(201);
+  });
+
   it('answers 424 and writes nothing when a kit skill cannot be installed', async () => {
     expect((await call('POST', '/api/templates', { json: { slug: 'solo', label: 'Solo', source: { agent: 'analyst' }, schedules: [] } })).status).toBe(201);
     await withSystem(svc.server.built.database!.db, (tx) =>
