@@ -25,7 +25,12 @@ import { leaseRoutes } from './workers/leases.routes.ts';
 import { createSessionTokens } from './mcp/session-token.ts';
 import { sessionMcpUrl } from './runs/runs.service.ts';
 import { createSandbox } from './sandbox/index.ts';
-import { createCommandRunner } from './substrates/process.ts';
+import { createCommandRunner } from './substrates/process/commands.ts';
+import { createProcessSubstrate } from './substrates/process/worker-process.ts';
+import type { WorkerSubstrate } from './substrates/substrate.ts';
+import { createSandboxWorkers } from './workers/sandbox/sandbox-workers.ts';
+import { callbackRoutes } from './workers/sandbox/callbacks.routes.ts';
+import { createWorkerTokens } from './workers/sandbox/worker-token.ts';
 import { createLogger } from '../../shared/log.ts';
 import { createMetrics, type Metrics } from '../../shared/metrics.ts';
 
@@ -85,10 +90,33 @@ export function createRunner(deps: RunnerDeps): Runner {
   const vfs = createVfsManager({ dataDir: deps.config.dataDir });
   const sandbox = createSandbox({ mode: deps.config.sandbox, searchPath: deps.config.searchPath });
   const tokens = createSessionTokens();
-  // every live session holds a VFS lease; its scratch directory goes with it
-  const sessions = createSessionStore(undefined, { onCreate: (rec) => vfs.allocate(rec), onShutdown: (rec) => vfs.release(rec.id) });
+  const workerTokens = createWorkerTokens(deps.config.workerTokenSecret);
   const profiles = createRegistry<ProfileSpec>();
   const pools = createRegistry<PoolSpec>();
+  const substrates = new Map<string, WorkerSubstrate>([['process', createProcessSubstrate(sandbox)]]);
+  let mcpApp: Hono<RunnerEnv> | undefined;
+  const sandboxWorkers = createSandboxWorkers({
+    substrates,
+    defaultSubstrate: deps.config.workerSubstrate ?? 'process',
+    tokens: workerTokens,
+    dataDir: deps.config.dataDir,
+    providerEnv: deps.config.providerEnv ?? {},
+    // what a sandbox worker sends its callback socket reaches the same routes as the public port's
+    callbacks: (req) => (mcpApp ? mcpApp.fetch(req) : Response.json({ error: 'runner starting' }, { status: 503 })),
+    vfs,
+    pools,
+    idleMs: deps.config.workerIdleMs ?? 300_000,
+    pollMs: deps.config.workerPollMs ?? 25_000,
+    stateCapBytes: deps.config.stateCapBytes,
+  });
+  // every live session holds a VFS lease; its scratch directory goes with it, and a sandbox session's worker too
+  const sessions = createSessionStore(undefined, {
+    onCreate: (rec) => vfs.allocate(rec),
+    onShutdown: (rec) => {
+      vfs.release(rec.id);
+      sandboxWorkers.release(rec.id).catch((err) => log.warn('stopping a sandbox worker failed', { sessionId: rec.id, error: String(err) }));
+    },
+  });
   const conductorTarget = deps.conductor ?? (deps.config.conductorUrl ? { baseUrl: deps.config.conductorUrl } : undefined);
   const conductor = conductorTarget ? createRunCallbacksClient(conductorTarget) : undefined;
   const toolkit = createToolkit({ vfs, pools, conductor, commands: createCommandRunner(sandbox) });
@@ -97,7 +125,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     for (const s of sessions.all()) yield s.status;
   });
   const slots = createWorkerSlots(deps.config, deps.workerFetch, { probeIntervalMs: deps.probeIntervalMs });
-  const core = { sessions, profiles, slots, metrics, hash };
+  const core = { sessions, profiles, slots, metrics, hash, sandboxWorkers };
 
   const info = (): RunnerInfo => ({
     id: `runner-${hash}`,
@@ -106,15 +134,15 @@ export function createRunner(deps: RunnerDeps): Runner {
     startedAt,
     capabilities: [...CAPABILITIES],
     toolkitNames: toolkit.names(),
-    // no sandbox substrate yet: known and empty means "this runner launches no workers"
-    substrates: [],
-    defaultSubstrate: '',
+    // known and empty means "this runner launches no workers" (no bubblewrap, and the operator did not opt out)
+    substrates: sandboxWorkers.offered(),
+    defaultSubstrate: sandboxWorkers.defaultSubstrate,
     substratesKnown: true,
     mcpBaseUrl: `${publicUrl}/runner/sessions`,
     sandbox: sandbox.status(),
   });
   let started = false;
-  const ready = sandbox.ready().then((status) => {
+  const ready = Promise.all([sandbox.ready(), sandboxWorkers.ready()]).then(([status]) => {
     started = true;
     if (status.mode === 'off') log.warn('command sandbox off (SVC_SANDBOX=off): agents run commands unsandboxed as this user', {});
     else if (status.available) log.debug('command sandbox ready', { detail: status.detail });
@@ -133,17 +161,20 @@ export function createRunner(deps: RunnerDeps): Runner {
   });
   app.route('/', registryRoutes({ profiles, pools }));
   app.route('/', workerRoutes({ slots, sessions }));
-  app.route('/', leaseRoutes());
+  app.route('/', leaseRoutes({ workers: sandboxWorkers }));
   app.route('/', sessionRoutes(core));
   app.route('/', stateRoutes({ ...core, stateCapBytes: deps.config.stateCapBytes }));
   app.route('/', runRoutes({ ...core, publicUrl, tokens, closing: closing.signal }));
   app.route('/', toolkitRoutes({ toolkit, sessions }));
   app.route('/', vfsRoutes({ vfs, sessions }));
-  const mcp = mcpRoutes({ sessions, toolkit, tokens, version: deps.version, closing: closing.signal });
+  const mcp = mcpRoutes({ sessions, toolkit, tokens, workerTokens, version: deps.version, closing: closing.signal });
+  const callbacks = callbackRoutes({ workers: sandboxWorkers, tokens: workerTokens, stateCapBytes: deps.config.stateCapBytes });
   app.route('/', mcp);
-  const mcpApp = new Hono<RunnerEnv>();
+  app.route('/', callbacks);
+  mcpApp = new Hono<RunnerEnv>();
   useJsonErrors(mcpApp);
   mcpApp.route('/', mcp);
+  mcpApp.route('/', callbacks);
 
   return {
     app: app as unknown as Hono,
@@ -155,6 +186,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     async close() {
       slots.close();
       closing.abort(new Error('runner shutting down'));
+      await sandboxWorkers.close();
     },
   };
 }

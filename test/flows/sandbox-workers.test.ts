@@ -1,0 +1,139 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { configureLogging } from '../../src/shared/log.ts';
+import type { RunEvent } from '../../src/contracts/run-event.ts';
+import { startFakeProvider, modelRequests, type FakeProvider } from '../support/fake-provider.ts';
+import { collect, runnerHarness, TENANT, testDataDir, MODEL } from '../support/runner.ts';
+
+configureLogging({ level: 'warn' });
+
+/**
+ * Sandbox workers end to end: runner client → runner on a port → one bubblewrap-isolated worker process per session
+ * (this program in outbound mode) → the runner's callback socket → the fake model provider through the runner.
+ */
+let fake: FakeProvider;
+const { startRunner, stopAll } = runnerHarness(() => fake);
+const SECRET = 'worker-token-secret-for-the-tests-0123456789';
+
+beforeAll(async () => {
+  fake = await startFakeProvider();
+});
+afterEach(() => stopAll());
+afterAll(() => fake.close());
+
+async function setup(over: Record<string, unknown> = {}) {
+  const dataDir = testDataDir();
+  const providerEnv = { OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'fake-key-of-the-provider', OPENAI_API_KEY: 'sk-other-provider' };
+  const r = await startRunner({ dataDir, workerTokenSecret: SECRET, providerEnv, ...over });
+  await r.client.putProfile(TENANT, { name: 'sbx', runtime: 'general', model: MODEL, workerMode: 'sandbox', tools: ['@files', '@exec'] });
+  return { ...r, dataDir };
+}
+
+const resultOf = (events: RunEvent[]) => events.at(-1)!;
+const toolOutput = (events: RunEvent[]) => events.find((e) => e.type === 'tool_result') as RunEvent & { output: { structuredContent?: Record<string, any> } };
+
+interface Lease {
+  sessionId: string;
+  substrate: string;
+  workerId: string;
+  runtime: string;
+  state: string;
+  startedAt: string;
+}
+
+/** The host pid of the worker process itself (inside bubblewrap's init), found below the lease's pid. */
+function workerPid(lease: Lease): number {
+  const pending = [Number(/^process-(\d+)-/.exec(lease.workerId)![1])];
+  while (pending.length) {
+    const pid = pending.shift()!;
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    if (cmdline.includes('svc.js') && !cmdline.split('\0')[0].endsWith('bwrap')) return pid;
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    if (children) pending.push(...children.split(/\s+/).map(Number));
+  }
+  throw new Error(`no worker process below ${lease.workerId}`);
+}
+
+function environOf(pid: number): Record<string, string> {
+  return Object.fromEntries(
+    readFileSync(`/proc/${pid}/environ`, 'utf8')
+      .split('\0')
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
+}
+
+const shell = (script: string) => `CALL_TOOL run_command ${JSON.stringify({ command: 'bash', args: ['-c', script] })}`;
+
+describe('sandbox workers', () => {
+  it('runs a session on its own worker process', async () => {
+    const { client } = await setup();
+    const sessionId = await client.createSession(TENANT, 'sbx');
+    const events = await collect(await client.run(TENANT, { id: 'run-1', profile: 'sbx', sessionId, prompt: 'hello sandbox' }));
+    expect(resultOf(events)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: hello sandbox' });
+  }, 30_000);
+
+  it('isolates two sessions in two worker processes: no view of each other, the data folder, /root, the server env or the network', async () => {
+    process.env.SVC_TEST_CANARY = 'canary-of-the-server-environment';
+    const { client, dataDir, http } = await setup();
+    const a = await client.createSession(TENANT, 'sbx');
+    const b = await client.createSession(TENANT, 'sbx');
+    const wrote = await collect(await client.run(TENANT, { id: 'run-a', profile: 'sbx', sessionId: a, prompt: 'CALL_TOOL fs_write {"path":"secret-a.txt","content":"alpha"}' }));
+    expect(resultOf(wrote)).toMatchObject({ type: 'result' });
+    expect(readFileSync(join(dataDir, 'sessions', a, 'work', 'secret-a.txt'), 'utf8')).toBe('alpha');
+
+    const hostFileOfA = join(dataDir, 'sessions', a, 'work', 'secret-a.txt');
+    const runnerPort = new URL(http.url).port;
+    const providerPort = new URL(fake.url).port;
+    const script = [
+      `for p in ${hostFileOfA} ${dataDir} /work/secret-a.txt /root /var/svc; do if [ -e "$p" ]; then echo "VISIBLE $p"; else echo "ABSENT $p"; fi; done`,
+      'echo "ENV $(env | cut -d= -f1 | sort | tr "\\n" " ")"',
+      `for port in ${runnerPort} ${providerPort}; do if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then echo "NET $port open"; else echo "NET $port closed"; fi; done`,
+      'if (exec 3<>/dev/tcp/1.1.1.1/80) 2>/dev/null; then echo "NET outside open"; else echo "NET outside closed"; fi',
+    ].join('; ');
+    const probed = await collect(await client.run(TENANT, { id: 'run-b', profile: 'sbx', sessionId: b, prompt: shell(script) }));
+    const stdout: string = toolOutput(probed).output.structuredContent!.stdout;
+    expect(stdout).toContain(`ABSENT ${hostFileOfA}`);
+    expect(stdout).toContain(`ABSENT ${dataDir}`);
+    expect(stdout).toContain('ABSENT /work/secret-a.txt');
+    expect(stdout).toContain('ABSENT /root');
+    const env = /ENV (.*)/.exec(stdout)![1].trim().split(' ');
+    expect(env.filter((name) => !['HOME', 'LANG', 'PATH', 'PWD', 'SHLVL', 'TMPDIR', '_'].includes(name))).toEqual([]);
+    expect(stdout).toContain(`NET ${runnerPort} closed`);
+    expect(stdout).toContain(`NET ${providerPort} closed`);
+    expect(stdout).toContain('NET outside closed');
+
+    // the file tools of B cannot reach A's file either
+    const read = await collect(await client.run(TENANT, { id: 'run-b2', profile: 'sbx', sessionId: b, prompt: `CALL_TOOL fs_read {"path":"${hostFileOfA}"}` }));
+    expect(read.find((e) => e.type === 'tool_result')).toMatchObject({ isError: true });
+    expect(JSON.stringify(read)).not.toContain('alpha');
+
+    // two worker processes, each seeing only its own session
+    const leaseA = (await client.workerLease(TENANT, a)) as Lease;
+    const leaseB = (await client.workerLease(TENANT, b)) as Lease;
+    expect(leaseA).toMatchObject({ sessionId: a, substrate: 'process', runtime: 'general', state: 'running' });
+    expect(leaseB).toMatchObject({ sessionId: b, substrate: 'process', runtime: 'general', state: 'running' });
+    const [pidA, pidB] = [workerPid(leaseA), workerPid(leaseB)];
+    expect(pidA).not.toBe(pidB);
+    for (const [pid, own, other] of [[pidA, a, b], [pidB, b, a]] as const) {
+      const root = `/proc/${pid}/root`;
+      expect(existsSync(`${root}${dataDir}`)).toBe(false);
+      expect(existsSync(`${root}/root`)).toBe(false);
+      expect(existsSync(`${root}/var/svc/state`)).toBe(true);
+      expect(readdirSync(`${root}/work`)).toEqual(own === a ? ['secret-a.txt'] : []);
+      expect(existsSync(`${root}${join(dataDir, 'sessions', other)}`)).toBe(false);
+      const environ = environOf(pid);
+      expect(environ.SVC_SESSION_ID).toBe(own);
+      expect(environ.SVC_TEST_CANARY).toBeUndefined();
+      expect(Object.values(environ)).not.toContain('internal-secret');
+      // its own provider's key, and no other provider's
+      expect(environ.OPENAI_COMPATIBLE_API_KEY).toBe('fake-key-of-the-provider');
+      expect(environ.OPENAI_API_KEY).toBeUndefined();
+      // a network namespace with only a loopback device: nothing but its relay to the callback socket leads out
+      const devices = readFileSync(`/proc/${pid}/net/dev`, 'utf8').split('\n').slice(2).map((l) => l.trim().split(':')[0]).filter(Boolean);
+      expect(devices).toEqual(['lo']);
+    }
+    delete process.env.SVC_TEST_CANARY;
+  }, 60_000);
+});
