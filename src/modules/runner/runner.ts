@@ -28,7 +28,7 @@ import { createSandbox } from './sandbox/index.ts';
 import { createCommandRunner } from './substrates/process/commands.ts';
 import { createProcessSubstrate } from './substrates/process/worker-process.ts';
 import type { WorkerSubstrate } from './substrates/substrate.ts';
-import { createSandboxWorkers } from './workers/sandbox/sandbox-workers.ts';
+import { createSandboxWorkers, type UploadLimits } from './workers/sandbox/sandbox-workers.ts';
 import { callbackRoutes } from './workers/sandbox/callbacks.routes.ts';
 import { createWorkerTokens } from './workers/sandbox/worker-token.ts';
 import { createLogger } from '../../shared/log.ts';
@@ -54,6 +54,13 @@ export interface RunnerDeps {
    * in-process; otherwise `config.conductorUrl` (SVC_CONDUCTOR_URL) over the network. Neither: those tools fail politely.
    */
   conductor?: { fetch?: FetchLike; baseUrl: string };
+  /**
+   * Further worker substrates beside `process` (or replacing it, by id): how an embedding program plugs in a
+   * `container` substrate, and how protocol tests stand in for a worker themselves.
+   */
+  substrates?: WorkerSubstrate[];
+  /** Event upload limits of sandbox workers (default: the seed's 4 MiB line, 256 MiB upload, 4 hours). */
+  uploadLimits?: Partial<UploadLimits>;
 }
 
 export interface Runner {
@@ -94,6 +101,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   const profiles = createRegistry<ProfileSpec>();
   const pools = createRegistry<PoolSpec>();
   const substrates = new Map<string, WorkerSubstrate>([['process', createProcessSubstrate(sandbox)]]);
+  for (const s of deps.substrates ?? []) substrates.set(s.id, s);
   let mcpApp: Hono<RunnerEnv> | undefined;
   const sandboxWorkers = createSandboxWorkers({
     substrates,
@@ -108,6 +116,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     idleMs: deps.config.workerIdleMs ?? 300_000,
     pollMs: deps.config.workerPollMs ?? 25_000,
     stateCapBytes: deps.config.stateCapBytes,
+    limits: deps.uploadLimits,
   });
   // every live session holds a VFS lease; its scratch directory goes with it, and a sandbox session's worker too
   const sessions = createSessionStore(undefined, {
