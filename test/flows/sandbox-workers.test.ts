@@ -64,6 +64,23 @@ function environOf(pid: number): Record<string, string> {
   );
 }
 
+/** Polls a live read until it says what the test waits for (a state the runner reaches on its own). */
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** The user prompts the fake provider saw in its last request: the conversation the worker sent. */
+function promptsSeen(): string[] {
+  const body = modelRequests(fake).at(-1)!.body as { messages: Array<{ role: string; content: unknown }> };
+  return body.messages.filter((m) => m.role === 'user').map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
+}
+
 const shell = (script: string) => `CALL_TOOL run_command ${JSON.stringify({ command: 'bash', args: ['-c', script] })}`;
 
 describe('sandbox workers', () => {
@@ -135,5 +152,68 @@ describe('sandbox workers', () => {
       expect(devices).toEqual(['lo']);
     }
     delete process.env.SVC_TEST_CANARY;
+  }, 60_000);
+});
+
+describe('sandbox worker leases', () => {
+  it('lists leases by tenant, reads one, and replaces a killed worker (gone) on the next run, which restores its saved state', async () => {
+    const { client, runner, http } = await setup();
+    await client.putProfile('globex', { name: 'sbx', runtime: 'general', model: MODEL, workerMode: 'sandbox' });
+    await client.putProfile(TENANT, { name: 'static', runtime: 'general', model: MODEL });
+    const sessionId = await client.createSession(TENANT, 'sbx');
+    const staticSession = await client.createSession(TENANT, 'static');
+    // before its first run a session has no worker
+    await expect(client.workerLease(TENANT, sessionId)).rejects.toThrow(/no sandbox worker/);
+    expect(await client.workerLeases(TENANT)).toEqual([]);
+
+    const first = await collect(await client.run(TENANT, { id: 'run-1', profile: 'sbx', sessionId, prompt: 'remember the word kumquat' }));
+    expect(resultOf(first)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: remember the word kumquat' });
+    const lease = (await client.workerLease(TENANT, sessionId)) as Lease;
+    expect(lease).toEqual({ sessionId, substrate: 'process', workerId: expect.stringMatching(/^process-\d+-/), runtime: 'general', state: 'running', startedAt: expect.any(String) });
+    expect(await client.workerLeases(TENANT)).toEqual([lease]);
+    expect(await client.workerLeases('globex')).toEqual([]);
+    await expect(client.workerLease('globex', sessionId)).rejects.toThrow(/no sandbox worker/);
+    await expect(client.workerLease(TENANT, staticSession)).rejects.toThrow(/no sandbox worker/);
+    // no tenant header: the internal fan-out sees every lease
+    const all = await runner.app.request('/runner/worker/leases', { headers: { 'X-Svc-Internal-Token': 'Bearer internal-secret' } });
+    expect(await all.json()).toEqual([lease]);
+
+    process.kill(Number(/^process-(\d+)-/.exec(lease.workerId)![1]), 'SIGKILL');
+    await until(() => client.workerLease(TENANT, sessionId) as Promise<Lease>, (l) => l.state === 'gone', 'the lease to turn gone');
+
+    const second = await collect(await client.run(TENANT, { id: 'run-2', profile: 'sbx', sessionId, prompt: 'which word?' }));
+    expect(resultOf(second)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: which word?' });
+    // the replacement restored the state its predecessor wrote after its run, before its first poll
+    expect(promptsSeen()).toEqual(['remember the word kumquat', 'which word?']);
+    const replaced = (await client.workerLease(TENANT, sessionId)) as Lease;
+    expect(replaced).toMatchObject({ state: 'running' });
+    expect(replaced.workerId).not.toBe(lease.workerId);
+
+    // a substrate event invalidates the lease: the worker stops, and the next run gets a replacement
+    const invalidate = (body: unknown) => runner.app.request('/runner/sandbox-events/invalidate', { method: 'POST', headers: { 'X-Svc-Internal-Token': 'Bearer internal-secret', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(await (await invalidate({ provider: 'process', sandboxId: 'no-such-worker' })).json()).toEqual({ invalidated: 0 });
+    expect(await (await invalidate({ provider: 'process', sandboxId: replaced.workerId })).json()).toEqual({ invalidated: 1 });
+    expect(await client.workerLease(TENANT, sessionId)).toMatchObject({ state: 'gone' });
+    const bad = await invalidate({ provider: 'process' });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error).toMatch(/sandboxId/);
+    expect(http.url).toBeTruthy();
+  }, 60_000);
+
+  it('pauses an idle worker and resumes the conversation on the next run', async () => {
+    const { client } = await setup({ workerIdleMs: 300 });
+    const sessionId = await client.createSession(TENANT, 'sbx');
+    const first = await collect(await client.run(TENANT, { id: 'run-1', profile: 'sbx', sessionId, prompt: 'my name is Ada' }));
+    expect(resultOf(first)).toMatchObject({ type: 'result' });
+    const paused = await until(() => client.workerLease(TENANT, sessionId) as Promise<Lease>, (l) => l.state === 'paused', 'the idle worker to pause');
+    const pid = Number(/^process-(\d+)-/.exec(paused.workerId)![1]);
+    expect(existsSync(`/proc/${pid}`)).toBe(false);
+
+    const second = await collect(await client.run(TENANT, { id: 'run-2', profile: 'sbx', sessionId, prompt: 'what is my name?' }));
+    expect(resultOf(second)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: what is my name?' });
+    expect(promptsSeen()).toEqual(['my name is Ada', 'what is my name?']);
+    const resumed = (await client.workerLease(TENANT, sessionId)) as Lease;
+    expect(resumed.state).toBe('running');
+    expect(resumed.workerId).not.toBe(paused.workerId);
   }, 60_000);
 });

@@ -115,7 +115,18 @@ export async function startOutboundWorker(deps: WorkerDeps): Promise<OutboundWor
       if (!runtime) throw new Error(`runtime ${cmd.run.profile.runtime} is not served by this worker (MODE=${config.mode})`);
       yield* runtime.run(cmd.run, abort.signal);
     }
-    const body = ndjsonStream(withTerminal(source(), describeError), () => abort.abort(new Error('event upload closed')));
+    let saved = false;
+    async function* savedBeforeTerminal(): AsyncGenerator<RunEvent> {
+      for await (const event of withTerminal(source(), describeError)) {
+        // the state is on disk (and uploaded) before the run is reported over: a worker lost right after keeps it
+        if ((event.type === 'result' || event.type === 'error') && runtime) {
+          await saveState(runtime);
+          saved = true;
+        }
+        yield event;
+      }
+    }
+    const body = ndjsonStream(savedBeforeTerminal(), () => abort.abort(new Error('event upload closed')));
     try {
       const res = await fetch(base + paths.events, {
         method: 'POST',
@@ -133,7 +144,7 @@ export async function startOutboundWorker(deps: WorkerDeps): Promise<OutboundWor
       abort.abort(new Error('event upload closed'));
       stopping.signal.removeEventListener('abort', onStop);
     }
-    if (runtime) await saveState(runtime);
+    if (runtime && !saved) await saveState(runtime);
   }
 
   async function poll(): Promise<WorkerCommand | undefined | 'refused'> {
@@ -189,8 +200,11 @@ export async function startOutboundWorker(deps: WorkerDeps): Promise<OutboundWor
 
 /** 127.0.0.1:<port> → the unix socket: the sandboxed worker's only way out. */
 function startRelay(port: number, socketPath: string): Promise<Server> {
+  const open = new Set<{ destroy(): void }>();
   const server = createServer((inbound) => {
     const outbound = connect(socketPath);
+    open.add(inbound);
+    open.add(outbound);
     inbound.pipe(outbound).pipe(inbound);
     const end = () => {
       inbound.destroy();
@@ -200,7 +214,16 @@ function startRelay(port: number, socketPath: string): Promise<Server> {
     outbound.on('error', end);
     inbound.on('close', end);
     outbound.on('close', end);
+    inbound.on('close', () => open.delete(inbound));
+    outbound.on('close', () => open.delete(outbound));
   });
+  // closing the relay ends its keep-alive connections too, or the process would wait for them to time out
+  const close = server.close.bind(server);
+  server.close = ((cb?: (err?: Error) => void) => {
+    close(cb);
+    for (const s of open) s.destroy();
+    return server;
+  }) as Server['close'];
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => resolve(server));
