@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -152,6 +153,38 @@ describe('sandbox workers', () => {
       expect(devices).toEqual(['lo']);
     }
     delete process.env.SVC_TEST_CANARY;
+  }, 60_000);
+
+  it("lets a worker's network reach only the runner's callbacks for its own session and its model provider", async () => {
+    const { client, http } = await setup();
+    const a = await client.createSession(TENANT, 'sbx');
+    const b = await client.createSession(TENANT, 'sbx');
+    for (const [id, sessionId] of [['run-a', a], ['run-b', b]]) await collect(await client.run(TENANT, { id, profile: 'sbx', sessionId, prompt: 'hi' }));
+    const pid = workerPid((await client.workerLease(TENANT, a)) as Lease);
+    // from inside the worker's network namespace (as the worker itself would connect)
+    // (asynchronously: the runner answering the relay lives in this process)
+    const inside = (cmd: string) =>
+      new Promise<{ code: number | null; stdout: string }>((resolve) => {
+        const child = spawn('nsenter', ['-t', String(pid), '-n', 'bash', '-c', cmd], { stdio: ['ignore', 'pipe', 'ignore'] });
+        let stdout = '';
+        child.stdout.on('data', (d) => (stdout += d));
+        child.on('close', (code) => resolve({ code, stdout }));
+      });
+    const connect = async (host: string, port: string | number) => (await inside(`timeout 5 bash -c 'exec 3<>/dev/tcp/${host}/${port}'`)).code;
+    expect(await connect('127.0.0.1', new URL(http.url).port)).not.toBe(0);
+    expect(await connect('127.0.0.1', new URL(fake.url).port)).not.toBe(0);
+    expect(await connect('1.1.1.1', 80)).not.toBe(0);
+    // its relay (127.0.0.1:7070 inside) leads to the runner's socket for this session, which answers only that
+    const curl = async (path: string, method = 'GET') => (await inside(`curl -s -m 10 -X ${method} -o /dev/null -w '%{http_code}' http://127.0.0.1:7070${path}`)).stdout;
+    expect(await curl('/runner/info')).toBe('404');
+    expect(await curl('/runner/worker/leases')).toBe('404');
+    expect(await curl(`/worker/sessions/${b}/next-run`)).toBe('404');
+    expect(await curl(`/worker/sessions/${a}/next-run`)).toBe('401'); // its own callbacks, with its token only
+    // the configured provider is forwarded (the fake answers), one that is not configured is not
+    const before = fake.requests.length;
+    expect(await curl('/provider/openai-compatible/chat/completions', 'POST')).not.toBe('404');
+    expect(fake.requests.length).toBe(before + 1);
+    expect(await curl('/provider/anthropic/messages', 'POST')).toBe('404');
   }, 60_000);
 });
 

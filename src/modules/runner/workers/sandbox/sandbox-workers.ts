@@ -78,6 +78,8 @@ interface Entry {
   sessionId: string;
   tenant: string;
   runtime: string;
+  /** The model provider of the session's profile: the only one its worker is forwarded to. */
+  provider: string | undefined;
   substrate: WorkerSubstrate;
   dir: string;
   socketPath: string;
@@ -102,6 +104,13 @@ const PROVIDER_VARS: Record<string, { base: string; key: string; defaultBase?: s
   'openai-compatible': { base: 'OPENAI_COMPATIBLE_BASE_URL', key: 'OPENAI_COMPATIBLE_API_KEY' },
 };
 const PAUSE_GRACE_MS = 10_000;
+
+/** `openai-compatible` of `openai-compatible:fake-model`; undefined for a model without a known provider. */
+function providerOf(rec: SessionRecord): string | undefined {
+  const model = rec.profile.model ?? '';
+  const name = model.slice(0, Math.max(0, model.indexOf(':')));
+  return Object.hasOwn(PROVIDER_VARS, name) ? name : undefined;
+}
 const log = createLogger('runner:sandbox-workers');
 
 export class UploadError extends Error {
@@ -165,7 +174,7 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     return async (req: Request): Promise<Response> => {
       const url = new URL(req.url);
       const provider = /^\/provider\/([a-z-]+)(\/.*)?$/.exec(url.pathname);
-      if (provider) return forwardToProvider(provider[1], provider[2] ?? '', url.search, req);
+      if (provider && provider[1] === entry.provider) return forwardToProvider(provider[1], provider[2] ?? '', url.search, req);
       if (url.pathname.startsWith(`/worker/sessions/${id}/`) || url.pathname === `/runner/sessions/${id}/mcp`) return deps.callbacks(req);
       return Response.json({ error: `not reachable from a sandbox worker: ${url.pathname}` }, { status: 404 });
     };
@@ -204,7 +213,7 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     const socketDir = socketDirOf(rec.id);
     mkdirSync(socketDir, { recursive: true, mode: 0o700 });
     entry = {
-      sessionId: rec.id, tenant: rec.tenant, runtime: rec.runtime, substrate, dir, socketPath: join(socketDir, 'runner.sock'), server: undefined,
+      sessionId: rec.id, tenant: rec.tenant, runtime: rec.runtime, provider: providerOf(rec), substrate, dir, socketPath: join(socketDir, 'runner.sock'), server: undefined,
       worker: undefined, polled: false, paused: false, pausing: undefined, queue: [], waiters: new Set(), active: undefined, bundle: undefined,
       idle: undefined, startedAt: new Date().toISOString(),
     };
@@ -255,10 +264,10 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
       MODE: rec.runtime,
       SVC_LOG_LEVEL: 'warn',
     };
-    const model = rec.profile.model ?? '';
-    const vars = PROVIDER_VARS[model.slice(0, Math.max(0, model.indexOf(':')))];
+    const provider = providerOf(rec);
+    const vars = provider ? PROVIDER_VARS[provider] : undefined;
     if (vars && (deps.providerEnv[vars.base] || vars.defaultBase)) {
-      env[vars.base] = `${runnerUrl}/provider/${model.slice(0, model.indexOf(':'))}`;
+      env[vars.base] = `${runnerUrl}/provider/${provider}`;
       if (deps.providerEnv[vars.key]) env[vars.key] = deps.providerEnv[vars.key];
     }
     return env;
