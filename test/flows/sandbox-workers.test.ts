@@ -249,4 +249,31 @@ describe('sandbox worker leases', () => {
     expect(resumed.state).toBe('running');
     expect(resumed.workerId).not.toBe(paused.workerId);
   }, 60_000);
+
+  it('starts a hydrated session from its bundle, and stops its worker when the session ends', async () => {
+    const { client, dataDir } = await setup();
+    const history = [
+      { role: 'user', content: 'my favourite colour is teal' },
+      { role: 'assistant', content: [{ type: 'text', text: 'noted' }] },
+    ];
+    const sessionId = 'sess-hydrated-elsewhere';
+    await client.hydrate(TENANT, sessionId, { profileName: 'sbx', runtimeSessionId: sessionId, stateContentType: 'application/json', stateB64: Buffer.from(JSON.stringify(history)).toString('base64') });
+    const events = await collect(await client.run(TENANT, { id: 'run-1', profile: 'sbx', sessionId, prompt: 'which colour?' }));
+    expect(resultOf(events)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: which colour?' });
+    expect(promptsSeen()).toEqual(['my favourite colour is teal', 'which colour?']);
+
+    const pid = workerPid((await client.workerLease(TENANT, sessionId)) as Lease);
+    await client.deleteSession(TENANT, sessionId);
+    await expect(client.workerLease(TENANT, sessionId)).rejects.toThrow(/no sandbox worker/);
+    await until(async () => existsSync(`/proc/${pid}`), (alive) => !alive, 'the worker process to end');
+    expect(existsSync(join(dataDir, 'sandboxes', sessionId))).toBe(false);
+  }, 60_000);
+
+  it('runs unisolated worker processes only when the operator opted out of the sandbox', async () => {
+    const { client, runner } = await setup({ sandbox: 'off' });
+    expect(runner.info()).toMatchObject({ substrates: ['process'], sandbox: { mode: 'off' } });
+    const sessionId = await client.createSession(TENANT, 'sbx');
+    const events = await collect(await client.run(TENANT, { id: 'run-1', profile: 'sbx', sessionId, prompt: 'hello unisolated' }));
+    expect(resultOf(events)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: hello unisolated' });
+  }, 60_000);
 });

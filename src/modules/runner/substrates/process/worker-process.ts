@@ -34,7 +34,7 @@ const log = createLogger('runner:substrate:process');
  * The package this runner runs from, mounted read-only under `/opt` (not at its host path, which a session mount such
  * as `/work` could cover), with the Node binary running it.
  */
-function programMounts(): { argv: [string, ...string[]]; mounts: SandboxMount[] } {
+function programMounts(): { argv: [string, ...string[]]; hostArgv: [string, ...string[]]; mounts: SandboxMount[] } {
   const root = fileURLToPath(new URL('../../../../../', import.meta.url)).replace(/\/+$/, '');
   const map: Array<[string, string]> = [];
   let inside: string;
@@ -56,7 +56,7 @@ function programMounts(): { argv: [string, ...string[]]; mounts: SandboxMount[] 
     node = '/opt/node/bin/node';
   }
   const mounts: SandboxMount[] = map.filter(([from]) => existsSync(from)).map(([from, to]) => ({ type: 'bind', source: { path: from }, target: to, writable: false }));
-  return { argv: [node, `${inside}/bin/svc.js`, 'serve', '--role=worker'], mounts };
+  return { argv: [node, `${inside}/bin/svc.js`, 'serve', '--role=worker'], hostArgv: [process.execPath, join(root, 'bin', 'svc.js'), 'serve', '--role=worker'], mounts };
 }
 
 function freePort(): Promise<number> {
@@ -103,7 +103,7 @@ export function createProcessSubstrate(sandbox: Sandbox): WorkerSubstrate {
   const alive = new Map<LaunchedWorker, ChildProcess>();
 
   function launch(l: WorkerLaunch, runnerUrl: string): LaunchedWorker {
-    const { argv, mounts } = programMounts();
+    const { argv, hostArgv, mounts } = programMounts();
     const isolated = current.offered && sandbox.status().mode === 'bwrap';
     const port = Number(new URL(runnerUrl).port);
     let child: ChildProcess;
@@ -127,7 +127,7 @@ export function createProcessSubstrate(sandbox: Sandbox): WorkerSubstrate {
       );
     } else {
       const env = { ...l.env, PATH, LANG: 'C.UTF-8', HOME: join(l.sessionDir, 'home'), SVC_STATE_DIR: join(l.sessionDir, 'state'), SVC_WORKER_RELAY: `${port}:${l.callbackSocket}` };
-      child = spawn(argv[0], argv.slice(1), { env, cwd: join(l.sessionDir, 'home'), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      child = spawn(hostArgv[0], hostArgv.slice(1), { env, cwd: join(l.sessionDir, 'home'), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     }
     const worker = watch(child, `${PROCESS_SUBSTRATE}-${child.pid ?? 0}-${randomId(6)}`);
     alive.set(worker, child);
