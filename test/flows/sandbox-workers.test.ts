@@ -276,4 +276,21 @@ describe('sandbox worker leases', () => {
     const events = await collect(await client.run(TENANT, { id: 'run-1', profile: 'sbx', sessionId, prompt: 'hello unisolated' }));
     expect(resultOf(events)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: hello unisolated' });
   }, 60_000);
+
+  it('reaches a per-run model address through the session socket, and refuses a workerImage the process substrate cannot honour', async () => {
+    const { client } = await setup();
+    const sessionId = await client.createSession(TENANT, 'sbx');
+    const before = fake.requests.length;
+    const model = { model: 'openai-compatible:tenant-model', baseUrl: `${fake.url}/v1`, apiKey: 'tenant-own-key' };
+    const events = await collect(await client.run(TENANT, { id: 'run-1', profile: 'sbx', sessionId, prompt: 'with my own model' }, undefined, { model }));
+    expect(resultOf(events)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: with my own model' });
+    const seen = modelRequests(fake).slice(before);
+    expect(seen.at(-1)!.body.model).toBe('tenant-model');
+    expect(seen.at(-1)!.headers.authorization).toBe('Bearer tenant-own-key');
+
+    await client.putProfile(TENANT, { name: 'imaged', runtime: 'general', model: MODEL, workerMode: 'sandbox', workerImage: 'svc:latest' });
+    const imaged = await client.createSession(TENANT, 'imaged');
+    const refused = await collect(await client.run(TENANT, { id: 'run-2', profile: 'imaged', sessionId: imaged, prompt: 'hi' }));
+    expect(refused).toEqual([expect.objectContaining({ type: 'error', message: expect.stringContaining('workerImage "svc:latest" is not supported by the process substrate') })]);
+  }, 60_000);
 });

@@ -38,6 +38,8 @@ export interface OutboundWorker {
 const log = createLogger('worker:outbound');
 const RETRY_MIN_MS = 250;
 const RETRY_MAX_MS = 5_000;
+/** A runner that has not answered a poll for this long is gone (its workers end with it). */
+const GIVE_UP_MS = 120_000;
 
 export class OutboundConfigError extends Error {}
 
@@ -161,13 +163,20 @@ export async function startOutboundWorker(deps: WorkerDeps): Promise<OutboundWor
   async function loop(): Promise<void> {
     await restore();
     let delay = RETRY_MIN_MS;
+    let failingSince: number | undefined;
     while (!stopping.signal.aborted) {
       let cmd: Awaited<ReturnType<typeof poll>>;
       try {
         cmd = await poll();
         delay = RETRY_MIN_MS;
+        failingSince = undefined;
       } catch (err) {
         if (stopping.signal.aborted) break;
+        failingSince ??= Date.now();
+        if (Date.now() - failingSince > GIVE_UP_MS) {
+          log.error('the runner has not answered for too long; stopping', { sessionId, error: describeError(err) });
+          break;
+        }
         log.warn('next-run failed; retrying', { sessionId, error: describeError(err), retryInMs: delay });
         await new Promise((r) => setTimeout(r, delay));
         delay = Math.min(delay * 2, RETRY_MAX_MS);

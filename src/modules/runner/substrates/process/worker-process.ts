@@ -103,6 +103,7 @@ export function createProcessSubstrate(sandbox: Sandbox): WorkerSubstrate {
   const alive = new Map<LaunchedWorker, ChildProcess>();
 
   function launch(l: WorkerLaunch, runnerUrl: string): LaunchedWorker {
+    if (l.image) throw new Error(`workerImage "${l.image}" is not supported by the process substrate (it runs this program; images need a container substrate)`);
     const { argv, hostArgv, mounts } = programMounts();
     const isolated = current.offered && sandbox.status().mode === 'bwrap';
     const port = Number(new URL(runnerUrl).port);

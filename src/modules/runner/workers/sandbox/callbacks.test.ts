@@ -4,7 +4,7 @@ import { RUN_ID_HEADER, WORKER_PROTOCOL_HEADER, type WorkerCommand } from '../..
 import { call, makeRunner, ndjsonLines, newSession, putProfile } from '../../runner.fixture.ts';
 import type { Runner } from '../../runner.ts';
 import type { LaunchedWorker, WorkerLaunch, WorkerSubstrate } from '../../substrates/substrate.ts';
-import { createWorkerTokens } from './worker-token.ts';
+import { createWorkerTokens, mcpTokenTtlMs } from './worker-token.ts';
 
 /**
  * The callback protocol as a worker sees it, over the runner's HTTP surface. A substrate that starts nothing stands
@@ -272,5 +272,14 @@ describe('worker tokens', () => {
     await r.close();
     const short = await setup({ secret: 'short' });
     expect(await startRun(short.runner, short.sessionId, 'run-1')).toEqual([expect.objectContaining({ type: 'error', message: expect.stringContaining('SVC_WORKER_TOKEN_SECRET is too short') })]);
+  });
+
+  it('gives a sandbox run\'s MCP token the seed\'s lifetime', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    const min = 60_000;
+    expect(mcpTokenTtlMs(undefined, now)).toBe(120 * min);
+    expect(mcpTokenTtlMs(now + 30 * min, now)).toBe(35 * min);
+    expect(mcpTokenTtlMs(now - 60 * min, now)).toBe(5 * min);
+    expect(mcpTokenTtlMs(now + 48 * 60 * min, now)).toBe(24 * 60 * min);
   });
 });

@@ -29,7 +29,7 @@ import { dirName } from '../../vfs/vfs.manager.ts';
 import type { VfsManager } from '../../vfs/index.ts';
 import { SESSION_TOKEN_PARAM } from '../../mcp/session-token.ts';
 import { createChannel, type Channel } from './channel.ts';
-import type { WorkerTokens } from './worker-token.ts';
+import { mcpTokenTtlMs, type WorkerTokens } from './worker-token.ts';
 
 /**
  * Sandbox workers (profile `workerMode: "sandbox"`): one worker per session, launched on a substrate, driven over
@@ -80,6 +80,8 @@ interface Entry {
   runtime: string;
   /** The model provider of the session's profile: the only one its worker is forwarded to. */
   provider: string | undefined;
+  /** The base URL of the active run's per-run model (the /v1 agents API), reached as `/provider/override`. */
+  override: string | undefined;
   substrate: WorkerSubstrate;
   dir: string;
   socketPath: string;
@@ -174,6 +176,7 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     return async (req: Request): Promise<Response> => {
       const url = new URL(req.url);
       const provider = /^\/provider\/([a-z-]+)(\/.*)?$/.exec(url.pathname);
+      if (provider && provider[1] === 'override' && entry.override) return forward(entry.override, 'the run\'s model', provider[2] ?? '', url.search, req);
       if (provider && provider[1] === entry.provider) return forwardToProvider(provider[1], provider[2] ?? '', url.search, req);
       if (url.pathname.startsWith(`/worker/sessions/${id}/`) || url.pathname === `/runner/sessions/${id}/mcp`) return deps.callbacks(req);
       return Response.json({ error: `not reachable from a sandbox worker: ${url.pathname}` }, { status: 404 });
@@ -184,6 +187,10 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     const vars = PROVIDER_VARS[name];
     const base = vars && (deps.providerEnv[vars.base] || vars.defaultBase);
     if (!base) return Response.json({ error: `model provider ${name} is not configured on this runner` }, { status: 404 });
+    return forward(base, `model provider ${name}`, rest, search, req);
+  }
+
+  async function forward(base: string, name: string, rest: string, search: string, req: Request): Promise<Response> {
     const headers = new Headers(req.headers);
     headers.delete('host');
     headers.delete('connection');
@@ -201,7 +208,7 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
       out.delete('content-length');
       return new Response(res.body, { status: res.status, headers: out });
     } catch (err) {
-      return Response.json({ error: `model provider ${name} unreachable: ${describeError(err)}` }, { status: 502 });
+      return Response.json({ error: `${name} unreachable: ${describeError(err)}` }, { status: 502 });
     }
   }
 
@@ -213,7 +220,7 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     const socketDir = socketDirOf(rec.id);
     mkdirSync(socketDir, { recursive: true, mode: 0o700 });
     entry = {
-      sessionId: rec.id, tenant: rec.tenant, runtime: rec.runtime, provider: providerOf(rec), substrate, dir, socketPath: join(socketDir, 'runner.sock'), server: undefined,
+      sessionId: rec.id, tenant: rec.tenant, runtime: rec.runtime, provider: providerOf(rec), override: undefined, substrate, dir, socketPath: join(socketDir, 'runner.sock'), server: undefined,
       worker: undefined, polled: false, paused: false, pausing: undefined, queue: [], waiters: new Set(), active: undefined, bundle: undefined,
       idle: undefined, startedAt: new Date().toISOString(),
     };
@@ -332,8 +339,11 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
       await entry.pausing;
       runnerUrl = await substrate.runnerUrlFor({ sessionId: rec.id });
       // the run is refused before anything starts when no token can be minted (no or bad signing key)
-      const mcpToken = await deps.tokens.mint('svc-mcp', { tenant: rec.tenant, sessionId: rec.id });
+      const mcpToken = await deps.tokens.mint('svc-mcp', { tenant: rec.tenant, sessionId: rec.id }, mcpTokenTtlMs(undefined));
       request = body(`${runnerUrl}/runner/sessions/${encodeURIComponent(rec.id)}/mcp?${SESSION_TOKEN_PARAM}=${mcpToken}`);
+      // a per-run model address is reached through the session's socket too, for this run only
+      entry.override = request.modelOverride?.baseUrl;
+      if (request.modelOverride?.baseUrl) request = { ...request, modelOverride: { ...request.modelOverride, baseUrl: `${runnerUrl}/provider/override` } };
       if (!entry.worker || substrate.state(entry.worker) !== 'running') await launch(entry, rec, runnerUrl);
     } catch (err) {
       yield runEvent('error', { message: `sandbox worker unavailable: ${describeError(err)}` });
@@ -368,7 +378,10 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
         active.stopUpload?.();
         active.channel.end();
       }
-      if (entry.active === active) entry.active = undefined;
+      if (entry.active === active) {
+        entry.active = undefined;
+        entry.override = undefined;
+      }
       if (entries.get(entry.sessionId) === entry) scheduleIdle(entry);
     }
   }

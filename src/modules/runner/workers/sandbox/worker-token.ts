@@ -12,6 +12,16 @@ import { unauthorized } from '../../../../shared/errors.ts';
 export type WorkerTokenAudience = 'svc-worker' | 'svc-mcp';
 
 export const MCP_TOKEN_TTL_MS = 2 * 3_600_000;
+const MCP_GRACE_MS = 5 * 60_000;
+
+/**
+ * Lifetime of a sandbox run's MCP token (seed 000, "Limits"): 2 hours for a run without a deadline; with one, the
+ * time left plus 5 minutes' grace, at least 5 minutes and at most 24 hours. Runs carry no deadline yet.
+ */
+export function mcpTokenTtlMs(deadlineMs: number | undefined, now = Date.now()): number {
+  if (deadlineMs === undefined) return MCP_TOKEN_TTL_MS;
+  return Math.min(Math.max(deadlineMs - now + MCP_GRACE_MS, MCP_GRACE_MS), WORKER_TOKEN_TTL_MS);
+}
 /** The variable that configures the key; named in the error of a run that could not get a token. */
 export const SIGNING_CONFIG = 'SVC_WORKER_TOKEN_SECRET';
 /** HS256 wants a key of at least 256 bits. */
