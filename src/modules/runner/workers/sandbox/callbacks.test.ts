@@ -34,6 +34,8 @@ function manualSubstrate() {
     return worker;
   };
   const find = (w: LaunchedWorker) => launched.find((l) => l.worker === w)!;
+  /** Set to make the substrate unreachable: it cannot tell whether a worker is there. */
+  const control = { unreachable: false };
   const substrate: WorkerSubstrate = {
     id: 'manual',
     ready: async () => ({ offered: true, detail: 'the test plays the worker' }),
@@ -43,9 +45,9 @@ function manualSubstrate() {
     resume: start,
     pause: async (w) => find(w).exit(),
     stop: async (w) => find(w).exit(),
-    state: (w) => (find(w).gone ? 'gone' : 'running'),
+    state: (w) => (control.unreachable ? 'unknown' : find(w).gone ? 'gone' : 'running'),
   };
-  return { substrate, launched, launchedCount };
+  return { substrate, launched, launchedCount, control };
 }
 
 async function setup(over: { secret?: string | null; limits?: Record<string, number>; pollMs?: number } = {}) {
@@ -214,6 +216,31 @@ describe('the callback protocol', () => {
     expect(await got.text()).toBe('[{"role":"user","content":"hi"}]');
     const over = await w.state('x'.repeat(2048));
     expect(over.status).toBe(413);
+  });
+});
+
+describe('leases over the protocol', () => {
+  it('reads starting until the worker polls, running after, unknown while the substrate cannot tell, gone once invalidated', async () => {
+    const { runner: r, sessionId, manual } = await setup();
+    const lease = async () => (await call(r, 'GET', `/runner/sessions/${sessionId}/worker`, { tenant: TENANT })).json();
+    expect((await call(r, 'GET', `/runner/sessions/${sessionId}/worker`, { tenant: TENANT })).status).toBe(404);
+    const events = startRun(r, sessionId, 'run-1');
+    await manual.launchedCount(1);
+    expect(await lease()).toMatchObject({ sessionId, substrate: 'manual', workerId: 'manual-1', runtime: 'general', state: 'starting' });
+    const w = worker(r, sessionId, manual.launched[0].spec.env.SVC_WORKER_TOKEN);
+    await w.next();
+    expect(await lease()).toMatchObject({ state: 'running' });
+    manual.control.unreachable = true;
+    expect(await lease()).toMatchObject({ state: 'unknown' });
+    manual.control.unreachable = false;
+    await w.events('run-1', line({ type: 'result', message: 'ok' }));
+    await events;
+    const res = await call(r, 'POST', '/runner/sandbox-events/invalidate', { body: { provider: 'manual', sandboxId: 'manual-1' } });
+    expect(await res.json()).toEqual({ invalidated: 1 });
+    expect(await lease()).toMatchObject({ state: 'gone' });
+    // another tenant does not see it
+    expect((await call(r, 'GET', `/runner/sessions/${sessionId}/worker`, { tenant: 'globex' })).status).toBe(404);
+    expect(await (await call(r, 'GET', '/runner/worker/leases', { tenant: 'globex' })).json()).toEqual([]);
   });
 });
 

@@ -506,11 +506,12 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     run,
     lease(sessionId, tenant) {
       const entry = entries.get(sessionId);
-      if (!entry || (tenant !== undefined && entry.tenant !== tenant)) return undefined;
+      // a session whose worker was never launched (before its first run, or refused) has no lease
+      if (!entry?.worker || (tenant !== undefined && entry.tenant !== tenant)) return undefined;
       return toLease(entry);
     },
     leases(tenant) {
-      return [...entries.values()].filter((e) => tenant === undefined || e.tenant === tenant).map(toLease).sort((a, b) => a.sessionId.localeCompare(b.sessionId));
+      return [...entries.values()].filter((e) => e.worker && (tenant === undefined || e.tenant === tenant)).map(toLease).sort((a, b) => a.sessionId.localeCompare(b.sessionId));
     },
     async invalidate(provider, sandboxId) {
       let n = 0;
