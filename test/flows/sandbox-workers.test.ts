@@ -20,7 +20,10 @@ const SECRET = 'worker-token-secret-for-the-tests-0123456789';
 beforeAll(async () => {
   fake = await startFakeProvider();
 });
-afterEach(() => stopAll());
+afterEach(async () => {
+  delete process.env.SVC_TEST_CANARY;
+  await stopAll();
+});
 afterAll(() => fake.close());
 
 async function setup(over: Record<string, unknown> = {}) {
@@ -152,7 +155,6 @@ describe('sandbox workers', () => {
       const devices = readFileSync(`/proc/${pid}/net/dev`, 'utf8').split('\n').slice(2).map((l) => l.trim().split(':')[0]).filter(Boolean);
       expect(devices).toEqual(['lo']);
     }
-    delete process.env.SVC_TEST_CANARY;
   }, 60_000);
 
   it("lets a worker's network reach only the runner's callbacks for its own session and its model provider", async () => {
