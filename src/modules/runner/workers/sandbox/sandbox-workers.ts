@@ -224,13 +224,19 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
       worker: undefined, polled: false, paused: false, pausing: undefined, queue: [], waiters: new Set(), active: undefined, bundle: undefined,
       idle: undefined, startedAt: new Date().toISOString(),
     };
-    entries.set(rec.id, entry);
     const server = createServer(getRequestListener(socketHandler(entry)));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(entry.socketPath, () => resolve());
     });
     entry.server = server;
+    // registered once its socket listens: a failed start leaves nothing half-made behind
+    const raced = entries.get(rec.id);
+    if (raced) {
+      server.close();
+      return raced;
+    }
+    entries.set(rec.id, entry);
     return entry;
   }
 
