@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getRequestListener } from '@hono/node-server';
 import { isTerminal, runEvent, type RunEvent } from '../../../../contracts/run-event.ts';
 import {
   EVENT_LINE_LIMIT_BYTES,
@@ -29,6 +28,9 @@ import { dirName } from '../../vfs/vfs.manager.ts';
 import type { VfsManager } from '../../vfs/index.ts';
 import { SESSION_TOKEN_PARAM } from '../../mcp/session-token.ts';
 import { createChannel, type Channel } from './channel.ts';
+import { createCommandQueue, type CommandQueue } from './command-queue.ts';
+import { readEventUpload, UploadError, type UploadLimits } from './event-upload.ts';
+import { listenWorkerSocket, providerEnvFor, providerOf } from './worker-socket.ts';
 import { mcpTokenTtlMs, type WorkerTokens } from './worker-token.ts';
 
 /**
@@ -55,11 +57,6 @@ export interface SandboxWorkersDeps {
   limits?: Partial<UploadLimits>;
 }
 
-export interface UploadLimits {
-  lineBytes: number;
-  totalBytes: number;
-  maxMs: number;
-}
 
 interface ActiveRun {
   runId: string;
@@ -70,9 +67,6 @@ interface ActiveRun {
   stopUpload?: () => void;
 }
 
-interface Waiter {
-  give(cmd: WorkerCommand): boolean;
-}
 
 interface Entry {
   sessionId: string;
@@ -91,37 +85,16 @@ interface Entry {
   polled: boolean;
   paused: boolean;
   pausing: Promise<void> | undefined;
-  queue: WorkerCommand[];
-  waiters: Set<Waiter>;
+  commands: CommandQueue;
   active: ActiveRun | undefined;
   bundle: StateBundle | undefined;
   idle: NodeJS.Timeout | undefined;
   startedAt: string;
 }
 
-/** The provider variables of each model provider: [base URL, key, default base URL]. */
-const PROVIDER_VARS: Record<string, { base: string; key: string; defaultBase?: string }> = {
-  openai: { base: 'OPENAI_BASE_URL', key: 'OPENAI_API_KEY', defaultBase: 'https://api.openai.com/v1' },
-  anthropic: { base: 'ANTHROPIC_BASE_URL', key: 'ANTHROPIC_API_KEY', defaultBase: 'https://api.anthropic.com/v1' },
-  'openai-compatible': { base: 'OPENAI_COMPATIBLE_BASE_URL', key: 'OPENAI_COMPATIBLE_API_KEY' },
-};
 const PAUSE_GRACE_MS = 10_000;
-
-/** `openai-compatible` of `openai-compatible:fake-model`; undefined for a model without a known provider. */
-function providerOf(rec: SessionRecord): string | undefined {
-  const model = rec.profile.model ?? '';
-  const name = model.slice(0, Math.max(0, model.indexOf(':')));
-  return Object.hasOwn(PROVIDER_VARS, name) ? name : undefined;
-}
 const log = createLogger('runner:sandbox-workers');
 
-export class UploadError extends Error {
-  readonly status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.status = status;
-  }
-}
 
 export interface SandboxWorkers {
   /** Sorted ids of the substrates this runner can launch workers on now. */
@@ -148,6 +121,8 @@ export interface SandboxWorkers {
   storeState(sessionId: string, bundle: StateBundle): void;
 }
 
+export { UploadError, type UploadLimits };
+
 export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
   const limits: UploadLimits = { lineBytes: EVENT_LINE_LIMIT_BYTES, totalBytes: EVENT_UPLOAD_LIMIT_BYTES, maxMs: EVENT_UPLOAD_MAX_MS, ...deps.limits };
   const entries = new Map<string, Entry>();
@@ -170,48 +145,6 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     return substrate;
   }
 
-  /** What arrives on a session's callback socket: its callbacks, its MCP endpoint, and its model provider. */
-  function socketHandler(entry: Entry) {
-    const id = encodeURIComponent(entry.sessionId);
-    return async (req: Request): Promise<Response> => {
-      const url = new URL(req.url);
-      const provider = /^\/provider\/([a-z-]+)(\/.*)?$/.exec(url.pathname);
-      if (provider && provider[1] === 'override' && entry.override) return forward(entry.override, 'the run\'s model', provider[2] ?? '', url.search, req);
-      if (provider && provider[1] === entry.provider) return forwardToProvider(provider[1], provider[2] ?? '', url.search, req);
-      if (url.pathname.startsWith(`/worker/sessions/${id}/`) || url.pathname === `/runner/sessions/${id}/mcp`) return deps.callbacks(req);
-      return Response.json({ error: `not reachable from a sandbox worker: ${url.pathname}` }, { status: 404 });
-    };
-  }
-
-  async function forwardToProvider(name: string, rest: string, search: string, req: Request): Promise<Response> {
-    const vars = PROVIDER_VARS[name];
-    const base = vars && (deps.providerEnv[vars.base] || vars.defaultBase);
-    if (!base) return Response.json({ error: `model provider ${name} is not configured on this runner` }, { status: 404 });
-    return forward(base, `model provider ${name}`, rest, search, req);
-  }
-
-  async function forward(base: string, name: string, rest: string, search: string, req: Request): Promise<Response> {
-    const headers = new Headers(req.headers);
-    headers.delete('host');
-    headers.delete('connection');
-    try {
-      const res = await fetch(base.replace(/\/+$/, '') + rest + search, {
-        method: req.method,
-        headers,
-        body: req.body,
-        signal: req.signal,
-        ...(req.body ? { duplex: 'half' } : {}),
-      } as RequestInit);
-      const out = new Headers(res.headers);
-      // fetch has decoded the body already
-      out.delete('content-encoding');
-      out.delete('content-length');
-      return new Response(res.body, { status: res.status, headers: out });
-    } catch (err) {
-      return Response.json({ error: `${name} unreachable: ${describeError(err)}` }, { status: 502 });
-    }
-  }
-
   async function ensureEntry(rec: SessionRecord, substrate: WorkerSubstrate): Promise<Entry> {
     let entry = entries.get(rec.id);
     if (entry) return entry;
@@ -221,14 +154,11 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     mkdirSync(socketDir, { recursive: true, mode: 0o700 });
     entry = {
       sessionId: rec.id, tenant: rec.tenant, runtime: rec.runtime, provider: providerOf(rec), override: undefined, substrate, dir, socketPath: join(socketDir, 'runner.sock'), server: undefined,
-      worker: undefined, polled: false, paused: false, pausing: undefined, queue: [], waiters: new Set(), active: undefined, bundle: undefined,
+      worker: undefined, polled: false, paused: false, pausing: undefined, commands: createCommandQueue(), active: undefined, bundle: undefined,
       idle: undefined, startedAt: new Date().toISOString(),
     };
-    const server = createServer(getRequestListener(socketHandler(entry)));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(entry.socketPath, () => resolve());
-    });
+    const e = entry;
+    const server = await listenWorkerSocket(entry.socketPath, { sessionId: rec.id, provider: entry.provider, override: () => e.override }, deps);
     entry.server = server;
     // registered once its socket listens: a failed start leaves nothing half-made behind
     const raced = entries.get(rec.id);
@@ -258,14 +188,6 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     startedAt: entry.worker?.startedAt ?? entry.startedAt,
   });
 
-  function enqueue(entry: Entry, cmd: WorkerCommand): void {
-    for (const w of entry.waiters) {
-      entry.waiters.delete(w);
-      if (w.give(cmd)) return;
-    }
-    entry.queue.push(cmd);
-  }
-
   /** The worker's environment: outbound mode for this session, and its own model provider only. */
   async function workerEnv(rec: SessionRecord, runnerUrl: string): Promise<Record<string, string>> {
     const token = await deps.tokens.mint('svc-worker', { tenant: rec.tenant, sessionId: rec.id });
@@ -277,13 +199,7 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
       MODE: rec.runtime,
       SVC_LOG_LEVEL: 'warn',
     };
-    const provider = providerOf(rec);
-    const vars = provider ? PROVIDER_VARS[provider] : undefined;
-    if (vars && (deps.providerEnv[vars.base] || vars.defaultBase)) {
-      env[vars.base] = `${runnerUrl}/provider/${provider}`;
-      if (deps.providerEnv[vars.key]) env[vars.key] = deps.providerEnv[vars.key];
-    }
-    return env;
+    return { ...env, ...providerEnvFor(providerOf(rec), deps.providerEnv, runnerUrl) };
   }
 
   async function launch(entry: Entry, rec: SessionRecord, runnerUrl: string): Promise<void> {
@@ -298,7 +214,7 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     }
     entry.polled = false;
     entry.paused = false;
-    entry.queue = [];
+    entry.commands.drop();
     const worker = entry.worker;
     log.info(resuming ? 'sandbox worker resumed' : 'sandbox worker launched', { sessionId: rec.id, workerId: worker.workerId, substrate: entry.substrate.id });
     worker.exited.then(({ code, signal }) => {
@@ -309,8 +225,7 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
         active.channel.push(runEvent('error', { message: `sandbox worker exited (${signal ?? `code ${code}`}) before the run finished${tail ? `: ${tail.split('\n').slice(-3).join(' | ')}` : ''}` }));
         active.channel.end();
       }
-      for (const w of entry.waiters) w.give({ protocol: 1, command: 'shutdown' });
-      entry.waiters.clear();
+      entry.commands.answerWaiting({ protocol: 1, command: 'shutdown' });
     });
   }
 
@@ -324,8 +239,8 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     const worker = entry.worker;
     if (entry.active || !worker || entry.substrate.state(worker) !== 'running' || entry.pausing) return entry.pausing ?? Promise.resolve();
     entry.pausing = (async () => {
-      enqueue(entry, { protocol: 1, command: 'export_state' });
-      enqueue(entry, { protocol: 1, command: 'shutdown' });
+      entry.commands.push({ protocol: 1, command: 'export_state' });
+      entry.commands.push({ protocol: 1, command: 'shutdown' });
       await entry.substrate.pause(worker, PAUSE_GRACE_MS);
       if (entry.worker === worker) entry.paused = true;
       log.info('sandbox worker paused', { sessionId: entry.sessionId, workerId: worker.workerId });
@@ -361,12 +276,12 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
       active.cancelled = true;
       active.stopUpload?.();
       // a run command not yet taken is withdrawn
-      entry.queue = entry.queue.filter((c) => !(c.command === 'run' && c.runId === runId));
+      entry.commands.drop((c) => c.command === 'run' && c.runId === runId);
       active.channel.end();
     };
     signal.addEventListener('abort', onAbort, { once: true });
     if (signal.aborted) onAbort();
-    enqueue(entry, { protocol: 1, command: 'run', runId, run: request });
+    entry.commands.push({ protocol: 1, command: 'run', runId, run: request });
     if (entry.worker && entry.substrate.state(entry.worker) === 'gone' && !active.channel.ended) {
       const tail = entry.worker.stderrTail();
       active.channel.push(runEvent('error', { message: `sandbox worker exited before taking the run${tail ? `: ${tail.split('\n').slice(-3).join(' | ')}` : ''}` }));
@@ -400,76 +315,10 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
       throw new UploadError(409, `stale or cancelled run: ${runId || '(no X-Svc-Run-Id)'} is not the active run of session ${sessionId}`);
     }
     active.uploading = true;
-    if (!body) {
-      active.channel.push(runEvent('error', { message: 'run cancelled: the worker closed its event upload before a result' }));
-      active.channel.end();
-      return;
-    }
-    const reader = body.getReader();
-    let failure: UploadError | undefined;
-    const stop = (err: UploadError) => {
-      failure ??= err;
-      reader.cancel().catch(() => {});
-    };
-    active.stopUpload = () => stop(new UploadError(409, `run ${runId} was cancelled`));
-    const timer = setTimeout(() => stop(new UploadError(408, `event upload open longer than ${Math.round(limits.maxMs / 60_000)} minutes`)), limits.maxMs);
-    let total = 0;
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
-    let terminal = false;
-    let lineNo = 0;
-    const handleLine = (line: Buffer) => {
-      lineNo++;
-      const text = line.toString('utf8').trim();
-      if (!text || terminal) return;
-      let event: RunEvent;
-      try {
-        event = JSON.parse(text) as RunEvent;
-        if (!event || typeof event !== 'object' || typeof event.type !== 'string') throw new Error('no type');
-      } catch {
-        return stop(new UploadError(400, `event upload: line ${lineNo} is not a run event`));
-      }
-      active.channel.push({ ...event, ts: event.ts ?? new Date().toISOString() });
-      if (isTerminal(event)) terminal = true;
-    };
-    try {
-      while (!failure) {
-        const { value, done } = await reader.read();
-        if (done || failure) break;
-        total += value.byteLength;
-        if (total > limits.totalBytes) {
-          stop(new UploadError(413, `event upload over ${limits.totalBytes} bytes`));
-          break;
-        }
-        const chunk = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-        let start = 0;
-        while (!failure) {
-          const nl = chunk.indexOf(10, start);
-          const piece = chunk.subarray(start, nl < 0 ? chunk.length : nl);
-          if (pendingBytes + piece.length > limits.lineBytes) {
-            stop(new UploadError(413, `event upload line over ${limits.lineBytes} bytes`));
-            break;
-          }
-          if (nl < 0) {
-            if (piece.length) pending.push(Buffer.from(piece));
-            pendingBytes += piece.length;
-            break;
-          }
-          handleLine(pending.length ? Buffer.concat([...pending, piece]) : piece);
-          pending = [];
-          pendingBytes = 0;
-          start = nl + 1;
-        }
-      }
-      if (!failure && pendingBytes) handleLine(Buffer.concat(pending));
-    } catch (err) {
-      // the worker went away mid-upload: the same as closing it
-      log.debug('event upload broke', { sessionId, runId, error: describeError(err) });
-    } finally {
-      clearTimeout(timer);
-      active.stopUpload = undefined;
-      reader.releaseLock?.();
-    }
+    const { failure, terminal } = await readEventUpload(body, limits, {
+      onEvent: (event) => active.channel.push(event),
+      onStoppable: (stop) => (active.stopUpload = stop ? () => stop(new UploadError(409, `run ${runId} was cancelled`)) : undefined),
+    });
     if (failure && failure.status !== 409 && !active.channel.ended) {
       // a broken limit fails the run rather than letting it look complete
       active.channel.push(runEvent('error', { message: `sandbox worker ${failure.message} (${failure.status})` }));
@@ -495,7 +344,7 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     clearTimeout(entry.idle);
     entry.active?.channel.push(runEvent('error', { message: 'session shut down' }));
     entry.active?.channel.end();
-    for (const w of entry.waiters) w.give({ protocol: 1, command: 'shutdown' });
+    entry.commands.answerWaiting({ protocol: 1, command: 'shutdown' });
     if (entry.worker) await entry.substrate.stop(entry.worker).catch(() => {});
     await new Promise<void>((resolve) => (entry.server ? entry.server.close(() => resolve()) : resolve()));
     entry.server?.closeAllConnections();
@@ -552,28 +401,7 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
       const entry = entries.get(sessionId);
       if (!entry) return Promise.resolve({ protocol: 1, command: 'shutdown' });
       entry.polled = true;
-      const queued = entry.queue.shift();
-      if (queued) return Promise.resolve(queued);
-      return new Promise((resolve) => {
-        let timer: NodeJS.Timeout | undefined;
-        const waiter: Waiter = {
-          give(cmd) {
-            if (signal.aborted) return false;
-            done(cmd);
-            return true;
-          },
-        };
-        const done = (cmd: WorkerCommand | undefined) => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', onAbort);
-          entry.waiters.delete(waiter);
-          resolve(cmd);
-        };
-        const onAbort = () => done(undefined);
-        timer = setTimeout(() => done(undefined), deps.pollMs);
-        signal.addEventListener('abort', onAbort, { once: true });
-        entry.waiters.add(waiter);
-      });
+      return entry.commands.next(signal, deps.pollMs);
     },
     receiveEvents,
     storeState(sessionId, bundle) {
@@ -583,5 +411,5 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
   };
 }
 
-/** For the runner's info: `randomId` keeps run ids unique when a subtask names none. */
+/** A run id for a subtask that names none: the worker echoes it in X-Svc-Run-Id. */
 export const newRunId = () => `run-${randomId(16)}`;
