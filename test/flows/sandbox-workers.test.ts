@@ -296,3 +296,25 @@ describe('sandbox worker leases', () => {
     expect(refused).toEqual([expect.objectContaining({ type: 'error', message: expect.stringContaining('workerImage "svc:latest" is not supported by the process substrate') })]);
   }, 60_000);
 });
+
+describe('the SDK runtimes in sandbox workers', () => {
+  it('runs runtime_a (Claude Code) in a sandbox worker, reaching anthropic through the runner', { timeout: 90_000 }, async () => {
+    const dataDir = testDataDir();
+    const providerEnv = { ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'sk-ant-fake' };
+    const r = await startRunner({ dataDir, workerTokenSecret: SECRET, providerEnv });
+    await r.client.putProfile(TENANT, { name: 'claude', runtime: 'runtime_a', model: 'claude-sonnet-4-5', workerMode: 'sandbox' });
+    const sessionId = await r.client.createSession(TENANT, 'claude');
+    const events = await collect(await r.client.run(TENANT, { id: 'run-1', profile: 'claude', sessionId, prompt: 'hello claude' }));
+    expect(resultOf(events)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: hello claude' });
+  });
+
+  it('runs runtime_b (Codex) in a sandbox worker, reaching openai through the runner', { timeout: 90_000 }, async () => {
+    const dataDir = testDataDir();
+    const providerEnv = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: 'sk-fake' };
+    const r = await startRunner({ dataDir, workerTokenSecret: SECRET, providerEnv });
+    await r.client.putProfile(TENANT, { name: 'codex', runtime: 'runtime_b', model: 'gpt-5.5', workerMode: 'sandbox' });
+    const sessionId = await r.client.createSession(TENANT, 'codex');
+    const events = await collect(await r.client.run(TENANT, { id: 'run-1', profile: 'codex', sessionId, prompt: 'hello codex' }));
+    expect(resultOf(events)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: hello codex' });
+  });
+});

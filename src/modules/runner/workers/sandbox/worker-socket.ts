@@ -24,8 +24,13 @@ export const PROVIDER_VARS: Record<string, { base: string; key: string; defaultB
   'openai-compatible': { base: 'OPENAI_COMPATIBLE_BASE_URL', key: 'OPENAI_COMPATIBLE_API_KEY' },
 };
 
-/** `openai-compatible` of `openai-compatible:fake-model`; undefined for a model without a known provider. */
+/**
+ * The session's model provider: `runtime_a` (Claude Code) talks to anthropic and `runtime_b` (Codex) to openai; the
+ * `general` runtime names it in the model (`openai-compatible` of `openai-compatible:fake-model`).
+ */
 export function providerOf(rec: SessionRecord): string | undefined {
+  if (rec.runtime === 'runtime_a') return 'anthropic';
+  if (rec.runtime === 'runtime_b') return 'openai';
   const model = rec.profile.model ?? '';
   const name = model.slice(0, Math.max(0, model.indexOf(':')));
   return Object.hasOwn(PROVIDER_VARS, name) ? name : undefined;
