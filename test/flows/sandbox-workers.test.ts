@@ -279,6 +279,16 @@ describe('sandbox worker leases', () => {
     expect(resultOf(events)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: hello unisolated' });
   }, 60_000);
 
+  it("places a packaged skill's files where the sandbox worker and its commands see them", async () => {
+    const { client } = await setup();
+    const sessionId = await client.createSession(TENANT, 'sbx');
+    const skills = [{ name: 'greeter', body: 'Run run.sh to greet.', resources: [{ path: 'run.sh', content: Buffer.from('#!/bin/sh\necho hello from the skill\n').toString('base64'), executable: true }] }];
+    const events = await collect(await client.run(TENANT, { id: 'run-1', profile: 'sbx', sessionId, prompt: 'CALL_TOOL run_command {"command":"/work/.skills/greeter/run.sh"}' }, undefined, { skills }));
+    expect(toolOutput(events).output.structuredContent!.stdout).toBe('hello from the skill\n');
+    const pid = workerPid((await client.workerLease(TENANT, sessionId)) as Lease);
+    expect(readFileSync(`/proc/${pid}/root/work/.skills/greeter/run.sh`, 'utf8')).toContain('hello from the skill');
+  }, 60_000);
+
   it('reaches a per-run model address through the session socket, and refuses a workerImage the process substrate cannot honour', async () => {
     const { client } = await setup();
     const sessionId = await client.createSession(TENANT, 'sbx');

@@ -9,6 +9,8 @@ import { createSession, isSandboxSession, type SessionsDeps } from '../sessions/
 import { newRunId } from '../workers/sandbox/sandbox-workers.ts';
 import type { SessionRecord } from '../sessions/sessions.store.ts';
 import { SESSION_TOKEN_PARAM, type SessionTokens } from '../mcp/session-token.ts';
+import type { VfsView } from '../vfs/index.ts';
+import { carriesFiles, forWorker, writeSkillFiles } from './skill-files.ts';
 
 /**
  * One run on this runner: resolve the session, hand the subtask to the session's worker, forward its events. The
@@ -21,6 +23,8 @@ export interface RunsDeps extends SessionsDeps {
   tokens: SessionTokens;
   /** Aborted when the runner closes: every run in flight ends. */
   closing: AbortSignal;
+  /** The session's VirtualFS, where packaged skills' files are written before the worker starts. */
+  skillView?: (rec: SessionRecord) => VfsView;
 }
 
 export interface StartedRun {
@@ -63,8 +67,22 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
     log.info('run finished', { sessionId: rec.id, runId: subTask.id, outcome });
   };
 
+  /** Writes packaged skills' files into the session; an error message when they cannot be placed. */
+  async function placeSkillFiles(): Promise<string | undefined> {
+    if (!carriesFiles(extras.skills)) return undefined;
+    if (!deps.skillView) return 'this runner cannot place skill files';
+    try {
+      await writeSkillFiles(deps.skillView(rec), extras.skills!);
+    } catch (err) {
+      return `skill files could not be placed: ${describeError(err)}`;
+    }
+    return undefined;
+  }
+
   async function* fromWorker(): AsyncGenerator<RunEvent> {
     if (isSandboxSession(rec)) {
+      const failed = await placeSkillFiles();
+      if (failed) return yield runEvent('error', { message: failed });
       // the session's own worker, over the callback protocol; its MCP URL carries a worker token, minted there
       yield* deps.sandboxWorkers.run(rec, subTask.id ?? newRunId(), (mcpUrl) => workerBody(rec, subTask, extras, mcpUrl), ac.signal);
       return;
@@ -74,6 +92,8 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
       yield runEvent('error', { message: `no worker configured for runtime ${rec.runtime}` });
       return;
     }
+    const failed = await placeSkillFiles();
+    if (failed) return yield runEvent('error', { message: failed });
     let run;
     try {
       run = await endpoint.client.run(workerBody(rec, subTask, extras, sessionMcpUrl(deps.publicUrl, rec.id, deps.tokens)), ac.signal);
@@ -154,7 +174,7 @@ function workerBody(rec: SessionRecord, subTask: SubTask, extras: RunExtras, mcp
     profile: { name: p.name, runtime: p.runtime, systemPrompt: p.systemPrompt, tools: workerAllowlist(p.tools), model: p.model },
     subtask: { title: subTask.title ?? '', prompt: subTask.prompt ?? '', files: subTask.files },
     sessionMcpUrl: mcpUrl,
-    ...(skills?.length ? { skills } : {}),
+    ...(skills?.length ? { skills: forWorker(skills) } : {}),
     mcpServers,
     ...(extras.model ? { modelOverride: extras.model } : {}),
   };
