@@ -177,7 +177,12 @@ describe('sandbox workers', () => {
     expect(await connect('127.0.0.1', new URL(fake.url).port)).not.toBe(0);
     expect(await connect('1.1.1.1', 80)).not.toBe(0);
     // its relay (127.0.0.1:7070 inside) leads to the runner's socket for this session, which answers only that
-    const curl = async (path: string, method = 'GET') => (await inside(`curl -s -m 10 -X ${method} -o /dev/null -w '%{http_code}' http://127.0.0.1:7070${path}`)).stdout;
+    // a bare HTTP/1.0 request from bash (no client program needed): the status code of the answer
+    const curl = async (path: string, method = 'GET') => {
+      const request = `${method} ${path} HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\nContent-Length: 0\\r\\n\\r\\n`;
+      const { stdout } = await inside(`exec 3<>/dev/tcp/127.0.0.1/7070 && printf '${request}' >&3 && timeout 10 head -n 1 <&3`);
+      return /^HTTP\/1\.[01] (\d{3})/.exec(stdout)?.[1] ?? stdout;
+    };
     expect(await curl('/runner/info')).toBe('404');
     expect(await curl('/runner/worker/leases')).toBe('404');
     expect(await curl(`/worker/sessions/${b}/next-run`)).toBe('404');
