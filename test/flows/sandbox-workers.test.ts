@@ -269,6 +269,13 @@ describe('sandbox worker leases', () => {
     expect(resultOf(events)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: which colour?' });
     expect(promptsSeen()).toEqual(['my favourite colour is teal', 'which colour?']);
 
+    // hydrated again while its worker idles: the worker holding the old conversation makes way for one starting from the bundle
+    const replaced = [{ role: 'user', content: 'my favourite colour is crimson' }, { role: 'assistant', content: [{ type: 'text', text: 'noted' }] }];
+    await client.hydrate(TENANT, sessionId, { profileName: 'sbx', runtimeSessionId: sessionId, stateContentType: 'application/json', stateB64: Buffer.from(JSON.stringify(replaced)).toString('base64') });
+    expect(await client.workerLease(TENANT, sessionId)).toMatchObject({ state: 'paused' });
+    await collect(await client.run(TENANT, { id: 'run-2', profile: 'sbx', sessionId, prompt: 'which colour now?' }));
+    expect(promptsSeen()).toEqual(['my favourite colour is crimson', 'which colour now?']);
+
     const pid = workerPid((await client.workerLease(TENANT, sessionId)) as Lease);
     await client.deleteSession(TENANT, sessionId);
     await expect(client.workerLease(TENANT, sessionId)).rejects.toThrow(/no sandbox worker/);

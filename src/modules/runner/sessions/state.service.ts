@@ -52,14 +52,10 @@ export async function hydrate(deps: StateDeps, tenant: string, sessionId: string
   const runtime = existing?.runtime ?? profile.runtime;
   const runtimeSessionId = body.runtimeSessionId ?? '';
 
-  if (bytes && profile.workerMode === 'sandbox' && !existing) {
-    const rec = deps.sessions.create(tenant, sessionId, profile, runtimeSessionId);
-    deps.metrics.sessionCreated();
-    deps.sandboxWorkers.hydrate(rec, { bytes, contentType: body.stateContentType || stateContentType(runtime), runtimeSessionId });
-    return;
-  }
-  if (bytes && existing && isSandboxSession(existing)) {
-    deps.sandboxWorkers.hydrate(existing, { bytes, contentType: body.stateContentType || stateContentType(runtime), runtimeSessionId });
+  const sandboxed = existing ? isSandboxSession(existing) : profile.workerMode === 'sandbox';
+  if (bytes && sandboxed) {
+    // where the session's next sandbox worker starts from (written before the record changes, like an import)
+    await deps.sandboxWorkers.hydrate({ id: sessionId, runtime }, { bytes, contentType: body.stateContentType || stateContentType(runtime), runtimeSessionId });
   } else if (bytes) {
     const { endpoint } = deps.slots.slot(runtime);
     if (!endpoint) throw unavailable(`cannot hydrate state: no worker configured for runtime ${runtime}`);

@@ -111,7 +111,8 @@ export interface SandboxWorkers {
   invalidate(provider: string, sandboxId: string): Promise<number>;
   /** The latest state bundle the worker uploaded (or the runner hydrated). */
   state(sessionId: string): StateBundle | undefined;
-  hydrate(rec: SessionRecord, bundle: StateBundle): void;
+  /** Puts a bundle where the session's next worker starts from; a live idle worker is stopped first (it holds the old state). */
+  hydrate(session: { id: string; runtime: string }, bundle: StateBundle): Promise<void>;
   release(sessionId: string): Promise<void>;
   close(): Promise<void>;
   /** Callback handlers (routes in callbacks.routes.ts); the token has been checked. */
@@ -379,10 +380,18 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
       return n;
     },
     state: (sessionId) => entries.get(sessionId)?.bundle,
-    hydrate(rec, bundle) {
+    async hydrate(rec, bundle) {
       const dir = join(deps.dataDir, 'sandboxes', dirName(rec.id));
       const entry = entries.get(rec.id);
       if (entry) {
+        clearTimeout(entry.idle);
+        await entry.pausing;
+        const worker = entry.worker;
+        if (worker && entry.substrate.state(worker) === 'running') {
+          // stopped without a last save (which would overwrite the bundle); the next run resumes from the bundle
+          await entry.substrate.stop(worker);
+          if (entry.worker === worker) entry.paused = true;
+        }
         entry.bundle = bundle;
         writeStateToDisk(entry, bundle);
         return;
