@@ -94,6 +94,8 @@ export interface Config {
     workerIdleMs?: number;
     /** SVC_WORKER_POLL_MS: how long a sandbox worker's `next-run` long-poll waits before 204 (default 25 s). */
     workerPollMs?: number;
+    /** SVC_WORKER_START_TIMEOUT_MS: a sandbox worker that has not polled this long after launch is stopped and its run fails (default 60 s). */
+    workerStartTimeoutMs?: number;
     /** SVC_WORKER_TOKEN_SECRET: the key worker tokens are signed with (at least 32 bytes; generated per process in dev). */
     workerTokenSecret?: string;
     /** The model provider variables sandbox workers are given (their own provider's only) and reach through the runner. */
@@ -312,6 +314,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       workerSubstrate: pick('SVC_WORKER_SUBSTRATE', env.SVC_WORKER_SUBSTRATE, ['process', 'container', 'hosted_a', 'hosted_b'] as const, 'process'),
       workerIdleMs: int('SVC_WORKER_IDLE_MS', env.SVC_WORKER_IDLE_MS, 300_000, 100, 86_400_000),
       workerPollMs: int('SVC_WORKER_POLL_MS', env.SVC_WORKER_POLL_MS, 25_000, 100, 300_000),
+      workerStartTimeoutMs: int('SVC_WORKER_START_TIMEOUT_MS', env.SVC_WORKER_START_TIMEOUT_MS, 60_000, 100, 3_600_000),
       workerTokenSecret: env.SVC_WORKER_TOKEN_SECRET || undefined,
       providerEnv,
     },

@@ -122,6 +122,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     pools,
     idleMs: deps.config.workerIdleMs ?? 300_000,
     pollMs: deps.config.workerPollMs ?? 25_000,
+    startTimeoutMs: deps.config.workerStartTimeoutMs,
     stateCapBytes: deps.config.stateCapBytes,
     limits: deps.uploadLimits,
   });

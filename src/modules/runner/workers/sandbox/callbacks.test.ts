@@ -50,10 +50,10 @@ function manualSubstrate() {
   return { substrate, launched, launchedCount, control };
 }
 
-async function setup(over: { secret?: string | null; limits?: Record<string, number>; pollMs?: number } = {}) {
+async function setup(over: { secret?: string | null; limits?: Record<string, number>; pollMs?: number; startTimeoutMs?: number } = {}) {
   const manual = manualSubstrate();
   runner = makeRunner({
-    config: { workerTokenSecret: over.secret === null ? undefined : (over.secret ?? SECRET), workerSubstrate: 'manual', workerPollMs: over.pollMs ?? 60_000, stateCapBytes: 1024 },
+    config: { workerTokenSecret: over.secret === null ? undefined : (over.secret ?? SECRET), workerSubstrate: 'manual', workerPollMs: over.pollMs ?? 60_000, workerStartTimeoutMs: over.startTimeoutMs, stateCapBytes: 1024 },
     substrates: [manual.substrate],
     uploadLimits: over.limits,
   });
@@ -216,6 +216,16 @@ describe('the callback protocol', () => {
     expect(await got.text()).toBe('[{"role":"user","content":"hi"}]');
     const over = await w.state('x'.repeat(2048));
     expect(over.status).toBe(413);
+  });
+});
+
+describe('a worker that never starts', () => {
+  it('fails the run waiting for it and is stopped', async () => {
+    const { runner: r, sessionId, manual } = await setup({ startTimeoutMs: 100 });
+    const events = await startRun(r, sessionId, 'run-1');
+    expect(events).toEqual([expect.objectContaining({ type: 'error', message: 'sandbox worker did not start within 100 ms' })]);
+    expect(manual.launched[0].gone).toBe(true);
+    expect(await (await call(r, 'GET', `/runner/sessions/${sessionId}/worker`, { tenant: TENANT })).json()).toMatchObject({ state: 'gone' });
   });
 });
 

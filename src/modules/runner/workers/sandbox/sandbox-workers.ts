@@ -53,6 +53,8 @@ export interface SandboxWorkersDeps {
   pools: Registry<PoolSpec>;
   idleMs: number;
   pollMs: number;
+  /** A launched worker that has not polled within this long is stopped, and the run waiting for it fails (default 60 s). */
+  startTimeoutMs?: number;
   stateCapBytes: number;
   limits?: Partial<UploadLimits>;
 }
@@ -127,6 +129,7 @@ export { UploadError, type UploadLimits };
 export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
   const limits: UploadLimits = { lineBytes: EVENT_LINE_LIMIT_BYTES, totalBytes: EVENT_UPLOAD_LIMIT_BYTES, maxMs: EVENT_UPLOAD_MAX_MS, ...deps.limits };
   const entries = new Map<string, Entry>();
+  const startTimeoutMs = deps.startTimeoutMs ?? 60_000;
   // unix socket paths are short (108 bytes): they live in a folder of their own, not under the data folder
   let socketRoot: string | undefined;
   const socketDirOf = (sessionId: string) => {
@@ -217,6 +220,19 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     entry.paused = false;
     entry.commands.drop();
     const worker = entry.worker;
+    // a worker that never comes up must not leave its run waiting forever
+    const startTimer = setTimeout(() => {
+      if (entry.worker !== worker || entry.polled) return;
+      const active = entry.active;
+      if (active && !active.channel.ended) {
+        const tail = worker.stderrTail();
+        active.channel.push(runEvent('error', { message: `sandbox worker did not start within ${startTimeoutMs} ms${tail ? `: ${tail.split('\n').slice(-3).join(' | ')}` : ''}` }));
+        active.channel.end();
+      }
+      void entry.substrate.stop(worker).catch(() => {});
+    }, startTimeoutMs);
+    startTimer.unref();
+    void worker.exited.then(() => clearTimeout(startTimer));
     log.info(resuming ? 'sandbox worker resumed' : 'sandbox worker launched', { sessionId: rec.id, workerId: worker.workerId, substrate: entry.substrate.id });
     worker.exited.then(({ code, signal }) => {
       if (entry.worker !== worker) return;
