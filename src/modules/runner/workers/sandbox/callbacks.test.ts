@@ -199,6 +199,14 @@ describe('the callback protocol', () => {
     expect(out.at(-1)!.message).toMatch(/\(408\)$/);
   });
 
+  it('fails the run when the worker polls again without uploading it (the run command was lost)', async () => {
+    const { w, events } = await activeRun();
+    const again = w.poll();
+    expect((await events).at(-1)).toMatchObject({ type: 'error', message: 'the sandbox worker lost run run-1 (it polled again without uploading its events)' });
+    expect((await w.events('run-1', line({ type: 'result' }))).status).toBe(409);
+    void again;
+  });
+
   it('cancels the run when the worker closes its upload before a result', async () => {
     const { w, events } = await activeRun();
     expect((await w.events('run-1', line({ type: 'assistant', message: 'half' }))).status).toBe(204);

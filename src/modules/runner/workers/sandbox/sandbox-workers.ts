@@ -65,10 +65,11 @@ interface ActiveRun {
   channel: Channel<RunEvent>;
   cancelled: boolean;
   uploading: boolean;
+  /** The run command has been handed to a poll. */
+  delivered: boolean;
   /** Stops an upload in progress (the run was cancelled). */
   stopUpload?: () => void;
 }
-
 
 interface Entry {
   sessionId: string;
@@ -287,7 +288,7 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
       yield runEvent('error', { message: `sandbox worker unavailable: ${describeError(err)}` });
       return;
     }
-    const active: ActiveRun = { runId, channel: createChannel<RunEvent>(), cancelled: false, uploading: false };
+    const active: ActiveRun = { runId, channel: createChannel<RunEvent>(), cancelled: false, uploading: false, delivered: false };
     entry.active = active;
     const onAbort = () => {
       active.cancelled = true;
@@ -422,11 +423,19 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
       if (socketRoot) rmSync(socketRoot, { recursive: true, force: true });
     },
     tenantOf: (sessionId) => entries.get(sessionId)?.tenant,
-    nextCommand(sessionId, signal) {
+    async nextCommand(sessionId, signal) {
       const entry = entries.get(sessionId);
-      if (!entry) return Promise.resolve({ protocol: 1, command: 'shutdown' });
+      if (!entry) return { protocol: 1, command: 'shutdown' };
       entry.polled = true;
-      return entry.commands.next(signal, deps.pollMs);
+      // a worker polls again only once it is done with a run: one that took the run and never uploaded has lost it
+      const active = entry.active;
+      if (active?.delivered && !active.uploading && !active.channel.ended) {
+        active.channel.push(runEvent('error', { message: `the sandbox worker lost run ${active.runId} (it polled again without uploading its events)` }));
+        active.channel.end();
+      }
+      const cmd = await entry.commands.next(signal, deps.pollMs);
+      if (cmd?.command === 'run' && entry.active?.runId === cmd.runId) entry.active.delivered = true;
+      return cmd;
     },
     receiveEvents,
     storeState(sessionId, bundle) {
