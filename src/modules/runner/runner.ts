@@ -89,7 +89,7 @@ export interface Runner {
   close(): Promise<void>;
 }
 
-const CAPABILITIES = ['profiles', 'pools', 'sessions', 'runs', 'state', 'hydrate', 'topology', 'toolkit', 'mcp', 'vfs', 'skills'];
+const CAPABILITIES = ['profiles', 'pools', 'sessions', 'runs', 'state', 'hydrate', 'topology', 'toolkit', 'mcp', 'vfs', 'skills', 'sandbox-workers'];
 
 /**
  * The runner role: owns live sessions, executes runs through the configured sidecar workers and reports their health.
