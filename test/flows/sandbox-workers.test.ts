@@ -119,6 +119,8 @@ describe('sandbox workers', () => {
     expect(stdout).toContain(`ABSENT ${dataDir}`);
     expect(stdout).toContain('ABSENT /work/secret-a.txt');
     expect(stdout).toContain('ABSENT /root');
+    // nor its own worker's folder (its token lives in that process, its state there)
+    expect(stdout).toContain('ABSENT /var/svc');
     const env = /ENV (.*)/.exec(stdout)![1].trim().split(' ');
     expect(env.filter((name) => !['HOME', 'LANG', 'PATH', 'PWD', 'SHLVL', 'TMPDIR', '_'].includes(name))).toEqual([]);
     expect(stdout).toContain(`NET ${runnerPort} closed`);
