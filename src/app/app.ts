@@ -1,3 +1,5 @@
+import { buildOpenApi, operationsOf } from './openapi/openapi.ts';
+import { docsPage } from './openapi/docs-page.ts';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
@@ -121,6 +123,13 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       } else app.route('/', built.app);
       for (const m of built.mounts ?? []) app.route(m.prefix, m.app);
       fetches.set(name, inProcessFetch(built.app));
+    }
+    if (operationsOf(app).length) {
+      // the reference of what this process serves, generated once from the assembled routes on first read
+      let spec: ReturnType<typeof buildOpenApi> | undefined;
+      const reference = () => (spec ??= buildOpenApi(app, opts.version));
+      app.get('/openapi.json', (c) => c.json(reference()));
+      app.get('/docs', (c) => c.html(docsPage(reference() as Parameters<typeof docsPage>[0])));
     }
     app.get('/', rootIndex(app, opts.version));
   } catch (err) {

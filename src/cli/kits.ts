@@ -39,7 +39,7 @@ export default defineCommand({
       async run({ args }) {
         const { out, api } = openSession(args, { needKey: true });
         const items = await api.get<KitSummary[]>(`/api/templates?scope=${args.copied ? 'copied' : 'saved'}`);
-        printList(out, items, (k) => [k.slug, k.id, k.kind, `v${k.version}`, k.authorHandle, k.label]);
+        printList(out, items, (k) => [k.slug, k.id, k.kind, `v${k.version}`, k.authorHandle, k.label], ['slug', 'id', 'kind', 'version', 'author', 'label']);
       },
     }),
     show: defineCommand({
@@ -74,7 +74,7 @@ export default defineCommand({
           { body: args.target ? { targetName: args.target } : {} },
         );
         if (out.json) return out.data({ plan, ...data });
-        out.rows(plan.assets.map((a) => [a.kind, a.name, a.status, a.targetName]));
+        out.rows(plan.assets.map((a) => [a.kind, a.name, a.status, a.targetName]), ['kind', 'name', 'status', 'target']);
         if (!data.copied) return void out.log.info(`not copied: ${data.targetName} already exists`);
         out.log.success(`copied into ${data.targetName}: ${data.created!.map((c) => `${c.kind} ${c.name}`).join(', ') || 'nothing new'}`);
       },

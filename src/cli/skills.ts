@@ -40,7 +40,7 @@ function printDryRun(out: Output, d: DryRun): void {
     ['requiresSandbox', d.requiresSandbox],
     ['totalBytes', d.totalBytes],
   ]);
-  out.rows(d.resources.map((r) => [r.path, r.bytes, r.executable ? 'executable' : '-', r.contentType, r.sha256]));
+  out.rows(d.resources.map((r) => [r.path, r.bytes, r.executable ? 'executable' : '-', r.contentType, r.sha256]), ['path', 'bytes', 'mode', 'type', 'sha256']);
   for (const w of d.validation.warnings) out.log.warn(w.message);
   for (const e of d.validation.errors) out.log.error(e.message);
 }
@@ -86,7 +86,7 @@ export default defineCommand({
       async run({ args }) {
         const { out, api } = openSession(args, { needKey: true });
         const items = await api.get<Array<{ name: string; source: string; description: string }>>(`/api/skills?limit=${readLimit(args.limit)}`);
-        printList(out, items, (s) => [s.name, s.source, s.description]);
+        printList(out, items, (s) => [s.name, s.source, s.description], ['name', 'source', 'description']);
       },
     }),
     import: importCommand,

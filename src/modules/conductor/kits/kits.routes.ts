@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono, type Context } from 'hono';
 import { badRequest } from '../../../shared/errors.ts';
 import { parseJsonBody, parseWith, readJson } from '../../../shared/http.ts';
@@ -47,7 +48,7 @@ export function kitRoutes(deps: KitDeps, guards: Guards): Hono<IdentityEnv> {
   const member = guards.requireRole<IdentityEnv>('member', 'using kits');
   const templates = new Hono<IdentityEnv>()
     .use('*', member)
-    .get('/', async (c) => {
+    .get('/', doc({ body: CreateKit }), async (c) => {
       const scope = c.req.query('scope') ?? 'saved';
       if (scope !== 'saved' && scope !== 'copied') throw badRequest('scope: one of saved, copied');
       return c.json(await listKits(deps, tenantOf(c), scope));
@@ -58,7 +59,7 @@ export function kitRoutes(deps: KitDeps, guards: Guards): Hono<IdentityEnv> {
       return c.json(toWire(await createKit(deps, { tenantId: p.tenantId, tenantName: p.tenantName }, body)), 201);
     })
     .post('/preview', async (c) => c.json(await previewKit(deps, tenantOf(c), await readPreview(c))))
-    .get('/:slug', async (c) => {
+    .get('/:slug', doc({ body: PatchKit }), async (c) => {
       const kit = await readBySlug(deps, tenantOf(c), c.req.param('slug'), slugQuery(c));
       return c.json({ ...toWire(kit), ...(kit.tenantId === tenantOf(c) ? { stats: await kitStats(deps, kit.id) } : {}) });
     })
@@ -68,7 +69,7 @@ export function kitRoutes(deps: KitDeps, guards: Guards): Hono<IdentityEnv> {
       return noContent(c);
     })
     .get('/:slug/copy-plan', async (c) => c.json(await planCopy(deps, tenantOf(c), c.req.param('slug'), { ...slugQuery(c), targetName: c.req.query('targetName') || undefined })))
-    .post('/:slug/copy', async (c) => {
+    .post('/:slug/copy', doc({ body: CopyKit }), async (c) => {
       const { targetName } = (await c.req.text()).trim() ? await readJson(c, CopyKit) : { targetName: undefined };
       return c.json(await copyKitInto(deps, tenantOf(c), c.req.param('slug'), slugQuery(c), targetName));
     })
@@ -76,7 +77,7 @@ export function kitRoutes(deps: KitDeps, guards: Guards): Hono<IdentityEnv> {
   const kits = new Hono<IdentityEnv>()
     .use('*', member)
     .get('/:id', async (c) => c.json(toWire(await readById(deps, tenantOf(c), c.req.param('id')))))
-    .post('/:id/events', async (c) => {
+    .post('/:id/events', doc({ body: KitEvent }), async (c) => {
       await logEvent(deps, c.req.param('id'), (await readJson(c, KitEvent)).kind, true);
       return c.body(null, 204);
     });
@@ -90,7 +91,7 @@ export function kitPublicRoutes(deps: KitDeps, limiter: Limiter): Hono {
   const capped = limiter.middleware([{ scope: 'kit-events', limit: PUBLIC_EVENTS_PER_MINUTE, periodMs: 60_000, key: (c) => c.req.param('id') }]);
   return new Hono()
     .get('/api/public/templates/:slug', async (c) => c.json(toWire(await readBySlug(deps, null, c.req.param('slug'), slugQuery(c)))))
-    .get('/api/public/kits/:id', async (c) => c.json(toWire(await readById(deps, null, c.req.param('id')))))
+    .get('/api/public/kits/:id', doc({ body: KitEvent }), async (c) => c.json(toWire(await readById(deps, null, c.req.param('id')))))
     .post('/api/public/kits/:id/events', capped, async (c) => {
       await logEvent(deps, c.req.param('id'), (await readJson(c, KitEvent)).kind, false);
       return c.body(null, 204);

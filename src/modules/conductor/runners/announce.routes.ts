@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import * as v from 'valibot';
 import { INTERNAL_TOKEN_HEADER, RUNNER_ANNOUNCE_PATH } from '../../../contracts/runner.ts';
@@ -21,7 +22,7 @@ const Announce = v.object({ url: v.pipe(v.string('url: expected the runner’s p
  */
 export function announceRoutes(deps: { fleet: Fleet; broadcaster: Broadcaster; database: Database; internalToken: string; log: Logger }): Hono {
   const expected = `Bearer ${deps.internalToken}`;
-  return new Hono().post(RUNNER_ANNOUNCE_PATH, async (c) => {
+  return new Hono().post(RUNNER_ANNOUNCE_PATH, doc({ body: Announce }), async (c) => {
     if (!safeEqual(c.req.header(INTERNAL_TOKEN_HEADER) ?? '', expected)) throw unauthorized(`invalid or missing internal token (${INTERNAL_TOKEN_HEADER})`);
     const { url } = await readJson(c, Announce);
     const member = deps.fleet.byUrl(url.replace(/\/+$/, ''));

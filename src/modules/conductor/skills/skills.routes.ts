@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
@@ -18,7 +19,7 @@ import { readUpload } from './skill-upload.ts';
  */
 export function skillRoutes(deps: { db: Kysely<DB> }): Hono<IdentityEnv> {
   return new Hono<IdentityEnv>()
-    .post('/', async (c) => {
+    .post('/', doc({ body: SkillBody }), async (c) => {
       const body = await readJson(c, SkillBody);
       const skill = await inTenant(deps.db, c, (tx) => insertSkill(tx, tenantOf(c), body));
       if (!skill) throw conflict(`skill ${body.name} already exists`);
