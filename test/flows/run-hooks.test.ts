@@ -110,8 +110,11 @@ describe('run hooks', () => {
           cacheWrite: usage.reduce((n, u) => n + (u.cacheCreateTokens ?? 0), 0),
         },
         cost: { model: 'openai-compatible:fake-model', runtime: 'general', keySource: 'platform' },
+        origin: null,
       },
     ]);
+    // a run no automation started queues no job for the automations subscriber, which takes automation runs only
+    expect(await jobsOf('automations', runId)).toEqual([]);
     expect(got.steady.filter((e) => e.runId === runId)[0].usage.input).toBeGreaterThan(0);
     expect(delivered(got.steady, child.id)).toEqual([expect.objectContaining({ runId: child.id, profile: 'scout', parentId: runId, status: 'ok' })]);
   });

@@ -105,6 +105,8 @@ export interface RunsTable {
   runtime: ColumnType<string | null, string | null | undefined, string | null>;
   model: ColumnType<string | null, string | null | undefined, string | null>;
   key_source: ColumnType<'platform' | 'tenant' | null, 'platform' | 'tenant' | null | undefined, 'platform' | 'tenant' | null>;
+  /** The feature that started the run (0019): `automation`, `workflow`; null for a direct API run. */
+  origin: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface RunEventsTable {

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import type { Feature } from '../feature.ts';
 import type { IdentityEnv } from '../identity/index.ts';
 import { automationRoutes } from './automations.routes.ts';
-import { onRunFinished } from './firing.service.ts';
+import { AUTOMATION_ORIGIN, onRunFinished } from './firing.service.ts';
 import { createScheduler } from './scheduler.ts';
 
 /**
@@ -15,7 +15,7 @@ export const automationsFeature: Feature = ({ db, runs, hooks, log }) => {
   return {
     api: new Hono<IdentityEnv>().route('/automations', automationRoutes(deps, { prefix: 'automations' })).route('/schedules', automationRoutes(deps, { prefix: 'schedules' })),
     start: async () => {
-      await hooks.onRunFinished('automations', async (ev) => void (await onRunFinished(deps, ev)));
+      await hooks.onRunFinished('automations', async (ev) => void (await onRunFinished(deps, ev)), { origins: [AUTOMATION_ORIGIN] });
       scheduler.start();
     },
     drain: () => scheduler.stop(),

@@ -37,6 +37,9 @@ export async function fireNow(deps: FiringDeps, tenantId: string, id: string): P
   return startFiring(deps, row, firing);
 }
 
+/** The origin of a firing's run: only such runs reach the `automations` runFinished subscriber. */
+export const AUTOMATION_ORIGIN = 'automation';
+
 /** Starts the firing's run; a refusal (402 out of credit, 409 busy session, …) is the firing's failure, not the caller's. */
 export async function startFiring(deps: FiringDeps, row: AutomationRow, firing: Firing): Promise<Firing> {
   const persistent = row.sessionMode === 'persistent';
@@ -47,7 +50,7 @@ export async function startFiring(deps: FiringDeps, row: AutomationRow, firing: 
       prompt: promptOf(row),
       title: `automation ${row.name}`,
       ...(persistent && row.sessionId ? { sessionId: row.sessionId } : {}),
-    });
+    }, { origin: AUTOMATION_ORIGIN });
     await withTenant(deps.db, row.tenantId, async (tx) => {
       await setFiringSession(tx, firing.id, sessionId);
       if (persistent && row.sessionId !== sessionId) await updateAutomation(tx, row.id, { session_id: sessionId });

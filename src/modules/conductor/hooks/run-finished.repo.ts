@@ -9,7 +9,7 @@ import type { RunFinished } from './run-hooks.ts';
 export async function readRunFinished(tx: Tx, tenantId: string, runId: string): Promise<RunFinished | undefined> {
   const run = await tx
     .selectFrom('runs')
-    .select(['id', 'tenant_id', 'profile', 'session_id', 'parent_id', 'status', 'started_at', 'finished_at', 'runtime', 'model', 'key_source'])
+    .select(['id', 'tenant_id', 'profile', 'session_id', 'parent_id', 'status', 'started_at', 'finished_at', 'runtime', 'model', 'key_source', 'origin'])
     .where('tenant_id', '=', tenantId)
     .where('id', '=', runId)
     .executeTakeFirst();
@@ -33,5 +33,6 @@ export async function readRunFinished(tx: Tx, tenantId: string, runId: string): 
     finishedAt: new Date(run.finished_at ?? new Date()).toISOString(),
     usage: { input: Number(usage.input), output: Number(usage.output), cacheRead: Number(usage.cache_read), cacheWrite: Number(usage.cache_write) },
     cost: { model: run.model, runtime: run.runtime, keySource: run.key_source },
+    origin: run.origin,
   };
 }

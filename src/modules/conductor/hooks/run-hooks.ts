@@ -30,6 +30,8 @@ export interface RunFinished {
   usage: { input: number; output: number; cacheRead: number; cacheWrite: number };
   /** What a price is computed from; null on runs from before cost inputs were recorded. */
   cost: { model: string | null; runtime: string | null; keySource: 'platform' | 'tenant' | null };
+  /** The feature that started the run (`automation`, `workflow`), or null for a run asked for through the API. */
+  origin: string | null;
 }
 
 export interface RunGateContext {
@@ -49,9 +51,10 @@ export type RunGate = (ctx: RunGateContext) => Promise<void> | void;
 export interface RunHooks {
   /**
    * Subscribes `fn` under a stable `name` (its queue, shared by every replica: lowercase letters, digits, hyphens).
-   * Register before the conductor starts its queue; later registrations start at once (await them).
+   * Register before the conductor starts its queue; later registrations start at once (await them). `origins`: only
+   * runs started by these features reach `fn` (no job is queued for the others).
    */
-  onRunFinished(name: string, fn: RunFinishedHandler): Promise<void>;
+  onRunFinished(name: string, fn: RunFinishedHandler, opts?: { origins?: readonly string[] }): Promise<void>;
   gate(fn: RunGate): void;
   /** The run service, before creating a run: every gate in registration order; the first to throw refuses the run. */
   checkGates(ctx: RunGateContext): Promise<void>;
@@ -63,10 +66,13 @@ export const RUN_FINISHED = 'run.finished';
 
 export function createRunHooks(deps: { jobs: Jobs; log: Logger }): RunHooks {
   const gates: RunGate[] = [];
+  /** Subscribers that take only some origins, by queue (every replica registers the same ones: they are code). */
+  const originsOf = new Map<string, readonly string[]>();
   return {
-    async onRunFinished(name, fn) {
+    async onRunFinished(name, fn, opts = {}) {
       if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(name)) throw new Error(`onRunFinished: invalid subscriber name "${name}"`);
       const queue = `hooks.run-finished.${name}`;
+      if (opts.origins) originsOf.set(queue, opts.origins);
       await deps.jobs.define<RunFinished>(queue, (event) => fn(event), {
         retryLimit: 12, // with backoff from 1 s to 10 min: about an hour of retries
         retryDelay: 1,
@@ -84,7 +90,13 @@ export function createRunHooks(deps: { jobs: Jobs; log: Logger }): RunHooks {
     },
     async runFinished(tx, tenantId, runId) {
       // the run's facts are read only when someone subscribes (no subscriber: one lookup per ended run)
-      await deps.jobs.publish(RUN_FINISHED, () => readRunFinished(tx, tenantId, runId), { tx });
+      await deps.jobs.publish(RUN_FINISHED, () => readRunFinished(tx, tenantId, runId), {
+        tx,
+        only: (queue, event) => {
+          const origins = originsOf.get(queue);
+          return !origins || (event.origin !== null && origins.includes(event.origin));
+        },
+      });
     },
   };
 }

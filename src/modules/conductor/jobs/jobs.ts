@@ -22,7 +22,7 @@ export interface Jobs {
   /** Routes an event's `publish()` to the queue `name` (durable: every replica's publishes reach it); before start, at start. */
   subscribe(event: string, name: string): Promise<void>;
   /** Queues one job on every queue subscribed to `event`; `data` may be a function, called only when some queue is. */
-  publish<T extends object>(event: string, data: T | (() => Promise<T | undefined>), opts?: SendOptions): Promise<void>;
+  publish<T extends object>(event: string, data: T | (() => Promise<T | undefined>), opts?: SendOptions & { only?: (queue: string, data: T) => boolean }): Promise<void>;
   /** A cron schedule (minute granularity) in a timezone; one job per occurrence across replicas. */
   schedule<T extends object>(name: string, cron: string, data?: T, opts?: { tz?: string; key?: string }): Promise<void>;
   unschedule(name: string, key?: string): Promise<void>;
@@ -159,7 +159,7 @@ export function createJobs(deps: JobsDeps): Jobs {
       if (queues.length === 0) return;
       const payload = typeof data === 'function' ? await data() : data;
       if (payload === undefined) return;
-      for (const name of queues) await boss.send(name, payload, options);
+      for (const name of queues) if (!opts?.only || opts.only(name, payload)) await boss.send(name, payload, options);
     },
     async schedule(name, cron, data, opts = {}) {
       assertStarted(`schedule(${name})`);

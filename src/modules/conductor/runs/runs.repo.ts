@@ -44,7 +44,7 @@ export interface CostInputs {
 
 export async function insertRun(
   tx: Tx,
-  r: { id: string; tenantId: string; sessionId: string; profile: string; parentId: string | null; subTask: Record<string, unknown>; ownerId: string; cost: CostInputs },
+  r: { id: string; tenantId: string; sessionId: string; profile: string; parentId: string | null; subTask: Record<string, unknown>; ownerId: string; cost: CostInputs; origin?: string },
 ): Promise<boolean> {
   const row = await tx
     .insertInto('runs')
@@ -60,6 +60,7 @@ export async function insertRun(
       runtime: r.cost.runtime,
       model: r.cost.model,
       key_source: r.cost.keySource,
+      origin: r.origin ?? null,
     })
     .onConflict((oc) => oc.columns(['tenant_id', 'id']).doNothing())
     .returning('id')

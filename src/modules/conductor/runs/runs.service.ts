@@ -39,13 +39,15 @@ export const RunBody = v.looseObject({
  * `opts.profile` runs a profile that is not in the profiles table (the /v1 agents API: each agent session has its own
  * hidden profile, snapshotted on its session); `opts.extras` travel with this run only (driver.ts RunExtras);
  * `opts.keySource` says whose provider key the model is called with (the /v1 `<provider>/…` models: the tenant's).
+ * `opts.origin` names the feature that starts the run (`automation`, `workflow`): runFinished subscribers may ask for
+ * their origins only.
  * The run hooks' gates are asked before anything is created.
  */
 export async function createRun(
   deps: RunDeps,
   tenantId: string,
   body: v.InferOutput<typeof RunBody>,
-  opts: { profile?: ProfileSpec; extras?: RunExtras; keySource?: 'platform' | 'tenant' } = {},
+  opts: { profile?: ProfileSpec; extras?: RunExtras; keySource?: 'platform' | 'tenant'; origin?: string } = {},
 ): Promise<{ runId: string; sessionId: string }> {
   if (body.id !== undefined && (typeof body.id !== 'string' || !CLIENT_ID_PATTERN.test(body.id))) throw badRequest('invalid run id');
   if (body.sessionId !== undefined && (typeof body.sessionId !== 'string' || !CLIENT_ID_PATTERN.test(body.sessionId))) throw badRequest('invalid session id');
@@ -68,7 +70,7 @@ export async function createRun(
   };
   await withTenant(deps.db, tenantId, async (tx) => {
     if (!(await markSessionRunning(tx, placed.sessionId, body.prompt ?? null))) throw new AppError(409, 'session busy: a run is in progress on this session');
-    const inserted = await insertRun(tx, { id: runId, tenantId, sessionId: placed.sessionId, profile: body.profile, parentId: body.parentId ?? null, subTask, ownerId: deps.ownerId, cost });
+    const inserted = await insertRun(tx, { id: runId, tenantId, sessionId: placed.sessionId, profile: body.profile, parentId: body.parentId ?? null, subTask, ownerId: deps.ownerId, cost, origin: opts.origin });
     if (!inserted) throw new AppError(409, `run ${runId} already exists`);
   });
   const run = newActiveRun(tenantId, runId, placed.sessionId);

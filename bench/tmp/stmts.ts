@@ -1,0 +1,18 @@
+import postgres from 'postgres';
+import { startSvc } from '../../src/index.ts';
+import { createTestDatabase } from '../../test/support/pg.ts';
+const db = await createTestDatabase();
+const dbname = new URL(db.url).pathname.slice(1);
+const admin = postgres('postgres://postgres@127.0.0.1:5432/postgres', { max: 1 });
+await admin.unsafe(`ALTER DATABASE "${dbname}" SET log_statement = 'all'`);
+const s = await startSvc({ env: { DATABASE_URL: db.url, SVC_BOOTSTRAP_TOKEN: 'ao_test_bootstrapbootstrapbootstrap01', SVC_LOG_LEVEL: 'error' }, flags: { role: 'all' } as any });
+const H = { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' };
+await fetch(s.url + '/api/profiles', { method: 'POST', headers: H, body: JSON.stringify({ name: 'p', runtime: 'general', model: 'demo:echo' }) });
+const run = async () => { const r = await (await fetch(s.url + '/api/runs', { method: 'POST', headers: H, body: JSON.stringify({ profile: 'p', prompt: 'hello there' }) })).json() as any; await (await fetch(`${s.url}/api/runs/${r.runId}/stream`, { headers: H })).text(); return r.runId; };
+for (let i = 0; i < 3; i++) await run();
+await new Promise((r) => setTimeout(r, 1500));
+console.log('MARK-START', new Date().toISOString());
+const id = await run();
+await new Promise((r) => setTimeout(r, 1500));
+console.log('MARK-END', new Date().toISOString());
+await s.stop(); await admin.end(); await db.drop();
