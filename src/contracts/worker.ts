@@ -97,3 +97,10 @@ export const RUNTIME_SESSION_HEADER = 'X-Runtime-Session-Id';
 export function stateContentType(runtime: Runtime): string {
   return runtime === 'general' ? 'application/json' : 'application/gzip';
 }
+
+/**
+ * A query parameter of `sessionMcpUrl` naming what the session's MCP endpoint serves (the runner process and the
+ * profile's tool selection). While it stays the same, a worker may keep its MCP connection and tool list across the
+ * session's runs instead of a handshake per run.
+ */
+export const TOOLSET_PARAM = 'svc_toolset';

@@ -15,6 +15,8 @@ export interface TestMcpServer {
   calls: Array<{ name: string; args: unknown }>;
   /** The `authorization` header of every request that carried one (header-forwarding tests). */
   authorizations: string[];
+  /** The JSON-RPC method of every request, in order (`initialize`, `tools/list`, `tools/call`, …). */
+  methods: string[];
   close(): Promise<void>;
 }
 
@@ -25,6 +27,7 @@ export interface TestMcpServer {
 export async function startMcpServer(opts: { name?: string; extraTools?: number; sessionToken?: string } = {}): Promise<TestMcpServer> {
   const calls: TestMcpServer['calls'] = [];
   const authorizations: string[] = [];
+  const methods: string[] = [];
   const build = () => {
     const server = new McpServer({ name: opts.name ?? 'test-mcp', version: '1.0.0' });
     server.registerTool('echo', { description: 'Echo a message back', inputSchema: { message: z.string() } }, async ({ message }) => {
@@ -48,6 +51,10 @@ export async function startMcpServer(opts: { name?: string; extraTools?: number;
     if (opts.sessionToken && c.req.query('svc_worker_token') !== opts.sessionToken) return c.json({ error: 'invalid or missing worker token' }, 401);
     const authorization = c.req.header('authorization');
     if (authorization) authorizations.push(authorization);
+    if (c.req.method === 'POST') {
+      const body = (await c.req.raw.clone().json().catch(() => undefined)) as { method?: string } | Array<{ method?: string }> | undefined;
+      for (const m of Array.isArray(body) ? body : body ? [body] : []) if (m.method) methods.push(m.method);
+    }
     // Stateless: a fresh server and transport per request.
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await build().connect(transport);
@@ -55,5 +62,5 @@ export async function startMcpServer(opts: { name?: string; extraTools?: number;
   });
   const http = await listen(app.fetch);
   const query = opts.sessionToken ? `?svc_worker_token=${encodeURIComponent(opts.sessionToken)}` : '';
-  return { url: `${http.url}/mcp${query}`, calls, authorizations, close: http.close };
+  return { url: `${http.url}/mcp${query}`, calls, authorizations, methods, close: http.close };
 }

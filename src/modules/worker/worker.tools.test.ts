@@ -39,6 +39,33 @@ describe('general runtime tools', () => {
     expect(toolNames(modelRequests(fake).at(-1)!.body)).toEqual(['echo']);
   });
 
+  it("keeps the session toolkit's connection across a session's runs while the runner's toolset name stays the same", async () => {
+    const toolkit = await startMcpServer({ name: 'kept' });
+    try {
+      const urlWith = (token: string, toolset: string) => `${toolkit.url}?svc_worker_token=${token}&svc_toolset=${toolset}`;
+      const run = (token: string, toolset: string, message: string) =>
+        runToEnd(w.url, runBody(`CALL_TOOL echo {"message":"${message}"}`, { model, sessionId: 'sess-kept', sessionMcpUrl: urlWith(token, toolset) }));
+      for (const [token, message] of [['t1', 'one'], ['t2', 'two']]) {
+        const events = await run(token, 'a', message);
+        expect(ofType(events, 'tool_result')[0]).toMatchObject({ toolName: 'echo', output: { content: [{ text: `echo: ${message}` }] } });
+      }
+      // one handshake and one tool list for both runs (each run's URL carried a fresh token), a call per run
+      const rpc = () => toolkit.methods.filter((m) => ['server/discover', 'initialize', 'tools/list', 'tools/call'].includes(m));
+      expect(rpc().filter((m) => m !== 'server/discover')).toEqual(['initialize', 'tools/list', 'tools/call', 'tools/call']);
+      expect(rpc().filter((m) => m === 'server/discover').length).toBeLessThanOrEqual(1);
+      // another toolset name (the runner restarted, or the profile's tools changed): a new connection
+      await run('t3', 'b', 'three');
+      expect(toolkit.methods.filter((m) => m === 'initialize' || m === 'tools/list')).toEqual(['initialize', 'tools/list', 'initialize', 'tools/list']);
+      // without a toolset name nothing is kept: every run connects
+      const before = toolkit.methods.length;
+      await runToEnd(w.url, runBody('hello', { model, sessionId: 'sess-plain', sessionMcpUrl: toolkit.url }));
+      await runToEnd(w.url, runBody('hello', { model, sessionId: 'sess-plain', sessionMcpUrl: toolkit.url }));
+      expect(toolkit.methods.slice(before).filter((m) => m === 'initialize')).toHaveLength(2);
+    } finally {
+      await toolkit.close();
+    }
+  });
+
   it('reports an MCP error result as a failed tool result and tells the model', async () => {
     const events = await runToEnd(w.url, runBody('CALL_TOOL fail {}', { model, sessionMcpUrl: session.url }));
     expect(ofType(events, 'tool_result')[0]).toMatchObject({ toolName: 'fail', isError: true });

@@ -11,6 +11,8 @@ export const SESSION_TOKEN_PARAM = 'svc_worker_token';
 export const SESSION_TOKEN_TTL_MS = 2 * 3_600_000;
 
 export interface SessionTokens {
+  /** Random per runner process: what a worker's kept MCP connection is valid for (a restarted runner has another). */
+  readonly instance: string;
   mint(sessionId: string, ttlMs?: number): string;
   /** True when `token` was minted here for `sessionId` and has not expired. */
   verify(sessionId: string, token: string | undefined): boolean;
@@ -20,6 +22,7 @@ export function createSessionTokens(now: () => number = Date.now): SessionTokens
   const key = randomBytes(32);
   const sign = (payload: string) => createHmac('sha256', key).update(payload).digest('base64url');
   return {
+    instance: randomBytes(9).toString('base64url'),
     mint(sessionId, ttlMs = SESSION_TOKEN_TTL_MS) {
       const payload = Buffer.from(JSON.stringify({ s: sessionId, e: now() + ttlMs })).toString('base64url');
       return `${payload}.${sign(payload)}`;

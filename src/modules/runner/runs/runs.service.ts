@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { CallError, transportMessage } from '../../../contracts/http-client.ts';
 import { isTerminal, runEvent, type RunEvent } from '../../../contracts/run-event.ts';
 import type { SubTask } from '../../../contracts/runner.wire.ts';
@@ -9,6 +10,7 @@ import { createSession, isSandboxSession, type SessionsDeps } from '../sessions/
 import { newRunId } from '../workers/sandbox/sandbox-workers.ts';
 import type { SessionRecord } from '../sessions/sessions.store.ts';
 import { SESSION_TOKEN_PARAM, type SessionTokens } from '../mcp/session-token.ts';
+import { TOOLSET_PARAM } from '../../../contracts/worker.ts';
 import type { VfsView } from '../vfs/index.ts';
 import { carriesFiles, forWorker, writeSkillFiles } from './skill-files.ts';
 
@@ -96,7 +98,7 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
     if (failed) return yield runEvent('error', { message: failed });
     let run;
     try {
-      run = await endpoint.client.run(workerBody(rec, subTask, extras, sessionMcpUrl(deps.publicUrl, rec.id, deps.tokens)), ac.signal);
+      run = await endpoint.client.run(workerBody(rec, subTask, extras, sessionMcpUrl(deps.publicUrl, rec.id, deps.tokens, rec.profile.tools)), ac.signal);
     } catch (err) {
       if (ac.signal.aborted) throw err;
       // a worker that answered with an error status is alive; only a transport failure counts against the slot
@@ -181,8 +183,17 @@ function workerBody(rec: SessionRecord, subTask: SubTask, extras: RunExtras, mcp
 }
 
 /** The session's MCP endpoint with a fresh session token: what one run of this session (and nothing else) receives. */
-export function sessionMcpUrl(publicUrl: string, sessionId: string, tokens: SessionTokens): string {
-  return `${publicUrl}/runner/sessions/${encodeURIComponent(sessionId)}/mcp?${SESSION_TOKEN_PARAM}=${tokens.mint(sessionId)}`;
+export function sessionMcpUrl(publicUrl: string, sessionId: string, tokens: SessionTokens, tools?: readonly string[]): string {
+  return `${publicUrl}/runner/sessions/${encodeURIComponent(sessionId)}/mcp?${SESSION_TOKEN_PARAM}=${tokens.mint(sessionId)}&${TOOLSET_PARAM}=${toolsetOf(tokens, tools)}`;
+}
+
+/**
+ * Names what the session's MCP endpoint serves: this runner process and the profile's tool selection. A worker keeps
+ * its connection to the endpoint (handshake and tool list) across runs of the session while this value stays the
+ * same (worker mcp-catalog.ts); a restarted runner or a changed selection makes it reconnect.
+ */
+function toolsetOf(tokens: SessionTokens, tools: readonly string[] | undefined): string {
+  return createHash('sha256').update(`${tokens.instance}\u0000${JSON.stringify(tools ?? null)}`).digest('base64url').slice(0, 16);
 }
 
 /**

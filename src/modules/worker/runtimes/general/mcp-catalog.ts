@@ -1,5 +1,5 @@
 import { createMCPClient, type MCPClient } from '@ai-sdk/mcp';
-import type { WorkerRunRequest } from '../../../../contracts/worker.ts';
+import { TOOLSET_PARAM, type WorkerRunRequest } from '../../../../contracts/worker.ts';
 import { describeError } from '../../../../shared/errors.ts';
 
 /**
@@ -37,11 +37,66 @@ interface Source {
   headers: Record<string, string> | undefined;
   transport: 'http' | 'sse';
   prefix: string;
+  /** Set for the session toolkit when the runner names its toolset: the connection may be kept across runs. */
+  keepKey?: string;
+}
+
+type Tools = Awaited<ReturnType<typeof listAll>>;
+
+/**
+ * Session toolkit connections kept across a session's runs: the MCP handshake and tool list cost the worker and the
+ * runner more than a short run's own work. Kept while the runner's toolset name (TOOLSET_PARAM: its process and the
+ * profile's tool selection) is the same, for at most an hour (the session token it was opened with lives two), and
+ * dropped when idle or when a call through it fails.
+ */
+interface Kept {
+  client: MCPClient;
+  tools: Tools;
+  openedAt: number;
+  usedAt: number;
+}
+const kept = new Map<string, Kept>();
+const KEEP_MAX = 256;
+const KEEP_AGE_MS = 3_600_000;
+const KEEP_IDLE_MS = 10 * 60_000;
+
+function keepKeyOf(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    if (!u.searchParams.get(TOOLSET_PARAM)) return undefined;
+    u.searchParams.delete('svc_worker_token');
+    return u.href;
+  } catch {
+    return undefined;
+  }
+}
+
+function drop(key: string, entry: Kept): void {
+  if (kept.get(key) === entry) kept.delete(key);
+  void entry.client.close().catch(() => {});
+}
+
+function takeKept(key: string): Kept | undefined {
+  const now = Date.now();
+  for (const [k, e] of kept) if (now - e.usedAt > KEEP_IDLE_MS || now - e.openedAt > KEEP_AGE_MS) drop(k, e);
+  const entry = kept.get(key);
+  if (entry) entry.usedAt = now;
+  return entry;
+}
+
+function keep(key: string, client: MCPClient, tools: Tools): Kept {
+  if (kept.size >= KEEP_MAX) {
+    const [oldest] = [...kept.entries()].sort((a, b) => a[1].usedAt - b[1].usedAt);
+    if (oldest) drop(oldest[0], oldest[1]);
+  }
+  const entry = { client, tools, openedAt: Date.now(), usedAt: Date.now() };
+  kept.set(key, entry);
+  return entry;
 }
 
 function sourcesOf(req: WorkerRunRequest): Source[] {
   const sources: Source[] = [];
-  if (req.sessionMcpUrl) sources.push({ label: 'session toolkit', url: req.sessionMcpUrl, headers: undefined, transport: 'http', prefix: '' });
+  if (req.sessionMcpUrl) sources.push({ label: 'session toolkit', url: req.sessionMcpUrl, headers: undefined, transport: 'http', prefix: '', keepKey: keepKeyOf(req.sessionMcpUrl) });
   for (const server of req.mcpServers ?? []) {
     sources.push({
       label: `MCP server ${server.name}`,
@@ -75,6 +130,8 @@ export async function openToolCatalog(req: WorkerRunRequest, signal: AbortSignal
 
   const connected = await Promise.all(
     sourcesOf(req).map(async (source) => {
+      const reused = source.keepKey ? takeKept(source.keepKey) : undefined;
+      if (reused) return { source, client: reused.client, tools: reused.tools, kept: reused };
       const bounded = AbortSignal.any([signal, AbortSignal.timeout(CONNECT_TIMEOUT_MS)]);
       let client: MCPClient | undefined;
       try {
@@ -82,9 +139,12 @@ export async function openToolCatalog(req: WorkerRunRequest, signal: AbortSignal
           transport: { type: source.transport, url: source.url, headers: source.headers },
           initializationOptions: { signal: bounded },
         });
+        const tools = await listAll(client, bounded);
+        if (source.keepKey) return { source, client, tools, kept: keep(source.keepKey, client, tools) };
         clients.push(client);
-        return { source, client, tools: await listAll(client, bounded) };
+        return { source, client, tools, kept: undefined };
       } catch (err) {
+        if (client) void client.close().catch(() => {});
         notes.push(`${source.label} unavailable (${describeError(err)}); continuing without it`);
         return undefined;
       }
@@ -101,7 +161,15 @@ export async function openToolCatalog(req: WorkerRunRequest, signal: AbortSignal
         name,
         description: tool.description ?? '',
         inputSchema: (tool.inputSchema as Record<string, unknown> | undefined) ?? { type: 'object', properties: {} },
-        call: (args, callSignal) => found.client.callTool({ name: tool.name, arguments: args, options: { signal: callSignal } }),
+        call: async (args, callSignal) => {
+          try {
+            return await found.client.callTool({ name: tool.name, arguments: args, options: { signal: callSignal } });
+          } catch (err) {
+            // a kept connection that fails (the runner restarted, the session went) is not offered to the next run
+            if (found.kept && !callSignal?.aborted) drop(found.source.keepKey!, found.kept);
+            throw err;
+          }
+        },
       });
     }
   }
