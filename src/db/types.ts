@@ -3,6 +3,7 @@ import type { AutomationTables } from './tables/automations.ts';
 import type { CliTables } from './tables/cli.ts';
 import type { ConductorTables } from './tables/conductor.ts';
 import type { PublishingTables } from './tables/publishing.ts';
+import type { WorkflowTables } from './tables/workflows.ts';
 
 /**
  * Table types for Kysely, one file per area under tables/ (one interface per table; wire shapes live in the modules).
@@ -13,5 +14,6 @@ export type * from './tables/automations.ts';
 export type * from './tables/cli.ts';
 export type * from './tables/conductor.ts';
 export type * from './tables/publishing.ts';
+export type * from './tables/workflows.ts';
 
-export interface DB extends ConductorTables, AgentsTables, CliTables, AutomationTables, PublishingTables {}
+export interface DB extends ConductorTables, AgentsTables, CliTables, AutomationTables, PublishingTables, WorkflowTables {}

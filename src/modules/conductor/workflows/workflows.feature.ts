@@ -1,0 +1,40 @@
+import { Hono } from 'hono';
+import { describeError } from '../../../shared/errors.ts';
+import type { Feature } from '../feature.ts';
+import type { IdentityEnv } from '../identity/index.ts';
+import { onRunFinished, sweepUnstarted } from './engine.ts';
+import { createPlanFeed } from './plan-stream.ts';
+import { runRoutes } from './workflows.routes.ts';
+
+const SWEEP_MS = 5_000;
+
+/**
+ * `/api/workflows/*`, the `workflows` runFinished subscriber that moves plans on (on whichever conductor takes the
+ * job), the plan stream's LISTEN, and a sweep for nodes whose run never started.
+ */
+export const workflowsFeature: Feature = ({ db, database, runs, hooks, log, config }) => {
+  const deps = { db, database, runs: runs.deps, log: log.child('workflows') };
+  const feed = createPlanFeed(deps);
+  let timer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<unknown> | undefined;
+  return {
+    api: new Hono<IdentityEnv>().route('/workflows/runs', runRoutes({ ...deps, feed, keepAliveMs: config.agents.keepAliveMs })),
+    async start() {
+      await feed.start();
+      await hooks.onRunFinished('workflows', (ev) => onRunFinished(deps, ev));
+      timer = setInterval(() => {
+        sweeping ??= sweepUnstarted(deps)
+          .catch((err) => deps.log.warn('workflow sweep failed', { error: describeError(err) }))
+          .finally(() => (sweeping = undefined));
+      }, SWEEP_MS);
+      timer.unref();
+    },
+    async drain() {
+      clearInterval(timer);
+      await sweeping;
+    },
+    async stop() {
+      await feed.stop();
+    },
+  };
+};
