@@ -166,3 +166,122 @@ describe('workflow runs: a diamond', () => {
     expect(Number(page.headers.get('x-total-count'))).toBeGreaterThan(1);
   });
 });
+
+describe('workflow runs: failures and repair', () => {
+  const failing = async (tag: string, prompt: string, more: any[] = []) => {
+    const run = await create({ name: `repair-${tag}`, nodes: [node('x', prompt), node('y', `after x: {{nodes.x.output}}`, ['x']), ...more] });
+    const paused = await until(run.id, 'paused');
+    expect(nodeOf(paused, 'x')).toMatchObject({ status: 4, statusLabel: 'error', error: expect.stringMatching(/^run error/) });
+    expect(nodeOf(paused, 'y')).toMatchObject({ statusLabel: 'pending', runId: null });
+    return paused;
+  };
+  const repair = (id: string, body: unknown) => call('POST', `/api/workflows/runs/${id}/repair`, body);
+
+  it('a failing node pauses the run; retry_node runs it again and the run completes', async () => {
+    const run = await failing('retry', 'FAIL_FIRST_1_HTTP_400 retry me');
+    const firstRunId = nodeOf(run, 'x').runId;
+    expect((await call('GET', `/api/runs/${firstRunId}`)).body.status).toBe('error');
+    const res = await repair(run.id, { action: 'retry_node', nodeId: 'x' });
+    expect(res.status).toBe(202);
+    const done = await until(run.id, 'completed');
+    expect(nodeOf(done, 'x')).toMatchObject({ statusLabel: 'ok', error: null, output: 'FAKE-REPLY:  retry me' }); // the fake drops its directive
+    expect(nodeOf(done, 'x').runId).not.toBe(firstRunId);
+    expect(nodeOf(done, 'y').output).toBe(`FAKE-REPLY: after x: ${nodeOf(done, 'x').output}`);
+    // a run that is not paused cannot be repaired
+    expect((await repair(run.id, { action: 'retry_node', nodeId: 'x' })).status).toBe(409);
+  });
+
+  it('refuses a repair it cannot apply with 400 or 404, changing nothing', async () => {
+    const run = await failing('bad', 'FAIL_HTTP_400 bad repairs');
+    expect((await repair(run.id, { action: 'retry_node', nodeId: 'y' })).body.error).toBe('node y is pending; retry_node applies to a node in error');
+    expect((await repair(run.id, { action: 'retry_node', nodeId: 'nope' })).status).toBe(404);
+    expect((await repair(run.id, { action: 'retry_node' })).body.error).toBe('nodeId: required for retry_node');
+    expect((await repair(run.id, { action: 'explode', nodeId: 'x' })).status).toBe(400);
+    expect((await repair(run.id, { action: 'add_dependency', nodeId: 'x', dependsOn: ['y'] })).body.error).toBe('nodes: cycle: x → y → x');
+    expect((await repair(run.id, { action: 'replace_node', nodeId: 'x', node: { profile: 'nobody' } })).body.error).toBe('nodes: node x: unknown_profile: nobody');
+    expect(await get(run.id)).toEqual(run);
+  });
+
+  it('replace_node gives a failed node a new prompt, and the run completes with it', async () => {
+    const run = await failing('replace', 'FAIL_HTTP_400 replace me');
+    const res = await repair(run.id, { action: 'replace_node', nodeId: 'x', node: { prompt: 'the fixed step' } });
+    expect(res.status).toBe(202);
+    expect(nodeOf(res.body.workflowRun, 'x')).toMatchObject({ prompt: 'the fixed step' });
+    const done = await until(run.id, 'completed');
+    expect(nodeOf(done, 'x')).toMatchObject({ statusLabel: 'ok', output: 'FAKE-REPLY: the fixed step' });
+    expect(nodeOf(done, 'y').output).toBe('FAKE-REPLY: after x: FAKE-REPLY: the fixed step');
+  });
+
+  it('add_dependency makes a node wait for another one; the run resumes once nothing in error holds it', async () => {
+    const run = await failing('adddep', 'FAIL_FIRST_1_HTTP_400 add a dependency', [node('q', 'HOLD adddep q')]);
+    await held('adddep', 1);
+    const res = await repair(run.id, { action: 'add_dependency', nodeId: 'y', dependsOn: ['q'] });
+    expect(res.status).toBe(202);
+    // x is still in error: the run stays paused
+    expect(res.body.workflowRun).toMatchObject({ statusLabel: 'paused' });
+    expect(nodeOf(res.body.workflowRun, 'y').dependsOn).toEqual(['x', 'q']);
+    await repair(run.id, { action: 'retry_node', nodeId: 'x' });
+    // x succeeds, y still waits for q
+    await vi.waitFor(async () => expect(nodeOf(await get(run.id), 'x').statusLabel).toBe('ok'), { timeout: 20_000, interval: 100 });
+    expect(nodeOf(await get(run.id), 'y').statusLabel).toBe('pending');
+    fake.release('adddep');
+    const done = await until(run.id, 'completed');
+    expect(Date.parse(nodeOf(done, 'y').startedAt)).toBeGreaterThanOrEqual(Date.parse(nodeOf(done, 'q').finishedAt));
+  });
+
+  it('abort fails a paused run and cancels what has not run', async () => {
+    const run = await failing('abort', 'FAIL_HTTP_400 abort me');
+    const res = await repair(run.id, { action: 'abort' });
+    expect(res.status).toBe(202);
+    expect(res.body.workflowRun).toMatchObject({ status: 4, statusLabel: 'failed', finishedAt: expect.any(String) });
+    expect(res.body.workflowRun.nodes.map((n: any) => n.statusLabel)).toEqual(['error', 'cancelled']);
+    expect((await repair(run.id, { action: 'abort' })).status).toBe(409);
+  });
+
+  it('onError fail fails the run; onError continue lets dependants run and the run completes', async () => {
+    const failed = await create({ nodes: [node('x', 'FAIL_HTTP_400 fail fast', [], { onError: 'fail' }), node('y', 'then', ['x'])] });
+    const f = await until(failed.id, 'failed');
+    expect(f.nodes.map((n: any) => n.statusLabel)).toEqual(['error', 'cancelled']);
+    const cont = await create({ nodes: [node('x', 'FAIL_HTTP_400 carry on', [], { onError: 'continue' }), node('y', 'then [{{nodes.x.output}}]', ['x'])] });
+    const c = await until(cont.id, 'completed');
+    expect(c.nodes.map((n: any) => n.statusLabel)).toEqual(['error', 'ok']);
+    expect(nodeOf(c, 'y').output).toBe('FAKE-REPLY: then []');
+  });
+});
+
+describe('workflow runs: cancel and node updates', () => {
+  it('cancel mid-run cancels the running nodes and their runs and the pending ones; a second cancel changes nothing', async () => {
+    const run = await create({ nodes: [node('m1', 'HOLD cancelme one'), node('m2', 'HOLD cancelme two'), node('m3', 'last', ['m1', 'm2'])] });
+    await held('cancelme', 2);
+    const live = stream(run.id);
+    const res = await call('POST', `/api/workflows/runs/${run.id}/cancel`);
+    expect(res.status).toBe(202);
+    expect(res.body.workflowRun).toMatchObject({ status: 5, statusLabel: 'cancelled' });
+    expect(res.body.workflowRun.nodes.map((n: any) => n.statusLabel)).toEqual(['cancelled', 'cancelled', 'cancelled']);
+    const frames = await live.ended;
+    expect(frames.at(-1)!.data.workflowRun.statusLabel).toBe('cancelled');
+    for (const id of ['m1', 'm2']) expect((await call('GET', `/api/runs/${nodeOf(res.body.workflowRun, id).runId}`)).body.status).toBe('cancelled');
+    fake.release('cancelme');
+    const again = await call('POST', `/api/workflows/runs/${run.id}/cancel`);
+    expect(again.body.workflowRun).toEqual(res.body.workflowRun);
+    // start is idempotent for a run that is not pending
+    expect((await call('POST', `/api/workflows/runs/${run.id}/start`)).body.workflowRun).toMatchObject({ status: 'cancelled' });
+  });
+
+  it('sets a node that has not started: ok with an output feeds its dependants; bad updates are 400 or 404', async () => {
+    const run = await create({ autoStart: false, nodes: [node('given', 'never runs'), node('uses', 'got [{{nodes.given.output}}]', ['given']), node('dropped', 'x')] });
+    const path = `/api/workflows/runs/${run.id}/nodes`;
+    expect((await call('POST', `${path}/given`, { status: 'running' })).body.error).toMatch(/^status: expected one of ok, error, skipped, cancelled/);
+    expect((await call('POST', `${path}/ghost`, { status: 'ok' })).status).toBe(404);
+    expect((await call('POST', `/api/workflows/runs/wfr_ghost/nodes/given`, { status: 'ok' })).status).toBe(404);
+    const set = await call('POST', `${path}/given`, { status: 'ok', output: 'handmade' });
+    expect(set.status).toBe(202);
+    expect(nodeOf(set.body.workflowRun, 'given')).toMatchObject({ status: 3, output: 'handmade', runId: null });
+    expect((await call('POST', `${path}/given`, { status: 'skipped' })).body.error).toBe('node given is ok; only a pending or ready node can be set');
+    expect((await call('POST', `${path}/dropped`, { status: 'skipped' })).status).toBe(202);
+    await call('POST', `/api/workflows/runs/${run.id}/start`);
+    const done = await until(run.id, 'completed');
+    expect(done.nodes.map((n: any) => n.statusLabel)).toEqual(['ok', 'ok', 'skipped']);
+    expect(nodeOf(done, 'uses').output).toBe('FAKE-REPLY: got [handmade]');
+  });
+});
