@@ -285,3 +285,41 @@ describe('workflow runs: cancel and node updates', () => {
     expect(nodeOf(done, 'uses').output).toBe('FAKE-REPLY: got [handmade]');
   });
 });
+
+describe('workflow definitions', () => {
+  it('creates, lists, gets, updates and deletes a definition; a run started from it carries its nodes and name', async () => {
+    const nodes = [node('a', 'define {{input}}'), node('b', 'then <{{nodes.a.output}}>', ['a'])];
+    const res = await call('POST', '/api/workflows/definitions', { name: 'pipeline', nodes });
+    expect(res.status).toBe(201);
+    const def = res.body.workflowDefinition;
+    expect(def).toEqual({ id: expect.stringMatching(/^wfd_/), name: 'pipeline', nodes: nodes.map((n) => ({ ...n, onError: 'pause' })), createdAt: expect.any(String), updatedAt: expect.any(String) });
+    expect((await call('GET', `/api/workflows/definitions/${def.id}`)).body.workflowDefinition).toEqual(def);
+    const list = await call('GET', '/api/workflows/definitions');
+    expect(list.body.map((d: any) => d.id)).toContain(def.id);
+    expect(Number(list.headers.get('x-total-count'))).toBeGreaterThanOrEqual(1);
+
+    const run = await create({ definitionId: def.id, input: 'topic' });
+    expect(run).toMatchObject({ name: 'pipeline', definitionId: def.id, status: 'running' });
+    const done = await until(run.id, 'completed');
+    expect(nodeOf(done, 'b').output).toBe('FAKE-REPLY: then <FAKE-REPLY: define topic>');
+
+    const updated = await call('PUT', `/api/workflows/definitions/${def.id}`, { name: 'pipeline-2', nodes: [node('only', 'one')] });
+    expect(updated.body.workflowDefinition).toMatchObject({ name: 'pipeline-2', nodes: [{ id: 'only' }] });
+    expect((await get(run.id)).nodes.map((n: any) => n.id)).toEqual(['a', 'b']);
+    expect((await call('DELETE', `/api/workflows/definitions/${def.id}`)).status).toBe(204);
+    expect((await call('GET', `/api/workflows/definitions/${def.id}`)).status).toBe(404);
+    expect((await call('POST', '/api/workflows/runs', { definitionId: def.id })).body.error).toBe(`definitionId: unknown workflow definition: ${def.id}`);
+  });
+
+  it('refuses a definition without a name or nodes, or with a cycle, and an update that would make one', async () => {
+    expect((await call('POST', '/api/workflows/definitions', { nodes: [node('a', 'x')] })).body.error).toMatch(/^name: required/);
+    expect((await call('POST', '/api/workflows/definitions', { name: 'empty', nodes: [] })).body.error).toMatch(/^nodes: /);
+    const cyc = await call('POST', '/api/workflows/definitions', { name: 'loop', nodes: [node('a', 'x', ['b']), node('b', 'y', ['a'])] });
+    expect(cyc).toMatchObject({ status: 400, body: { error: 'nodes: cycle: a → b → a' } });
+    const def = (await call('POST', '/api/workflows/definitions', { name: 'fine', nodes: [node('a', 'x')] })).body.workflowDefinition;
+    expect((await call('PUT', `/api/workflows/definitions/${def.id}`, { nodes: [node('a', 'x', ['a'])] })).status).toBe(400);
+    expect((await call('GET', `/api/workflows/definitions/${def.id}`)).body.workflowDefinition).toEqual(def);
+    expect((await call('PUT', '/api/workflows/definitions/wfd_ghost', { name: 'x' })).status).toBe(404);
+    expect((await call('DELETE', '/api/workflows/definitions/wfd_ghost')).status).toBe(404);
+  });
+});

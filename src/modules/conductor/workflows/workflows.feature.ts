@@ -4,6 +4,7 @@ import type { Feature } from '../feature.ts';
 import type { IdentityEnv } from '../identity/index.ts';
 import { onRunFinished, sweepUnstarted } from './engine.ts';
 import { createPlanFeed } from './plan-stream.ts';
+import { definitionRoutes } from './definitions.routes.ts';
 import { runRoutes } from './workflows.routes.ts';
 
 const SWEEP_MS = 5_000;
@@ -18,7 +19,9 @@ export const workflowsFeature: Feature = ({ db, database, runs, hooks, log, conf
   let timer: NodeJS.Timeout | undefined;
   let sweeping: Promise<unknown> | undefined;
   return {
-    api: new Hono<IdentityEnv>().route('/workflows/runs', runRoutes({ ...deps, feed, keepAliveMs: config.agents.keepAliveMs })),
+    api: new Hono<IdentityEnv>()
+      .route('/workflows/runs', runRoutes({ ...deps, feed, keepAliveMs: config.agents.keepAliveMs }))
+      .route('/workflows/definitions', definitionRoutes(deps)),
     async start() {
       await feed.start();
       await hooks.onRunFinished('workflows', (ev) => onRunFinished(deps, ev));
