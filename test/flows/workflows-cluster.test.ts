@@ -4,14 +4,14 @@ import { lastUserPrompt, modelRequests } from '../support/fake-provider.ts';
 import { followPlan } from '../support/workflows.ts';
 
 /**
- * The done-when of issue 20 on real processes: a workflow started on one conductor, which is SIGKILLed while its node
+ * The done-when of issue 20 on real processes: a schedule fires once per slot with two conductors up; a workflow started on one conductor, which is SIGKILLed while its node
  * runs, completes through the other conductor. The killed node's run is interrupted by the orphan sweep, the node is
  * marked error and handled per its onError (pause), a repair on the surviving conductor runs it again, and the rest
  * of the plan moves on there; the plan stream followed on the survivor sees it all and ends at `completed`.
  */
 const WAIT = { timeout: 30_000, interval: 200 };
 
-describe('a workflow across a conductor crash', () => {
+describe('workflows on two conductor processes', () => {
   let cluster: Cluster;
   let A: ClusterNode;
   let B: ClusterNode;
@@ -30,6 +30,27 @@ describe('a workflow across a conductor crash', () => {
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
   const get = async (node: ClusterNode, id: string) => (await json(node, `/api/workflows/runs/${id}`)).body.workflowRun;
+
+  it('a schedule starts one run of its definition per slot with two conductors up', async () => {
+    onTestFailed(() => console.log(cluster.logs()));
+    expect((await json(A, '/api/profiles', { method: 'POST', json: { name: 'ticker', runtime: 'general', model: MODEL } })).status).toBe(201);
+    const def = (await json(A, '/api/workflows/definitions', { method: 'POST', json: { name: 'tick', nodes: [{ id: 't', profile: 'ticker', prompt: 'tick' }] } })).body.workflowDefinition;
+    const created = await json(B, '/api/workflows/schedules', { method: 'POST', json: { workflowDefinitionId: def.id, cron: '* * * * * *' } });
+    expect(created.status).toBe(201);
+    const id = created.body.workflowSchedule.id;
+    const runsOf = async () => (await json(A, `/api/workflows/runs?scheduleId=${id}`)).body as any[];
+    await vi.waitFor(async () => expect((await runsOf()).length).toBeGreaterThanOrEqual(6), WAIT);
+    expect((await json(A, `/api/workflows/schedules/${id}/pause`, { method: 'POST' })).body.workflowSchedule).toMatchObject({ status: 'paused' });
+    await vi.waitFor(async () => expect((await runsOf()).filter((r) => r.statusLabel !== 'completed')).toEqual([]), WAIT);
+    const runs = await runsOf();
+    const slots = runs.map((r) => Date.parse(r.scheduledFor)).sort((x, y) => x - y);
+    expect(new Set(slots).size).toBe(slots.length);
+    const gaps = slots.slice(1).filter((s, i) => s - slots[i] !== 1000);
+    expect(gaps.length, `slots: ${runs.map((r) => r.scheduledFor).sort().join(' ')}`).toBeLessThanOrEqual(1);
+    // each slot's run has a node run of its own
+    const nodeRuns = await Promise.all(runs.map(async (r) => (await json(A, `/api/workflows/runs/${r.id}`)).body.workflowRun.nodes[0].runId));
+    expect(new Set(nodeRuns).size).toBe(runs.length);
+  }, 90_000);
 
   it('completes through the surviving conductor after the one driving its node is killed', async () => {
     onTestFailed(() => console.log(cluster.logs()));

@@ -323,3 +323,51 @@ describe('workflow definitions', () => {
     expect((await call('DELETE', '/api/workflows/definitions/wfd_ghost')).status).toBe(404);
   });
 });
+
+describe('workflow schedules', () => {
+  it('creates, lists, gets, pauses, resumes and deletes a schedule; an every-second schedule starts runs of its definition', async () => {
+    const def = (await call('POST', '/api/workflows/definitions', { name: 'ticking', nodes: [node('t', 'tick')] })).body.workflowDefinition;
+    const res = await call('POST', '/api/workflows/schedules', { workflowDefinitionId: def.id, cron: '* * * * * *' });
+    expect(res.status).toBe(201);
+    const s = res.body.workflowSchedule;
+    expect(s).toEqual({
+      id: expect.stringMatching(/^wfs_/),
+      workflowDefinitionId: def.id,
+      cron: '* * * * * *',
+      timezone: 'UTC',
+      status: 'active',
+      nextRunAt: expect.any(String),
+      lastFiredAt: null,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+    const runsOf = async () => (await call('GET', `/api/workflows/runs?scheduleId=${s.id}`)).body as any[];
+    await vi.waitFor(async () => expect((await runsOf()).filter((r) => r.statusLabel === 'completed').length).toBeGreaterThanOrEqual(2), { timeout: 20_000, interval: 200 });
+    const paused = await call('POST', `/api/workflows/schedules/${s.id}/pause`);
+    expect(paused.body.workflowSchedule).toMatchObject({ status: 'paused', nextRunAt: null, lastFiredAt: expect.any(String) });
+    const runs = await runsOf();
+    expect(runs[0]).toMatchObject({ name: 'ticking', definitionId: def.id, scheduleId: s.id, scheduledFor: expect.any(String) });
+    expect(new Set(runs.map((r) => r.scheduledFor)).size).toBe(runs.length);
+    expect((await call('GET', `/api/workflows/schedules/${s.id}`)).body.workflowSchedule).toEqual(paused.body.workflowSchedule);
+    expect((await call('GET', '/api/workflows/schedules')).body.map((x: any) => x.id)).toContain(s.id);
+    const resumed = await call('POST', `/api/workflows/schedules/${s.id}/resume`);
+    expect(resumed.body.workflowSchedule).toMatchObject({ status: 'active', nextRunAt: expect.any(String) });
+    expect((await call('DELETE', `/api/workflows/definitions/${def.id}`)).status).toBe(409);
+    expect((await call('DELETE', `/api/workflows/schedules/${s.id}`)).status).toBe(204);
+    expect((await call('GET', `/api/workflows/schedules/${s.id}`)).status).toBe(404);
+    expect((await call('POST', `/api/workflows/schedules/${s.id}/pause`)).status).toBe(404);
+  });
+
+  it.each([
+    [{ cron: '0 0 30 2 *' }, /^cron: .*never fires/],
+    [{ cron: 'often' }, /^cron: /],
+    [{ timezone: 'Mars/Olympus' }, /^timezone: unknown IANA timezone/],
+    [{ workflowDefinitionId: 'wfd_ghost' }, /^workflowDefinitionId: unknown workflow definition: wfd_ghost/],
+    [{ workflowDefinitionId: undefined }, /^workflowDefinitionId: required/],
+  ])('refuses %o with 400 naming the field', async (patch, message) => {
+    const def = (await call('POST', '/api/workflows/definitions', { name: 'sched-bad', nodes: [node('t', 'x')] })).body.workflowDefinition;
+    const res = await call('POST', '/api/workflows/schedules', { workflowDefinitionId: def.id, cron: '0 9 * * *', ...patch });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(message);
+  });
+});

@@ -10,6 +10,9 @@ export interface RunSummary {
   id: string;
   name: string;
   definitionId: string | null;
+  /** The schedule and slot that started it, if one did. */
+  scheduleId: string | null;
+  scheduledFor: string | null;
   status: number;
   statusLabel: string;
   createdAt: string;
@@ -159,10 +162,11 @@ export async function runStatus(tx: Tx, id: string): Promise<{ status: number; s
   return r ? { status: r.status, seq: Number(r.seq) } : undefined;
 }
 
-export async function listWorkflowRuns(tx: Tx, filter: { status?: number; name?: string }, page: { limit: number; offset: number }): Promise<{ items: RunSummary[]; total: number }> {
+export async function listWorkflowRuns(tx: Tx, filter: { status?: number; name?: string; scheduleId?: string }, page: { limit: number; offset: number }): Promise<{ items: RunSummary[]; total: number }> {
   let base = tx.selectFrom('workflow_runs');
   if (filter.status !== undefined) base = base.where('status', '=', filter.status);
   if (filter.name !== undefined) base = base.where('name', '=', filter.name);
+  if (filter.scheduleId !== undefined) base = base.where('schedule_id', '=', filter.scheduleId);
   const rows = await base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute();
   const total = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
   const labels = ['pending', 'running', 'paused', 'completed', 'failed', 'cancelled'];
@@ -170,6 +174,8 @@ export async function listWorkflowRuns(tx: Tx, filter: { status?: number; name?:
     id: r.id,
     name: r.name,
     definitionId: r.definition_id,
+    scheduleId: r.schedule_id,
+    scheduledFor: iso(r.scheduled_for),
     status: r.status,
     statusLabel: labels[r.status]!,
     createdAt: iso(r.created_at)!,

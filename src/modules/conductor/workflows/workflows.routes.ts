@@ -24,7 +24,7 @@ export function sendPage<T>(c: Context, result: { items: T[]; total: number }): 
 export function runRoutes(deps: EngineDeps & { feed: PlanFeed; keepAliveMs: number }): Hono<IdentityEnv> {
   return new Hono<IdentityEnv>()
     .post('/', async (c) => c.json({ workflowRun: await createWorkflowRun(deps, tenantOf(c), await readJson(c, CreateRunBody)) }, 202))
-    .get('/', async (c) => sendPage(c, await listRuns(deps, tenantOf(c), { status: c.req.query('status') || undefined, name: c.req.query('name') || undefined }, listPage(c))))
+    .get('/', async (c) => sendPage(c, await listRuns(deps, tenantOf(c), { status: c.req.query('status') || undefined, name: c.req.query('name') || undefined, scheduleId: c.req.query('scheduleId') || undefined }, listPage(c))))
     .get('/:id', async (c) => c.json({ workflowRun: await snapshot(deps, tenantOf(c), c.req.param('id')) }))
     .post('/:id/start', async (c) => c.json({ workflowRun: await startWorkflowRun(deps, tenantOf(c), c.req.param('id')) }, 202))
     .post('/:id/cancel', async (c) => c.json({ workflowRun: await cancelWorkflowRun(deps, tenantOf(c), c.req.param('id')) }, 202))

@@ -61,13 +61,13 @@ export async function snapshot(deps: EngineDeps, tenantId: string, id: string, o
   return toWire(loaded.state, opts);
 }
 
-export function listRuns(deps: EngineDeps, tenantId: string, filter: { status?: string; name?: string }, page: { limit: number; offset: number }) {
+export function listRuns(deps: EngineDeps, tenantId: string, filter: { status?: string; name?: string; scheduleId?: string }, page: { limit: number; offset: number }) {
   let status: number | undefined;
   if (filter.status !== undefined) {
     status = /^\d$/.test(filter.status) ? Number(filter.status) : RUN_LABELS.indexOf(filter.status as (typeof RUN_LABELS)[number]);
     if (!(status >= 0 && status < RUN_LABELS.length)) throw badRequest(`status: expected 0-5 or one of ${RUN_LABELS.join(', ')}`);
   }
-  return withTenant(deps.db, tenantId, (tx) => listWorkflowRuns(tx, { status, name: filter.name }, page));
+  return withTenant(deps.db, tenantId, (tx) => listWorkflowRuns(tx, { status, name: filter.name, scheduleId: filter.scheduleId }, page));
 }
 
 /** Submits a pending run to the engine; any other run is answered as it is. */
