@@ -61,12 +61,15 @@ describe('workflow runs: validation', () => {
     expect((await call('GET', '/api/workflows/runs')).headers.get('x-total-count')).toBe(before);
   });
 
-  it('refuses neither or both of nodes and definitionId, and answers 404 for an unknown run', async () => {
+  it('refuses neither or both of nodes and definitionId, answers 404 for an unknown run, and 400 for a Last-Event-ID it never sent', async () => {
     expect((await call('POST', '/api/workflows/runs', {})).body.error).toMatch(/^nodes: required/);
     expect((await call('POST', '/api/workflows/runs', { nodes: [node('a', 'x')], definitionId: 'wfd_x' })).status).toBe(400);
     expect((await call('GET', '/api/workflows/runs/wfr_nope')).status).toBe(404);
     expect((await call('POST', '/api/workflows/runs/wfr_nope/start')).status).toBe(404);
     expect((await call('GET', '/api/workflows/runs/wfr_nope/stream')).status).toBe(404);
+    const pending = await create({ autoStart: false, nodes: [node('a', 'x')] });
+    expect((await call('GET', `/api/workflows/runs/${pending.id}/stream`, undefined, { 'Last-Event-ID': '7' })).body.error).toBe('Last-Event-ID: this workflow run has no event 7 (its last is 0)');
+    expect((await call('GET', `/api/workflows/runs/${pending.id}/stream`, undefined, { 'Last-Event-ID': 'later' })).status).toBe(400);
   });
 });
 

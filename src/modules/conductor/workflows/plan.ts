@@ -3,7 +3,9 @@ import { badRequest } from '../../../shared/errors.ts';
 /**
  * The workflow plan as a pure state machine (seed 000 "States and transitions": workflow run and node enums). The
  * engine loads a run and its nodes under a row lock, applies one of these transitions, and writes back what changed;
- * every change is recorded with the snapshot after it, which becomes one `plan_status` event.
+ * every change is recorded as a delta (the run's status and times, and the changed node whole), stored as one
+ * `plan_status` event; the stream rebuilds the snapshot after each change from them (applyDelta), so storage grows with
+ * the changes, not with changes × nodes.
  */
 export const RUN = { pending: 0, running: 1, paused: 2, completed: 3, failed: 4, cancelled: 5 } as const;
 export const NODE = { pending: 0, ready: 1, running: 2, ok: 3, error: 4, skipped: 5, cancelled: 6 } as const;
@@ -50,9 +52,27 @@ export interface WorkflowState {
 
 /** What one transition did: the changes in order (each with the snapshot after it) and the runs to start or stop. */
 export interface Changes {
-  events: Array<{ change: { nodeId?: string; status: number; statusLabel: string }; workflowRun: WireRun }>;
+  events: PlanDelta[];
   start: NodeState[];
   cancelRuns: string[];
+}
+
+export interface PlanChange {
+  nodeId?: string;
+  status: number;
+  statusLabel: string;
+}
+
+/** One stored plan event: the change, the run's fields after it, and the changed node as it is after it. */
+export interface PlanDelta {
+  change: PlanChange;
+  run: Pick<WireRun, 'status' | 'statusLabel' | 'startedAt' | 'finishedAt'>;
+  node?: WireNode;
+}
+
+/** The snapshot after a delta (a new object; `before` is left alone). */
+export function applyDelta(before: WireRun, d: PlanDelta): WireRun {
+  return { ...before, ...d.run, nodes: d.node ? before.nodes.map((n) => (n.id === d.node!.id ? d.node! : n)) : before.nodes };
 }
 
 export interface WireNode {
@@ -223,8 +243,10 @@ export class Transition {
     this.record({ nodeId: n.id, status: n.status, statusLabel: NODE_LABELS[n.status] });
   }
 
-  private record(change: Changes['events'][number]['change']): void {
-    this.changes.events.push({ change, workflowRun: toWire(this.state) });
+  private record(change: PlanChange): void {
+    const wire = toWire(this.state);
+    const run = { status: wire.status, statusLabel: wire.statusLabel, startedAt: wire.startedAt, finishedAt: wire.finishedAt };
+    this.changes.events.push({ change, run, ...(change.nodeId ? { node: wire.nodes.find((n) => n.id === change.nodeId)! } : {}) });
   }
 
   start(): void {

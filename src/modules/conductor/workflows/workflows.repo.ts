@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Tx } from '../../../db/index.ts';
 import { jsonb } from '../../../db/index.ts';
-import { isTerminalRun, type NodeSpec, type NodeState, type WorkflowState, type WireRun, type Changes } from './plan.ts';
+import { isTerminalRun, toWire, type NodeSpec, type NodeState, type WorkflowState, type Changes, type PlanDelta, type WireRun } from './plan.ts';
 
 /** SQL for workflow runs, their nodes and plan events (sql/0015). Tenant calls run in a tenant transaction. */
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
@@ -134,6 +134,8 @@ export async function saveTransition(tx: Tx, loaded: LoadedRun, before: Workflow
     else await tx.updateTable('workflow_nodes').set(row).where('workflow_run_id', '=', s.id).where('id', '=', n.id).execute();
   }
   if (changes.events.length === 0) return loaded.seq;
+  // event 0 is the plan before its first change: the base the stream rebuilds snapshots from
+  if (loaded.seq === 0) await tx.insertInto('workflow_events').values({ tenant_id: loaded.tenantId, workflow_run_id: s.id, seq: 0, payload: jsonb({ workflowRun: toWire(before) }) }).execute();
   const seq = loaded.seq + changes.events.length;
   await tx
     .updateTable('workflow_runs')
@@ -149,11 +151,13 @@ export async function saveTransition(tx: Tx, loaded: LoadedRun, before: Workflow
 
 export interface StoredPlanEvent {
   seq: number;
-  payload: { change: unknown; workflowRun: WireRun };
+  /** Event 0 holds the base snapshot; every later one a delta. */
+  payload: PlanDelta | { workflowRun: WireRun };
 }
 
-export async function planEventsAfter(tx: Tx, id: string, after: number, limit = 500): Promise<StoredPlanEvent[]> {
-  const rows = await tx.selectFrom('workflow_events').select(['seq', 'payload']).where('workflow_run_id', '=', id).where('seq', '>', after).orderBy('seq').limit(limit).execute();
+/** Events with `from <= seq <= to`, in order. */
+export async function planEvents(tx: Tx, id: string, from: number, to: number, limit = 500): Promise<StoredPlanEvent[]> {
+  const rows = await tx.selectFrom('workflow_events').select(['seq', 'payload']).where('workflow_run_id', '=', id).where('seq', '>=', from).where('seq', '<=', to).orderBy('seq').limit(limit).execute();
   return rows.map((r) => ({ seq: Number(r.seq), payload: r.payload as StoredPlanEvent['payload'] }));
 }
 
