@@ -48,6 +48,8 @@ CREATE TABLE workflow_runs (
 );
 CREATE INDEX workflow_runs_list ON workflow_runs (tenant_id, created_at);
 CREATE UNIQUE INDEX workflow_runs_slot ON workflow_runs (schedule_id, scheduled_for) WHERE schedule_id IS NOT NULL;
+-- scheduled runs a conductor claimed but did not start (the schedules' sweep)
+CREATE INDEX workflow_runs_unstarted ON workflow_runs (created_at) WHERE schedule_id IS NOT NULL AND status = 0;
 
 CREATE TABLE workflow_nodes (
   tenant_id       text NOT NULL REFERENCES tenants(id),
