@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { tmpdir } from 'node:os';
+import { sql } from 'kysely';
+import { openDatabase, withSystem, type Database } from '../../src/db/index.ts';
 import { server } from '../support/backends.ts';
 import { startTestSvc, type TestSvc } from '../support/svc.ts';
 import { lastUserPrompt, modelRequests, startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
@@ -8,15 +11,18 @@ import { followPlan, type PlanFrame } from '../support/workflows.ts';
 let svc: TestSvc;
 let fake: FakeProvider;
 let cleanup: () => Promise<void>;
+let database: Database;
 
 beforeAll(async () => {
   fake = await startFakeProvider();
   const db = await server.setup();
   cleanup = db.cleanup;
+  database = await openDatabase({ url: db.url, dataDir: tmpdir() });
   svc = await startTestSvc({ DATABASE_URL: db.url, OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' }, 'all');
   expect((await svc.api('/api/profiles', { method: 'POST', json: { name: 'fake', runtime: 'general', model: 'openai-compatible:fake-model' } })).status).toBe(201);
 });
 afterAll(async () => {
+  await database?.close();
   await svc?.stop();
   await fake?.close();
   await cleanup?.();
@@ -373,4 +379,36 @@ describe('workflow schedules', () => {
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(message);
   });
+});
+
+describe('workflow runs: the crash windows between a claim and its run', () => {
+  it('a node claimed by a conductor that died before creating its run ends in error (and pauses the run) after a minute', async () => {
+    const run = await create({ autoStart: false, nodes: [node('lost', 'never created'), node('next', 'after', ['lost'])] });
+    // what a conductor leaves when it dies right after committing the claim: the node running, its run id chosen, no run
+    await withSystem(database.db, async (tx) => {
+      await tx.updateTable('workflow_runs').set({ status: 1, started_at: sql<Date>`now() - interval '2 minutes'` }).where('id', '=', run.id).execute();
+      await tx
+        .updateTable('workflow_nodes')
+        .set({ status: 2, run_id: 'run_never_created', started_at: sql<Date>`now() - interval '2 minutes'` })
+        .where('workflow_run_id', '=', run.id)
+        .where('id', '=', 'lost')
+        .execute();
+    });
+    const paused = await until(run.id, 'paused');
+    expect(nodeOf(paused, 'lost')).toMatchObject({ statusLabel: 'error', error: 'its run never started: the conductor that claimed it stopped first' });
+    expect((await call('POST', `/api/workflows/runs/${run.id}/repair`, { action: 'retry_node', nodeId: 'lost' })).status).toBe(202);
+    expect((await until(run.id, 'completed')).nodes.map((n: any) => n.statusLabel)).toEqual(['ok', 'ok']);
+  }, 30_000);
+
+  it('a scheduled run its conductor claimed but never started is started by the sweep', async () => {
+    const run = await create({ autoStart: false, nodes: [node('only', 'scheduled work')] });
+    await withSystem(database.db, (tx) =>
+      tx
+        .updateTable('workflow_runs')
+        .set({ schedule_id: 'wfs_gone', scheduled_for: sql<Date>`now() - interval '1 minute'`, created_at: sql<Date>`now() - interval '1 minute'` })
+        .where('id', '=', run.id)
+        .execute(),
+    );
+    expect((await until(run.id, 'completed')).nodes[0].output).toBe('FAKE-REPLY: scheduled work');
+  }, 30_000);
 });
