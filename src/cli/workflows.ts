@@ -12,7 +12,7 @@ import { openSession } from './client/session.ts';
 /**
  * `svc workflows run -f <file.json> | list | get | cancel`: /api/workflows/runs from the command line. `run` creates the
  * run unstarted, opens its plan stream, starts it, and prints every transition (`--json`: NDJSON of the events); exit 1
- * unless it completes; Ctrl-C cancels it.
+ * unless it completes (a paused run ends the command: it waits for a repair); Ctrl-C cancels it.
  */
 interface NodeRecord {
   id: string;
@@ -115,9 +115,15 @@ export default defineCommand({
               const n = e.change.nodeId ? final.nodes.find((x) => x.id === e.change!.nodeId) : undefined;
               out.text(n ? `node ${n.id}: ${e.change.statusLabel}${n.error && e.change.statusLabel === 'error' ? ` (${n.error})` : ''}` : `workflow: ${e.change.statusLabel}`);
             }
+            // a paused run waits for a repair: stop following rather than hang
+            if (final.statusLabel === 'paused') break;
           }
         } finally {
           dispose();
+        }
+        if (final.statusLabel === 'paused') {
+          const failed = final.nodes.filter((n) => n.statusLabel === 'error').map((n) => n.id);
+          throw failure(`workflow run ${id} paused: node ${failed.join(', ')} failed`, `repair it (POST /api/workflows/runs/${id}/repair) or cancel it (svc workflows cancel ${id})`);
         }
         if (!TERMINAL.has(final.statusLabel)) throw failure(`the stream of workflow run ${id} ended while it was ${final.statusLabel}`);
         if (final.statusLabel !== 'completed') throw failure(`workflow run ${id} ${final.statusLabel}`);

@@ -16,6 +16,8 @@ describe('svc workflows', () => {
     dir = tempDir();
     env = { SVC_CONFIG_DIR: dir, SVC_API_URL: svc.url, SVC_API_KEY: OWNER };
     expect((await svc.api('/api/profiles', { method: 'POST', json: { name: 'demo', runtime: 'general', model: 'demo:echo' } })).status).toBe(201);
+    // a model whose provider has no key configured: its runs fail
+    expect((await svc.api('/api/profiles', { method: 'POST', json: { name: 'nokey', runtime: 'general', model: 'openai:gpt-4o' } })).status).toBe(201);
   });
   afterAll(async () => {
     await svc?.stop();
@@ -52,5 +54,13 @@ describe('svc workflows', () => {
     const missing = await cli(['workflows', 'run', '-f', join(dir, 'nope.json')], env);
     expect(missing.code).toBe(2);
     expect((await cli(['workflows', 'get', 'wfr_ghost'], env)).code).toBe(4);
+  });
+
+  it('stops following a run that pauses on a failed node, says which, and exits 1', async () => {
+    const r = await cli(['workflows', 'run', '-f', file('fails.json', { nodes: [{ id: 'bad', profile: 'nokey', prompt: 'x' }, { id: 'later', profile: 'demo', dependsOn: ['bad'] }] })], env);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^node bad: error \(.+\)$/m);
+    expect(r.stdout.trim().split('\n').at(-1)).toBe('workflow: paused');
+    expect(r.stderr).toContain('paused: node bad failed');
   });
 });
