@@ -5,7 +5,7 @@ import { openDatabase, withSystem, type Database } from '../../src/db/index.ts';
 import { server } from '../support/backends.ts';
 import { startTestSvc, type TestSvc } from '../support/svc.ts';
 import { lastUserPrompt, modelRequests, startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
-import { followPlan, type PlanFrame } from '../support/workflows.ts';
+import { followPlan } from '../support/workflows.ts';
 
 /** Workflow runs through the real HTTP surface of one `all` instance: validation, execution, the plan stream, repair, cancel. */
 let svc: TestSvc;

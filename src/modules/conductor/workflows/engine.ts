@@ -6,7 +6,8 @@ import type { Logger } from '../../../shared/log.ts';
 import type { RunFinished } from '../hooks/index.ts';
 import { cancelRun, createRun } from '../runs/index.ts';
 import type { RunServices } from '../runs/index.ts';
-import { NODE, renderPrompt, Transition, type Changes, type NodeState, type WorkflowState } from './plan.ts';
+import { renderPrompt } from './graph.ts';
+import { NODE, Transition, type Changes, type NodeState, type WorkflowState } from './plan.ts';
 import { errorText, finalText, findUnstarted, loadWorkflowRun, runExists, saveTransition, workflowOfNodeRun } from './workflows.repo.ts';
 
 /**

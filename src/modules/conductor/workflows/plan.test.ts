@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../shared/errors.ts';
-import { checkGraph, NODE, renderPrompt, RUN, Transition, type NodeSpec, type WorkflowState } from './plan.ts';
+import { checkGraph, renderPrompt } from './graph.ts';
+import { NODE, RUN, Transition, type NodeSpec, type WorkflowState } from './plan.ts';
 
 const spec = (id: string, dependsOn: string[] = [], extra: Partial<NodeSpec> = {}): NodeSpec => ({ id, profile: 'p', prompt: '', dependsOn, onError: 'pause', ...extra });
 const stateOf = (nodes: NodeSpec[], status: number = RUN.pending): WorkflowState => ({

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Tx } from '../../../db/index.ts';
 import { jsonb } from '../../../db/index.ts';
-import { isTerminalRun, toWire, type NodeSpec, type NodeState, type WorkflowState, type Changes, type PlanDelta, type WireRun } from './plan.ts';
+import { toWire, type NodeSpec, type NodeState, type WorkflowState, type Changes, type PlanDelta, type WireRun } from './plan.ts';
 
 /** SQL for workflow runs, their nodes and plan events (sql/0015). Tenant calls run in a tenant transaction. */
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
@@ -238,4 +238,3 @@ export async function errorText(tx: Tx, tenantId: string, runId: string): Promis
   return row?.message ?? undefined;
 }
 
-export { isTerminalRun };
