@@ -400,6 +400,26 @@ describe('workflow runs: the crash windows between a claim and its run', () => {
     expect((await until(run.id, 'completed')).nodes.map((n: any) => n.statusLabel)).toEqual(['ok', 'ok']);
   }, 30_000);
 
+  it('a node whose run ended without its end being delivered (the conductor handling it died) moves on by the sweep', async () => {
+    const started = await call('POST', '/api/runs', { profile: 'fake', prompt: 'ended long ago' });
+    expect(started.status).toBe(202);
+    const runId = started.body.runId;
+    // its runFinished delivery to the workflows subscriber is done (it found no node then)
+    const delivered = async () =>
+      (await sql<{ state: string }>`select state::text as state from pgboss.job where name = 'hooks.run-finished.workflows' and data->>'runId' = ${runId}`.execute(database.db)).rows.map((r) => r.state);
+    await vi.waitFor(async () => expect(await delivered()).toEqual(['completed']), { timeout: 20_000, interval: 100 });
+    const run = await create({ autoStart: false, nodes: [node('orphan', 'ended long ago'), node('next', 'after <{{nodes.orphan.output}}>', ['orphan'])] });
+    // the node claimed with that run, whose end the hook never delivered to the workflow
+    await withSystem(database.db, async (tx) => {
+      await tx.updateTable('runs').set({ finished_at: sql<Date>`now() - interval '1 minute'` }).where('id', '=', runId).execute();
+      await tx.updateTable('workflow_runs').set({ status: 1, started_at: sql<Date>`now() - interval '2 minutes'` }).where('id', '=', run.id).execute();
+      await tx.updateTable('workflow_nodes').set({ status: 2, run_id: runId, started_at: sql<Date>`now() - interval '2 minutes'` }).where('workflow_run_id', '=', run.id).where('id', '=', 'orphan').execute();
+    });
+    const done = await until(run.id, 'completed');
+    expect(nodeOf(done, 'orphan')).toMatchObject({ statusLabel: 'ok', runId, output: 'FAKE-REPLY: ended long ago' });
+    expect(nodeOf(done, 'next').output).toBe('FAKE-REPLY: after <FAKE-REPLY: ended long ago>');
+  }, 30_000);
+
   it('a scheduled run its conductor claimed but never started is started by the sweep', async () => {
     const run = await create({ autoStart: false, nodes: [node('only', 'scheduled work')] });
     await withSystem(database.db, (tx) =>

@@ -8,7 +8,7 @@ import { cancelRun, createRun } from '../runs/index.ts';
 import type { RunServices } from '../runs/index.ts';
 import { renderPrompt } from './graph.ts';
 import { NODE, Transition, type Changes, type NodeState, type WorkflowState } from './plan.ts';
-import { errorText, finalText, findUnstarted, loadWorkflowRun, runExists, saveTransition, workflowOfNodeRun } from './workflows.repo.ts';
+import { errorText, finalText, findEndedUnrecorded, findUnstarted, loadWorkflowRun, runExists, saveTransition, workflowOfNodeRun } from './workflows.repo.ts';
 
 /**
  * The engine: every transition of a workflow run happens in one transaction holding the run row's lock (FOR UPDATE),
@@ -27,6 +27,8 @@ export interface EngineDeps {
 export const PLAN_CHANNEL = 'svc_workflow_events';
 /** A claimed node with no run row after this long lost its conductor between the claim and the run. */
 export const UNSTARTED_MS = 60_000;
+/** A node run that ended this long ago without its node moving on had its runFinished delivery delayed. */
+export const LATE_MS = 30_000;
 
 export interface Applied<R> {
   state: WorkflowState;
@@ -84,22 +86,35 @@ async function startNode(deps: EngineDeps, tenantId: string, state: WorkflowStat
 }
 
 /** The `workflows` runFinished subscriber: the node whose run ended is ok (with its final text) or error. Idempotent. */
-export async function onRunFinished(deps: EngineDeps, ev: RunFinished): Promise<void> {
-  const found = await withTenant(deps.db, ev.tenantId, async (tx) => {
-    const id = await workflowOfNodeRun(tx, ev.tenantId, ev.runId);
-    if (!id) return undefined;
-    if (ev.status === 'ok') return { id, result: { ok: true as const, output: await finalText(tx, ev.tenantId, ev.runId) } };
-    const why = await errorText(tx, ev.tenantId, ev.runId);
-    return { id, result: { ok: false as const, error: `run ${ev.status}${why ? `: ${why}` : ''}` } };
-  });
-  if (!found) return;
-  await transition(deps, ev.tenantId, found.id, (t) => t.nodeFinished(ev.runId, found.result));
+export function onRunFinished(deps: EngineDeps, ev: Pick<RunFinished, 'tenantId' | 'runId' | 'status'>): Promise<void> {
+  return nodeRunEnded(deps, ev.tenantId, ev.runId, ev.status);
 }
 
-/** Nodes whose run never started (see UNSTARTED_MS) end in error, handled per onError. Every conductor sweeps; the lock takes turns. */
-export async function sweepUnstarted(deps: EngineDeps, now = new Date()): Promise<number> {
-  const stale = await withSystem(deps.db, (tx) => findUnstarted(tx, new Date(now.getTime() - UNSTARTED_MS), 50));
-  for (const s of stale) {
+async function nodeRunEnded(deps: EngineDeps, tenantId: string, runId: string, status: string): Promise<void> {
+  const found = await withTenant(deps.db, tenantId, async (tx) => {
+    const id = await workflowOfNodeRun(tx, tenantId, runId);
+    if (!id) return undefined;
+    if (status === 'ok') return { id, result: { ok: true as const, output: await finalText(tx, tenantId, runId) } };
+    const why = await errorText(tx, tenantId, runId);
+    return { id, result: { ok: false as const, error: `run ${status}${why ? `: ${why}` : ''}` } };
+  });
+  if (!found) return;
+  await transition(deps, tenantId, found.id, (t) => t.nodeFinished(runId, found.result));
+}
+
+/**
+ * The safety net every conductor runs every few seconds (the run row's lock makes replicas take turns):
+ * - a node claimed but whose run never appeared after UNSTARTED_MS (its conductor died between the claim and the
+ *   run) ends in error, handled per onError;
+ * - a node still running whose run ended more than LATE_MS ago (its runFinished delivery is late: a conductor died
+ *   while handling it, and the queue retries only after the job expires) is moved on as the hook would have.
+ */
+export async function sweep(deps: EngineDeps, now = new Date()): Promise<number> {
+  const { unstarted, ended } = await withSystem(deps.db, async (tx) => ({
+    unstarted: await findUnstarted(tx, new Date(now.getTime() - UNSTARTED_MS), 50),
+    ended: await findEndedUnrecorded(tx, new Date(now.getTime() - LATE_MS), 50),
+  }));
+  for (const s of unstarted) {
     await transition(deps, s.tenantId, s.workflowRunId, async (t, tx) => {
       const n = t.state.nodes.find((x) => x.runId === s.runId);
       if (n?.status !== NODE.running || (await runExists(tx, s.runId))) return;
@@ -107,5 +122,6 @@ export async function sweepUnstarted(deps: EngineDeps, now = new Date()): Promis
       t.settle();
     });
   }
-  return stale.length;
+  for (const e of ended) await nodeRunEnded(deps, e.tenantId, e.runId, e.status);
+  return unstarted.length + ended.length;
 }

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { describeError } from '../../../shared/errors.ts';
 import type { Feature } from '../feature.ts';
 import type { IdentityEnv } from '../identity/index.ts';
-import { onRunFinished, sweepUnstarted } from './engine.ts';
+import { onRunFinished, sweep } from './engine.ts';
 import { createPlanFeed } from './plan-stream.ts';
 import { definitionRoutes } from './definitions.routes.ts';
 import { scheduleRoutes } from './schedules.routes.ts';
@@ -13,7 +13,7 @@ const SWEEP_MS = 5_000;
 
 /**
  * `/api/workflows/*`, the `workflows` runFinished subscriber that moves plans on (on whichever conductor takes the
- * job), the plan stream's LISTEN, the schedules' slot loop, and a sweep for nodes whose run never started.
+ * job), the plan stream's LISTEN, the schedules' slot loop, and a sweep for nodes whose run never started or whose end was not delivered (engine.ts).
  */
 export const workflowsFeature: Feature = ({ db, database, runs, hooks, log, config }) => {
   const deps = { db, database, runs: runs.deps, log: log.child('workflows') };
@@ -30,7 +30,7 @@ export const workflowsFeature: Feature = ({ db, database, runs, hooks, log, conf
       await feed.start();
       await hooks.onRunFinished('workflows', (ev) => onRunFinished(deps, ev));
       timer = setInterval(() => {
-        sweeping ??= sweepUnstarted(deps)
+        sweeping ??= sweep(deps)
           .catch((err) => deps.log.warn('workflow sweep failed', { error: describeError(err) }))
           .finally(() => (sweeping = undefined));
       }, SWEEP_MS);

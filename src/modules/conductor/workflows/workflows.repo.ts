@@ -205,6 +205,20 @@ export async function findUnstarted(tx: Tx, olderThan: Date, limit: number): Pro
   return rows.map((r) => ({ tenantId: r.tenant_id, workflowRunId: r.workflow_run_id, runId: r.run_id! }));
 }
 
+/** Nodes still running whose run ended before `endedBefore` (their runFinished delivery is late; system scope). */
+export async function findEndedUnrecorded(tx: Tx, endedBefore: Date, limit: number): Promise<Array<{ tenantId: string; runId: string; status: string }>> {
+  const rows = await tx
+    .selectFrom('workflow_nodes as n')
+    .innerJoin('runs as r', (j) => j.onRef('r.id', '=', 'n.run_id').onRef('r.tenant_id', '=', 'n.tenant_id'))
+    .select(['n.tenant_id', 'n.run_id', 'r.status'])
+    .where('n.status', '=', 2)
+    .where('r.status', '<>', 'running')
+    .where('r.finished_at', '<', endedBefore)
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ tenantId: r.tenant_id, runId: r.run_id!, status: r.status }));
+}
+
 export async function runExists(tx: Tx, runId: string): Promise<boolean> {
   return (await tx.selectFrom('runs').select('id').where('id', '=', runId).executeTakeFirst()) !== undefined;
 }
