@@ -30,16 +30,12 @@ export async function checkNodes(tx: Tx, nodes: readonly NodeSpec[]): Promise<vo
   await requireProfiles(tx, nodes);
 }
 
-export async function createWorkflowRun(
-  deps: EngineDeps,
-  tenantId: string,
-  body: CreateRunBody,
-  from: { scheduleId?: string; scheduledFor?: Date } = {},
-): Promise<WireRun | undefined> {
+/** Validates the nodes (or the definition's), inserts the run and its nodes, and starts it unless `autoStart` is false. */
+export async function createWorkflowRun(deps: EngineDeps, tenantId: string, body: CreateRunBody): Promise<WireRun> {
   if (body.definitionId !== undefined && body.nodes !== undefined) throw badRequest('give either definitionId or nodes, not both');
   if (body.definitionId === undefined && body.nodes === undefined) throw badRequest('nodes: required (or a definitionId)');
   const id = prefixedId('wfr');
-  const inserted = await withTenant(deps.db, tenantId, async (tx) => {
+  await withTenant(deps.db, tenantId, async (tx) => {
     let nodes: NodeSpec[];
     let name = body.name;
     if (body.definitionId !== undefined) {
@@ -49,9 +45,8 @@ export async function createWorkflowRun(
       name ??= def.name;
     } else nodes = body.nodes!.map(toSpec);
     await checkNodes(tx, nodes);
-    return insertWorkflowRun(tx, { id, tenantId, name: name ?? '', definitionId: body.definitionId ?? null, input: body.input, nodes, ...from });
+    await insertWorkflowRun(tx, { id, tenantId, name: name ?? '', definitionId: body.definitionId ?? null, input: body.input, nodes });
   });
-  if (!inserted) return undefined; // a schedule slot that already has its run
   if (body.autoStart) await transition(deps, tenantId, id, (t) => t.start());
   return snapshot(deps, tenantId, id, { labels: true });
 }
