@@ -210,8 +210,9 @@ export class Transition {
   /** Cancel (→ cancelled) or abort / a failing node (→ failed): nodes not done are cancelled, with their runs. */
   stop(status: typeof RUN.failed | typeof RUN.cancelled): void {
     if (isTerminalRun(this.state.status)) return;
+    const unstarted = new Set(this.changes.start); // claimed in this transition: their runs do not exist yet
     for (const n of this.state.nodes) {
-      if (n.status === NODE.running && n.runId) this.changes.cancelRuns.push(n.runId);
+      if (n.status === NODE.running && n.runId && !unstarted.has(n)) this.changes.cancelRuns.push(n.runId);
       if (!isDoneNode(n.status)) this.setNode(n, NODE.cancelled);
     }
     this.changes.start = this.changes.start.filter((n) => n.status === NODE.running);
