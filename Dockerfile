@@ -24,6 +24,7 @@ COPY package.json ./
 COPY bin ./bin
 COPY src ./src
 COPY sql ./sql
+COPY skills ./skills
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

@@ -1,3 +1,5 @@
+import { buildOpenApi, operationsOf } from './openapi/openapi.ts';
+import { docsPage } from './openapi/docs-page.ts';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
@@ -26,6 +28,8 @@ export interface BuiltApp {
   bootstrapKey: string | undefined;
   /** The conductor's run hooks (conductor role only), for code embedding svc: subscribe to runFinished, add gates. */
   runHooks: RunHooks | undefined;
+  /** Called by the server once it serves this app (modules that announce themselves do it now). */
+  serving(): void;
   /** First step of a graceful stop: end what streams (runs in flight) so open responses finish on their own. */
   drain(): Promise<void>;
   close(): Promise<void>;
@@ -70,8 +74,10 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     v1
       ? c.json({ error: { message: `request body exceeds ${max} bytes`, type: 'invalid_request_error', param: null, code: 'request_too_large' } }, 413, { Connection: 'close' })
       : c.json({ error: `request body exceeds ${max} bytes` }, 413, { Connection: 'close' });
-  app.use('/api/*', bodyLimit({ maxSize: config.bodyLimitBytes, onError: tooLarge(config.bodyLimitBytes, false) }));
-  // File and skill uploads are multipart bodies of their own size class; every other /v1 body is JSON.
+  // File and skill uploads are multipart bodies of their own size class; every other /api and /v1 body is JSON.
+  const apiLimit = bodyLimit({ maxSize: config.bodyLimitBytes, onError: tooLarge(config.bodyLimitBytes, false) });
+  const apiUploadLimit = bodyLimit({ maxSize: config.uploadLimitBytes, onError: tooLarge(config.uploadLimitBytes, false) });
+  app.use('/api/*', (c, next) => (c.req.path === '/api/skills/import' ? apiUploadLimit(c, next) : apiLimit(c, next)));
   const uploadLimit = bodyLimit({ maxSize: config.uploadLimitBytes, onError: tooLarge(config.uploadLimitBytes, true) });
   const jsonLimit = bodyLimit({ maxSize: config.bodyLimitBytes, onError: tooLarge(config.bodyLimitBytes, true) });
   app.use('/v1/*', (c, next) => (/^\/v1\/(files|skills)(\/|$)/.test(c.req.path) ? uploadLimit(c, next) : jsonLimit(c, next)));
@@ -85,6 +91,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
   let bootstrapKey: string | undefined;
   let runHooks: RunHooks | undefined;
   const stopWork: Array<() => Promise<void>> = [];
+  const serving: Array<() => void> = [];
   // The database opens while the modules below load: an embedded cluster boots in parallel with their import.
   const opening = traits.needsDatabase ? openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, embedded: config.embeddedPostgres }) : undefined;
   opening?.catch(() => {}); // awaited below, or closed when something else fails first
@@ -105,6 +112,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       const built = await spec.build({ config, selfUrl: opts.selfUrl, version: opts.version, metrics, root: app, internalToken, database, has, fetchOf: (r) => fetches.get(r) });
       closers.push(() => built.close());
       if (built.stopWork) stopWork.push(built.stopWork);
+      if (built.serving) serving.push(built.serving);
       if (built.drain) drainers.push(built.drain);
       if (built.readiness) readiness.push(built.readiness);
       bootstrapKey ??= built.bootstrapKey;
@@ -115,6 +123,13 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       } else app.route('/', built.app);
       for (const m of built.mounts ?? []) app.route(m.prefix, m.app);
       fetches.set(name, inProcessFetch(built.app));
+    }
+    if (operationsOf(app).length) {
+      // the reference of what this process serves, generated once from the assembled routes on first read
+      let spec: ReturnType<typeof buildOpenApi> | undefined;
+      const reference = () => (spec ??= buildOpenApi(app, opts.version));
+      app.get('/openapi.json', (c) => c.json(reference()));
+      app.get('/docs', (c) => c.html(docsPage(reference() as Parameters<typeof docsPage>[0])));
     }
     app.get('/', rootIndex(app, opts.version));
   } catch (err) {
@@ -129,6 +144,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     database,
     bootstrapKey,
     runHooks,
+    serving: () => serving.forEach((fn) => fn()),
     async drain() {
       stopping = true;
       for (const drain of [...stopWork, ...drainers]) await drain().catch(() => {});

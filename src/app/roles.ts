@@ -57,6 +57,8 @@ export interface BuiltModule {
   publicBeside?: Hono<any>;
   /** Extra apps mounted at their prefix on the public port (the conductor's agents API: `/v1`, `/api`). */
   mounts?: ReadonlyArray<{ prefix: string; app: Hono<any> }>;
+  /** Called once the process serves every module on its port (a runner announces itself to its conductor then). */
+  serving?(): void;
   /** First phase of a graceful stop, before any module drains: end work in flight (runs) so open responses finish. */
   stopWork?(): Promise<void>;
   /** Second phase, in build order: let the module's streams end. */
@@ -109,7 +111,15 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
         // Beside a conductor, the toolkit's delegate and notify call it in-process (the app is complete by then).
         conductor: ctx.has('conductor') && !config.runner.conductorUrl ? { baseUrl: ctx.selfUrl, fetch: (req) => ctx.root.fetch(req) } : undefined,
       });
-      const built: BuiltModule = { app: runner.app, publicBeside: runner.mcpApp, drain: () => runner.close(), close: () => runner.close(), readiness: () => runner.readiness() };
+      const built: BuiltModule = {
+        app: runner.app,
+        publicBeside: runner.mcpApp,
+        // Split from its conductor, a runner tells it that it (re)started, so new runs are accepted at once.
+        serving: () => (config.runner.conductorUrl && !ctx.has('conductor') ? runner.announce(config.runner.conductorUrl) : undefined),
+        drain: () => runner.close(),
+        close: () => runner.close(),
+        readiness: () => runner.readiness(),
+      };
       try {
         await runner.ready;
       } catch (err) {

@@ -39,6 +39,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     throw err;
   }
   handler = built.app.fetch;
+  built.serving();
   log.info('listening', { url, roles: config.roles.join(','), database: config.databaseUrl === undefined ? 'embedded' : config.databaseUrl === 'memory' ? 'embedded (throwaway)' : 'server' });
 
   let stopping: Promise<void> | undefined;

@@ -71,7 +71,7 @@ export default defineCommand({
       async run({ args }) {
         const { out, api } = openSession(args, { needKey: true });
         const items = await api.get<AutomationRecord[]>(`/api/automations?limit=${readLimit(args.limit)}${args.q ? `&q=${enc(args.q)}` : ''}`);
-        printList(out, items, (a) => [a.id, a.name, a.profile, a.cron, a.timezone, a.status, a.nextRunAt ?? '-']);
+        printList(out, items, (a) => [a.id, a.name, a.profile, a.cron, a.timezone, a.status, a.nextRunAt ?? '-'], ['id', 'name', 'profile', 'cron', 'timezone', 'status', 'next run']);
       },
     }),
     create: defineCommand({
@@ -115,7 +115,7 @@ export default defineCommand({
         const { out, api } = openSession(args, { needKey: true });
         const q = [`limit=${readLimit(args.limit)}`, ...(args.id ? [`automation=${enc(args.id)}`] : []), ...(args.outcome ? [`outcome=${enc(args.outcome)}`] : [])].join('&');
         const items = await api.get<FiringRecord[]>(`/api/automations/firings?${q}`);
-        printList(out, items, (f) => [f.id, f.automationId, f.scheduledFor, f.outcome ?? 'running', f.runId ?? '-', f.error ?? '']);
+        printList(out, items, (f) => [f.id, f.automationId, f.scheduledFor, f.outcome ?? 'running', f.runId ?? '-', f.error ?? ''], ['id', 'automation', 'scheduled for', 'outcome', 'run', 'error']);
       },
     }),
     memory: defineCommand({

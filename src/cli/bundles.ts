@@ -11,6 +11,6 @@ export default defineCommand({
     const { bundles } = await api.get<{ bundles: Array<{ value: string; label: string; description: string }> }>('/api/capability-bundles');
     const shown = bundles.map((b) => ({ value: b.value, label: b.label, description: b.description }));
     if (out.json) return out.data(shown);
-    out.rows(shown.map((b) => [b.value, b.label, b.description]));
+    out.rows(shown.map((b) => [b.value, b.label, b.description]), ['bundle', 'label', 'description']);
   },
 });

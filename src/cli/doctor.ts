@@ -57,7 +57,7 @@ export default defineCommand({
     });
     if (out.json) out.data(checks);
     else {
-      out.rows(checks.map((c) => [c.name, c.status, c.message]));
+      out.rows(checks.map((c) => [c.name, c.status, c.message]), ['check', 'status', 'detail']);
       for (const c of checks) if (c.fix && c.status !== 'pass') out.log.info(`${c.name}: ${c.fix}`);
     }
     const failed = checks.filter((c) => c.status === 'fail');

@@ -17,6 +17,6 @@ export default defineCommand({
   async run({ args }) {
     const { out, api } = openSession(args, { needKey: true });
     const profiles = await api.get<Profile[]>('/api/profiles');
-    printList(out, profiles, (p) => [p.name, p.runtime, p.model ?? null]);
+    printList(out, profiles, (p) => [p.name, p.runtime, p.model ?? null], ['name', 'runtime', 'model']);
   },
 });

@@ -19,6 +19,6 @@ export default defineCommand({
     const limit = readLimit(args.limit);
     const { out, api } = openSession(args, { needKey: true });
     const runs = await api.get<RunSummary[]>(`/api/runs?limit=${limit}`);
-    printList(out, runs, (r) => [r.id, r.status, r.subTask?.profile ?? null, r.subTask?.sessionId ?? null, r.startedAt]);
+    printList(out, runs, (r) => [r.id, r.status, r.subTask?.profile ?? null, r.subTask?.sessionId ?? null, r.startedAt], ['id', 'status', 'profile', 'session', 'started']);
   },
 });

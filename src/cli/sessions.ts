@@ -20,6 +20,6 @@ export default defineCommand({
     const limit = readLimit(args.limit);
     const { out, api } = openSession(args, { needKey: true });
     const sessions = await api.get<SessionRecord[]>(`/api/sessions?limit=${limit}${args.q ? `&q=${encodeURIComponent(args.q)}` : ''}`);
-    printList(out, sessions, (s) => [s.id, s.profile, s.status, s.runCount, s.lastUsedAt]);
+    printList(out, sessions, (s) => [s.id, s.profile, s.status, s.runCount, s.lastUsedAt], ['id', 'profile', 'status', 'runs', 'last used']);
   },
 });

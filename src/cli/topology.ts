@@ -28,6 +28,6 @@ export default defineCommand({
       throw err;
     }
     if (out.json) return out.data(runners);
-    out.rows(runners.map((r) => [r.hash, r.url, r.healthy ? 'healthy' : 'unhealthy', r.latencyMs === null ? null : `${r.latencyMs}ms`, r.activeSessions, r.error, r.capabilities.join(',') || null]));
+    out.rows(runners.map((r) => [r.hash, r.url, r.healthy ? 'healthy' : 'unhealthy', r.latencyMs === null ? null : `${r.latencyMs}ms`, r.activeSessions, r.error, r.capabilities.join(',') || null]), ['hash', 'url', 'health', 'latency', 'sessions', 'error', 'capabilities']);
   },
 });

@@ -71,8 +71,16 @@ export interface Config {
     stateCapBytes: number;
     /** Root of the runner's VirtualFS (profile homes, session scratch, pool areas): SVC_RUNNER_DATA_DIR, default <SVC_DATA_DIR>/runner. */
     dataDir: string;
-    /** Conductor base URL for the tools that call back into it (delegate, notify) in split roles: SVC_CONDUCTOR_URL. */
+    /**
+     * Conductor base URL for the tools that call back into it (delegate, notify) in split roles: SVC_CONDUCTOR_URL. The
+     * runner also announces itself there when it starts, so conductors restore it at once.
+     */
     conductorUrl: string | undefined;
+    /**
+     * SVC_RUNNER_ADOPT_GRACE_MS: how long a run whose conductor went away keeps running, waiting for another conductor
+     * to re-attach (adopt it), before it is cancelled (default 60 s; longer than the conductor lease).
+     */
+    adoptGraceMs: number;
     /**
      * SVC_SANDBOX: `bwrap` (default) runs every command an agent runs inside bubblewrap; `off` is the operator's
      * explicit opt-out (commands run unsandboxed as the runner's user, and `@exec` profiles are accepted anyway).
@@ -276,6 +284,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       stateCapBytes: int('SVC_STATE_CAP_BYTES', env.SVC_STATE_CAP_BYTES, 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       dataDir: runnerDataDir,
       conductorUrl: url('SVC_CONDUCTOR_URL', env.SVC_CONDUCTOR_URL),
+      adoptGraceMs: int('SVC_RUNNER_ADOPT_GRACE_MS', env.SVC_RUNNER_ADOPT_GRACE_MS, 60_000, 100, 3_600_000),
       sandbox: pick('SVC_SANDBOX', env.SVC_SANDBOX, SANDBOX_MODES, 'bwrap'),
       searchPath: env.PATH || '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
     },

@@ -1,6 +1,6 @@
 import { readNdjson } from '../shared/ndjson.ts';
 import { withTerminal, type RunEvent } from './run-event.ts';
-import { INTERNAL_TOKEN_HEADER, RUN_TOKEN_HEADER, TENANT_HEADER } from './runner.ts';
+import { INTERNAL_TOKEN_HEADER, RUN_ADOPTABLE_HEADER, RUN_TOKEN_HEADER, TENANT_HEADER } from './runner.ts';
 import { RUNTIME_SESSION_HEADER, type McpServerSpec, type ModelOverride, type SkillPayload } from './worker.ts';
 import type { StateBundle } from './worker.client.ts';
 import type {
@@ -52,6 +52,13 @@ export interface RunnerClient {
    * `opts.skills` are the profile's skills, resolved from the catalog, for the worker's system prompt.
    */
   run(tenant: string, subTask: SubTask, signal?: AbortSignal, opts?: RunOptions): Promise<AsyncIterable<RunEvent>>;
+  /**
+   * Re-attaches to an adoptable run after the event with id `after` (ids count the run's events from 1). Throws
+   * CallError 404 when the runner no longer has the run, 410 when it no longer keeps the events after `after`.
+   */
+  attach(tenant: string, runId: string, after: number, signal?: AbortSignal): Promise<AsyncIterable<RunEvent>>;
+  /** Cancels an adoptable run on the runner (hanging up only detaches from it); false when the runner has no such run. */
+  cancelRun(tenant: string, runId: string): Promise<boolean>;
   /** Every platform tool of the runner. */
   toolkitSpecs(): Promise<ToolSpec[]>;
   /** The tools the session's profile may use. */
@@ -73,6 +80,8 @@ export interface RunOptions {
   /** Per-run model override and extra MCP servers (the /v1 agents API). */
   model?: ModelOverride;
   mcpServers?: McpServerSpec[];
+  /** Start the run adoptable: it outlives this connection (RUN_ADOPTABLE_HEADER); cancel it with `cancelRun`. */
+  adoptable?: boolean;
 }
 
 export function createRunnerClient(opts: { baseUrl: string; fetch?: FetchLike; internalToken?: string }): RunnerClient {
@@ -132,14 +141,20 @@ export function createRunnerClient(opts: { baseUrl: string; fetch?: FetchLike; i
         ...(runOpts.model ? { model: runOpts.model } : {}),
         ...(runOpts.mcpServers?.length ? { mcpServers: runOpts.mcpServers } : {}),
       };
-      const headers = runOpts.runToken ? { [RUN_TOKEN_HEADER]: runOpts.runToken } : undefined;
-      const res = await call('POST', '/runner/run', { tenant, json, signal, headers });
-      if (!res.body) throw new CallError(res.status, 'runner run: response has no body');
-      // a runner that vanishes mid-stream still yields exactly one terminal event
-      const events = withTerminal(readNdjson<RunEvent>(res.body, signal), (err) =>
-        signal?.aborted ? 'run cancelled by the caller' : `runner stream broke: ${transportMessage(err)}`,
-      );
-      return signal ? cancelAware(events, signal) : events;
+      const headers: Record<string, string> = {};
+      if (runOpts.runToken) headers[RUN_TOKEN_HEADER] = runOpts.runToken;
+      if (runOpts.adoptable) headers[RUN_ADOPTABLE_HEADER] = '1';
+      return eventsOf(await call('POST', '/runner/run', { tenant, json, signal, headers }), signal);
+    },
+    attach: async (tenant, runId, after, signal) => eventsOf(await call('GET', `/runner/runs/${encodeURIComponent(runId)}/events?after=${after}`, { tenant, signal }), signal),
+    async cancelRun(tenant, runId) {
+      try {
+        await done(call('POST', `/runner/runs/${encodeURIComponent(runId)}/cancel`, { tenant }));
+        return true;
+      } catch (err) {
+        if (err instanceof CallError && err.status === 404) return false;
+        throw err;
+      }
     },
     toolkitSpecs: async () => (await json<{ specs: ToolSpec[] }>(call('GET', '/runner/toolkit/specs'))).specs,
     sessionToolkitSpecs: async (tenant, id) => (await json<{ specs: ToolSpec[] }>(call('GET', `${sid(id)}/toolkit/specs`, { tenant }))).specs,
@@ -158,6 +173,15 @@ export function createRunnerClient(opts: { baseUrl: string; fetch?: FetchLike; i
     workerLeases: (tenant, signal) => json(call('GET', '/runner/worker/leases', { tenant, signal })),
     workerLease: (tenant, id) => json(call('GET', `${sid(id)}/worker`, { tenant })),
   };
+}
+
+/** A run's NDJSON events: a runner that vanishes mid-stream still yields exactly one terminal event. */
+function eventsOf(res: Response, signal: AbortSignal | undefined): AsyncIterable<RunEvent> {
+  if (!res.body) throw new CallError(res.status, 'runner run: response has no body');
+  const events = withTerminal(readNdjson<RunEvent>(res.body, signal), (err) =>
+    signal?.aborted ? 'run cancelled by the caller' : `runner stream broke: ${transportMessage(err)}`,
+  );
+  return signal ? cancelAware(events, signal) : events;
 }
 
 /** After the caller aborts, a stream that merely stopped should say "cancelled", not "ended without a result". */

@@ -16,3 +16,16 @@ export type SessionStatus = keyof typeof SESSION_STATUS_CODES;
  * the session's active run; the run's tools (delegate, notify) present it to the conductor as `Bearer <token>`.
  */
 export const RUN_TOKEN_HEADER = 'X-Svc-Run-Token';
+
+/**
+ * `POST /runner/run` with this header set to `1` starts an adoptable run: it outlives the connection that started it,
+ * and another conductor may re-attach with `GET /runner/runs/{id}/events?after=<last stored id>` (runs/taps.ts).
+ * Such a run is cancelled explicitly with `POST /runner/runs/{id}/cancel`, or when nobody re-attaches in time.
+ */
+export const RUN_ADOPTABLE_HEADER = 'X-Svc-Run-Adoptable';
+
+/**
+ * A runner that starts (or restarts) beside a separate conductor posts `{url}` (its public URL) here on the conductor,
+ * with the internal token, so the conductors probe and restore it at once instead of at their next reconcile.
+ */
+export const RUNNER_ANNOUNCE_PATH = '/internal/runners/announce';

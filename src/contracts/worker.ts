@@ -20,11 +20,28 @@ export const McpServerSpec = v.object({
 });
 export type McpServerSpec = v.InferOutput<typeof McpServerSpec>;
 
+/**
+ * A resolved skill. Between conductor and runner a packaged skill's resources carry `content` (base64) and
+ * `executable`; the runner writes them under `dir` in the session (`/work/.skills/<name>`) and forwards the skill to
+ * the worker without `content`, with `dir` set.
+ */
 export const SkillPayload = v.object({
   name: v.string(),
   description: v.optional(v.string()),
   body: v.string(),
-  resources: v.optional(v.array(v.object({ path: v.string(), contentType: v.optional(v.string()), sha256: v.optional(v.string()), size: v.optional(v.number()) }))),
+  resources: v.optional(
+    v.array(
+      v.object({
+        path: v.string(),
+        contentType: v.optional(v.string()),
+        sha256: v.optional(v.string()),
+        size: v.optional(v.number()),
+        executable: v.optional(v.boolean()),
+        content: v.optional(v.string()),
+      }),
+    ),
+  ),
+  dir: v.optional(v.string()),
 });
 export type SkillPayload = v.InferOutput<typeof SkillPayload>;
 

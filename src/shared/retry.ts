@@ -10,6 +10,8 @@ export interface RetryOptions {
   onRetry?: (err: unknown, attempt: number) => void;
   /** Stops waiting between attempts: the last error is thrown at once. */
   signal?: AbortSignal;
+  /** Errors for which another attempt is pointless (a refusal): thrown at once. Default: every error is retried. */
+  retryIf?: (err: unknown) => boolean;
 }
 
 export async function retryWithBackoff<T>(op: () => Promise<T>, opts: RetryOptions): Promise<T> {
@@ -19,7 +21,7 @@ export async function retryWithBackoff<T>(op: () => Promise<T>, opts: RetryOptio
     try {
       return await op();
     } catch (err) {
-      if (Date.now() - started + delay > opts.giveUpMs || opts.signal?.aborted) throw err;
+      if (Date.now() - started + delay > opts.giveUpMs || opts.signal?.aborted || (opts.retryIf && !opts.retryIf(err))) throw err;
       opts.onRetry?.(err, attempt);
       await pause(delay, opts.signal);
       delay = Math.min(delay * 2, opts.maxDelayMs ?? 2_000);

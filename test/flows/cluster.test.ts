@@ -12,7 +12,8 @@ import { followSse, isTerminalEvent, readSse, type LiveSse, type SseFrame } from
  * The role-split deployment as real processes on real ports: two conductors sharing one PostgreSQL server, two
  * runners, one worker on the fake model provider. Runs spread over both runners; a runner crash ends its runs with
  * exactly one terminal event and its restart gets profiles and sessions back; any conductor streams any run; a
- * conductor crash interrupts only its own runs, on its own, while the other replica's runs go on.
+ * conductor crash hands its runs to the other replica, which completes them (only a run whose runner died too ends
+ * `interrupted`), while the other replica's runs go on.
  */
 interface RunRef {
   runId: string;
@@ -194,37 +195,55 @@ describe('role-split cluster on PostgreSQL (2 conductors, 2 runners, 1 worker)',
     await vi.waitFor(() => expect(modelRequests(cluster.fake).find((r) => lastUserPrompt(r)?.includes('cancelled elsewhere'))?.clientClosedEarly).toBe(true), WAIT);
   });
 
-  it('a conductor crash interrupts only its own runs, on its own, and the conductor boots again', async () => {
+  it('a conductor crash hands its runs to the other replica, which completes them; the conductor boots again', async () => {
     dumpLogsOnFailure();
-    const ofA = await startRun(A, { prompt: 'SLOW_DELTAS 200 50' });
-    const ofB = await startRun(B, { prompt: 'SLOW_DELTAS 80 60' });
+    const ofA = await startRun(A, { prompt: 'SLOW_DELTAS 120 40' });
+    const ofB = await startRun(B, { prompt: 'SLOW_DELTAS 80 40' });
     const aOnB = follow(B, ofA.runId);
     const bOnB = follow(B, ofB.runId);
     await vi.waitFor(() => expect(hasAssistant(aOnB) && hasAssistant(bOnB)).toBe(true), WAIT);
 
     await A.kill('SIGKILL');
-    // B's sweep finds A's lease expired and ends A's run `interrupted`, with one terminal `error` on the stream.
-    const aFrames = await within(aOnB.ended, 10_000, 'the stream of the crashed conductor’s run');
-    expect(bOnB.frames.some((f) => isTerminalEvent(f.event)), 'B’s run was still running when A’s run was interrupted').toBe(false);
-    expect(expectWellFormed(aFrames).event).toMatchObject({ type: 'error', message: expect.stringContaining('interrupted') });
-    expect((await getRun(B, ofA.runId)).status).toBe('interrupted');
+    // B's sweep finds A's lease expired and adopts A's run: it re-attaches on the runner, which kept the run going.
+    const aFrames = await within(aOnB.ended, 20_000, 'the stream of the crashed conductor’s run');
+    expect(expectWellFormed(aFrames).event).toMatchObject({ type: 'result' });
+    const deltas = aFrames.filter((f) => f.event.type === 'assistant' && f.event.delta).map((f) => String(f.event.message ?? ''));
+    expect(deltas.join('')).toBe(Array.from({ length: 120 }, (_, i) => `d${i} `).join(''));
+    expect((await getRun(B, ofA.runId)).status).toBe('ok');
 
     // B's own run went on untouched.
     const bFrames = await within(bOnB.ended, 10_000, 'the stream of B’s run');
     expect(expectWellFormed(bFrames).event.type).toBe('result');
     expect((await getRun(B, ofB.runId)).status).toBe('ok');
 
-    // The interrupted run's session is free again, on the runner too.
+    // The adopted run's session is free again, on the runner too.
     const after = await startRun(B, { sessionId: ofA.sessionId, prompt: 'after the crash' });
     expect(expectWellFormed(await within(readStream(B, after.runId), 10_000, 'a run on the freed session')).event.type).toBe('result');
 
     // A boots again (same instance id, same port) and serves.
     await A.start();
     expect(await (await fetch(`${A.url}/healthz`)).text()).toBe('ok');
-    expect((await getRun(A, ofA.runId)).status).toBe('interrupted');
+    expect((await getRun(A, ofA.runId)).status).toBe('ok');
     const fresh = await startRun(A, { prompt: 'back again' });
     const frames = await within(readStream(A, fresh.runId), 10_000, 'a run on the restarted conductor');
     expect(expectWellFormed(frames).event).toMatchObject({ type: 'result', message: expect.stringContaining('FAKE-REPLY: back again') });
+  }, 60_000);
+
+  it('a run whose conductor and runner both crashed ends `interrupted`, once, and its session serves again', async () => {
+    dumpLogsOnFailure();
+    const ofA = await startRun(A, { prompt: 'SLOW_DELTAS 200 50' });
+    const onB = follow(B, ofA.runId);
+    await vi.waitFor(() => expect(hasAssistant(onB)).toBe(true), WAIT);
+    const runner = [R0, R1].find((r) => runnerHash(r.url) === hashOf(ofA.sessionId))!;
+    await Promise.all([A.kill('SIGKILL'), runner.kill('SIGKILL')]);
+
+    const frames = await within(onB.ended, 20_000, 'the stream of a run with neither conductor nor runner');
+    expect(expectWellFormed(frames).event).toMatchObject({ type: 'error', message: expect.stringContaining('interrupted') });
+    expect((await getRun(B, ofA.runId)).status).toBe('interrupted');
+
+    await Promise.all([A.start(), runner.start()]);
+    const after = await startRun(B, { sessionId: ofA.sessionId, prompt: 'after both crashed' });
+    expect(expectWellFormed(await within(readStream(B, after.runId), 15_000, 'a run on the session after both crashed')).event.type).toBe('result');
   }, 60_000);
 
   it('replicas booting at the same moment with one bootstrap token all come up', async () => {

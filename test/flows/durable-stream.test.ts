@@ -3,10 +3,11 @@ import { MODEL, startCluster, type Cluster, type ClusterNode } from '../support/
 import { isTerminalEvent, readSse, sseFrames, type SseFrame } from '../support/sse.ts';
 
 /**
- * Nothing live that is not durable, on real processes: clients stream ten runs live from conductor A, which is killed
- * (SIGKILL) the moment one of them has seen a few events. Every event id any client saw must be in the log with the
- * same event, and a client resuming with Last-Event-ID through conductor B gets exactly the log's events after it,
- * ending with one terminal event that the log holds too.
+ * Nothing live that is not durable, and runs that outlive their conductor, on real processes: clients stream ten runs
+ * live from conductor A, which is killed (SIGKILL) the moment one of them has seen a few events. Conductor B adopts
+ * every run (its runner and worker are alive) and each completes `ok`. Every event id any client saw must be in the
+ * log with the same event, and a client resuming with Last-Event-ID through conductor B gets exactly the log's events
+ * after it, ending with one terminal event that the log holds too.
  */
 const RUNS = 10;
 
@@ -55,11 +56,17 @@ describe('a conductor killed while runs stream through it', () => {
     expect(killing, 'the conductor was killed mid-run').toBeDefined();
 
     for (const runId of runIds) {
-      // The orphan sweep on B ends the run; then the log is complete.
+      // B adopts the run and drives it to its end on the runner; then the log is complete.
       const log = await readSse(await cluster.api(B, streamPath(runId)));
       const byId = new Map(log.map((f) => [f.id, f.event]));
       expect(log.map((f) => f.id)).toEqual(log.map((_, i) => i + 1));
       expect(log.filter((f) => isTerminalEvent(f.event))).toHaveLength(1);
+      expect(log.at(-1)?.event, `run ${runId} completed through B`).toMatchObject({ type: 'result' });
+      const run = (await (await cluster.api(B, `/api/runs/${encodeURIComponent(runId)}`)).json()) as { status: string };
+      expect(run.status, `run ${runId}`).toBe('ok');
+      // every delta the model sent reached the log once, in order
+      const deltas = log.filter((f) => f.event.type === 'assistant' && f.event.delta).map((f) => String(f.event.message ?? ''));
+      expect(deltas.join('')).toBe(Array.from({ length: 400 }, (_, i) => `d${i} `).join(''));
       const frames = seen.get(runId)!;
       for (const f of frames) expect(byId.get(f.id), `run ${runId}: event ${f.id} a client saw is not in the log`).toEqual(f.event);
 

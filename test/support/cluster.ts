@@ -49,6 +49,8 @@ export interface ClusterOptions {
   runners?: number;
   leaseTtlMs?: number;
   reconcileMs?: number;
+  /** Runners get SVC_CONDUCTOR_URL (the first conductor's URL), so they announce themselves to it when they start. */
+  announce?: boolean;
 }
 
 
@@ -103,12 +105,19 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     }));
     await worker.start();
 
+    // conductors' ports are known before anything starts: runners that announce themselves are told where
+    const conductorUrl: { value?: string } = {};
     const runners = await Promise.all(
       Array.from({ length: opts.runners ?? 2 }, (_, i) =>
-        node(`runner-${i}`, 'runner', (url) => ({ SVC_WORKER_URL: worker.url, SVC_RUNNER_PUBLIC_URL: url, SVC_DATA_DIR: tempDir(`runner-${i}`) })),
+        node(`runner-${i}`, 'runner', (url) => ({
+          SVC_WORKER_URL: worker.url,
+          SVC_RUNNER_PUBLIC_URL: url,
+          SVC_DATA_DIR: tempDir(`runner-${i}`),
+          // at info level their output says when the announcement went through (tests wait on that line)
+          ...(opts.announce && conductorUrl.value ? { SVC_CONDUCTOR_URL: conductorUrl.value, SVC_LOG_LEVEL: 'info' } : {}),
+        })),
       ),
     );
-    await Promise.all(runners.map((r) => r.start()));
 
     const shared = {
       DATABASE_URL: db.url,
@@ -126,6 +135,8 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
         return node(name, 'conductor', () => ({ ...shared, SVC_INSTANCE_ID: name, SVC_DATA_DIR: dataDir }));
       }),
     );
+    conductorUrl.value = conductors[0]?.url;
+    await Promise.all(runners.map((r) => r.start()));
     // replicas boot at the same time, as they do in a deployment (migrations and bootstrap race)
     await Promise.all(conductors.map((c) => c.start()));
 

@@ -26,7 +26,7 @@ export function testDataDir(): string {
 /** A runner's settings in tests: a fresh data dir, the command sandbox on. */
 export function runnerDefaults(): Config['runner'] {
   const path = process.env.PATH ?? '/usr/bin:/bin';
-  return { publicUrl: undefined, workerUrl: undefined, workerUrlByRuntime: {}, stateCapBytes: 1024 * 1024, dataDir: testDataDir(), conductorUrl: undefined, sandbox: 'bwrap', searchPath: path };
+  return { publicUrl: undefined, workerUrl: undefined, workerUrlByRuntime: {}, stateCapBytes: 1024 * 1024, dataDir: testDataDir(), conductorUrl: undefined, adoptGraceMs: 60_000, sandbox: 'bwrap', searchPath: path };
 }
 
 export interface WorkerOnPort {

@@ -33,6 +33,8 @@ export interface ApiResponse<T> {
 
 export interface RequestOptions {
   body?: unknown;
+  /** A multipart body instead of JSON (`svc skills import`); fetch sets its content type with the boundary. */
+  form?: FormData;
   /** Send no Authorization header (device-login routes). */
   anonymous?: boolean;
   key?: string;
@@ -68,7 +70,8 @@ export function createApi(baseUrl: string, key: string | undefined, version: str
     const signals = [opts.signal, opts.timeoutMs ? AbortSignal.timeout(opts.timeoutMs) : undefined].filter((s): s is AbortSignal => !!s);
     let res: Response;
     try {
-      res = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: signals.length ? AbortSignal.any(signals) : undefined });
+      const body = opts.form ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
+      res = await fetch(url, { method, headers, body, signal: signals.length ? AbortSignal.any(signals) : undefined });
     } catch (err) {
       if (opts.signal?.aborted) throw err;
       throw new NetworkError(url, `cannot reach ${baseUrl}: ${describeNetwork(err)}`);

@@ -9,8 +9,8 @@ export function readLimit(raw: string | undefined, fallback = 20): number {
   return n;
 }
 
-/** Prints a list: the array with --json, else one tab-separated row per item. */
-export function printList<T>(out: Output, items: T[], row: (item: T) => Array<string | number | boolean | null | undefined>): void {
+/** Prints a list: the array with --json, else one tab-separated row per item (under `header` in a terminal). */
+export function printList<T>(out: Output, items: T[], row: (item: T) => Array<string | number | boolean | null | undefined>, header?: string[]): void {
   if (out.json) return out.data(items);
-  out.rows(items.map(row));
+  out.rows(items.map(row), header);
 }

@@ -14,7 +14,8 @@ export interface Output {
   data(value: unknown): void;
   /** One compact JSON line (NDJSON streams: device_code, run events). */
   line(value: unknown): void;
-  rows(rows: Array<Array<string | number | boolean | null | undefined>>): void;
+  /** Rows of a list; in a terminal, aligned under `header` (piped output has no header, so it stays parseable). */
+  rows(rows: Array<Array<string | number | boolean | null | undefined>>, header?: string[]): void;
   fields(pairs: Array<[string, string | number | boolean | null | undefined]>): void;
   text(line: string): void;
   /** Raw text to stdout (streamed assistant text). */
@@ -34,12 +35,15 @@ export function createOutput(env: Pick<ClientEnv, 'stdoutTTY' | 'stderrTTY' | 'c
     log,
     data: (value) => out((env.stdoutTTY ? JSON.stringify(value, null, 2) : JSON.stringify(value)) + '\n'),
     line: (value) => out(JSON.stringify(value) + '\n'),
-    rows(rows) {
+    rows(rows, header) {
       const cells = rows.map((r) => r.map(cell));
       if (!env.stdoutTTY) return void out(cells.map((r) => r.join('\t')).join('\n') + (cells.length ? '\n' : ''));
+      const head = header && cells.length ? [header.map((h) => h.toUpperCase())] : [];
       const widths: number[] = [];
-      for (const r of cells) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
-      out(cells.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n') + (cells.length ? '\n' : ''));
+      for (const r of [...head, ...cells]) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+      const line = (r: string[]) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+      const bold = (s: string) => (env.color ? `\u001B[1m${s}\u001B[22m` : s);
+      out([...head.map((r) => bold(line(r))), ...cells.map(line)].join('\n') + (cells.length ? '\n' : ''));
     },
     fields(pairs) {
       const width = env.stdoutTTY ? Math.max(...pairs.map(([k]) => k.length)) + 1 : 0;

@@ -17,6 +17,6 @@ export default defineCommand({
       .sort()
       .map((name) => ({ name, current: name === current, apiUrl: config.contexts[name].apiUrl ?? null, gatewayUrl: config.contexts[name].gatewayUrl ?? null, hasKey: !!config.contexts[name].apiKey, key: config.contexts[name].apiKey }));
     if (out.json) return out.data(rows.map(({ key: _key, ...r }) => r));
-    out.rows(rows.map((r) => [r.current ? '*' : '', r.name, r.apiUrl ?? '-', maskKey(r.key) ?? '-']));
+    out.rows(rows.map((r) => [r.current ? '*' : '', r.name, r.apiUrl ?? '-', maskKey(r.key) ?? '-']), ['', 'context', 'api url', 'key']);
   },
 });

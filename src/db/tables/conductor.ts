@@ -52,8 +52,15 @@ export interface SkillsTable {
   description: Generated<string>;
   body: string;
   resources: Json<unknown[]>;
-  source: Generated<string>;
+  source: Generated<'user' | 'imported' | 'platform'>;
   created_at: Timestamp;
+  license: ColumnType<string | null, string | null | undefined, string | null>;
+  compatibility: ColumnType<string | null, string | null | undefined, string | null>;
+  allowed_tools: Json<string[]>;
+  metadata: Json<Record<string, unknown>>;
+  requires_sandbox: Generated<boolean>;
+  total_bytes: ColumnType<string | number, number | undefined, number>;
+  updated_at: Timestamp;
 }
 
 export interface SessionsTable {

@@ -74,6 +74,7 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
     authenticate: (header) => authenticate(authDeps, header),
     keys,
     guards: createGuards(config.identity.adminTenant),
+    internalToken: deps.internalToken,
     fleet,
     broadcaster,
     runs,

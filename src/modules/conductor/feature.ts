@@ -58,6 +58,8 @@ export interface FeatureDeps {
   keys: KeyDeps;
   /** `requireRole(min, what)`, `operatorOnly()`, `readOnlyViewers()`: the one place role checks live. */
   guards: Guards;
+  /** The token of calls between roles (SVC_INTERNAL_TOKEN, or generated in dev): runners present it when they announce themselves. */
+  internalToken: string;
   /** The runners this conductor drives (in-process in role all, SVC_RUNNERS otherwise). */
   fleet: Fleet;
   /** Sends profiles and pools to every runner, and again to a restarted one. */

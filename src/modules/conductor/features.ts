@@ -6,6 +6,7 @@ import { dashboardFeature } from './dashboard/index.ts';
 import { deviceFeature } from './device/index.ts';
 import { identityFeature } from './identity/index.ts';
 import { jobsFeature } from './jobs/index.ts';
+import { kitsFeature } from './kits/index.ts';
 import { limitsFeature } from './limits/index.ts';
 import { notificationsFeature } from './notifications/index.ts';
 import { poolsFeature } from './pools/index.ts';
@@ -41,6 +42,7 @@ export const FEATURES: readonly Feature[] = [
   automationsFeature,
   workflowsFeature,
   publishingFeature,
+  kitsFeature,
   deviceFeature,
   dashboardFeature,
 ];

@@ -1,8 +1,8 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import { INTERNAL_TOKEN_HEADER, TENANT_HEADER } from '../../contracts/runner.ts';
 import { badRequest, unauthorized } from '../../shared/errors.ts';
 import { CLIENT_ID_PATTERN } from '../../shared/ids.ts';
+import { safeEqual } from '../../shared/safe-equal.ts';
 
 /**
  * Request context of every `/runner/*` route: the internal-token check and the tenant the conductor forwarded.
@@ -21,14 +21,10 @@ const SESSION_MCP_PATH = /^\/runner\/sessions\/[^/]+\/mcp(\/|$)/;
 /** Only callers presenting `Bearer <token>` in INTERNAL_TOKEN_HEADER get through; there is no open mode. */
 export function requireInternalToken(token: string): MiddlewareHandler<RunnerEnv> {
   if (!token) throw new Error('the runner needs an internal token');
-  const expected = Buffer.from(`Bearer ${token}`);
+  const expected = `Bearer ${token}`;
   return async (c, next) => {
-    if (!SESSION_MCP_PATH.test(c.req.path)) {
-      const got = Buffer.from(c.req.header(INTERNAL_TOKEN_HEADER) ?? '');
-      // constant-time compare so the token cannot be guessed byte by byte from response times
-      if (got.length !== expected.length || !timingSafeEqual(got, expected)) {
-        throw unauthorized(`invalid or missing internal token (${INTERNAL_TOKEN_HEADER})`);
-      }
+    if (!SESSION_MCP_PATH.test(c.req.path) && !safeEqual(c.req.header(INTERNAL_TOKEN_HEADER) ?? '', expected)) {
+      throw unauthorized(`invalid or missing internal token (${INTERNAL_TOKEN_HEADER})`);
     }
     await next();
   };

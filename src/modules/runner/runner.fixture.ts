@@ -19,7 +19,7 @@ export function testDataDir(): string {
 
 export function runnerConfig(over: Partial<Config['runner']> = {}): Config['runner'] {
   return {
-    publicUrl: TEST_PUBLIC_URL, workerUrl: undefined, workerUrlByRuntime: {}, stateCapBytes: 1024, dataDir: testDataDir(), conductorUrl: undefined,
+    publicUrl: TEST_PUBLIC_URL, workerUrl: undefined, workerUrlByRuntime: {}, stateCapBytes: 1024, dataDir: testDataDir(), conductorUrl: undefined, adoptGraceMs: 60_000,
     sandbox: 'bwrap', searchPath: process.env.PATH ?? '/usr/bin:/bin', ...over,
   };
 }
@@ -45,10 +45,11 @@ export interface CallOptions {
   /** The internal token to send: the fixture's by default, none with null. */
   token?: string | null;
   signal?: AbortSignal;
+  headers?: Record<string, string>;
 }
 
 export function call(runner: Runner, method: string, path: string, o: CallOptions = {}): Promise<Response> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...o.headers };
   if (o.tenant !== undefined) headers[TENANT_HEADER] = o.tenant;
   const token = o.token === undefined ? TEST_INTERNAL_TOKEN : o.token;
   if (token !== null) headers[INTERNAL_TOKEN_HEADER] = `Bearer ${token}`;

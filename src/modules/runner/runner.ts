@@ -11,6 +11,11 @@ import { runnerReadiness } from './runner.readiness.ts';
 import type { ReadyReport } from '../../shared/readiness.ts';
 import { requireInternalToken, resolveTenant, type RunnerEnv } from './runner.context.ts';
 import { runRoutes } from './runs/runs.routes.ts';
+import { createTaps } from './runs/taps.ts';
+import { announce } from './announce.ts';
+
+/** Events of an adoptable run the runner keeps for a conductor that re-attaches (runs/taps.ts). */
+const ADOPTABLE_EVENTS_KEPT = 10_000;
 import { sessionRoutes } from './sessions/sessions.routes.ts';
 import { createSessionStore } from './sessions/sessions.store.ts';
 import { stateRoutes } from './sessions/state.routes.ts';
@@ -66,6 +71,8 @@ export interface Runner {
   info(): RunnerInfo;
   /** A session MCP URL with a fresh session token, as a run of that session receives it. */
   sessionMcpUrl(sessionId: string): string;
+  /** Tells a separate conductor that this runner (re)started (announce.ts); in the background, retried. */
+  announce(conductorUrl: string): void;
   /** Stops probing and ends every run in flight with a terminal `error`. */
   close(): Promise<void>;
 }
@@ -136,7 +143,8 @@ export function createRunner(deps: RunnerDeps): Runner {
   app.route('/', leaseRoutes());
   app.route('/', sessionRoutes(core));
   app.route('/', stateRoutes({ ...core, stateCapBytes: deps.config.stateCapBytes }));
-  app.route('/', runRoutes({ ...core, publicUrl, tokens, closing: closing.signal }));
+  const taps = createTaps({ graceMs: deps.config.adoptGraceMs, maxEvents: ADOPTABLE_EVENTS_KEPT, log: log.child('taps') });
+  app.route('/', runRoutes({ ...core, publicUrl, tokens, closing: closing.signal, taps, skillView: (rec) => vfs.view(rec, pools.list(rec.tenant)) }));
   app.route('/', toolkitRoutes({ toolkit, sessions }));
   app.route('/', vfsRoutes({ vfs, sessions }));
   const mcp = mcpRoutes({ sessions, toolkit, tokens, version: deps.version, closing: closing.signal });
@@ -152,6 +160,9 @@ export function createRunner(deps: RunnerDeps): Runner {
     readiness: runnerReadiness({ started: () => started, slots }),
     info,
     sessionMcpUrl: (sessionId) => sessionMcpUrl(publicUrl, sessionId, tokens),
+    announce(conductorUrl) {
+      void announce({ conductorUrl, publicUrl, internalToken: deps.internalToken, log, signal: closing.signal });
+    },
     async close() {
       slots.close();
       closing.abort(new Error('runner shutting down'));

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { safeEqual as same } from '../../../shared/safe-equal.ts';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -17,7 +17,6 @@ export interface Loopback {
 const PAGE = (title: string, text: string) =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body style="font:16px system-ui;margin:15vh auto;max-width:32em"><h1>${title}</h1><p>${text}</p></body></html>`;
 
-const same = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 export async function startLoopback(state: string): Promise<Loopback> {
   let settle!: (cb: Callback) => void;

@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono, type Context } from 'hono';
 import * as v from 'valibot';
 import { badRequest } from '../../../shared/errors.ts';
@@ -24,15 +25,15 @@ const FileCreate = v.variant('type', [
 export function environmentsRoutes(deps: ResourceDeps): Hono<AgentsEnv> {
   const tenant = (c: Context<AgentsEnv>) => c.get('principal').tenantId;
   return new Hono<AgentsEnv>()
-    .post('/templates', async (c) => c.json(await templates.createTemplate(deps, tenant(c), await readJson(c, TemplateParams))))
+    .post('/templates', doc({ body: TemplateParams }), async (c) => c.json(await templates.createTemplate(deps, tenant(c), await readJson(c, TemplateParams))))
     .get('/templates', async (c) => c.json(await templates.listTemplates(deps.db, tenant(c), readCursor(c))))
     .get('/templates/:template_id', async (c) => c.json(await templates.getTemplate(deps.db, tenant(c), c.req.param('template_id'))))
-    .post('/templates/:template_id', async (c) =>
+    .post('/templates/:template_id', doc({ body: TemplateParams }), async (c) =>
       c.json(await templates.updateTemplate(deps, tenant(c), c.req.param('template_id'), await readJson(c, TemplateParams))),
     )
     .delete('/templates/:template_id', async (c) => c.json(await templates.deleteTemplate(deps.db, tenant(c), c.req.param('template_id'))))
     .get('/:environment_id', async (c) => c.json(await getEnvironmentInfo(deps, tenant(c), c.req.param('environment_id'))))
-    .post('/:environment_id/files', async (c) => c.json(await addEnvironmentFile(deps, tenant(c), c.req.param('environment_id'), await readJson(c, FileCreate))))
+    .post('/:environment_id/files', doc({ body: FileCreate }), async (c) => c.json(await addEnvironmentFile(deps, tenant(c), c.req.param('environment_id'), await readJson(c, FileCreate))))
     .get('/:environment_id/files', async (c) => {
       const { limit, order } = readCursor(c);
       if (c.req.query('after')) throw badRequest('after: environment files page with `page` tokens, not `after`');

@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import * as v from 'valibot';
 import type { ApiKeyView, KeysService } from '../../conductor/index.ts';
@@ -17,7 +18,7 @@ const CreateBody = v.object({
 export function keysRoutes(keys: KeysService): Hono<AgentsEnv> {
   return new Hono<AgentsEnv>()
     .get('/keys', async (c) => c.json({ keys: (await keys.list(c.get('principal'))).map(view) }))
-    .post('/keys', async (c) => {
+    .post('/keys', doc({ body: CreateBody }), async (c) => {
       const body = await readJson(c, CreateBody);
       const key = await keys.issue(c.get('principal'), { name: body.name ?? body.label ?? 'api key', expiresAt: body.expiresAt });
       return c.json({ ...view(key), secret: key.token }, 201);

@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono, type Context } from 'hono';
 import * as v from 'valibot';
 import { requireRole } from '../../conductor/index.ts';
@@ -27,7 +28,7 @@ export function providersRoutes(deps: ResourceDeps): Hono<AgentsEnv> {
       const keys = await providerKeyMeta(deps, tenant(c));
       return c.json({ providers: PROVIDERS.map((p) => view(p, keys.get(p.id))) });
     })
-    .get('/providers/:provider', async (c) => {
+    .get('/providers/:provider', doc({ body: KeyBody }), async (c) => {
       const p = provider(c);
       return c.json(view(p, (await providerKeyMeta(deps, tenant(c))).get(p.id)));
     })

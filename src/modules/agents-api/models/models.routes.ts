@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono, type Context } from 'hono';
 import * as v from 'valibot';
 import type { Kysely } from 'kysely';
@@ -70,7 +71,7 @@ export function apiModelRoutes(deps: ModelsDeps): Hono<AgentsEnv> {
       const row = await sessionModel(c, c.req.param('session_id'));
       return c.json({ sessionId: row.id, model: row.agent.model });
     })
-    .post('/sessions/:session_id/model', async (c) => {
+    .post('/sessions/:session_id/model', doc({ body: SwitchBody }), async (c) => {
       const { model } = await readJson(c, SwitchBody);
       deps.models.parse(model);
       const id = c.req.param('session_id');

@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono, type Context } from 'hono';
 import { withTenant } from '../../../db/index.ts';
 import { notFound } from '../../../shared/errors.ts';
@@ -52,14 +53,14 @@ export function sessionRoutes(deps: SessionsDeps & { keepAliveMs: number }): Hon
   };
 
   return new Hono<AgentsEnv>()
-    .post('/', async (c) => {
+    .post('/', doc({ body: SessionCreateParams }), async (c) => {
       const p = await readJson(c, SessionCreateParams);
       if (p.stream) return createStreaming(c, deps, p);
       return c.json(await createSession(deps, tenantOf(c), p));
     })
     .get('/', async (c) => c.json(await listSessions(deps, tenantOf(c), readCursor(c), c.req.query('agent_id') || undefined)))
     .get('/:session_id', async (c) => c.json(await getSession(deps, tenantOf(c), c.req.param('session_id'))))
-    .post('/:session_id', async (c) => {
+    .post('/:session_id', doc({ body: SessionUpdateParams }), async (c) => {
       const { metadata } = await readJson(c, SessionUpdateParams);
       return c.json(await updateSessionMetadata(deps, tenantOf(c), c.req.param('session_id'), metadata));
     })

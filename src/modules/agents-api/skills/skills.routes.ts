@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono, type Context } from 'hono';
 import * as v from 'valibot';
 import { badRequest } from '../../../shared/errors.ts';
@@ -22,7 +23,7 @@ export function skillsRoutes(deps: ResourceDeps): Hono<AgentsEnv> {
     })
     .get('/', async (c) => c.json(await skills.listSkills(deps.db, tenant(c), readCursor(c))))
     .get('/:skill_id', async (c) => c.json(await skills.getSkill(deps.db, tenant(c), c.req.param('skill_id'))))
-    .post('/:skill_id', async (c) => {
+    .post('/:skill_id', doc({ body: UpdateBody }), async (c) => {
       const body = await readJson(c, UpdateBody);
       return c.json(await skills.setDefaultVersion(deps.db, tenant(c), c.req.param('skill_id'), String(body.default_version)));
     })

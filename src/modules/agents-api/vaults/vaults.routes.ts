@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono, type Context } from 'hono';
 import * as v from 'valibot';
 import type { ResourceStatus } from '../../../db/types.ts';
@@ -19,18 +20,18 @@ const RotateCredential = v.object({ auth: AuthRotate });
 export function vaultsRoutes(deps: ResourceDeps): Hono<AgentsEnv> {
   const tenant = (c: Context<AgentsEnv>) => c.get('principal').tenantId;
   return new Hono<AgentsEnv>()
-    .post('/', async (c) => c.json(await createVault(deps.db, tenant(c), await readJson(c, CreateVault))))
+    .post('/', doc({ body: CreateVault }), async (c) => c.json(await createVault(deps.db, tenant(c), await readJson(c, CreateVault))))
     .get('/', async (c) => c.json(await listVaults(deps.db, tenant(c), readCursor(c), readStatus(c))))
     .get('/:vault_id', async (c) => c.json(await getVault(deps.db, tenant(c), c.req.param('vault_id'))))
     .delete('/:vault_id', async (c) => c.json(await deleteVault(deps.db, tenant(c), c.req.param('vault_id'))))
-    .post('/:vault_id/credentials', async (c) => c.json(await credentials.createCredential(deps, tenant(c), c.req.param('vault_id'), await readJson(c, CreateCredential))))
+    .post('/:vault_id/credentials', doc({ body: CreateCredential }), async (c) => c.json(await credentials.createCredential(deps, tenant(c), c.req.param('vault_id'), await readJson(c, CreateCredential))))
     .get('/:vault_id/credentials', async (c) =>
       c.json(await credentials.listCredentials(deps, tenant(c), c.req.param('vault_id'), readCursor(c), readStatus(c))),
     )
     .get('/:vault_id/credentials/:credential_id', async (c) =>
       c.json(await credentials.getCredential(deps, tenant(c), c.req.param('vault_id'), c.req.param('credential_id'))),
     )
-    .post('/:vault_id/credentials/:credential_id', async (c) => {
+    .post('/:vault_id/credentials/:credential_id', doc({ body: RotateCredential }), async (c) => {
       const { auth } = await readJson(c, RotateCredential);
       return c.json(await credentials.rotateCredential(deps, tenant(c), c.req.param('vault_id'), c.req.param('credential_id'), auth));
     })

@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono, type Context } from 'hono';
 import * as v from 'valibot';
 import { Cron } from 'croner';
@@ -46,7 +47,7 @@ export function automationRoutes(deps: AutomationDeps & FiringDeps, opts: { pref
       c.header('X-Total-Count', String(total));
       return c.json(items);
     })
-    .post('/', async (c) => c.json(await createAutomation(deps, tenantOf(c), await readJson(c, CreateAutomation)), 201))
+    .post('/', doc({ body: CreateAutomation }), async (c) => c.json(await createAutomation(deps, tenantOf(c), await readJson(c, CreateAutomation)), 201))
     .get('/firings', async (c) => {
       const page = listPage(c);
       const outcome = c.req.query('outcome');
@@ -57,7 +58,7 @@ export function automationRoutes(deps: AutomationDeps & FiringDeps, opts: { pref
       return c.json(items);
     })
     // the automation_memory tool: a firing's run (run token `run:<runId>`) rewrites its own automation's note
-    .put('/self/memory', async (c) => {
+    .put('/self/memory', doc({ body: MemoryBody }), async (c) => {
       const p = c.get('principal');
       const runId = p.authKind === 'run_token' && p.subject?.startsWith('run:') ? p.subject.slice(4) : undefined;
       const id = runId && (await withTenant(deps.db, p.tenantId, (tx) => automationOfRun(tx, runId)));
@@ -65,7 +66,7 @@ export function automationRoutes(deps: AutomationDeps & FiringDeps, opts: { pref
       return c.json(await putMemory(deps, p.tenantId, id, (await readJson(c, MemoryBody)).body));
     })
     .get('/:id', async (c) => c.json(toAutomation(await getOne(deps, tenantOf(c), c.req.param('id')))))
-    .put('/:id', async (c) => c.json(await updateOne(deps, tenantOf(c), c.req.param('id'), await readJson(c, UpdateAutomation))))
+    .put('/:id', doc({ body: UpdateAutomation }), async (c) => c.json(await updateOne(deps, tenantOf(c), c.req.param('id'), await readJson(c, UpdateAutomation))))
     .delete('/:id', async (c) => {
       await deleteAutomation(deps, tenantOf(c), c.req.param('id'));
       return noContent(c);
@@ -74,9 +75,9 @@ export function automationRoutes(deps: AutomationDeps & FiringDeps, opts: { pref
     .post('/:id/stop', async (c) => c.json(await stopAutomation(deps, tenantOf(c), c.req.param('id'))))
     .post('/:id/run', async (c) => c.json(await fireNow(deps, tenantOf(c), c.req.param('id')), 202))
     .get('/:id/memory', async (c) => c.json(await getMemory(deps, tenantOf(c), c.req.param('id'))))
-    .put('/:id/memory', async (c) => c.json(await putMemory(deps, tenantOf(c), c.req.param('id'), (await readJson(c, MemoryBody)).body)));
+    .put('/:id/memory', doc({ body: MemoryBody }), async (c) => c.json(await putMemory(deps, tenantOf(c), c.req.param('id'), (await readJson(c, MemoryBody)).body)));
   if (opts.prefix === 'schedules') {
-    app.post('/parse', async (c) => {
+    app.post('/parse', doc({ body: ParseBody }), async (c) => {
       const body = await readJson(c, ParseBody);
       const timezone = body.timezone ?? 'UTC';
       if (!validTimezone(timezone)) throw badRequest(`timezone: unknown IANA timezone: ${timezone}`);

@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import * as v from 'valibot';
@@ -31,14 +32,14 @@ export function billingRoutes(deps: { db: Kysely<DB>; defaults: CapDefaults; gua
   const role = guards.requireRole<IdentityEnv>;
   return new Hono<IdentityEnv>()
     .get('/billing/wallet', role('member', 'the wallet'), async (c) => c.json(await getWallet(db, c.get('principal').tenantId)))
-    .post('/billing/grants', guards.operatorOnly(), role('admin', 'granting credit'), async (c) => {
+    .post('/billing/grants', doc({ body: GrantBody }), guards.operatorOnly(), role('admin', 'granting credit'), async (c) => {
       const p = c.get('principal');
       const body = await readJson(c, GrantBody);
       const { id, wallet } = await grantCredit(db, { tenantId: body.tenantId, amountMicroUsd: body.amountMicroUSD, description: body.description, createdBy: p.keyId ?? p.subject });
       return c.json({ id, tenantId: body.tenantId, wallet }, 201);
     })
     .get('/spend-cap', role('member', 'reading the spend cap'), async (c) => c.json(await getSpendCap(db, c.get('principal').tenantId, defaults)))
-    .put('/spend-cap', role('admin', 'setting the spend cap'), async (c) => {
+    .put('/spend-cap', doc({ body: CapBody }), role('admin', 'setting the spend cap'), async (c) => {
       const body = await readJson(c, CapBody);
       if ('day' in body || 'day_limit_usd_cents' in body) throw badRequest('day: the daily window cannot be set; it follows the system default');
       const p = c.get('principal');

@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import * as v from 'valibot';
 import { readJson } from '../../../shared/http.ts';
@@ -10,7 +11,7 @@ const CheckoutBody = v.object({ cents: v.pipe(v.number('cents: expected a number
 export function checkoutRoutes(stripe: StripeBilling, guards: Guards): Hono<IdentityEnv> {
   const role = guards.requireRole<IdentityEnv>;
   return new Hono<IdentityEnv>()
-    .post('/billing/checkout', role('owner', 'starting a checkout'), async (c) => {
+    .post('/billing/checkout', doc({ body: CheckoutBody }), role('owner', 'starting a checkout'), async (c) => {
       const { cents } = await readJson(c, CheckoutBody);
       const p = c.get('principal');
       return c.json(await stripe.checkout(p.tenantId, cents, p.keyId ?? p.subject));

@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { safeEqual } from '../../../shared/safe-equal.ts';
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Kysely } from 'kysely';
@@ -31,12 +32,11 @@ export interface SessionCodec {
 export function createSessions(deps: { db: Kysely<DB>; pepper: string }): SessionCodec {
   const secret = createHmac('sha256', deps.pepper).update('svc-dashboard-session-v1').digest();
   const sign = (payload: string) => createHmac('sha256', secret).update(payload).digest('base64url');
-  const equal = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
   const decode = (value: string | undefined): Claims | undefined => {
     if (!value) return undefined;
     const [payload, mac] = value.split('.');
-    if (!payload || !mac || !equal(sign(payload), mac)) return undefined;
+    if (!payload || !mac || !safeEqual(sign(payload), mac)) return undefined;
     try {
       const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Claims;
       return typeof claims.t === 'string' && typeof claims.k === 'string' && claims.exp * 1000 > Date.now() ? claims : undefined;
@@ -70,7 +70,7 @@ export function createSessions(deps: { db: Kysely<DB>; pepper: string }): Sessio
       return sign(`csrf:${getCookie(c, COOKIE) ?? ''}`);
     },
     checkCsrf(c, token) {
-      return typeof token === 'string' && equal(sign(`csrf:${getCookie(c, COOKIE) ?? ''}`), token);
+      return typeof token === 'string' && safeEqual(sign(`csrf:${getCookie(c, COOKIE) ?? ''}`), token);
     },
   };
 }

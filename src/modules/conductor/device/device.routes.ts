@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import * as v from 'valibot';
 import { readJson } from '../../../shared/http.ts';
@@ -20,9 +21,9 @@ export function requestOrigin(req: { url: string; header(name: string): string |
  */
 export function deviceApiRoutes(deps: DeviceDeps): Hono {
   return new Hono()
-    .post('/code', async (c) => {
+    .post('/code', doc({ body: CodeBody }), async (c) => {
       const body = (await c.req.text()).trim() === '' ? { label: 'svc-cli' } : await readJson(c, CodeBody);
       return c.json(await createDeviceCode(deps, { label: body.label, origin: requestOrigin(c.req) }));
     })
-    .post('/token', async (c) => c.json(await pollDeviceToken(deps, (await readJson(c, TokenBody)).deviceCode)));
+    .post('/token', doc({ body: TokenBody }), async (c) => c.json(await pollDeviceToken(deps, (await readJson(c, TokenBody)).deviceCode)));
 }

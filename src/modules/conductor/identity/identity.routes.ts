@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import { readJson } from '../../../shared/http.ts';
 import type { IdentityEnv } from './middleware.ts';
@@ -11,7 +12,7 @@ export function identityRoutes(deps: KeyDeps): Hono<IdentityEnv> {
       return c.json({ tenantId: p.tenantId, tenantName: p.tenantName, role: p.role, authKind: p.authKind, keyId: p.keyId, subject: p.subject });
     })
     .get('/api-keys', async (c) => c.json(await listKeys(deps, c.get('principal'))))
-    .post('/api-keys', async (c) => {
+    .post('/api-keys', doc({ body: IssueKeyBody }), async (c) => {
       const body = await readJson(c, IssueKeyBody);
       return c.json(await issueKey(deps, c.get('principal'), body), 201);
     })

@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import * as v from 'valibot';
 import { JsonObject, readJson } from '../../../shared/http.ts';
@@ -21,10 +22,10 @@ export function tenantRoutes(keyDeps: KeyDeps, guards: Guards): Hono<IdentityEnv
     .use('*', guards.operatorOnly())
     .use('*', guards.requireRole('admin', 'tenant management', { writesOnly: true }))
     .get('/', async (c) => c.json(await listTenants(db, ['1', 'true'].includes(c.req.query('includeDeleted') ?? ''))))
-    .post('/', async (c) => c.json(await createTenant(db, await readJson(c, CreateBody)), 201))
+    .post('/', doc({ body: CreateBody }), async (c) => c.json(await createTenant(db, await readJson(c, CreateBody)), 201))
     .get('/:id', async (c) => c.json(await getTenant(db, c.req.param('id'))))
-    .put('/:id', async (c) => c.json(await updateTenant(db, c.req.param('id'), await readJson(c, UpdateBody))))
-    .post('/:id/keys', async (c) => {
+    .put('/:id', doc({ body: UpdateBody }), async (c) => c.json(await updateTenant(db, c.req.param('id'), await readJson(c, UpdateBody))))
+    .post('/:id/keys', doc({ body: IssueKeyBody }), async (c) => {
       const body = await readJson(c, IssueKeyBody);
       return c.json(await issueOwnerKey(keyDeps, c.get('principal'), c.req.param('id'), body), 201);
     })

@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
@@ -22,7 +23,7 @@ function runIdOf(p: Principal): string | null {
 
 export function notificationRoutes(deps: { db: Kysely<DB> }): Hono<IdentityEnv> {
   return new Hono<IdentityEnv>()
-    .post('/', async (c) => {
+    .post('/', doc({ body: NotificationRequest }), async (c) => {
       const principal = c.get('principal');
       const body = await readJson(c, NotificationRequest);
       const row = {

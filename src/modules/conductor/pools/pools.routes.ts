@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import * as v from 'valibot';
@@ -30,7 +31,7 @@ export function poolRoutes(deps: { db: Kysely<DB>; broadcaster: Broadcaster }): 
       const page = pageOf(c);
       return sendList(c, page, await inTenant(deps.db, c, (tx) => listSpecs(tx, 'pools', page)));
     })
-    .post('/', async (c) => {
+    .post('/', doc({ body: PoolBody }), async (c) => {
       const tenantId = tenantOf(c);
       const body = await readJson(c, PoolBody);
       const spec: Spec = { ...body, id: prefixedId('pool') };

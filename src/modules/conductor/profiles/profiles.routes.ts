@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import { readJson } from '../../../shared/http.ts';
 import type { IdentityEnv } from '../identity/index.ts';
@@ -12,9 +13,9 @@ export function profileRoutes(deps: ProfileDeps): Hono<IdentityEnv> {
       const page = pageOf(c);
       return sendList(c, page, await listProfiles(deps, c.get('principal').tenantId, page));
     })
-    .post('/', async (c) => c.json(await createProfile(deps, c.get('principal').tenantId, await readJson(c, ProfileBody)), 201))
+    .post('/', doc({ body: ProfileBody }), async (c) => c.json(await createProfile(deps, c.get('principal').tenantId, await readJson(c, ProfileBody)), 201))
     .get('/:name', async (c) => c.json(await getProfile(deps, c.get('principal').tenantId, c.req.param('name'))))
-    .put('/:name', async (c) => c.json(await replaceProfileByName(deps, c.get('principal').tenantId, c.req.param('name'), await readJson(c, ProfileBody))))
+    .put('/:name', doc({ body: ProfileBody }), async (c) => c.json(await replaceProfileByName(deps, c.get('principal').tenantId, c.req.param('name'), await readJson(c, ProfileBody))))
     .delete('/:name', async (c) => {
       await deleteProfile(deps, c.get('principal').tenantId, c.req.param('name'));
       return c.body(null, 204);

@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import * as v from 'valibot';
@@ -54,7 +55,7 @@ const usageOf = (u: Usage) => ({ prompt_tokens: u.inputTokens, completion_tokens
 export function completionsRoutes(deps: GatewayDeps & AgentKeyDeps & { authenticate: FeatureDeps['authenticate'] }): Hono {
   return openAiErrors(new Hono())
     .options('/chat/:slug/v1/chat/completions', async (c) => preflight(c, await findAgent(deps, c.req.param('slug')), deps.chatPublicUrl))
-    .post('/chat/:slug/v1/chat/completions', async (c) => {
+    .post('/chat/:slug/v1/chat/completions', doc({ body: CompletionBody }), async (c) => {
       const slug = c.req.param('slug');
       const agent = await findAgent(deps, slug);
       grantCors(c, agent, deps.chatPublicUrl);

@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import * as v from 'valibot';
@@ -42,7 +43,7 @@ export function gatewayRoutes(deps: GatewayDeps & AgentKeyDeps & { authenticate:
     })
     .options('/chat/:slug/conversations/:conversationId', async (c) => preflight(c, await findAgent(deps, c.req.param('slug')), deps.chatPublicUrl))
     .options('/chat/:slug', async (c) => preflight(c, await findAgent(deps, c.req.param('slug')), deps.chatPublicUrl))
-    .post('/chat/:slug', async (c) => {
+    .post('/chat/:slug', doc({ body: ChatBody }), async (c) => {
       const slug = c.req.param('slug');
       const agent = await findAgent(deps, slug);
       grantCors(c, agent, deps.chatPublicUrl);

@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import { readJson } from '../../../shared/http.ts';
 import { noContent } from '../../crud/index.ts';
@@ -19,7 +20,7 @@ export function publishingRoutes(deps: PublishingDeps & AgentKeyDeps & { guards:
     .get('/published', async (c) => c.json(await listPublished(deps, tenant(c))))
     .get('/profiles/:name/published', async (c) => c.json(await getPublished(deps, tenant(c), c.req.param('name'))))
     .get('/stats', async (c) => c.json(await tenantStats(deps, tenant(c), c.req.query('window') ?? '1h')))
-    .get('/profiles/:name/metrics', async (c) => c.json(await agentMetrics(deps, tenant(c), c.req.param('name'), c.req.query('window') ?? '1h')))
+    .get('/profiles/:name/metrics', doc({ body: PublishBody }), async (c) => c.json(await agentMetrics(deps, tenant(c), c.req.param('name'), c.req.query('window') ?? '1h')))
     .post('/profiles/:name/publish', admin, async (c) => {
       const body = await readJson(c, PublishBody);
       return c.json(await publish(deps, tenant(c), c.req.param('name'), body), 201);

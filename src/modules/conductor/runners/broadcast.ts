@@ -14,6 +14,8 @@ export interface Broadcaster {
   send(op: (client: RunnerClient) => Promise<void>): Promise<void>;
   /** Pushes every tenant's profiles and pools to these runners. */
   restore(members: FleetMember[]): Promise<void>;
+  /** Probes and restores now (a runner announced itself), after any reconcile already under way. */
+  reconcileNow(): Promise<void>;
   start(): void;
   stop(): void;
 }
@@ -74,6 +76,10 @@ export function createBroadcaster(deps: { db: Kysely<DB>; fleet: Fleet; log: Log
       );
     },
     restore,
+    async reconcileNow() {
+      await reconciling;
+      await reconcile();
+    },
     start() {
       const tick = () => {
         reconciling ??= reconcile()

@@ -13,9 +13,16 @@ export interface ActiveRun {
   controller: AbortController;
   /** Why the run is being stopped, once it is: `cancelled` by a client, `interrupted` by a shutdown. */
   stopping: 'cancelled' | 'interrupted' | undefined;
+  /** Events since `memoryFrom` (a run adopted from a dead conductor keeps only what it drove itself; the log has the rest). */
   events: StoredEvent[];
+  memoryFrom: number;
   done: Promise<void>;
   runtimeSessionId: string | undefined;
+}
+
+/** A run this conductor starts driving; its events in memory begin after `memoryFrom`. */
+export function newActiveRun(tenantId: string, runId: string, sessionId: string, memoryFrom = 0): ActiveRun {
+  return { runId, tenantId, sessionId, controller: new AbortController(), stopping: undefined, events: [], memoryFrom, done: Promise.resolve(), runtimeSessionId: undefined };
 }
 
 /** The registry key of a run; the NUL cannot occur in a tenant id. */

@@ -37,18 +37,46 @@ export interface DriverDeps {
 export type RunExtras = Pick<RunOptions, 'model' | 'mcpServers' | 'skills'>;
 
 export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMember, subTask: SubTask, runToken?: string, extras: RunExtras = {}): Promise<void> {
-  let seq = 0;
+  await drive(deps, run, runner, 0, () => runner.client.run(run.tenantId, subTask, run.controller.signal, { ...extras, runToken, adoptable: true }));
+}
+
+/**
+ * Adopts a run whose conductor died (ownership.ts): re-attaches to it on its runner after `stored`, the last event id
+ * the log holds, and drives it to its end like any other. A runner that no longer has the run (it restarted, or nobody
+ * re-attached within its grace) ends the run `interrupted`.
+ */
+export async function adoptRun(deps: DriverDeps, run: ActiveRun, runner: FleetMember, stored: number): Promise<void> {
+  await drive(deps, run, runner, stored, () => runner.client.attach(run.tenantId, run.runId, stored, run.controller.signal), (err) => ({
+    terminal: runEvent('error', { message: `run interrupted: the conductor driving it stopped, and its runner no longer has it (${err instanceof Error ? err.message : String(err)})` }),
+    status: 'interrupted',
+  }));
+}
+
+type Ending = { terminal: RunEvent; status: 'interrupted' };
+
+async function drive(
+  deps: DriverDeps,
+  run: ActiveRun,
+  runner: FleetMember,
+  from: number,
+  open: () => Promise<AsyncIterable<RunEvent>>,
+  unopened?: (err: unknown) => Ending,
+): Promise<void> {
+  let seq = from;
   /** The highest seq in the log: the terminal event goes right after it, so the log never has a gap. */
-  let stored = 0;
+  let stored = from;
   let logFailure: string | undefined;
   /** Settles once the latest event is stored and published (appends settle in order, so all before it are too). */
   let published: Promise<void> = Promise.resolve();
   const started = performance.now();
   const metrics = runMetrics(deps.metrics);
+  // The runner keeps an adoptable run going when its reader hangs up: stopping it (cancel, shutdown, a log that
+  // cannot be written) is said explicitly.
+  run.controller.signal.addEventListener('abort', () => void runner.client.cancelRun(run.tenantId, run.runId).catch(() => {}), { once: true });
   // An event reaches subscribers (and the in-memory replay) only once the log holds it: an id a client saw is an id
   // a resuming client finds, whatever dies next. Appends settle in order, so events are published in order.
   const emit = (event: RunEvent) => {
-    if (seq === 0) metrics.firstEvent((performance.now() - started) / 1000);
+    if (seq === from) metrics.firstEvent((performance.now() - started) / 1000);
     if (event.usage) metrics.usage(event.usage);
     const e = { seq: ++seq, event };
     published = deps.eventLog.append(run.tenantId, run.runId, e.seq, event).then(
@@ -65,16 +93,25 @@ export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMe
     );
   };
   let terminal: RunEvent | undefined;
+  let status: Ending['status'] | undefined;
+  let events: AsyncIterable<RunEvent> | undefined;
   try {
-    const events = await runner.client.run(run.tenantId, subTask, run.controller.signal, { ...extras, runToken });
-    for await (const event of events) {
-      if (event.type === 'session_init' && event.runtimeSessionId) run.runtimeSessionId = event.runtimeSessionId;
-      if (isTerminalEvent(event)) {
-        terminal = run.stopping ? stoppedEvent(run) : event;
-        if (event.usage) metrics.usage(event.usage); // a runtime may report usage on its result
-        break;
+    events = await open();
+  } catch (err) {
+    if (unopened && !run.stopping) ({ terminal, status } = unopened(err));
+    else terminal = run.stopping ? stoppedEvent(run) : runEvent('error', { message: `run failed: ${err instanceof Error ? err.message : String(err)}` });
+  }
+  try {
+    if (events) {
+      for await (const event of events) {
+        if (event.type === 'session_init' && event.runtimeSessionId) run.runtimeSessionId = event.runtimeSessionId;
+        if (isTerminalEvent(event)) {
+          terminal = run.stopping ? stoppedEvent(run) : event;
+          if (event.usage) metrics.usage(event.usage); // a runtime may report usage on its result
+          break;
+        }
+        emit(event);
       }
-      emit(event);
     }
   } catch (err) {
     terminal = run.stopping ? stoppedEvent(run) : runEvent('error', { message: `run failed: ${err instanceof Error ? err.message : String(err)}` });
@@ -83,8 +120,8 @@ export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMe
   await published;
   deps.eventLog.forget(run.tenantId, run.runId);
   if (logFailure !== undefined && !run.stopping) terminal = runEvent('error', { message: `run failed: its events could not be stored: ${logFailure}` });
-  const status = await finish(deps, run, terminal, stored + 1);
-  metrics.finished(status, (performance.now() - started) / 1000);
+  const final = await finish(deps, run, terminal, stored + 1, status);
+  metrics.finished(final, (performance.now() - started) / 1000);
   deps.active.remove(run.tenantId, run.runId);
   const saving = saveSessionState(deps, run, runner);
   deps.active.settle(saving); // a shutdown must not close the database under this write
@@ -99,8 +136,8 @@ export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMe
  * terminal the log does not hold would differ from what a resuming client reads) and the run is left `running` for
  * the orphan sweep, which ends it once this conductor's lease lapses.
  */
-async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq: number): Promise<string> {
-  const status = run.stopping ?? (terminal.type === 'result' ? 'ok' : 'error');
+async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq: number, given?: Ending['status']): Promise<string> {
+  const status = run.stopping ?? given ?? (terminal.type === 'result' ? 'ok' : 'error');
   try {
     await retryWithBackoff(
       () =>

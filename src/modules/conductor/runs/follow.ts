@@ -26,7 +26,8 @@ export async function followRun(
   // Subscribe and snapshot in one synchronous step, so nothing published in between is lost.
   const sub = deps.hub.subscribe(tenantId, runId, afterSeq, (e) => queue.push(e));
   const local = deps.active.get(tenantId, runId);
-  const snapshot = local ? local.events.filter((e) => e.seq > afterSeq) : undefined;
+  // memory holds what this conductor drove itself: a run it adopted reads the earlier events from the log
+  const snapshot = local && afterSeq >= local.memoryFrom ? local.events.filter((e) => e.seq > afterSeq) : undefined;
   return (async function* () {
     let last = afterSeq;
     try {

@@ -34,6 +34,20 @@ export async function interruptRun(tx: Tx, tenantId: string, runId: string): Pro
   return updated !== undefined;
 }
 
+/** Takes over a running run from its dead owner; false when it finished or another replica took it first. */
+export async function claimRun(tx: Tx, tenantId: string, runId: string, from: string, to: string): Promise<boolean> {
+  const updated = await tx
+    .updateTable('runs')
+    .set({ owner_id: to })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', runId)
+    .where('owner_id', '=', from)
+    .where('status', '=', 'running')
+    .returning('id')
+    .executeTakeFirst();
+  return updated !== undefined;
+}
+
 /** The interrupted run's terminal event (a conflict fails the sweep's transaction: the seq was read in it). */
 export async function insertTerminalEvent(tx: Tx, tenantId: string, runId: string, seq: number, event: RunEvent): Promise<void> {
   await tx.insertInto('run_events').values({ run_id: runId, seq, tenant_id: tenantId, event: jsonb(event) }).execute();

@@ -6,12 +6,14 @@ import { backends } from '../../../../test/support/backends.ts';
 import type { Hub } from './hub.ts';
 import { createJobs, type Jobs } from '../jobs/index.ts';
 import { createRunHooks, type RunFinished, type RunHooks } from '../hooks/index.ts';
-import { createOwnership } from './ownership.ts';
+import { createFleet } from '../runners/fleet.ts';
+import { createOwnership, type Adopted } from './ownership.ts';
 
 /**
  * The orphan sweep across replicas: a run is taken over (ended `interrupted`) only when its owner's lease expired and
  * the sweeper is someone else; a live conductor whose own heartbeat ran late never ends the runs it drives. Each run
- * it ends is announced once to the runFinished subscribers.
+ * it ends is announced once to the runFinished subscribers. An orphan whose runner the sweeper knows is adopted instead:
+ * taken over in the database and handed on to be driven from its last stored event.
  */
 describe.each(backends)('run ownership sweep on $name', (backend) => {
   let database: Database;
@@ -21,7 +23,10 @@ describe.each(backends)('run ownership sweep on $name', (backend) => {
   let jobs: Jobs;
   let hooks: RunHooks;
   const finished: RunFinished[] = [];
-  const ownership = (ownerId: string) => createOwnership({ db: database.db, hub, jobs, hooks, ownerId, ttlMs: 1500, log });
+  const RUNNER = 'http://127.0.0.1:9';
+  const fleet = createFleet({ urls: [RUNNER], log });
+  const adopted: Adopted[] = [];
+  const ownership = (ownerId: string) => createOwnership({ db: database.db, hub, jobs, hooks, ownerId, ttlMs: 1500, log, fleet, adopt: (run) => void adopted.push(run) });
 
   beforeAll(async () => {
     const db = await backend.setup();
@@ -69,6 +74,22 @@ describe.each(backends)('run ownership sweep on $name', (backend) => {
     expect(await ownership('alive').sweep(false)).toEqual([]);
     await vi.waitFor(async () => expect(await subscriberJobs()).toEqual(['completed']), { timeout: 10_000, interval: 50 });
     expect(finished.filter((e) => e.runId === 'run_of_late')).toHaveLength(1);
+  });
+
+  it('adopts an orphan whose runner it knows: the run is its own now, still running, and driven on after its last stored event', async () => {
+    await withSystem(database.db, async (tx) => {
+      await tx.insertInto('sessions').values({ id: 'sess-run_on_runner', tenant_id: 'default', profile: 'p', runtime: 'general', status: 'running', runner_url: RUNNER, profile_snapshot: jsonb({}) }).execute();
+      await tx.insertInto('runs').values({ id: 'run_on_runner', tenant_id: 'default', session_id: 'sess-run_on_runner', profile: 'p', sub_task: jsonb({}), status: 'running', owner_id: 'late' }).execute();
+      await tx.insertInto('run_events').values([1, 2, 3].map((seq) => ({ run_id: 'run_on_runner', seq, tenant_id: 'default', event: jsonb({ type: 'text', text: `e${seq}` }) }))).execute();
+    });
+    expect(await ownership('alive').sweep(false)).toEqual([]);
+    expect(adopted).toEqual([{ tenantId: 'default', runId: 'run_on_runner', sessionId: 'sess-run_on_runner', runner: fleet.byUrl(RUNNER), stored: 3 }]);
+    const row = await withSystem(database.db, (tx) => tx.selectFrom('runs').select(['status', 'owner_id']).where('id', '=', 'run_on_runner').executeTakeFirstOrThrow());
+    expect(row).toEqual({ status: 'running', owner_id: 'alive' });
+    // taken once: a second sweep (or another replica's) finds no orphan there
+    expect(await ownership('other').sweep(false)).toEqual([]);
+    expect(adopted).toHaveLength(1);
+    await withSystem(database.db, (tx) => tx.updateTable('runs').set({ status: 'ok' }).where('id', '=', 'run_on_runner').execute());
   });
 
   it('at boot ends the runs recorded under its own id, whatever its lease says', async () => {

@@ -6,26 +6,48 @@ import type { Logger } from '../../../shared/log.ts';
 import type { Jobs } from '../jobs/index.ts';
 import type { RunHooks } from '../hooks/index.ts';
 import type { Hub } from './hub.ts';
-import { dropLease, insertTerminalEvent, interruptRun, pruneLeases, releaseInterruptedSession, renewLease } from './leases.repo.ts';
+import type { Fleet, FleetMember } from '../runners/fleet.ts';
+import { claimRun, dropLease, insertTerminalEvent, interruptRun, pruneLeases, releaseInterruptedSession, renewLease } from './leases.repo.ts';
 import { lastSeq, orphanedRuns } from './runs.repo.ts';
 
 /**
  * Run ownership across conductor replicas. Each conductor holds a heartbeat lease; runs whose owner's lease expired
- * are orphans, and a sweep ends them `interrupted` with a terminal event, so their streams close. The sweep is a job
+ * are orphans. A sweep adopts each orphan whose runner this conductor knows: it takes the run over in the database
+ * and re-attaches to it on the runner after the last stored event (driver.ts adoptRun), so the run completes. Only an
+ * orphan without a known runner is ended `interrupted` here, with a terminal event, so its streams close. The sweep is a job
  * on the queue, one per time slot of a third of the lease: every live replica offers the slot's job, the queue keeps
  * one, and one replica runs it (pg-boss's own cron counts in minutes, too coarse for a lease of seconds). At boot a
  * conductor also ends the runs recorded under its own id, directly: it cannot be driving them, it just started.
  */
 export interface Ownership {
   start(): Promise<void>;
-  /** One sweep; returns the ids of the runs it interrupted. */
+  /** One sweep; returns the ids of the runs it interrupted (runs it adopted are driven on, not listed). */
   sweep(includeOwn: boolean): Promise<string[]>;
   stop(): Promise<void>;
 }
 
 export const SWEEP_QUEUE = 'runs.orphan-sweep';
 
-export function createOwnership(deps: { db: Kysely<DB>; hub: Hub; jobs: Jobs; hooks: RunHooks; ownerId: string; ttlMs: number; log: Logger }): Ownership {
+/** An orphan this conductor took over: drive it from the event after `stored` on `runner`. */
+export interface Adopted {
+  tenantId: string;
+  runId: string;
+  sessionId: string;
+  runner: FleetMember;
+  stored: number;
+}
+
+export function createOwnership(deps: {
+  db: Kysely<DB>;
+  hub: Hub;
+  jobs: Jobs;
+  hooks: RunHooks;
+  ownerId: string;
+  ttlMs: number;
+  log: Logger;
+  fleet: Fleet;
+  adopt(run: Adopted): void;
+}): Ownership {
   let timer: NodeJS.Timeout | undefined;
   let beating: Promise<void> | undefined;
   let offering: Promise<void> | undefined;
@@ -38,9 +60,16 @@ export function createOwnership(deps: { db: Kysely<DB>; hub: Hub; jobs: Jobs; ho
 
   async function sweep(includeOwn: boolean): Promise<string[]> {
     const announced: Array<{ tenantId: string; runId: string; seq: number }> = [];
+    const adopted: Adopted[] = [];
     const ids = await withSystem(deps.db, async (tx) => {
       const orphans = await orphanedRuns(tx, deps.ownerId, includeOwn);
       for (const run of orphans) {
+        const runner = run.runner_url ? deps.fleet.byUrl(run.runner_url) : undefined;
+        if (runner) {
+          if (!(await claimRun(tx, run.tenant_id, run.id, run.owner_id, deps.ownerId))) continue;
+          adopted.push({ tenantId: run.tenant_id, runId: run.id, sessionId: run.session_id, runner, stored: await lastSeq(tx, run.tenant_id, run.id) });
+          continue;
+        }
         // system scope: row security does not narrow the run ids, which are unique per tenant only
         if (!(await interruptRun(tx, run.tenant_id, run.id))) continue;
         const seq = (await lastSeq(tx, run.tenant_id, run.id)) + 1;
@@ -53,6 +82,9 @@ export function createOwnership(deps: { db: Kysely<DB>; hub: Hub; jobs: Jobs; ho
       await pruneLeases(tx);
       return announced.map((a) => a.runId);
     });
+    // driven once the takeover is committed; a runner that no longer has the run ends it `interrupted` (driver.ts)
+    for (const run of adopted) deps.adopt(run);
+    if (adopted.length) deps.log.warn('adopted orphaned runs', { runs: adopted.map((r) => r.runId) });
     if (announced.length) {
       deps.log.warn('interrupted orphaned runs', { runs: ids });
       await deps.hub.announce(announced).catch(() => {});

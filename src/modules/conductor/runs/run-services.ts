@@ -4,7 +4,8 @@ import { withTenant } from '../../../db/index.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Metrics } from '../../../shared/metrics.ts';
 import type { Fleet } from '../runners/fleet.ts';
-import { createActiveRuns, type ActiveRuns } from './active-runs.ts';
+import { createActiveRuns, newActiveRun, type ActiveRuns } from './active-runs.ts';
+import { adoptRun } from './driver.ts';
 import { stopLocally } from './cancel.ts';
 import { createEventLog, type EventLog } from './event-log.ts';
 import { createHub, type Hub } from './hub.ts';
@@ -49,6 +50,20 @@ export function createRunServices(opts: {
   const { jobs, hooks } = opts;
   const deps: RunDeps & { hub: Hub } = { db, fleet, log, metrics, hub, eventLog, active, hooks, ownerId, mintRunToken: opts.mintRunToken };
   hub.onCancelRequest((tenantId, runId) => void stopLocally(deps, tenantId, runId));
-  const ownership = createOwnership({ db, hub, jobs, hooks, ownerId, ttlMs: opts.leaseTtlMs, log: log.child('ownership') });
+  const ownership = createOwnership({
+    db,
+    hub,
+    jobs,
+    hooks,
+    ownerId,
+    ttlMs: opts.leaseTtlMs,
+    log: log.child('ownership'),
+    fleet,
+    adopt: ({ tenantId, runId, sessionId, runner, stored }) => {
+      const run = newActiveRun(tenantId, runId, sessionId, stored);
+      active.add(run);
+      run.done = adoptRun(deps, run, runner, stored).catch((err) => log.error('adopted run driver failed', { runId, error: String(err) }));
+    },
+  });
   return { deps, hub, eventLog, active, ownership };
 }

@@ -104,14 +104,19 @@ export async function lastSeq(tx: Tx, tenantId: string, runId: string): Promise<
  * only with `includeSelf` (at boot, when it cannot be driving any); otherwise never: a conductor that is alive drives
  * its runs even when its own heartbeat ran late, so it must not end them under itself.
  */
-export async function orphanedRuns(tx: Tx, self: string, includeSelf: boolean): Promise<Array<{ id: string; tenant_id: string; session_id: string }>> {
+export async function orphanedRuns(
+  tx: Tx,
+  self: string,
+  includeSelf: boolean,
+): Promise<Array<{ id: string; tenant_id: string; session_id: string; owner_id: string; runner_url: string | null }>> {
   return tx
     .selectFrom('runs')
-    .select(['id', 'tenant_id', 'session_id'])
-    .where('status', '=', 'running')
+    .leftJoin('sessions as s', 's.id', 'runs.session_id')
+    .select(['runs.id', 'runs.tenant_id', 'runs.session_id', 'runs.owner_id', 's.runner_url'])
+    .where('runs.status', '=', 'running')
     .where((eb) => {
       const leaseExpired = eb.not(eb.exists(eb.selectFrom('conductor_leases as l').select(sql`1`.as('x')).whereRef('l.owner_id', '=', 'runs.owner_id').where('l.expires_at', '>', sql<Date>`now()`)));
-      return includeSelf ? eb.or([leaseExpired, eb('owner_id', '=', self)]) : eb.and([leaseExpired, eb('owner_id', '<>', self)]);
+      return includeSelf ? eb.or([leaseExpired, eb('runs.owner_id', '=', self)]) : eb.and([leaseExpired, eb('runs.owner_id', '<>', self)]);
     })
     .execute();
 }

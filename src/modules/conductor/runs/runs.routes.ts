@@ -1,3 +1,4 @@
+import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import { readJson } from '../../../shared/http.ts';
 import { sseResponse } from '../../../shared/sse.ts';
@@ -13,7 +14,7 @@ import { createRun, getRunSummary, listRunSummaries, RunBody, type RunDeps } fro
 /** `/api/runs`: create (202), list, get with the event log, cancel, force-terminate, and the SSE stream. */
 export function runRoutes(deps: RunDeps & { hub: Hub; keepAliveMs: number }): Hono<IdentityEnv> {
   return new Hono<IdentityEnv>()
-    .post('/', async (c) => c.json(await createRun(deps, c.get('principal').tenantId, await readJson(c, RunBody)), 202))
+    .post('/', doc({ body: RunBody }), async (c) => c.json(await createRun(deps, c.get('principal').tenantId, await readJson(c, RunBody)), 202))
     .get('/', async (c) => {
       const page = pageOf(c);
       return sendList(c, page, await listRunSummaries(deps, c.get('principal').tenantId, {}, page));

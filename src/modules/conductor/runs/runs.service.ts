@@ -9,7 +9,7 @@ import type { Page } from '../../crud/index.ts';
 import { getSpec } from '../profiles/profiles.repo.ts';
 import { createSessionFor, resumeSession, type SessionDeps } from '../sessions/sessions.service.ts';
 import { markSessionRunning } from '../sessions/sessions.repo.ts';
-import type { ActiveRun } from './active-runs.ts';
+import { newActiveRun } from './active-runs.ts';
 import { resolveSkills } from '../skills/index.ts';
 import { driveRun, type DriverDeps, type RunExtras } from './driver.ts';
 import { getRun, insertRun, listRuns, toSummary, type RunSummary } from './runs.repo.ts';
@@ -71,16 +71,7 @@ export async function createRun(
     const inserted = await insertRun(tx, { id: runId, tenantId, sessionId: placed.sessionId, profile: body.profile, parentId: body.parentId ?? null, subTask, ownerId: deps.ownerId, cost });
     if (!inserted) throw new AppError(409, `run ${runId} already exists`);
   });
-  const run: ActiveRun = {
-    runId,
-    tenantId,
-    sessionId: placed.sessionId,
-    controller: new AbortController(),
-    stopping: undefined,
-    events: [],
-    done: Promise.resolve(),
-    runtimeSessionId: undefined,
-  };
+  const run = newActiveRun(tenantId, runId, placed.sessionId);
   deps.active.add(run);
   runMetrics(deps.metrics).started();
   const token = deps.mintRunToken ? await deps.mintRunToken(tenantId, runId) : undefined;

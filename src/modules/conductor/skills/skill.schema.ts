@@ -37,12 +37,24 @@ export const SkillBody = v.object({
 export type SkillBody = v.InferOutput<typeof SkillBody>;
 export type SkillResource = v.InferOutput<typeof SkillResource>;
 
+/** A stored resource: the manifest entry, with `executable` for packaged files (imported or platform skills). */
+export type StoredResource = SkillResource & { executable?: boolean };
+
+export const SKILL_SOURCES = ['user', 'imported', 'platform'] as const;
+export type SkillSource = (typeof SKILL_SOURCES)[number];
+
 /** A skill as `/api/skills` answers it; the list leaves out `body`. */
 export interface Skill {
   name: string;
   description: string;
   body: string;
-  resources: SkillResource[];
-  source: string;
+  resources: StoredResource[];
+  source: SkillSource;
+  license: string | null;
+  compatibility: string | null;
+  allowedTools: string[];
+  metadata: Record<string, unknown>;
+  requiresSandbox: boolean;
+  totalBytes: number;
   createdAt: string;
 }

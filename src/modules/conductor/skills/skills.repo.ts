@@ -1,31 +1,113 @@
 import type { Tx } from '../../../db/index.ts';
 import { jsonb } from '../../../db/json.ts';
 import type { Page } from '../../crud/index.ts';
-import type { Skill, SkillBody, SkillResource } from './skill.schema.ts';
+import type { Skill, SkillBody, SkillSource, StoredResource } from './skill.schema.ts';
 
-/** SQL for the skill catalog (table `skills`, sql/0002). Every call runs inside a tenant-scoped transaction. */
-type Row = { name: string; description: string; body: string; resources: unknown; source: string; created_at: Date };
+/**
+ * SQL for the skill catalog (table `skills`, sql/0002 and 0016; files in `skill_files`, platform tombstones in
+ * `skill_tombstones`). Every call runs inside a tenant-scoped transaction.
+ */
+type Row = {
+  name: string;
+  description: string;
+  body: string;
+  resources: unknown;
+  source: SkillSource;
+  license: string | null;
+  compatibility: string | null;
+  allowed_tools: unknown;
+  metadata: unknown;
+  requires_sandbox: boolean;
+  total_bytes: string | number;
+  created_at: Date;
+};
 
 const toSkill = (r: Row): Skill => ({
   name: r.name,
   description: r.description,
   body: r.body,
-  resources: r.resources as SkillResource[],
+  resources: r.resources as StoredResource[],
   source: r.source,
+  license: r.license,
+  compatibility: r.compatibility,
+  allowedTools: r.allowed_tools as string[],
+  metadata: r.metadata as Record<string, unknown>,
+  requiresSandbox: r.requires_sandbox,
+  totalBytes: Number(r.total_bytes),
   createdAt: new Date(r.created_at).toISOString(),
 });
 
-const COLUMNS = ['name', 'description', 'body', 'resources', 'source', 'created_at'] as const;
+const COLUMNS = ['name', 'description', 'body', 'resources', 'source', 'license', 'compatibility', 'allowed_tools', 'metadata', 'requires_sandbox', 'total_bytes', 'created_at'] as const;
 
-/** Inserts; undefined when the name is taken. */
-export async function insertSkill(tx: Tx, tenantId: string, s: SkillBody): Promise<Skill | undefined> {
+/** A whole skill row to write: a JSON skill (`user`) or a package (`imported`, `platform`). */
+export interface NewSkill {
+  name: string;
+  description: string;
+  body: string;
+  resources: StoredResource[];
+  source: SkillSource;
+  license?: string | null;
+  compatibility?: string | null;
+  allowedTools?: string[];
+  metadata?: Record<string, unknown>;
+  requiresSandbox?: boolean;
+  totalBytes?: number;
+}
+
+export interface SkillFile {
+  path: string;
+  content: Uint8Array;
+  executable: boolean;
+}
+
+const values = (tenantId: string, s: NewSkill) => ({
+  tenant_id: tenantId,
+  name: s.name,
+  description: s.description,
+  body: s.body,
+  resources: jsonb(s.resources),
+  source: s.source,
+  license: s.license ?? null,
+  compatibility: s.compatibility ?? null,
+  allowed_tools: jsonb(s.allowedTools ?? []),
+  metadata: jsonb(s.metadata ?? {}),
+  requires_sandbox: s.requiresSandbox ?? false,
+  total_bytes: s.totalBytes ?? 0,
+});
+
+/** Inserts a skill and its files; undefined when the name is taken (nothing written). */
+export async function insertSkillRow(tx: Tx, tenantId: string, s: NewSkill, files: readonly SkillFile[] = []): Promise<Skill | undefined> {
   const row = await tx
     .insertInto('skills')
-    .values({ tenant_id: tenantId, name: s.name, description: s.description, body: s.body, resources: jsonb(s.resources), source: 'user' })
+    .values(values(tenantId, s))
     .onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing())
     .returning(COLUMNS)
     .executeTakeFirst();
-  return row ? toSkill(row as Row) : undefined;
+  if (!row) return undefined;
+  await insertFiles(tx, tenantId, s.name, files);
+  return toSkill(row as Row);
+}
+
+/** `POST /api/skills`: a JSON skill (source `user`, manifest only). */
+export function insertSkill(tx: Tx, tenantId: string, s: SkillBody): Promise<Skill | undefined> {
+  return insertSkillRow(tx, tenantId, { ...s, source: 'user', totalBytes: s.resources.reduce((n, r) => n + r.size, 0) + Buffer.byteLength(s.body) });
+}
+
+async function insertFiles(tx: Tx, tenantId: string, skillName: string, files: readonly SkillFile[]): Promise<void> {
+  for (let i = 0; i < files.length; i += 50) {
+    const batch = files.slice(i, i + 50).map((f) => ({ tenant_id: tenantId, skill_name: skillName, path: f.path, content: f.content, executable: f.executable }));
+    await tx.insertInto('skill_files').values(batch).execute();
+  }
+}
+
+/** Replaces a platform skill in place (a newer copy shipped with the server); user and imported skills are left alone. */
+export async function replacePlatformSkill(tx: Tx, tenantId: string, s: NewSkill, files: readonly SkillFile[]): Promise<boolean> {
+  const { tenant_id: _t, name: _n, ...set } = values(tenantId, s);
+  const row = await tx.updateTable('skills').set({ ...set, updated_at: new Date() }).where('name', '=', s.name).where('source', '=', 'platform').returning('name').executeTakeFirst();
+  if (!row) return false;
+  await tx.deleteFrom('skill_files').where('skill_name', '=', s.name).execute();
+  await insertFiles(tx, tenantId, s.name, files);
+  return true;
 }
 
 export async function listSkills(tx: Tx, page: Page): Promise<{ items: Skill[]; total: number }> {
@@ -42,8 +124,30 @@ export async function skillsNamed(tx: Tx, names: readonly string[]): Promise<Ski
   return ((await tx.selectFrom('skills').select(COLUMNS).where('name', 'in', [...names]).execute()) as Row[]).map(toSkill);
 }
 
-export async function deleteSkill(tx: Tx, name: string): Promise<boolean> {
-  return (await tx.deleteFrom('skills').where('name', '=', name).returning('name').executeTakeFirst()) !== undefined;
+/** The files of the named skills, by skill name (skills without files are absent). */
+export async function filesOf(tx: Tx, names: readonly string[]): Promise<Map<string, SkillFile[]>> {
+  const out = new Map<string, SkillFile[]>();
+  if (names.length === 0) return out;
+  const rows = await tx.selectFrom('skill_files').select(['skill_name', 'path', 'content', 'executable']).where('skill_name', 'in', [...names]).orderBy('path').execute();
+  for (const r of rows) {
+    const list = out.get(r.skill_name) ?? [];
+    list.push({ path: r.path, content: r.content, executable: r.executable });
+    out.set(r.skill_name, list);
+  }
+  return out;
+}
+
+/** Deletes a skill (its files go with it); a platform skill leaves a tombstone so the boot seeding skips it. */
+export async function deleteSkill(tx: Tx, tenantId: string, name: string): Promise<boolean> {
+  const row = await tx.deleteFrom('skills').where('name', '=', name).returning(['name', 'source']).executeTakeFirst();
+  if (row?.source === 'platform') {
+    await tx.insertInto('skill_tombstones').values({ tenant_id: tenantId, name }).onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing()).execute();
+  }
+  return row !== undefined;
+}
+
+export async function tombstoned(tx: Tx): Promise<Set<string>> {
+  return new Set((await tx.selectFrom('skill_tombstones').select('name').execute()).map((r) => r.name));
 }
 
 /** Which of `names` the tenant's catalog holds (names only, no bodies). */

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { readJson } from '../../../shared/http.ts';
+import { doc } from '../../../shared/route-doc.ts';
 import { noContent, tenantOf } from '../../crud/index.ts';
 import type { IdentityEnv } from '../identity/index.ts';
 import type { EngineDeps } from './engine.ts';
@@ -10,7 +11,7 @@ import { listPage, sendPage } from './workflows.routes.ts';
 /** `/api/workflows/schedules`: create (201), list, get, pause, resume, delete (204). */
 export function scheduleRoutes(deps: EngineDeps): Hono<IdentityEnv> {
   return new Hono<IdentityEnv>()
-    .post('/', async (c) => c.json({ workflowSchedule: await createSchedule(deps, tenantOf(c), await readJson(c, ScheduleBody)) }, 201))
+    .post('/', doc({ body: ScheduleBody }), async (c) => c.json({ workflowSchedule: await createSchedule(deps, tenantOf(c), await readJson(c, ScheduleBody)) }, 201))
     .get('/', async (c) => sendPage(c, await listAllSchedules(deps, tenantOf(c), listPage(c))))
     .get('/:id', async (c) => c.json({ workflowSchedule: await getOneSchedule(deps, tenantOf(c), c.req.param('id')) }))
     .post('/:id/pause', async (c) => c.json({ workflowSchedule: await setScheduleActive(deps, tenantOf(c), c.req.param('id'), false) }))

@@ -8,6 +8,8 @@ import { createLogger } from '../../../shared/log.ts';
 import { createSession, type SessionsDeps } from '../sessions/sessions.service.ts';
 import type { SessionRecord } from '../sessions/sessions.store.ts';
 import { SESSION_TOKEN_PARAM, type SessionTokens } from '../mcp/session-token.ts';
+import type { VfsView } from '../vfs/index.ts';
+import { carriesFiles, forWorker, writeSkillFiles } from './skill-files.ts';
 
 /**
  * One run on this runner: resolve the session, hand the subtask to the session's worker, forward its events. The
@@ -20,6 +22,8 @@ export interface RunsDeps extends SessionsDeps {
   tokens: SessionTokens;
   /** Aborted when the runner closes: every run in flight ends. */
   closing: AbortSignal;
+  /** The session's VirtualFS, where packaged skills' files are written before the worker starts. */
+  skillView?: (rec: SessionRecord) => VfsView;
 }
 
 export interface StartedRun {
@@ -67,6 +71,18 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
     if (!endpoint) {
       yield runEvent('error', { message: `no worker configured for runtime ${rec.runtime}` });
       return;
+    }
+    if (carriesFiles(extras.skills)) {
+      if (!deps.skillView) {
+        yield runEvent('error', { message: 'this runner cannot place skill files' });
+        return;
+      }
+      try {
+        await writeSkillFiles(deps.skillView(rec), extras.skills!);
+      } catch (err) {
+        yield runEvent('error', { message: `skill files could not be placed: ${describeError(err)}` });
+        return;
+      }
     }
     let run;
     try {
@@ -148,7 +164,7 @@ function workerBody(deps: RunsDeps, rec: SessionRecord, subTask: SubTask, extras
     profile: { name: p.name, runtime: p.runtime, systemPrompt: p.systemPrompt, tools: workerAllowlist(p.tools), model: p.model },
     subtask: { title: subTask.title ?? '', prompt: subTask.prompt ?? '', files: subTask.files },
     sessionMcpUrl: sessionMcpUrl(deps.publicUrl, rec.id, deps.tokens),
-    ...(skills?.length ? { skills } : {}),
+    ...(skills?.length ? { skills: forWorker(skills) } : {}),
     mcpServers,
     ...(extras.model ? { modelOverride: extras.model } : {}),
   };

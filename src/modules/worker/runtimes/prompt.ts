@@ -9,9 +9,9 @@ function skillSection(skill: SkillPayload): string {
   if (skill.description) lines.push(skill.description);
   lines.push('', skill.body.trim());
   if (skill.resources?.length) {
-    lines.push('', 'Resources:');
+    lines.push('', skill.dir ? `Resources (files in ${skill.dir}):` : 'Resources:');
     for (const r of skill.resources) {
-      const facts = [r.contentType, r.size === undefined ? undefined : `${r.size} bytes`].filter(Boolean).join(', ');
+      const facts = [r.contentType, r.size === undefined ? undefined : `${r.size} bytes`, r.executable ? 'executable' : undefined].filter(Boolean).join(', ');
       lines.push(`- ${r.path}${facts ? ` (${facts})` : ''}`);
     }
   }

@@ -1,0 +1,73 @@
+import * as v from 'valibot';
+import type { KitKind } from '../../../db/types.ts';
+import type { StoredResource } from '../skills/skill.schema.ts';
+import type { AutomationSnap, PoolSnap } from './sanitize.ts';
+
+/** Bodies of the `/api/templates` routes (seed 000 "Skills catalog, templates and kits") and the kit manifest. */
+export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const Name = v.pipe(v.string(), v.minLength(1, 'a name'), v.maxLength(128, 'at most 128 characters'));
+
+/** Exactly one of pool, agent, automation; `schedules` (automation names to carry) only with a pool or an agent. */
+const Source = v.pipe(
+  v.object({ pool: v.optional(Name), agent: v.optional(Name), automation: v.optional(Name) }),
+  v.check((s) => [s.pool, s.agent, s.automation].filter((x) => x !== undefined).length === 1, 'name exactly one of pool, agent, automation'),
+);
+const Schedules = v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.maxLength(100, 'at most 100 schedules'));
+
+const withSchedules = <T extends { source: { automation?: string }; schedules?: string[] }>(body: T) => body.schedules === undefined || body.source.automation === undefined;
+const SCHEDULES_RULE = 'only with a pool or an agent (an automation kit carries its automation)';
+
+export const CreateKit = v.pipe(
+  v.object({
+    slug: v.pipe(v.string(), v.regex(SLUG_PATTERN, 'lowercase letters, digits and hyphens, at most 63, starting with a letter or digit')),
+    label: v.pipe(v.string(), v.minLength(1, 'a label'), v.maxLength(200, 'at most 200 characters')),
+    description: v.optional(v.pipe(v.string(), v.maxLength(4000, 'at most 4000 characters')), ''),
+    source: Source,
+    schedules: v.optional(Schedules),
+  }),
+  v.forward(v.check(withSchedules, SCHEDULES_RULE), ['schedules']),
+);
+export type CreateKit = v.InferOutput<typeof CreateKit>;
+
+/** `POST /api/templates/preview`: the source as in create (or its keys at the top level), nothing saved. */
+export const PreviewKit = v.pipe(
+  v.object({ source: Source, schedules: v.optional(Schedules) }),
+  v.forward(v.check(withSchedules, SCHEDULES_RULE), ['schedules']),
+);
+export type PreviewKit = v.InferOutput<typeof PreviewKit>;
+
+export const PatchKit = v.object({
+  label: v.optional(v.pipe(v.string(), v.minLength(1, 'a label'), v.maxLength(200, 'at most 200 characters'))),
+  description: v.optional(v.pipe(v.string(), v.maxLength(4000, 'at most 4000 characters'))),
+});
+
+export const CopyKit = v.object({ targetName: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'a name of 1-128 letters, digits, dot, underscore or hyphen'))) });
+
+export const KitEvent = v.object({ kind: v.picklist(['view', 'click'], 'one of view, click') });
+
+export interface SkillSnap {
+  name: string;
+  description: string;
+  body: string;
+  license: string | null;
+  compatibility: string | null;
+  allowedTools: string[];
+  metadata: Record<string, unknown>;
+  requiresSandbox: boolean;
+  totalBytes: number;
+  resources: StoredResource[];
+  /** The packaged files (base64); left out of every read, used by copy. */
+  files: Array<{ path: string; content: string; executable: boolean }>;
+}
+
+/** A kit's sanitized snapshot. `root` names the pool, agent or automation the kit was made from. */
+export interface KitManifest {
+  kind: KitKind;
+  root: string;
+  profiles: Array<Record<string, unknown> & { name: string }>;
+  pool: PoolSnap | null;
+  skills: SkillSnap[];
+  automations: AutomationSnap[];
+  /** Dotted paths of the values stripped at snapshot time (to be filled in after a copy). */
+  stripped: string[];
+}

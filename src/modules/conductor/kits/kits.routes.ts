@@ -1,0 +1,99 @@
+import { doc } from '../../../shared/route-doc.ts';
+import { Hono, type Context } from 'hono';
+import { badRequest } from '../../../shared/errors.ts';
+import { parseJsonBody, parseWith, readJson } from '../../../shared/http.ts';
+import type { Guards } from '../identity/guards.ts';
+import type { Limiter } from '../limits/index.ts';
+import type { IdentityEnv } from '../identity/index.ts';
+import { noContent, tenantOf } from '../../crud/index.ts';
+import { CopyKit, CreateKit, KitEvent, PatchKit, PreviewKit } from './kit.schema.ts';
+import {
+  copyKitInto,
+  createKit,
+  deleteKit,
+  listKits,
+  logEvent,
+  patchKit,
+  planCopy,
+  previewKit,
+  readById,
+  readBySlug,
+  kitStats,
+  republishKit,
+  toWire,
+  type KitDeps,
+  type SlugQuery,
+} from './kits.service.ts';
+
+/**
+ * `/api/templates` (kits in the API's spelling) and `/api/kits/{id}`, signed in: every route needs a member (seed:
+ * "Read access needs member role"); creating, editing, deleting and republishing need an admin. `kitPublicRoutes`: the share-landing reads and
+ * the view/click log without a credential.
+ */
+const slugQuery = (c: Context): SlugQuery => ({ org: c.req.query('org') || undefined, id: c.req.query('id') || undefined });
+
+/** The preview body may name the source at the top level (`{"pool": "x"}`) as well as under `source`. */
+async function readPreview(c: Context) {
+  const text = await c.req.text();
+  const raw = text.trim() ? parseJsonBody(text) : undefined;
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw badRequest('body: expected a JSON object');
+  const r = raw as Record<string, unknown>;
+  if ('source' in r) return parseWith(PreviewKit, r);
+  const source = Object.fromEntries(['pool', 'agent', 'automation'].filter((k) => k in r).map((k) => [k, r[k]]));
+  return parseWith(PreviewKit, { source, ...('schedules' in r ? { schedules: r.schedules } : {}) });
+}
+
+export function kitRoutes(deps: KitDeps, guards: Guards): Hono<IdentityEnv> {
+  const admin = guards.requireRole<IdentityEnv>('admin', 'managing kits');
+  const member = guards.requireRole<IdentityEnv>('member', 'using kits');
+  const templates = new Hono<IdentityEnv>()
+    .use('*', member)
+    .get('/', doc({ body: CreateKit }), async (c) => {
+      const scope = c.req.query('scope') ?? 'saved';
+      if (scope !== 'saved' && scope !== 'copied') throw badRequest('scope: one of saved, copied');
+      return c.json(await listKits(deps, tenantOf(c), scope));
+    })
+    .post('/', admin, async (c) => {
+      const body = await readJson(c, CreateKit);
+      const p = c.get('principal');
+      return c.json(toWire(await createKit(deps, { tenantId: p.tenantId, tenantName: p.tenantName }, body)), 201);
+    })
+    .post('/preview', async (c) => c.json(await previewKit(deps, tenantOf(c), await readPreview(c))))
+    .get('/:slug', doc({ body: PatchKit }), async (c) => {
+      const kit = await readBySlug(deps, tenantOf(c), c.req.param('slug'), slugQuery(c));
+      return c.json({ ...toWire(kit), ...(kit.tenantId === tenantOf(c) ? { stats: await kitStats(deps, kit.id) } : {}) });
+    })
+    .patch('/:slug', admin, async (c) => c.json(toWire(await patchKit(deps, tenantOf(c), c.req.param('slug'), await readJson(c, PatchKit)))))
+    .delete('/:slug', admin, async (c) => {
+      await deleteKit(deps, tenantOf(c), c.req.param('slug'));
+      return noContent(c);
+    })
+    .get('/:slug/copy-plan', async (c) => c.json(await planCopy(deps, tenantOf(c), c.req.param('slug'), { ...slugQuery(c), targetName: c.req.query('targetName') || undefined })))
+    .post('/:slug/copy', doc({ body: CopyKit }), async (c) => {
+      const { targetName } = (await c.req.text()).trim() ? await readJson(c, CopyKit) : { targetName: undefined };
+      return c.json(await copyKitInto(deps, tenantOf(c), c.req.param('slug'), slugQuery(c), targetName));
+    })
+    .post('/:slug/republish', admin, async (c) => c.json(toWire(await republishKit(deps, tenantOf(c), c.req.param('slug')))));
+  const kits = new Hono<IdentityEnv>()
+    .use('*', member)
+    .get('/:id', async (c) => c.json(toWire(await readById(deps, tenantOf(c), c.req.param('id')))))
+    .post('/:id/events', doc({ body: KitEvent }), async (c) => {
+      await logEvent(deps, c.req.param('id'), (await readJson(c, KitEvent)).kind, true);
+      return c.body(null, 204);
+    });
+  return new Hono<IdentityEnv>().route('/templates', templates).route('/kits', kits);
+}
+
+/** The anonymous view/click log is capped per kit, so a script cannot grow the log without bound. */
+export const PUBLIC_EVENTS_PER_MINUTE = 120;
+
+export function kitPublicRoutes(deps: KitDeps, limiter: Limiter): Hono {
+  const capped = limiter.middleware([{ scope: 'kit-events', limit: PUBLIC_EVENTS_PER_MINUTE, periodMs: 60_000, key: (c) => c.req.param('id') }]);
+  return new Hono()
+    .get('/api/public/templates/:slug', async (c) => c.json(toWire(await readBySlug(deps, null, c.req.param('slug'), slugQuery(c)))))
+    .get('/api/public/kits/:id', doc({ body: KitEvent }), async (c) => c.json(toWire(await readById(deps, null, c.req.param('id')))))
+    .post('/api/public/kits/:id/events', capped, async (c) => {
+      await logEvent(deps, c.req.param('id'), (await readJson(c, KitEvent)).kind, false);
+      return c.body(null, 204);
+    });
+}

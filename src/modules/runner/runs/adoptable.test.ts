@@ -1,0 +1,127 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { RUN_ADOPTABLE_HEADER } from '../../../contracts/runner.ts';
+import type { RunEvent } from '../../../contracts/run-event.ts';
+import { createLogger } from '../../../shared/log.ts';
+import { startFakeProvider, type FakeProvider } from '../../../../test/support/fake-provider.ts';
+import { startTestWorker, type TestWorker } from '../../../../test/support/worker.ts';
+import { call, makeRunner, ndjsonLines, putProfile } from '../runner.fixture.ts';
+import type { Runner } from '../runner.ts';
+import { createTaps } from './taps.ts';
+import type { StartedRun } from './runs.service.ts';
+
+/**
+ * Adoptable runs on a real worker and the fake provider: a conductor that hangs up does not stop the run; another
+ * re-attaches after the last event it holds and gets exactly the rest; nobody re-attaching cancels the run after the
+ * grace; an explicit cancel stops it.
+ */
+let fake: FakeProvider;
+let worker: TestWorker;
+let runner: Runner;
+
+beforeAll(async () => {
+  fake = await startFakeProvider();
+  worker = await startTestWorker({ providerEnv: { OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'fake' } });
+});
+afterEach(async () => {
+  await runner?.close();
+});
+afterAll(async () => {
+  await worker?.close();
+  await fake?.close();
+});
+
+const start = async (graceMs = 60_000) => {
+  runner = makeRunner({ config: { workerUrl: worker.url, adoptGraceMs: graceMs } });
+  await putProfile(runner, { name: 'p', model: 'openai-compatible:fake-model' });
+};
+const adoptable = (id: string, prompt: string) => call(runner, 'POST', '/runner/run', { body: { subTask: { id, profile: 'p', prompt } }, headers: { [RUN_ADOPTABLE_HEADER]: '1' } });
+const attach = (id: string, after: number | string) => call(runner, 'GET', `/runner/runs/${id}/events?after=${after}`);
+/** Reads the stream's first event, then hangs up (cancels the body, as a dying conductor's socket does). */
+async function firstThenHangUp(res: Response): Promise<RunEvent> {
+  const reader = res.body!.getReader();
+  let text = '';
+  while (!text.includes('\n')) text += new TextDecoder().decode((await reader.read()).value);
+  await reader.cancel();
+  return JSON.parse(text.slice(0, text.indexOf('\n'))) as RunEvent;
+}
+
+describe('an adoptable run', () => {
+  it('goes on when its conductor hangs up, and a re-attached reader gets exactly the events after the ones it holds', async () => {
+    await start();
+    const res = await adoptable('run-a', 'HOLD adoptA');
+    expect(res.status).toBe(200);
+    const first = await firstThenHangUp(res); // the conductor dies holding one event
+    expect(first.type).toBe('session_init');
+    fake.release('adoptA');
+
+    const rest = await ndjsonLines<RunEvent>(await attach('run-a', 1));
+    expect(rest.at(-1)).toMatchObject({ type: 'result' });
+    expect(rest.filter((e) => e.type === 'result' || e.type === 'error')).toHaveLength(1);
+    expect(rest.map((e) => e.type)).not.toContain('session_init');
+    expect(rest.find((e) => e.type === 'result')?.message ?? '').toContain('FAKE-REPLY: HOLD adoptA');
+    // a reader holding everything but the terminal gets just the terminal; one from the start gets the whole run
+    const all = await ndjsonLines<RunEvent>(await attach('run-a', 0));
+    expect(all).toEqual([first, ...rest]);
+    expect(await ndjsonLines<RunEvent>(await attach('run-a', all.length - 1))).toEqual([all.at(-1)]);
+  });
+
+  it('is cancelled when nobody re-attaches within the grace', async () => {
+    await start(200);
+    const res = await adoptable('run-b', 'HOLD adoptB');
+    await fake.when(() => fake.requests.find((r) => JSON.stringify(r.body ?? '').includes('HOLD adoptB')));
+    await firstThenHangUp(res);
+    await fake.when(() => fake.requests.find((r) => JSON.stringify(r.body ?? '').includes('HOLD adoptB') && r.clientClosedEarly));
+    const events = await ndjsonLines<RunEvent>(await attach('run-b', 0));
+    expect(events.at(-1)).toMatchObject({ type: 'error', message: expect.stringContaining('none re-attached within 200 ms') });
+    const sessions = (await (await call(runner, 'GET', '/runner/sessions')).json()).sessions;
+    expect(sessions).toEqual([expect.objectContaining({ lastRunStatus: 'cancelled' })]);
+    fake.release('adoptB');
+  });
+
+  it('stops on an explicit cancel, and answers 404 for a run it does not have and 400 for a bad position', async () => {
+    await start();
+    const res = await adoptable('run-c', 'HOLD adoptC');
+    const events = ndjsonLines<RunEvent>(res);
+    await fake.when(() => fake.requests.find((r) => JSON.stringify(r.body ?? '').includes('HOLD adoptC')));
+    expect((await call(runner, 'POST', '/runner/runs/run-c/cancel')).status).toBe(204);
+    expect((await events).at(-1)).toMatchObject({ type: 'error', message: expect.stringContaining('cancelled by its conductor') });
+    fake.release('adoptC');
+
+    const unknown = await attach('run-nope', 0);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ error: 'unknown run: run-nope' });
+    expect((await call(runner, 'POST', '/runner/runs/run-nope/cancel')).status).toBe(404);
+    const bad = await attach('run-c', '-1');
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error).toMatch(/^after: /);
+    // another tenant's run of the same id is not found
+    expect((await call(runner, 'GET', '/runner/runs/run-c/events?after=0', { tenant: 'other' })).status).toBe(404);
+  });
+
+  it('refuses an adoptable run without an id', async () => {
+    await start();
+    const res = await call(runner, 'POST', '/runner/run', { body: { subTask: { profile: 'p', prompt: 'x' } }, headers: { [RUN_ADOPTABLE_HEADER]: '1' } });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatch(/^subTask\.id: /);
+  });
+});
+
+describe('the events kept for re-attaching', () => {
+  it('are bounded: a reader asking for evicted events gets 410, one within the window the rest', async () => {
+    const taps = createTaps({ graceMs: 60_000, maxEvents: 2, log: createLogger('test') });
+    const events: RunEvent[] = [
+      { type: 'assistant', message: 'a', ts: '1' },
+      { type: 'assistant', message: 'b', ts: '2' },
+      { type: 'assistant', message: 'c', ts: '3' },
+      { type: 'result', message: 'done', ts: '4' },
+    ];
+    const run = { session: {}, events: (async function* () { yield* events; })(), cancel: () => {} } as unknown as StartedRun;
+    taps.open('t', 'r', run);
+    // the runner reads the run on its own; once it has, the first two events are gone
+    await vi.waitFor(() => expect(() => taps.read('t', 'r', 2, new AbortController().signal)).not.toThrow());
+    const rest: RunEvent[] = [];
+    for await (const e of taps.read('t', 'r', 2, new AbortController().signal)) rest.push(e);
+    expect(rest).toEqual(events.slice(2));
+    expect(() => taps.read('t', 'r', 1, new AbortController().signal)).toThrow(expect.objectContaining({ status: 410 }));
+  });
+});

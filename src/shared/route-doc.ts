@@ -1,0 +1,42 @@
+import type { MiddlewareHandler } from 'hono';
+import type * as v from 'valibot';
+
+/**
+ * What a route tells the API reference about itself. `doc({ summary, body: Schema })` goes in the route's handler list
+ * (`app.post('/', doc({ body: RunBody }), handler)`): it does nothing at request time; the OpenAPI generator finds it
+ * among the app's routes and turns `body` (the valibot schema the handler reads the body with) into the request body's
+ * JSON Schema. Routes without it are documented too, by method and path.
+ */
+export interface RouteDoc {
+  summary?: string;
+  description?: string;
+  /** The request body's schema (JSON). */
+  body?: v.GenericSchema;
+  /** The query parameters' schema (an object schema). */
+  query?: v.GenericSchema;
+  /** The response's media type when it is not JSON (`text/event-stream` for streams). */
+  responds?: string;
+}
+
+export const ROUTE_DOC = Symbol.for('svc.routeDoc');
+
+export type DocMiddleware = MiddlewareHandler & { [ROUTE_DOC]: RouteDoc };
+
+export function doc(meta: RouteDoc): DocMiddleware {
+  const mw: MiddlewareHandler = async (_c, next) => {
+    await next();
+  };
+  return Object.assign(mw, { [ROUTE_DOC]: meta });
+}
+
+/**
+ * A sub-app with its own error handler has its handlers wrapped when it is mounted; Hono keeps the original under
+ * `__COMPOSED_HANDLER` (hono/utils/constants COMPOSED_HANDLER), which is followed here.
+ */
+export function routeDocOf(handler: unknown): RouteDoc | undefined {
+  for (let h = handler; typeof h === 'function'; h = (h as { __COMPOSED_HANDLER?: unknown }).__COMPOSED_HANDLER) {
+    const meta = (h as Partial<DocMiddleware>)[ROUTE_DOC];
+    if (meta) return meta;
+  }
+  return undefined;
+}

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestSvc, type TestSvc } from '../support/svc.ts';
+
+/**
+ * The API reference: /openapi.json is generated from the assembled routes, so every route mounted under /api, /v1
+ * and /chat is in it, request bodies carry the JSON Schema of the valibot schema the route validates with, and every
+ * documented operation answers (a JSON error at worst, never a 500, never "no route"). /docs renders it.
+ */
+const DOCUMENTED = ['/api/', '/v1/', '/chat/'];
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+interface Spec {
+  openapi: string;
+  info: { version: string };
+  paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown>; required?: string[] } }> } }>>;
+}
+
+describe('the API reference of an all-in-one server', () => {
+  let svc: TestSvc;
+  let spec: Spec;
+  beforeAll(async () => {
+    svc = await startTestSvc({ DATABASE_URL: 'memory' }, 'all');
+    const res = await fetch(`${svc.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    spec = (await res.json()) as Spec;
+  }, 60_000);
+  afterAll(async () => {
+    await svc?.stop();
+  });
+
+  const toOpenApi = (route: string) => route.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?/g, '{$1}').replace(/\/\*$/, '/{path}');
+
+  it('is OpenAPI 3.1 and documents every route mounted under /api, /v1 and /chat', () => {
+    expect(spec.openapi).toBe('3.1.0');
+    const mounted = svc.server.built.app.routes.filter((r) => METHODS.includes(r.method) && DOCUMENTED.some((p) => r.path.startsWith(p)));
+    expect(mounted.length).toBeGreaterThan(150);
+    for (const r of mounted) expect(spec.paths[toOpenApi(r.path)]?.[r.method.toLowerCase()], `${r.method} ${r.path}`).toBeDefined();
+    for (const prefix of DOCUMENTED) expect(Object.keys(spec.paths).some((p) => p.startsWith(prefix)), prefix).toBe(true);
+    // nothing internal leaks into the public reference
+    expect(Object.keys(spec.paths).filter((p) => !DOCUMENTED.some((d) => p.startsWith(d)))).toEqual([]);
+  });
+
+  it('gives request bodies the schema their route validates with', () => {
+    const runBody = spec.paths['/api/runs']!.post!.requestBody!.content['application/json']!.schema;
+    expect(runBody.properties).toHaveProperty('profile');
+    expect(runBody.required).toContain('profile');
+    const agentBody = spec.paths['/v1/agents']!.post!.requestBody!.content['application/json']!.schema;
+    expect(agentBody.properties).toHaveProperty('model');
+  });
+
+  it('answers every documented operation: a JSON error at worst, never a 500 and never "no route"', async () => {
+    const failures: string[] = [];
+    for (const [path, methods] of Object.entries(spec.paths)) {
+      const url = svc.url + path.replace(/\{[^}]+\}/g, 'nope');
+      for (const method of Object.keys(methods)) {
+        const upper = method.toUpperCase();
+        const res = await fetch(url, {
+          method: upper,
+          headers: { authorization: `Bearer ${svc.key}`, 'content-type': 'application/json' },
+          body: upper === 'GET' || upper === 'DELETE' ? undefined : '{}',
+          signal: AbortSignal.timeout(15_000),
+        });
+        const text = res.headers.get('content-type')?.includes('event-stream') ? '' : await res.text();
+        if (!res.bodyUsed) await res.body?.cancel();
+        if (res.status >= 500 || /no route for/.test(text)) failures.push(`${upper} ${path} → ${res.status} ${text.slice(0, 200)}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  }, 120_000);
+
+  it('renders the reference at /docs and links it from the index', async () => {
+    const res = await fetch(`${svc.url}/docs`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await res.text();
+    expect(html).toContain('<code>/api/runs</code>');
+    expect(html).toContain('<code>/v1/agents</code>');
+    const index = (await (await fetch(`${svc.url}/`)).json()) as { links: Record<string, string> };
+    expect(index.links).toMatchObject({ docs: '/docs', openapi: '/openapi.json' });
+  });
+});
