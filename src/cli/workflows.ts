@@ -52,7 +52,7 @@ function printRun(out: Output, w: WorkflowRecord): void {
     ['startedAt', w.startedAt],
     ['finishedAt', w.finishedAt],
   ]);
-  out.rows(w.nodes.map((n) => [n.id, n.profile, n.statusLabel, n.dependsOn.join(',') || '-', n.runId ?? '-', n.error ?? '']));
+  out.rows(w.nodes.map((n) => [n.id, n.profile, n.statusLabel, n.dependsOn.join(',') || '-', n.runId ?? '-', n.error ?? '']), ['node', 'profile', 'status', 'depends on', 'run', 'error']);
 }
 
 /** The plan stream to its terminal status; a dropped connection resumes with Last-Event-ID, a few times. */
@@ -137,7 +137,7 @@ export default defineCommand({
         const { out, api } = openSession(args, { needKey: true });
         const q = [`limit=${Math.min(200, readLimit(args.limit))}`, ...(args.status ? [`status=${enc(args.status)}`] : []), ...(args.name ? [`name=${enc(args.name)}`] : [])].join('&');
         const items = await api.get<WorkflowRecord[]>(`/api/workflows/runs?${q}`);
-        printList(out, items, (w) => [w.id, w.name || '-', w.statusLabel, w.createdAt, w.finishedAt ?? '-']);
+        printList(out, items, (w) => [w.id, w.name || '-', w.statusLabel, w.createdAt, w.finishedAt ?? '-'], ['id', 'name', 'status', 'created', 'finished']);
       },
     }),
     get: defineCommand({
