@@ -36,5 +36,8 @@ if (major < 22) {
   // Node keeps the compiled (and type-stripped) modules in a cache in the temporary folder: every later start of svc
   // skips most of that work, which is most of its boot.
   (await import('node:module')).enableCompileCache?.();
-  await import('../src/cli/main.ts');
+  // A clone runs the TypeScript sources as they are; the npm package ships them compiled (Node does not strip types
+  // inside node_modules), in dist/.
+  const sources = new URL('../src/cli/main.ts', import.meta.url);
+  await import(existsSync(sources) ? sources.href : new URL('../dist/cli/main.js', import.meta.url).href);
 }

@@ -101,8 +101,11 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
     async build(ctx) {
       const { createRunner } = await import('../modules/runner/index.ts');
       const { config } = ctx;
+      const { randomBytes } = await import('node:crypto');
+      // worker tokens die with the workers they were minted for: in dev a key per process does; elsewhere it is configured
+      const workerTokenSecret = config.runner.workerTokenSecret ?? (config.env === 'dev' ? randomBytes(32).toString('base64url') : undefined);
       const runner = createRunner({
-        config: config.runner,
+        config: { ...config.runner, workerTokenSecret },
         internalToken: ctx.internalToken!,
         publicUrl: config.runner.publicUrl ?? ctx.selfUrl,
         version: ctx.version,

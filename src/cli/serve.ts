@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty';
 import { loadConfig, ConfigError } from '../config/config.ts';
-import { startServer } from '../app/index.ts';
+import { isOutboundWorker, startOutbound, startServer } from '../app/index.ts';
 import { PrivilegedRoleError } from '../db/index.ts';
 import { describeError } from '../shared/errors.ts';
 import { createLogger } from '../shared/log.ts';
@@ -24,6 +24,19 @@ export default defineCommand({
         process.exit(2);
       }
       throw err;
+    }
+    if (isOutboundWorker(config)) {
+      // outbound worker mode: no port; ends on the runner's shutdown command or a signal, after saving its state
+      let worker;
+      try {
+        worker = await startOutbound(config);
+      } catch (err) {
+        process.stderr.write(`svc: cannot start the outbound worker: ${describeError(err)}\n`);
+        process.exit(2);
+      }
+      for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, () => void worker.stop());
+      await worker.done;
+      process.exit(0);
     }
     let server;
     try {

@@ -55,10 +55,21 @@ describe('loadConfig', () => {
     [{ SVC_SANDBOX: 'none' }, 'SVC_SANDBOX', /got "none"; allowed: bwrap, off/],
     [{ SVC_PG_SETTINGS: 'shared_buffers 64MB' }, 'SVC_PG_SETTINGS', /space-separated name=value PostgreSQL settings/],
     [{ SVC_PG_OS_USER: 'no body' }, 'SVC_PG_OS_USER', /an OS user name/],
+    [{ SVC_WORKER_SUBSTRATE: 'vm' }, 'SVC_WORKER_SUBSTRATE', /allowed: process, container, hosted_a, hosted_b/],
+    [{ SVC_WORKER_IDLE_MS: '5' }, 'SVC_WORKER_IDLE_MS', /from 100 to 86400000/],
+    [{ SVC_WORKER_POLL_MS: 'soon' }, 'SVC_WORKER_POLL_MS', /an integer/],
+    [{ SVC_WORKER_RELAY: '7070' }, 'SVC_WORKER_RELAY', /<port>:<absolute unix socket path>/],
   ])('refuses %o naming %s and what is allowed', (env, variable, allowed) => {
     const err = configError(env as Record<string, string>);
     expect(err.variable).toBe(variable);
     expect(err.message).toMatch(allowed);
+  });
+
+  it('reads the sandbox worker settings, with defaults', () => {
+    expect(loadConfig({}).runner).toMatchObject({ workerSubstrate: 'process', workerIdleMs: 300_000, workerPollMs: 25_000, workerTokenSecret: undefined });
+    const c = loadConfig({ SVC_WORKER_IDLE_MS: '1000', SVC_WORKER_TOKEN_SECRET: 'k'.repeat(32), SVC_WORKER_RELAY: '7070:/run/svc/runner.sock', OPENAI_API_KEY: 'sk' });
+    expect(c.runner).toMatchObject({ workerIdleMs: 1000, workerTokenSecret: 'k'.repeat(32), providerEnv: { OPENAI_API_KEY: 'sk' } });
+    expect(c.worker.relay).toEqual({ port: 7070, socketPath: '/run/svc/runner.sock' });
   });
 
   it('keeps secrets in their own folder and asks outside dev for the internal token only where roles are split', () => {

@@ -88,6 +88,18 @@ export interface Config {
     sandbox: SandboxMode;
     /** The server's PATH, where `bwrap` is looked up. */
     searchPath: string;
+    /** SVC_WORKER_SUBSTRATE: where sandbox sessions' workers run when the profile names no `workerSubstrate` (default `process`). */
+    workerSubstrate?: string;
+    /** SVC_WORKER_IDLE_MS: an idle sandbox worker is paused (state exported, process stopped) after this long (default 5 min). */
+    workerIdleMs?: number;
+    /** SVC_WORKER_POLL_MS: how long a sandbox worker's `next-run` long-poll waits before 204 (default 25 s). */
+    workerPollMs?: number;
+    /** SVC_WORKER_START_TIMEOUT_MS: a sandbox worker that has not polled this long after launch is stopped and its run fails (default 60 s). */
+    workerStartTimeoutMs?: number;
+    /** SVC_WORKER_TOKEN_SECRET: the key worker tokens are signed with (at least 32 bytes; generated per process in dev). */
+    workerTokenSecret?: string;
+    /** The model provider variables sandbox workers are given (their own provider's only) and reach through the runner. */
+    providerEnv?: Readonly<Record<string, string>>;
   };
   worker: {
     mode: WorkerMode;
@@ -103,6 +115,11 @@ export interface Config {
     workerToken: string | undefined;
     sessionId: string | undefined;
     protocol: number;
+    /**
+     * SVC_WORKER_RELAY (`<port>:<unix socket>`), set by the runner's process substrate: inside a sandbox without network
+     * the outbound worker relays 127.0.0.1:<port> of its own loopback to the runner's callback socket.
+     */
+    relay?: { port: number; socketPath: string };
     /** Provider variables (OPENAI_API_KEY, ANTHROPIC_BASE_URL, …) passed through to the runtimes. */
     providerEnv: Readonly<Record<string, string>>;
   };
@@ -191,6 +208,13 @@ function keyToken(name: string, raw: string | undefined): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!/^ao_[a-z0-9]+_[A-Za-z0-9]{16,}$/.test(raw)) throw new ConfigError(name, 'a tenant key of the form ao_<env>_<random> (random: at least 16 letters or digits)');
   return raw;
+}
+
+function relayOf(raw: string | undefined): Config['worker']['relay'] {
+  if (raw === undefined || raw === '') return undefined;
+  const m = /^(\d{1,5}):(\/.+)$/.exec(raw);
+  if (!m || Number(m[1]) < 1 || Number(m[1]) > 65535) throw new ConfigError('SVC_WORKER_RELAY', `got "${raw}"; allowed: <port>:<absolute unix socket path>`);
+  return { port: Number(m[1]), socketPath: m[2] };
 }
 
 /** Validates everything once. Throws ConfigError naming the variable and what is allowed. */
@@ -287,6 +311,12 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       adoptGraceMs: int('SVC_RUNNER_ADOPT_GRACE_MS', env.SVC_RUNNER_ADOPT_GRACE_MS, 60_000, 100, 3_600_000),
       sandbox: pick('SVC_SANDBOX', env.SVC_SANDBOX, SANDBOX_MODES, 'bwrap'),
       searchPath: env.PATH || '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      workerSubstrate: pick('SVC_WORKER_SUBSTRATE', env.SVC_WORKER_SUBSTRATE, ['process', 'container', 'hosted_a', 'hosted_b'] as const, 'process'),
+      workerIdleMs: int('SVC_WORKER_IDLE_MS', env.SVC_WORKER_IDLE_MS, 300_000, 100, 86_400_000),
+      workerPollMs: int('SVC_WORKER_POLL_MS', env.SVC_WORKER_POLL_MS, 25_000, 100, 300_000),
+      workerStartTimeoutMs: int('SVC_WORKER_START_TIMEOUT_MS', env.SVC_WORKER_START_TIMEOUT_MS, 60_000, 100, 3_600_000),
+      workerTokenSecret: env.SVC_WORKER_TOKEN_SECRET || undefined,
+      providerEnv,
     },
     worker: {
       mode: pick('MODE', env.MODE, WORKER_MODES, traits.aloneDefaults.workerMode ?? 'all'),
@@ -300,6 +330,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       workerToken,
       sessionId,
       protocol,
+      relay: relayOf(env.SVC_WORKER_RELAY),
       providerEnv,
     },
     agents: {

@@ -161,8 +161,8 @@ describe.each(backends)('conductor on $name', (backend) => {
     const created = await svc.api('/api/profiles', { method: 'POST', json: { name: 'sandboxed', runtime: 'general', model: 'demo:x', workerMode: 'sandbox', workerPlacement: { substrate: 'forged' } } });
     expect(created.status).toBe(201);
     const body = await created.json();
-    expect(body.workerPlacement).toMatchObject({ servable: false });
-    expect(body.workerPlacement.substrate).not.toBe('forged');
+    // computed from the live runner (its process substrate), never taken from the body
+    expect(body.workerPlacement).toEqual({ substrate: 'process', source: 'runner-default', servable: true });
     expect((await svc.api('/api/profiles', { method: 'POST', json: { name: 'sandboxed', runtime: 'general' } })).status).toBe(409);
     const replaced = await svc.api('/api/profiles/sandboxed', { method: 'PUT', json: { name: 'sandboxed', runtime: 'general', model: 'demo:y' } });
     expect(await replaced.json()).toEqual({ name: 'sandboxed', runtime: 'general', model: 'demo:y', id: body.id });

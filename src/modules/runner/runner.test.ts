@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runnerHash } from '../../shared/ids.ts';
 import { call, makeRunner, TEST_PUBLIC_URL } from './runner.fixture.ts';
@@ -10,7 +13,7 @@ afterEach(async () => {
 });
 
 describe('runner info and probes', () => {
-  it('describes itself with the hash of its public URL, its toolkit and no substrates', async () => {
+  it('describes itself with the hash of its public URL, its toolkit and the process substrate', async () => {
     runner = makeRunner();
     const res = await call(runner, 'GET', '/runner/info');
     expect(res.status).toBe(200);
@@ -20,7 +23,8 @@ describe('runner info and probes', () => {
       hash: runnerHash(TEST_PUBLIC_URL),
       version: '0.0.0-test',
       toolkitNames: ['fs_read', 'fs_write', 'fs_edit', 'fs_list', 'fs_search', 'run_command', 'delegate', 'notify', 'automation_memory'],
-      substrates: [],
+      substrates: ['process'],
+      defaultSubstrate: 'process',
       substratesKnown: true,
       mcpBaseUrl: `${TEST_PUBLIC_URL}/runner/sessions`,
       // the start-up probe ran a no-op in bubblewrap (installed by .ci/run)
@@ -30,6 +34,19 @@ describe('runner info and probes', () => {
     expect(info.hash).toMatch(/^[0-9a-f]{8}$/);
     expect(Date.parse(info.startedAt)).not.toBeNaN();
     expect(runner.info()).toEqual(info);
+  });
+
+  it('offers no substrate without bubblewrap, and unisolated processes only when the operator opted out', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'svc-no-bwrap-'));
+    try {
+      runner = makeRunner({ config: { searchPath: empty } });
+      expect(await (await call(runner, 'GET', '/runner/info')).json()).toMatchObject({ substrates: [], defaultSubstrate: 'process', substratesKnown: true });
+      await runner.close();
+      runner = makeRunner({ config: { searchPath: empty, sandbox: 'off' } });
+      expect(await (await call(runner, 'GET', '/runner/info')).json()).toMatchObject({ substrates: ['process'], substratesKnown: true });
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 
   it('answers /healthz with plain ok and /metrics in Prometheus text', async () => {

@@ -30,7 +30,12 @@ import { leaseRoutes } from './workers/leases.routes.ts';
 import { createSessionTokens } from './mcp/session-token.ts';
 import { sessionMcpUrl } from './runs/runs.service.ts';
 import { createSandbox } from './sandbox/index.ts';
-import { createCommandRunner } from './substrates/process.ts';
+import { createCommandRunner } from './substrates/process/commands.ts';
+import { createProcessSubstrate } from './substrates/process/worker-process.ts';
+import type { WorkerSubstrate } from './substrates/substrate.ts';
+import { createSandboxWorkers, type UploadLimits } from './workers/sandbox/sandbox-workers.ts';
+import { callbackRoutes } from './workers/sandbox/callbacks.routes.ts';
+import { createWorkerTokens } from './workers/sandbox/worker-token.ts';
 import { createLogger } from '../../shared/log.ts';
 import { createMetrics, type Metrics } from '../../shared/metrics.ts';
 
@@ -54,6 +59,13 @@ export interface RunnerDeps {
    * in-process; otherwise `config.conductorUrl` (SVC_CONDUCTOR_URL) over the network. Neither: those tools fail politely.
    */
   conductor?: { fetch?: FetchLike; baseUrl: string };
+  /**
+   * Further worker substrates beside `process` (or replacing it, by id): how an embedding program plugs in a
+   * `container` substrate, and how protocol tests stand in for a worker themselves.
+   */
+  substrates?: WorkerSubstrate[];
+  /** Event upload limits of sandbox workers (default: the seed's 4 MiB line, 256 MiB upload, 4 hours). */
+  uploadLimits?: Partial<UploadLimits>;
 }
 
 export interface Runner {
@@ -77,7 +89,7 @@ export interface Runner {
   close(): Promise<void>;
 }
 
-const CAPABILITIES = ['profiles', 'pools', 'sessions', 'runs', 'state', 'hydrate', 'topology', 'toolkit', 'mcp', 'vfs', 'skills'];
+const CAPABILITIES = ['profiles', 'pools', 'sessions', 'runs', 'state', 'hydrate', 'topology', 'toolkit', 'mcp', 'vfs', 'skills', 'sandbox-workers'];
 
 /**
  * The runner role: owns live sessions, executes runs through the configured sidecar workers and reports their health.
@@ -92,10 +104,36 @@ export function createRunner(deps: RunnerDeps): Runner {
   const vfs = createVfsManager({ dataDir: deps.config.dataDir });
   const sandbox = createSandbox({ mode: deps.config.sandbox, searchPath: deps.config.searchPath });
   const tokens = createSessionTokens();
-  // every live session holds a VFS lease; its scratch directory goes with it
-  const sessions = createSessionStore(undefined, { onCreate: (rec) => vfs.allocate(rec), onShutdown: (rec) => vfs.release(rec.id) });
+  const workerTokens = createWorkerTokens(deps.config.workerTokenSecret);
   const profiles = createRegistry<ProfileSpec>();
   const pools = createRegistry<PoolSpec>();
+  const substrates = new Map<string, WorkerSubstrate>([['process', createProcessSubstrate(sandbox)]]);
+  for (const s of deps.substrates ?? []) substrates.set(s.id, s);
+  let mcpApp: Hono<RunnerEnv> | undefined;
+  const sandboxWorkers = createSandboxWorkers({
+    substrates,
+    defaultSubstrate: deps.config.workerSubstrate ?? 'process',
+    tokens: workerTokens,
+    dataDir: deps.config.dataDir,
+    providerEnv: deps.config.providerEnv ?? {},
+    // what a sandbox worker sends its callback socket reaches the same routes as the public port's
+    callbacks: (req) => (mcpApp ? mcpApp.fetch(req) : Response.json({ error: 'runner starting' }, { status: 503 })),
+    vfs,
+    pools,
+    idleMs: deps.config.workerIdleMs ?? 300_000,
+    pollMs: deps.config.workerPollMs ?? 25_000,
+    startTimeoutMs: deps.config.workerStartTimeoutMs,
+    stateCapBytes: deps.config.stateCapBytes,
+    limits: deps.uploadLimits,
+  });
+  // every live session holds a VFS lease; its scratch directory goes with it, and a sandbox session's worker too
+  const sessions = createSessionStore(undefined, {
+    onCreate: (rec) => vfs.allocate(rec),
+    onShutdown: (rec) => {
+      vfs.release(rec.id);
+      sandboxWorkers.release(rec.id).catch((err) => log.warn('stopping a sandbox worker failed', { sessionId: rec.id, error: String(err) }));
+    },
+  });
   const conductorTarget = deps.conductor ?? (deps.config.conductorUrl ? { baseUrl: deps.config.conductorUrl } : undefined);
   const conductor = conductorTarget ? createRunCallbacksClient(conductorTarget) : undefined;
   const toolkit = createToolkit({ vfs, pools, conductor, commands: createCommandRunner(sandbox) });
@@ -104,7 +142,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     for (const s of sessions.all()) yield s.status;
   });
   const slots = createWorkerSlots(deps.config, deps.workerFetch, { probeIntervalMs: deps.probeIntervalMs });
-  const core = { sessions, profiles, slots, metrics, hash };
+  const core = { sessions, profiles, slots, metrics, hash, sandboxWorkers };
 
   const info = (): RunnerInfo => ({
     id: `runner-${hash}`,
@@ -113,15 +151,15 @@ export function createRunner(deps: RunnerDeps): Runner {
     startedAt,
     capabilities: [...CAPABILITIES],
     toolkitNames: toolkit.names(),
-    // no sandbox substrate yet: known and empty means "this runner launches no workers"
-    substrates: [],
-    defaultSubstrate: '',
+    // known and empty means "this runner launches no workers" (no bubblewrap, and the operator did not opt out)
+    substrates: sandboxWorkers.offered(),
+    defaultSubstrate: sandboxWorkers.defaultSubstrate,
     substratesKnown: true,
     mcpBaseUrl: `${publicUrl}/runner/sessions`,
     sandbox: sandbox.status(),
   });
   let started = false;
-  const ready = sandbox.ready().then((status) => {
+  const ready = Promise.all([sandbox.ready(), sandboxWorkers.ready()]).then(([status]) => {
     started = true;
     if (status.mode === 'off') log.warn('command sandbox off (SVC_SANDBOX=off): agents run commands unsandboxed as this user', {});
     else if (status.available) log.debug('command sandbox ready', { detail: status.detail });
@@ -140,18 +178,21 @@ export function createRunner(deps: RunnerDeps): Runner {
   });
   app.route('/', registryRoutes({ profiles, pools }));
   app.route('/', workerRoutes({ slots, sessions }));
-  app.route('/', leaseRoutes());
+  app.route('/', leaseRoutes({ workers: sandboxWorkers }));
   app.route('/', sessionRoutes(core));
   app.route('/', stateRoutes({ ...core, stateCapBytes: deps.config.stateCapBytes }));
   const taps = createTaps({ graceMs: deps.config.adoptGraceMs, maxEvents: ADOPTABLE_EVENTS_KEPT, log: log.child('taps') });
   app.route('/', runRoutes({ ...core, publicUrl, tokens, closing: closing.signal, taps, skillView: (rec) => vfs.view(rec, pools.list(rec.tenant)) }));
   app.route('/', toolkitRoutes({ toolkit, sessions }));
   app.route('/', vfsRoutes({ vfs, sessions }));
-  const mcp = mcpRoutes({ sessions, toolkit, tokens, version: deps.version, closing: closing.signal });
+  const mcp = mcpRoutes({ sessions, toolkit, tokens, workerTokens, version: deps.version, closing: closing.signal });
+  const callbacks = callbackRoutes({ workers: sandboxWorkers, tokens: workerTokens, stateCapBytes: deps.config.stateCapBytes });
   app.route('/', mcp);
-  const mcpApp = new Hono<RunnerEnv>();
+  app.route('/', callbacks);
+  mcpApp = new Hono<RunnerEnv>();
   useJsonErrors(mcpApp);
   mcpApp.route('/', mcp);
+  mcpApp.route('/', callbacks);
 
   return {
     app: app as unknown as Hono,
@@ -166,6 +207,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     async close() {
       slots.close();
       closing.abort(new Error('runner shutting down'));
+      await sandboxWorkers.close();
     },
   };
 }

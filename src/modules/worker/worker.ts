@@ -38,6 +38,12 @@ function createRuntime(id: Runtime, deps: WorkerDeps): WorkerRuntime {
   return createGeneralRuntime(deps.config);
 }
 
+/** The runtimes a MODE serves (`all`: every runtime, dispatched by profile.runtime). */
+export function createRuntimes(deps: WorkerDeps): Map<Runtime, WorkerRuntime> {
+  const served = deps.config.mode === 'all' ? RUNTIMES : [deps.config.mode];
+  return new Map(served.map((id) => [id, createRuntime(id, deps)]));
+}
+
 /**
  * The agent-worker (sidecar) in inbound mode: `GET /health(z)`, `POST /run` (NDJSON RunEvents) and
  * `GET/POST /state/{sessionId}`, serving the runtimes MODE names (`all` serves every runtime, dispatched by
@@ -45,13 +51,12 @@ function createRuntime(id: Runtime, deps: WorkerDeps): WorkerRuntime {
  */
 export function createWorker(deps: WorkerDeps): Worker {
   const { config } = deps;
-  const served = config.mode === 'all' ? RUNTIMES : [config.mode];
   const ctx: WorkerContext = {
     mode: config.mode,
     instanceId: `wrk_${randomId(16)}`,
     startedAt: new Date(),
     inflight: 0,
-    runtimes: new Map(served.map((id) => [id, createRuntime(id, deps)])),
+    runtimes: createRuntimes(deps),
     live: new Set(),
   };
 

@@ -1,4 +1,12 @@
-import { calcPrice, type PriceCalculationResult } from '@pydantic/genai-prices';
+import { createRequire } from 'node:module';
+import type { calcPrice as CalcPrice, PriceCalculationResult } from '@pydantic/genai-prices';
+
+/**
+ * The catalog is about 20 MiB in memory: it is loaded on the first price asked for (a finished run with billing on, a
+ * model list), not at boot, so a server that never prices anything never holds it.
+ */
+let loaded: typeof CalcPrice | undefined;
+const calcPrice: typeof CalcPrice = (...args) => (loaded ??= (createRequire(import.meta.url)('@pydantic/genai-prices') as { calcPrice: typeof CalcPrice }).calcPrice)(...args);
 
 /**
  * Model prices from `@pydantic/genai-prices`: Pydantic's maintained price catalog (hundreds of models across the
@@ -43,7 +51,7 @@ export function isFreeModel(model: string): boolean {
   return /^(demo:|svc\/demo\/)/.test(model) || model === 'demo';
 }
 
-function lookup(model: string, usage: Parameters<typeof calcPrice>[0]): PriceCalculationResult | null {
+function lookup(model: string, usage: Parameters<typeof CalcPrice>[0]): PriceCalculationResult | null {
   for (const c of candidates(model)) {
     try {
       const r = calcPrice(usage, c.id, c.providerId ? { providerId: c.providerId } : {});
@@ -76,7 +84,7 @@ export function ratesOf(model: string): { inputPerMTok: number; outputPerMTok: n
   if (isFreeModel(model)) return { inputPerMTok: 0, outputPerMTok: 0, cachedInputPerMTok: 0 };
   // measured on a thousand tokens (below any tier threshold) and scaled to a million
   const K = 1000;
-  const price = (u: Parameters<typeof calcPrice>[0]) => lookup(model, u)?.total_price;
+  const price = (u: Parameters<typeof CalcPrice>[0]) => lookup(model, u)?.total_price;
   const perK = price({ input_tokens: K });
   if (perK === undefined) return undefined;
   const input = perK * K;

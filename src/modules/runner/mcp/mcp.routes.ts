@@ -6,6 +6,7 @@ import type { Toolkit } from '../toolkit/toolkit.service.ts';
 import { sessionMcpServer } from './session-mcp.ts';
 import { SESSION_TOKEN_PARAM, type SessionTokens } from './session-token.ts';
 import { unauthorized } from '../../../shared/errors.ts';
+import type { WorkerTokens } from '../workers/sandbox/worker-token.ts';
 
 /**
  * `POST, GET, DELETE /runner/sessions/{id}/mcp`: the session's streamable-HTTP MCP endpoint (RUNTIMES.md §5, SDK
@@ -18,14 +19,20 @@ import { unauthorized } from '../../../shared/errors.ts';
  * even looked up, so the endpoint tells nothing about which sessions exist. The worker calls without a tenant
  * header; the token names the session.
  */
-export function mcpRoutes(deps: { sessions: SessionStore; toolkit: Toolkit; tokens: SessionTokens; version: string; closing: AbortSignal }): Hono<RunnerEnv> {
+export function mcpRoutes(deps: { sessions: SessionStore; toolkit: Toolkit; tokens: SessionTokens; workerTokens: WorkerTokens; version: string; closing: AbortSignal }): Hono<RunnerEnv> {
   const app = new Hono<RunnerEnv>();
 
   app.all('/runner/sessions/:id/mcp', async (c) => {
-    if (!deps.tokens.verify(c.req.param('id'), c.req.query(SESSION_TOKEN_PARAM))) {
-      throw unauthorized(`invalid or missing worker token: the session MCP endpoint needs its session's ${SESSION_TOKEN_PARAM}`);
-    }
-    const session = deps.sessions.findLive(c.req.param('id'));
+    const id = c.req.param('id');
+    const token = c.req.query(SESSION_TOKEN_PARAM);
+    const refused = () => unauthorized(`invalid or missing worker token: the session MCP endpoint needs its session's ${SESSION_TOKEN_PARAM}`);
+    // a sandbox session's worker holds a signed worker token (its tenant and session); a sidecar's run a session token
+    const claims = deps.tokens.verify(id, token) ? undefined : await deps.workerTokens.verify('svc-mcp', token, { sessionId: id }).catch(() => {
+      throw refused();
+    });
+    const session = deps.sessions.findLive(id);
+    if (session && (session.profile.workerMode === 'sandbox') !== (claims !== undefined)) throw refused();
+    if (session && claims && claims.tenant !== session.tenant) throw refused();
     if (!session) return c.json({ jsonrpc: '2.0', error: { code: -32001, message: `unknown session: ${c.req.param('id')}` }, id: null }, 404);
     if (c.req.method === 'GET') {
       return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'this endpoint is stateless and offers no server-initiated stream' }, id: null }, 405, { Allow: 'POST, DELETE' });

@@ -5,7 +5,8 @@ import { selectTools } from '../../../contracts/toolkit.ts';
 import type { McpServerSpec, ModelOverride, SkillPayload, WorkerRunRequest } from '../../../contracts/worker.ts';
 import { describeError } from '../../../shared/errors.ts';
 import { createLogger } from '../../../shared/log.ts';
-import { createSession, type SessionsDeps } from '../sessions/sessions.service.ts';
+import { createSession, isSandboxSession, type SessionsDeps } from '../sessions/sessions.service.ts';
+import { newRunId } from '../workers/sandbox/sandbox-workers.ts';
 import type { SessionRecord } from '../sessions/sessions.store.ts';
 import { SESSION_TOKEN_PARAM, type SessionTokens } from '../mcp/session-token.ts';
 import type { VfsView } from '../vfs/index.ts';
@@ -66,27 +67,36 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
     log.info('run finished', { sessionId: rec.id, runId: subTask.id, outcome });
   };
 
+  /** Writes packaged skills' files into the session; an error message when they cannot be placed. */
+  async function placeSkillFiles(): Promise<string | undefined> {
+    if (!carriesFiles(extras.skills)) return undefined;
+    if (!deps.skillView) return 'this runner cannot place skill files';
+    try {
+      await writeSkillFiles(deps.skillView(rec), extras.skills!);
+    } catch (err) {
+      return `skill files could not be placed: ${describeError(err)}`;
+    }
+    return undefined;
+  }
+
   async function* fromWorker(): AsyncGenerator<RunEvent> {
+    if (isSandboxSession(rec)) {
+      const failed = await placeSkillFiles();
+      if (failed) return yield runEvent('error', { message: failed });
+      // the session's own worker, over the callback protocol; its MCP URL carries a worker token, minted there
+      yield* deps.sandboxWorkers.run(rec, subTask.id ?? newRunId(), (mcpUrl) => workerBody(rec, subTask, extras, mcpUrl), ac.signal);
+      return;
+    }
     const { endpoint } = deps.slots.slot(rec.runtime);
     if (!endpoint) {
       yield runEvent('error', { message: `no worker configured for runtime ${rec.runtime}` });
       return;
     }
-    if (carriesFiles(extras.skills)) {
-      if (!deps.skillView) {
-        yield runEvent('error', { message: 'this runner cannot place skill files' });
-        return;
-      }
-      try {
-        await writeSkillFiles(deps.skillView(rec), extras.skills!);
-      } catch (err) {
-        yield runEvent('error', { message: `skill files could not be placed: ${describeError(err)}` });
-        return;
-      }
-    }
+    const failed = await placeSkillFiles();
+    if (failed) return yield runEvent('error', { message: failed });
     let run;
     try {
-      run = await endpoint.client.run(workerBody(deps, rec, subTask, extras), ac.signal);
+      run = await endpoint.client.run(workerBody(rec, subTask, extras, sessionMcpUrl(deps.publicUrl, rec.id, deps.tokens)), ac.signal);
     } catch (err) {
       if (ac.signal.aborted) throw err;
       // a worker that answered with an error status is alive; only a transport failure counts against the slot
@@ -155,7 +165,7 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
   return { session: rec, events, cancel: (reason = 'caller went away') => ac.abort(new Error(reason)) };
 }
 
-function workerBody(deps: RunsDeps, rec: SessionRecord, subTask: SubTask, extras: RunExtras): WorkerRunRequest {
+function workerBody(rec: SessionRecord, subTask: SubTask, extras: RunExtras, mcpUrl: string): WorkerRunRequest {
   const p = rec.profile;
   const { skills } = extras;
   const mcpServers = extras.mcpServers?.length ? [...(p.mcpServers ?? []), ...extras.mcpServers] : p.mcpServers;
@@ -163,7 +173,7 @@ function workerBody(deps: RunsDeps, rec: SessionRecord, subTask: SubTask, extras
     sessionId: rec.id,
     profile: { name: p.name, runtime: p.runtime, systemPrompt: p.systemPrompt, tools: workerAllowlist(p.tools), model: p.model },
     subtask: { title: subTask.title ?? '', prompt: subTask.prompt ?? '', files: subTask.files },
-    sessionMcpUrl: sessionMcpUrl(deps.publicUrl, rec.id, deps.tokens),
+    sessionMcpUrl: mcpUrl,
     ...(skills?.length ? { skills: forWorker(skills) } : {}),
     mcpServers,
     ...(extras.model ? { modelOverride: extras.model } : {}),

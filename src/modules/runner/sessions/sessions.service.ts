@@ -4,6 +4,7 @@ import { notFound } from '../../../shared/errors.ts';
 import type { Registry } from '../registry/registry.store.ts';
 import type { RunnerMetrics } from '../runner.metrics.ts';
 import type { WorkerSlots } from '../workers/worker-slots.ts';
+import type { SandboxWorkers } from '../workers/sandbox/sandbox-workers.ts';
 import type { SessionRecord, SessionStore } from './sessions.store.ts';
 
 /** Session rules shared by the session, state and run routes: profile lookup, creation and the health verdict. */
@@ -11,6 +12,8 @@ export interface SessionsDeps {
   sessions: SessionStore;
   profiles: Registry<ProfileSpec>;
   slots: WorkerSlots;
+  /** Workers of `workerMode: "sandbox"` sessions, one per session on a substrate. */
+  sandboxWorkers: SandboxWorkers;
   metrics: RunnerMetrics;
   hash: string;
 }
@@ -33,10 +36,19 @@ export function createSession(deps: SessionsDeps, tenant: string, profileName: s
 
 export async function sessionHealth(deps: SessionsDeps, rec: SessionRecord): Promise<{ healthy: boolean; error?: string }> {
   if (rec.status === 'shutdown') return { healthy: false, error: 'session shut down' };
+  if (isSandboxSession(rec)) {
+    const requested = rec.profile.workerSubstrate ?? deps.sandboxWorkers.defaultSubstrate;
+    return deps.sandboxWorkers.offered().includes(requested) ? { healthy: true } : { healthy: false, error: `substrate ${requested} is not offered by this runner` };
+  }
   const { endpoint } = deps.slots.slot(rec.runtime);
   if (!endpoint) return { healthy: false, error: `no worker configured for runtime ${rec.runtime}` };
   if (!(await endpoint.probe(HEALTH_PROBE_TIMEOUT_MS))) {
     return { healthy: false, error: `worker unreachable at ${endpoint.url}: ${endpoint.lastError() ?? 'no answer'}` };
   }
   return { healthy: true };
+}
+
+/** Sessions of `workerMode: "sandbox"` profiles run on a worker of their own, not on the runtime's sidecar. */
+export function isSandboxSession(rec: SessionRecord): boolean {
+  return rec.profile.workerMode === 'sandbox';
 }

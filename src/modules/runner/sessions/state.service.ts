@@ -4,7 +4,7 @@ import { stateContentType } from '../../../contracts/worker.ts';
 import type { StateBundle } from '../../../contracts/worker.client.ts';
 import { AppError, badRequest, conflict, describeError, notFound, unavailable } from '../../../shared/errors.ts';
 import { CLIENT_ID_PATTERN } from '../../../shared/ids.ts';
-import { requireProfile, type SessionsDeps } from './sessions.service.ts';
+import { isSandboxSession, requireProfile, type SessionsDeps } from './sessions.service.ts';
 import type { SessionRecord } from './sessions.store.ts';
 
 /**
@@ -16,6 +16,13 @@ export interface StateDeps extends SessionsDeps {
 }
 
 export async function exportState(deps: StateDeps, rec: SessionRecord): Promise<StateBundle> {
+  if (isSandboxSession(rec)) {
+    // the worker uploads its bundle after every run and on export_state: the latest one is here
+    const bundle = deps.sandboxWorkers.state(rec.id);
+    if (!bundle) throw notFound(`no state for session ${rec.id}`);
+    if (bundle.bytes.byteLength > deps.stateCapBytes) throw new AppError(500, `state bundle is over the size cap (${deps.stateCapBytes} bytes)`);
+    return { ...bundle, runtimeSessionId: bundle.runtimeSessionId || rec.runtimeSessionId };
+  }
   const { endpoint } = deps.slots.slot(rec.runtime);
   if (!endpoint) throw new AppError(500, `state export failed: no worker configured for runtime ${rec.runtime}`);
   let bundle: StateBundle | undefined;
@@ -45,7 +52,11 @@ export async function hydrate(deps: StateDeps, tenant: string, sessionId: string
   const runtime = existing?.runtime ?? profile.runtime;
   const runtimeSessionId = body.runtimeSessionId ?? '';
 
-  if (bytes) {
+  const sandboxed = existing ? isSandboxSession(existing) : profile.workerMode === 'sandbox';
+  if (bytes && sandboxed) {
+    // where the session's next sandbox worker starts from (written before the record changes, like an import)
+    await deps.sandboxWorkers.hydrate({ id: sessionId, runtime }, { bytes, contentType: body.stateContentType || stateContentType(runtime), runtimeSessionId });
+  } else if (bytes) {
     const { endpoint } = deps.slots.slot(runtime);
     if (!endpoint) throw unavailable(`cannot hydrate state: no worker configured for runtime ${runtime}`);
     try {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, type CommandResult } from '../substrates/process.ts';
+import { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, type CommandResult } from '../substrates/process/commands.ts';
 import { defineTool, ToolFailure } from './tool.ts';
 
 /**
- * `run_command`: one command in the session's `/work` directory on the process substrate (substrates/process.ts),
+ * `run_command`: one command in the session's `/work` directory on the process substrate (substrates/process/commands.ts),
  * inside the runner's sandbox: the session's VirtualFS mounts only, network only when the profile says `enabled`.
  * A non-zero exit, a timeout or a cancel is a tool failure that still carries the output, so the model can react.
  */
@@ -24,7 +24,9 @@ export const runCommandTool = defineTool({
   capability: 'process.exec',
   async run(i, ctx) {
     const spec = { command: i.command, args: i.args, timeoutMs: i.timeout_ms, maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES, signal: ctx.signal };
-    const result = await ctx.commands.run(spec, { vfs: ctx.vfs(), network: ctx.session.profile.network === 'enabled' });
+    // a sandbox session's commands share its worker's limits: its files, no network of their own
+    const network = ctx.session.profile.network === 'enabled' && ctx.session.profile.workerMode !== 'sandbox';
+    const result = await ctx.commands.run(spec, { vfs: ctx.vfs(), network });
     const failure = result.timedOut
       ? `command timed out after ${i.timeout_ms} ms`
       : result.cancelled

@@ -4,7 +4,7 @@ import type { RunCallbacksClient } from '../../../contracts/run-callbacks.client
 import type { ToolName } from '../../../contracts/toolkit.ts';
 import type { SessionRecord } from '../sessions/sessions.store.ts';
 import type { VfsView } from '../vfs/index.ts';
-import type { CommandRunner } from '../substrates/process.ts';
+import type { CommandRunner } from '../substrates/process/commands.ts';
 
 /**
  * What a platform tool is: a name, a zod input schema (validated here, published as JSON Schema in its spec), where

@@ -6,7 +6,7 @@ import { createLogger } from '../../../shared/log.ts';
 import type { Registry } from '../registry/registry.store.ts';
 import type { SessionRecord } from '../sessions/sessions.store.ts';
 import { VfsError, type VfsManager } from '../vfs/index.ts';
-import type { CommandRunner } from '../substrates/process.ts';
+import type { CommandRunner } from '../substrates/process/commands.ts';
 import { delegateTool } from './delegate.tool.ts';
 import { runCommandTool } from './exec.tool.ts';
 import { fsEdit, fsList, fsRead, fsSearch, fsWrite } from './fs.tools.ts';

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { Sandbox } from '../sandbox/index.ts';
-import type { VfsView } from '../vfs/index.ts';
+import type { Sandbox } from '../../sandbox/index.ts';
+import type { VfsView } from '../../vfs/index.ts';
 
 /**
  * The `process` substrate for `run_command`: one command per call, in the session's `/work`, with a minimal

@@ -1,0 +1,180 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomId } from '../../../../shared/ids.ts';
+import { createLogger } from '../../../../shared/log.ts';
+import type { Sandbox, SandboxMount } from '../../sandbox/index.ts';
+import type { LaunchedWorker, SubstrateStatus, WorkerLaunch, WorkerSubstrate } from '../substrate.ts';
+
+/**
+ * The `process` substrate: each sandbox session gets its own worker process — this same program, `svc serve
+ * --role=worker` in outbound mode — inside bubblewrap (sandbox/). The worker sees the system folders and the program
+ * read-only, its session's files where run_command sees them, its own writable folder as home and state dir
+ * (`/var/svc`), and the runner's callback socket (`/run/svc`); nothing of the runner's data folder, of other sessions,
+ * of `/root` or of the server's environment. Its network namespace has only a loopback device: the worker's relay
+ * (SVC_WORKER_RELAY) turns `http://127.0.0.1:7070` into the callback socket, the one way out, on which the runner
+ * answers the callback protocol and forwards to the configured model provider. Nothing else is reachable.
+ *
+ * Without bubblewrap the substrate is not offered, unless the operator opted out of sandboxing (SVC_SANDBOX=off):
+ * then workers are plain processes with the same scrubbed environment, unisolated.
+ */
+export const PROCESS_SUBSTRATE = 'process';
+/** Inside the sandbox: where the session's own folder and the callback socket's folder are mounted. */
+export const WORKER_HOME = '/var/svc';
+export const SOCKET_DIR = '/run/svc';
+/** The relay's port on the sandbox's own loopback (no other process can see it). */
+const SANDBOX_RELAY_PORT = 7070;
+const PATH = '/usr/local/bin:/usr/bin:/bin';
+const STDERR_TAIL = 4096;
+const log = createLogger('runner:substrate:process');
+
+/**
+ * The package this runner runs from, mounted read-only under `/opt` (not at its host path, which a session mount such
+ * as `/work` could cover), with the Node binary running it.
+ */
+function programMounts(): { argv: [string, ...string[]]; hostArgv: [string, ...string[]]; mounts: SandboxMount[] } {
+  const root = fileURLToPath(new URL('../../../../../', import.meta.url)).replace(/\/+$/, '');
+  const map: Array<[string, string]> = [];
+  let inside: string;
+  if (basename(dirname(root)) === 'node_modules') {
+    // installed as a dependency: its own dependencies sit beside it
+    map.push([dirname(root), '/opt/node_modules']);
+    inside = `/opt/node_modules/${basename(root)}`;
+  } else {
+    for (const p of ['src', 'bin', 'package.json', 'node_modules']) map.push([join(root, p), `/opt/svc/${p}`]);
+    inside = '/opt/svc';
+  }
+  const mapped = (host: string) => {
+    const hit = map.find(([from]) => host.startsWith(from + '/'));
+    return hit ? hit[1] + host.slice(hit[0].length) : undefined;
+  };
+  let node = mapped(process.execPath);
+  if (!node) {
+    map.push([process.execPath, '/opt/node/bin/node']);
+    node = '/opt/node/bin/node';
+  }
+  const mounts: SandboxMount[] = map.filter(([from]) => existsSync(from)).map(([from, to]) => ({ type: 'bind', source: { path: from }, target: to, writable: false }));
+  return { argv: [node, `${inside}/bin/svc.js`, 'serve', '--role=worker'], hostArgv: [process.execPath, join(root, 'bin', 'svc.js'), 'serve', '--role=worker'], mounts };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export function createProcessSubstrate(sandbox: Sandbox): WorkerSubstrate {
+  let current: SubstrateStatus = { offered: false, detail: 'checking the sandbox' };
+  const ready = sandbox.ready().then((s): SubstrateStatus => {
+    current =
+      s.mode === 'off'
+        ? { offered: true, detail: 'unisolated worker processes (SVC_SANDBOX=off, the operator opted out of sandboxing)' }
+        : s.available
+          ? { offered: true, detail: `one worker process per session in bubblewrap (${s.detail})` }
+          : { offered: false, detail: `not offered: ${s.detail}` };
+    return current;
+  });
+  const ports = new Map<string, number>();
+
+  function watch(child: ChildProcess, workerId: string): LaunchedWorker {
+    let tail = '';
+    child.stderr?.on('data', (d: Buffer) => {
+      tail = (tail + d.toString('utf8')).slice(-STDERR_TAIL);
+      log.debug('worker stderr', { workerId, text: d.toString('utf8').trimEnd() });
+    });
+    child.stdout?.resume();
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+      child.once('error', (err) => {
+        tail += `\n${err.message}`;
+        resolve({ code: null, signal: null });
+      });
+      child.once('exit', (code, signal) => resolve({ code, signal }));
+    });
+    return { workerId, pid: child.pid, startedAt: new Date().toISOString(), exited, stderrTail: () => tail.trim() };
+  }
+
+  const alive = new Map<LaunchedWorker, ChildProcess>();
+
+  function launch(l: WorkerLaunch, runnerUrl: string): LaunchedWorker {
+    if (l.image) throw new Error(`workerImage "${l.image}" is not supported by the process substrate (it runs this program; images need a container substrate)`);
+    const { argv, hostArgv, mounts } = programMounts();
+    const isolated = current.offered && sandbox.status().mode === 'bwrap';
+    const port = Number(new URL(runnerUrl).port);
+    let child: ChildProcess;
+    if (isolated) {
+      const socketInside = `${SOCKET_DIR}/${basename(l.callbackSocket)}`;
+      const env = { ...l.env, PATH, LANG: 'C.UTF-8', HOME: `${WORKER_HOME}/home`, SVC_STATE_DIR: `${WORKER_HOME}/state`, TMPDIR: '/tmp', SVC_WORKER_RELAY: `${port}:${socketInside}` };
+      child = sandbox.spawn(
+        {
+          argv,
+          cwd: l.files.some((m) => m.target === '/work') ? '/work' : `${WORKER_HOME}/home`,
+          env,
+          mounts: [
+            ...mounts,
+            ...l.files,
+            { type: 'bind', source: { path: l.sessionDir }, target: WORKER_HOME, writable: true },
+            { type: 'bind', source: { path: dirname(l.callbackSocket) }, target: SOCKET_DIR, writable: false },
+          ],
+          network: false,
+        },
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+    } else {
+      const env = { ...l.env, PATH, LANG: 'C.UTF-8', HOME: join(l.sessionDir, 'home'), SVC_STATE_DIR: join(l.sessionDir, 'state'), SVC_WORKER_RELAY: `${port}:${l.callbackSocket}` };
+      child = spawn(hostArgv[0], hostArgv.slice(1), { env, cwd: join(l.sessionDir, 'home'), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    }
+    const worker = watch(child, `${PROCESS_SUBSTRATE}-${child.pid ?? 0}-${randomId(6)}`);
+    alive.set(worker, child);
+    worker.exited.then(() => alive.delete(worker));
+    return worker;
+  }
+
+  function kill(worker: LaunchedWorker, signal: NodeJS.Signals): void {
+    const child = alive.get(worker);
+    if (!child?.pid) return;
+    try {
+      process.kill(-child.pid, signal); // its whole process group: bubblewrap and everything inside
+    } catch {
+      child.kill(signal);
+    }
+  }
+
+  async function stopWithin(worker: LaunchedWorker, graceMs: number): Promise<void> {
+    if (!alive.has(worker)) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([worker.exited, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+    clearTimeout(timer);
+    if (alive.has(worker)) {
+      kill(worker, 'SIGKILL');
+      await worker.exited;
+    }
+  }
+
+  return {
+    id: PROCESS_SUBSTRATE,
+    ready: () => ready,
+    status: () => current,
+    async runnerUrlFor({ sessionId }) {
+      // isolated: the sandbox's own loopback; unisolated: a free port on the host's, one per session
+      if (sandbox.status().mode === 'bwrap') return `http://127.0.0.1:${SANDBOX_RELAY_PORT}`;
+      let port = ports.get(sessionId);
+      if (!port) ports.set(sessionId, (port = await freePort()));
+      return `http://127.0.0.1:${port}`;
+    },
+    launch,
+    resume: launch,
+    pause: stopWithin,
+    async stop(worker) {
+      kill(worker, 'SIGKILL');
+      if (alive.has(worker)) await worker.exited;
+    },
+    state: (worker) => (alive.has(worker) ? 'running' : 'gone'),
+  };
+}
