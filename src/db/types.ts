@@ -4,6 +4,7 @@ import type { CliTables } from './tables/cli.ts';
 import type { ConductorTables } from './tables/conductor.ts';
 import type { KitTables } from './tables/kits.ts';
 import type { PublishingTables } from './tables/publishing.ts';
+import type { WorkflowTables } from './tables/workflows.ts';
 
 /**
  * Table types for Kysely, one file per area under tables/ (one interface per table; wire shapes live in the modules).
@@ -15,5 +16,6 @@ export type * from './tables/cli.ts';
 export type * from './tables/conductor.ts';
 export type * from './tables/kits.ts';
 export type * from './tables/publishing.ts';
+export type * from './tables/workflows.ts';
 
-export interface DB extends ConductorTables, AgentsTables, CliTables, AutomationTables, PublishingTables, KitTables {}
+export interface DB extends ConductorTables, AgentsTables, CliTables, AutomationTables, PublishingTables, KitTables, WorkflowTables {}

@@ -17,6 +17,7 @@ import { runsFeature } from './runs/index.ts';
 import { sessionsFeature } from './sessions/index.ts';
 import { skillsFeature } from './skills/index.ts';
 import { toolkitFeature } from './toolkit/index.ts';
+import { workflowsFeature } from './workflows/index.ts';
 
 /**
  * The conductor's features, one line each (feature.ts says what a factory returns). Started in this order, drained
@@ -39,6 +40,7 @@ export const FEATURES: readonly Feature[] = [
   appsFeature,
   billingFeature,
   automationsFeature,
+  workflowsFeature,
   publishingFeature,
   kitsFeature,
   deviceFeature,

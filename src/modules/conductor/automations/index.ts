@@ -1,3 +1,4 @@
 /** Automations: a profile run on a cron schedule, exactly once per slot across conductors (scheduler.ts). */
 export { automationsFeature } from './automations.feature.ts';
-export { createScheduler, GRACE_MS, type Scheduler } from './scheduler.ts';
+export { createScheduler, createSlotLoop, GRACE_MS, BATCH as SLOT_BATCH, type Scheduler, type SlotTick } from './scheduler.ts';
+export { checkCadence, nextSlot, validTimezone, type Cadence } from './schedule.ts';

@@ -19,7 +19,8 @@ import { nextSlot } from './schedule.ts';
  */
 export const GRACE_MS = 10_000;
 const TICK_MS = 500;
-const BATCH = 50;
+/** Slots claimed per tick and source. */
+export const BATCH = 50;
 /** A claimed firing with no run after this long lost its conductor between the claim and the run (see failUnstarted). */
 const UNSTARTED_MS = 60_000;
 const SWEEP_EVERY_TICKS = 10; // every ~5 s: one indexed query over open firings only
@@ -27,11 +28,22 @@ const SWEEP_EVERY_TICKS = 10; // every ~5 s: one indexed query over open firings
 export interface Scheduler {
   start(): void;
   stop(): Promise<void>;
-  /** One pass at `now` (tests drive it with a fixed clock); answers how many automations were due. */
+  /** One pass at `now` (tests drive it with a fixed clock); answers how many slots were due. */
   tick(now?: Date): Promise<number>;
 }
 
-export function createScheduler(deps: FiringDeps): Scheduler {
+/**
+ * One pass of a slot source: claims what is due at `now` (in its own transaction, committed before it returns) and
+ * answers how many were due and the work to do after the commit (starting the claimed slots' runs).
+ */
+export type SlotTick = (now: Date) => Promise<{ due: number; started: Array<Promise<unknown>> }>;
+
+/**
+ * The scheduler loop, shared by every family with cron slots (automations here, workflow schedules): ticks every
+ * TICK_MS (at once again while a batch comes back full), runs `sweep` every SWEEP_EVERY_TICKS ticks, and on stop
+ * waits for the starts in flight. Each family brings its own claim (FOR UPDATE SKIP LOCKED plus a unique slot key).
+ */
+export function createSlotLoop(opts: { tick: SlotTick; sweep?: () => Promise<unknown>; log: FiringDeps['log']; what: string }): Scheduler {
   let timer: NodeJS.Timeout | undefined;
   let wake: (() => void) | undefined;
   let running: Promise<void> | undefined;
@@ -39,6 +51,55 @@ export function createScheduler(deps: FiringDeps): Scheduler {
   const starting = new Set<Promise<unknown>>();
 
   async function tick(now = new Date()): Promise<number> {
+    const { due, started } = await opts.tick(now);
+    await Promise.all(
+      started.map((s) => {
+        const p = s.finally(() => starting.delete(p));
+        starting.add(p);
+        return p;
+      }),
+    );
+    return due;
+  }
+
+  async function loop(): Promise<void> {
+    let ticks = 0;
+    while (!stopped) {
+      let due = 0;
+      try {
+        if (opts.sweep && ticks++ % SWEEP_EVERY_TICKS === 0) await opts.sweep();
+        due = await tick();
+      } catch (err) {
+        opts.log.warn(`${opts.what} tick failed`, { error: describeError(err) });
+      }
+      if (stopped) return;
+      if (due < BATCH) await new Promise<void>((resolve) => {
+          wake = resolve;
+          timer = setTimeout(resolve, TICK_MS);
+        });
+    }
+  }
+
+  return {
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      running = loop();
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      wake?.();
+      await running;
+      await Promise.allSettled([...starting]);
+    },
+    tick,
+  };
+}
+
+/** The automations' slot source on the shared loop. */
+export function createScheduler(deps: FiringDeps): Scheduler {
+  const tick: SlotTick = async (now) => {
     const fired: Array<{ row: AutomationRow; firing: Firing }> = [];
     const due = await withSystem(deps.db, async (tx) => {
       const rows = await lockDue(tx, now, BATCH);
@@ -69,47 +130,8 @@ export function createScheduler(deps: FiringDeps): Scheduler {
       }
       return rows.length;
     });
-    await Promise.all(
-      fired.map(({ row, firing }) => {
-        const p = startFiring(deps, row, firing).finally(() => starting.delete(p));
-        starting.add(p);
-        return p;
-      }),
-    );
-    return due;
-  }
-
-  async function loop(): Promise<void> {
-    let ticks = 0;
-    while (!stopped) {
-      let due = 0;
-      try {
-        if (ticks++ % SWEEP_EVERY_TICKS === 0) await withSystem(deps.db, (tx) => failUnstarted(tx, new Date(Date.now() - UNSTARTED_MS)));
-        due = await tick();
-      } catch (err) {
-        deps.log.warn('automation tick failed', { error: describeError(err) });
-      }
-      if (stopped) return;
-      if (due < BATCH) await new Promise<void>((resolve) => {
-          wake = resolve;
-          timer = setTimeout(resolve, TICK_MS);
-        });
-    }
-  }
-
-  return {
-    start() {
-      if (!stopped) return;
-      stopped = false;
-      running = loop();
-    },
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      wake?.();
-      await running;
-      await Promise.allSettled([...starting]);
-    },
-    tick,
+    return { due, started: fired.map(({ row, firing }) => startFiring(deps, row, firing)) };
   };
+  const sweep = () => withSystem(deps.db, (tx) => failUnstarted(tx, new Date(Date.now() - UNSTARTED_MS)));
+  return createSlotLoop({ tick, sweep, log: deps.log, what: 'automation' });
 }

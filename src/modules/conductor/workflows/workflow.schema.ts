@@ -1,0 +1,64 @@
+import * as v from 'valibot';
+
+/** Request bodies of `/api/workflows/*` (valibot, as every conductor family). Graph rules live in plan.ts checkGraph. */
+export const MAX_NODES = 100;
+
+const NodeId = v.pipe(v.string('id: expected string'), v.regex(/^[A-Za-z0-9_-]{1,64}$/, 'id: 1-64 letters, digits, "_" or "-"'));
+
+export const NodeBody = v.object({
+  id: NodeId,
+  profile: v.pipe(v.string('profile: expected string'), v.minLength(1, 'profile: a profile name')),
+  prompt: v.optional(v.pipe(v.string('prompt: expected string'), v.maxLength(100_000, 'prompt: at most 100000 characters')), ''),
+  dependsOn: v.optional(v.pipe(v.array(NodeId, 'dependsOn: expected an array of node ids'), v.maxLength(MAX_NODES, `dependsOn: at most ${MAX_NODES}`)), []),
+  onError: v.optional(v.picklist(['pause', 'fail', 'continue'], 'onError: expected "pause", "fail" or "continue"'), 'pause'),
+});
+export type NodeBody = v.InferOutput<typeof NodeBody>;
+
+const Nodes = v.pipe(v.array(NodeBody, 'nodes: expected an array of nodes'), v.minLength(1, 'nodes: at least one node'), v.maxLength(MAX_NODES, `nodes: at most ${MAX_NODES}`));
+const Name = v.pipe(v.string('name: expected string'), v.maxLength(200, 'name: at most 200 characters'));
+
+export const CreateRunBody = v.object({
+  name: v.optional(Name),
+  definitionId: v.optional(v.string('definitionId: expected string')),
+  nodes: v.optional(Nodes),
+  input: v.optional(v.unknown()),
+  autoStart: v.optional(v.boolean('autoStart: expected boolean'), true),
+});
+export type CreateRunBody = v.InferOutput<typeof CreateRunBody>;
+
+export const RepairBody = v.object({
+  action: v.picklist(['retry_node', 'replace_node', 'add_dependency', 'abort'], 'action: expected retry_node, replace_node, add_dependency or abort'),
+  nodeId: v.optional(NodeId),
+  node: v.optional(
+    v.object({
+      profile: v.optional(NodeBody.entries.profile),
+      prompt: v.optional(v.pipe(v.string('node.prompt: expected string'), v.maxLength(100_000, 'node.prompt: at most 100000 characters'))),
+      dependsOn: v.optional(v.array(NodeId, 'node.dependsOn: expected an array of node ids')),
+      onError: v.optional(NodeBody.entries.onError),
+    }),
+  ),
+  dependsOn: v.optional(v.array(NodeId, 'dependsOn: expected an array of node ids')),
+});
+export type RepairBody = v.InferOutput<typeof RepairBody>;
+
+export const NodeUpdateBody = v.object({
+  status: v.string('status: expected one of ok, error, skipped, cancelled'),
+  output: v.optional(v.pipe(v.string('output: expected string'), v.maxLength(1_000_000, 'output: at most 1000000 characters'))),
+});
+
+export const DefinitionBody = v.object({
+  name: v.pipe(Name, v.minLength(1, 'name: required')),
+  nodes: Nodes,
+});
+export type DefinitionBody = v.InferOutput<typeof DefinitionBody>;
+
+export const UpdateDefinitionBody = v.object({
+  name: v.optional(v.pipe(Name, v.minLength(1, 'name: required'))),
+  nodes: v.optional(Nodes),
+});
+
+export const ScheduleBody = v.object({
+  workflowDefinitionId: v.pipe(v.string('workflowDefinitionId: expected string'), v.minLength(1, 'workflowDefinitionId: required')),
+  cron: v.pipe(v.string('cron: expected string'), v.minLength(1, 'cron: a cron expression'), v.maxLength(200, 'cron: at most 200 characters')),
+  timezone: v.optional(v.pipe(v.string('timezone: expected string'), v.maxLength(100, 'timezone: at most 100 characters')), 'UTC'),
+});
