@@ -113,8 +113,9 @@ describe('run hooks', () => {
         origin: null,
       },
     ]);
-    // a run no automation started queues no job for the automations subscriber, which takes automation runs only
+    // a run no automation or workflow started queues no job for those subscribers, which take their own runs only
     expect(await jobsOf('automations', runId)).toEqual([]);
+    expect(await jobsOf('workflows', runId)).toEqual([]);
     expect(got.steady.filter((e) => e.runId === runId)[0].usage.input).toBeGreaterThan(0);
     expect(delivered(got.steady, child.id)).toEqual([expect.objectContaining({ runId: child.id, profile: 'scout', parentId: runId, status: 'ok' })]);
   });

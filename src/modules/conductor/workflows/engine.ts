@@ -72,7 +72,7 @@ async function startNode(deps: EngineDeps, tenantId: string, state: WorkflowStat
       profile: node.profile,
       prompt: renderPrompt(state, node),
       title: `workflow ${state.name || state.id}: ${node.id}`,
-    });
+    }, { origin: WORKFLOW_ORIGIN });
   } catch (err) {
     const message = err instanceof AppError ? err.message : describeError(err);
     if (!(err instanceof AppError)) deps.log.warn('workflow node run failed to start', { workflowRunId: state.id, nodeId: node.id, error: message });
@@ -86,6 +86,9 @@ async function startNode(deps: EngineDeps, tenantId: string, state: WorkflowStat
 }
 
 /** The `workflows` runFinished subscriber: the node whose run ended is ok (with its final text) or error. Idempotent. */
+/** The origin of a node's run: only such runs reach the `workflows` runFinished subscriber. */
+export const WORKFLOW_ORIGIN = 'workflow';
+
 export function onRunFinished(deps: EngineDeps, ev: Pick<RunFinished, 'tenantId' | 'runId' | 'status'>): Promise<void> {
   return nodeRunEnded(deps, ev.tenantId, ev.runId, ev.status);
 }

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { describeError } from '../../../shared/errors.ts';
 import type { Feature } from '../feature.ts';
 import type { IdentityEnv } from '../identity/index.ts';
-import { onRunFinished, sweep } from './engine.ts';
+import { onRunFinished, sweep, WORKFLOW_ORIGIN } from './engine.ts';
 import { createPlanFeed } from './plan-stream.ts';
 import { definitionRoutes } from './definitions.routes.ts';
 import { scheduleRoutes } from './schedules.routes.ts';
@@ -28,7 +28,7 @@ export const workflowsFeature: Feature = ({ db, database, runs, hooks, log, conf
       .route('/workflows/schedules', scheduleRoutes(deps)),
     async start() {
       await feed.start();
-      await hooks.onRunFinished('workflows', (ev) => onRunFinished(deps, ev));
+      await hooks.onRunFinished('workflows', (ev) => onRunFinished(deps, ev), { origins: [WORKFLOW_ORIGIN] });
       timer = setInterval(() => {
         sweeping ??= sweep(deps)
           .catch((err) => deps.log.warn('workflow sweep failed', { error: describeError(err) }))
