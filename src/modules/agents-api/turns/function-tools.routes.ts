@@ -1,6 +1,4 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
@@ -11,6 +9,13 @@ import type { AgentsEnv } from '../context.ts';
 import { getSessionRow } from '../sessions/sessions.repo.ts';
 import type { TurnEngine } from './engine.ts';
 import { functionTools } from './launch.ts';
+
+/** The MCP SDK's server side, imported on the first function-tool request (most servers never serve one). */
+let sdk:
+  | Promise<[typeof import('@modelcontextprotocol/sdk/server/mcp.js'), typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), typeof import('@modelcontextprotocol/sdk/types.js')]>
+  | undefined;
+const loadSdk = () =>
+  (sdk ??= Promise.all([import('@modelcontextprotocol/sdk/server/mcp.js'), import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), import('@modelcontextprotocol/sdk/types.js')]));
 
 /**
  * `/api/agent-sessions/{id}/function-tools/mcp`: the streamable-HTTP MCP endpoint that puts an agent's `function`
@@ -32,6 +37,7 @@ export function functionToolRoutes(deps: { db: Kysely<DB>; conductor: ConductorS
       return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'this endpoint is stateless and offers no server-initiated stream' }, id: null }, 405, { Allow: 'POST, DELETE' });
     }
     const tools = functionTools(row.agent);
+    const [{ McpServer }, { WebStandardStreamableHTTPServerTransport }, { CallToolRequestSchema, ListToolsRequestSchema }] = await loadSdk();
     const server = new McpServer({ name: 'svc-function-tools', version: deps.version }, { capabilities: { tools: {} } });
     server.server.setRequestHandler(ListToolsRequestSchema, () => ({
       tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: { type: 'object' as const, properties: {}, ...t.parameters } })),

@@ -1,9 +1,11 @@
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
 import type { RunnerEnv } from '../runner.context.ts';
 import type { SessionStore } from '../sessions/sessions.store.ts';
 import type { Toolkit } from '../toolkit/toolkit.service.ts';
-import { sessionMcpServer } from './session-mcp.ts';
+
+/** The MCP SDK's server side, imported on the first MCP request (a runner that serves none does not load it). */
+let sdk: Promise<[typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), typeof import('./session-mcp.ts')]> | undefined;
+const loadSdk = () => (sdk ??= Promise.all([import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), import('./session-mcp.ts')]));
 import { SESSION_TOKEN_PARAM, type SessionTokens } from './session-token.ts';
 import { unauthorized } from '../../../shared/errors.ts';
 import type { WorkerTokens } from '../workers/sandbox/worker-token.ts';
@@ -37,6 +39,7 @@ export function mcpRoutes(deps: { sessions: SessionStore; toolkit: Toolkit; toke
     if (c.req.method === 'GET') {
       return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'this endpoint is stateless and offers no server-initiated stream' }, id: null }, 405, { Allow: 'POST, DELETE' });
     }
+    const [{ WebStandardStreamableHTTPServerTransport }, { sessionMcpServer }] = await loadSdk();
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const signal = AbortSignal.any([c.req.raw.signal, deps.closing]);
     const server = sessionMcpServer({ session, toolkit: deps.toolkit, version: deps.version, signal });

@@ -1,4 +1,5 @@
-import { modelMessageSchema, type ModelMessage } from 'ai';
+import { createRequire } from 'node:module';
+import type { ModelMessage } from 'ai';
 import { badRequest } from '../../../../shared/errors.ts';
 import { jsonNestsDeeperThan } from '../../../../shared/http.ts';
 
@@ -83,6 +84,10 @@ export function serializeHistory(messages: readonly ModelMessage[]): string {
  */
 export const HISTORY_MAX_DEPTH = 1000;
 
+/** The AI SDK's message schema, loaded on the first import of a bundle (the SDK is not loaded before a worker needs it). */
+let schema: typeof import('ai').modelMessageSchema | undefined;
+const messageSchema = () => (schema ??= (createRequire(import.meta.url)('ai') as typeof import('ai')).modelMessageSchema);
+
 /** Parses an exported history; anything that is not a JSON array of valid model messages is a 400 naming the problem. */
 export function parseHistory(body: Uint8Array): ModelMessage[] {
   let value: unknown;
@@ -95,7 +100,7 @@ export function parseHistory(body: Uint8Array): ModelMessage[] {
   }
   if (!Array.isArray(value)) throw badRequest('state: expected a JSON array of model messages');
   return value.map((item, index) => {
-    const parsed = modelMessageSchema.safeParse(item);
+    const parsed = messageSchema().safeParse(item);
     if (!parsed.success) throw badRequest(`state[${index}]: not a valid model message (${parsed.error.issues[0]?.message ?? 'invalid'})`);
     return parsed.data;
   });

@@ -4,11 +4,11 @@ import { stateContentType } from '../../../../contracts/worker.ts';
 import { describeError } from '../../../../shared/errors.ts';
 import type { WorkerRuntime } from '../../runtime.ts';
 import { createHistoryStore, parseHistory, serializeHistory, DEFAULT_HISTORY_LIMITS, type HistoryLimits } from './history.ts';
-import { openToolCatalog } from './mcp-catalog.ts';
-import { envWithOverride, resolveModel } from './providers.ts';
 import { systemPromptOf, userPromptOf } from '../prompt.ts';
-import { applyAllowlist, buildToolSet } from './toolset.ts';
-import { runTurn } from './turn.ts';
+
+/** The AI SDK side of a run (engine.ts), imported on the first run: an idle server does not hold the SDK and providers. */
+let engine: Promise<typeof import('./engine.ts')> | undefined;
+const loadEngine = () => (engine ??= import('./engine.ts'));
 
 /**
  * The `general` runtime: the AI SDK over a provider registry (openai, anthropic, openai-compatible, demo), tools from
@@ -24,6 +24,7 @@ export function createGeneralRuntime(config: Config['worker'], limits: HistoryLi
     id: 'general',
     async *run(req, signal) {
       yield runEvent('session', { runtimeSessionId: req.sessionId });
+      const { envWithOverride, resolveModel, openToolCatalog, runTurn, buildToolSet, applyAllowlist } = await loadEngine();
       let resolved;
       try {
         resolved = resolveModel(envWithOverride(config.providerEnv, req.modelOverride), req.modelOverride?.model ?? req.profile.model);

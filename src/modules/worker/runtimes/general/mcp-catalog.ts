@@ -26,10 +26,8 @@ export interface ToolCatalog {
 const CONNECT_TIMEOUT_MS = 10_000;
 const MAX_PAGES = 20;
 
-/** Provider tool names allow letters, digits, `_` and `-` (at most 64). */
-export function toolNameSafe(name: string): string {
-  return name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
-}
+export { toolNameSafe } from './tool-names.ts';
+import { toolNameSafe } from './tool-names.ts';
 
 interface Source {
   label: string;

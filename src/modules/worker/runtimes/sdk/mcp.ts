@@ -1,5 +1,5 @@
 import type { WorkerRunRequest } from '../../../../contracts/worker.ts';
-import { toolNameSafe } from '../general/mcp-catalog.ts';
+import { toolNameSafe } from '../general/tool-names.ts';
 
 /**
  * The MCP servers an SDK runtime connects for a run: the runner's session toolkit as server `svc` (with host tools
