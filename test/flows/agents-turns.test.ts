@@ -147,7 +147,8 @@ describe.each(backends)('agent session turns on $name', (backend) => {
     const res = await h.svc.api('/api/models');
     const body = await res.json();
     expect(body.groups.map((g: { paidBy: string }) => g.paidBy)).toEqual(['platform', 'own_key']);
-    expect(body.groups[1].providers.map((p: { provider: string }) => p.provider)).toEqual(['openai', 'anthropic', 'openai-compatible']);
+    expect(body.groups[1].providers.map((p: { provider: string }) => p.provider)).toEqual(['openai', 'anthropic', 'google', 'bedrock', 'azure', 'mistral', 'xai', 'groq', 'openrouter', 'openai-compatible']);
+    expect(body.groups[1].providers[0].models).toContainEqual({ id: 'openai:gpt-4o', name: 'GPT-4o' });
   });
 
   it("switches the model of a session's next turn through /api/sessions/{id}/model", async () => {
