@@ -225,3 +225,34 @@ export function lastUserPrompt(request: LoggedRequest): string | undefined {
   const input = lastInputOf(request);
   return input?.kind === 'user' ? input.text : undefined;
 }
+
+/**
+ * Provider variables pointing every provider of the general runtime at one fake, each with a fake key, so a
+ * profile's model picks the wire format (Bedrock signs with SigV4 for us-east-1; Azure takes a custom base URL).
+ */
+export function fakeProviderEnv(fake: Pick<FakeProvider, 'url' | 'origin'>): Record<string, string> {
+  return {
+    OPENAI_BASE_URL: fake.url,
+    OPENAI_API_KEY: 'fake',
+    ANTHROPIC_BASE_URL: fake.url,
+    ANTHROPIC_API_KEY: 'fake',
+    OPENAI_COMPATIBLE_BASE_URL: fake.url,
+    OPENAI_COMPATIBLE_API_KEY: 'fake',
+    GOOGLE_GENERATIVE_AI_BASE_URL: `${fake.origin}/v1beta`,
+    GOOGLE_GENERATIVE_AI_API_KEY: 'fake',
+    AWS_ENDPOINT_URL_BEDROCK_RUNTIME: fake.origin,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'AKIAFAKE',
+    AWS_SECRET_ACCESS_KEY: 'fake',
+    AZURE_BASE_URL: `${fake.origin}/openai`,
+    AZURE_API_KEY: 'fake',
+    MISTRAL_BASE_URL: fake.url,
+    MISTRAL_API_KEY: 'fake',
+    XAI_BASE_URL: fake.url,
+    XAI_API_KEY: 'fake',
+    GROQ_BASE_URL: fake.url,
+    GROQ_API_KEY: 'fake',
+    OPENROUTER_BASE_URL: fake.url,
+    OPENROUTER_API_KEY: 'fake',
+  };
+}
