@@ -25,6 +25,7 @@ interface ProviderEntry {
 
 const need = (...names: string[]) => (env: Env) => names.find((name) => !env[name]);
 const opt = (value: string | undefined) => value || undefined;
+// The OpenAI and Anthropic packages read *_BASE_URL from process.env when no baseURL is given: give their defaults.
 
 // With the default store:true, the Responses wires send earlier assistant items as `item_reference`s to responses
 // kept on the provider's side, so an exported history would only replay there while it keeps them. With store:false
@@ -36,7 +37,7 @@ const PROVIDERS: Record<string, ProviderEntry> = {
     missing: need('OPENAI_API_KEY'),
     load: async () => {
       const { createOpenAI } = await import('@ai-sdk/openai');
-      return (env) => createOpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: opt(env.OPENAI_BASE_URL) });
+      return (env) => createOpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: opt(env.OPENAI_BASE_URL) ?? 'https://api.openai.com/v1' });
     },
     callOptions: noStore('openai'),
   },
@@ -44,7 +45,7 @@ const PROVIDERS: Record<string, ProviderEntry> = {
     missing: need('ANTHROPIC_API_KEY'),
     load: async () => {
       const { createAnthropic } = await import('@ai-sdk/anthropic');
-      return (env) => createAnthropic({ apiKey: env.ANTHROPIC_API_KEY, baseURL: opt(env.ANTHROPIC_BASE_URL) });
+      return (env) => createAnthropic({ apiKey: env.ANTHROPIC_API_KEY, baseURL: opt(env.ANTHROPIC_BASE_URL) ?? 'https://api.anthropic.com/v1' });
     },
   },
   google: {
