@@ -197,3 +197,24 @@ describe('the general runtime with openai', () => {
     ]));
   });
 });
+
+describe('the general runtime with bedrock on a Bedrock API key', () => {
+  let fake: FakeProvider;
+  let w: TestWorker;
+  beforeAll(async () => {
+    fake = await startFakeProvider();
+    w = await startTestWorker({ providerEnv: { AWS_BEARER_TOKEN_BEDROCK: 'bedrock-api-key', AWS_ENDPOINT_URL_BEDROCK_RUNTIME: fake.origin } });
+  });
+  afterAll(async () => {
+    await Promise.all([w.close(), fake.close()]);
+  });
+
+  it('sends the key as a bearer token instead of signing, to the model path of a model id with colons', async () => {
+    const model = 'bedrock/us.anthropic.claude-sonnet-4-5-v1:0';
+    const events = await runToEnd(w.url, runBody('hello bedrock', { model, sessionId: 'sess-bedrock-key' }));
+    expect(events.at(-1)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: hello bedrock' });
+    const request = modelRequests(fake).at(-1)!;
+    expect(request).toMatchObject({ wire: 'bedrock', path: '/model/us.anthropic.claude-sonnet-4-5-v1%3A0/converse-stream', headers: { authorization: 'Bearer bedrock-api-key' } });
+    expect(request.headers['x-amz-date']).toBeUndefined();
+  });
+});
