@@ -143,6 +143,7 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
     async build(ctx) {
       const { createConductor } = await import('../modules/conductor/index.ts');
       const { createAgentsApi } = await import('../modules/agents-api/index.ts');
+      const { MODEL_PROVIDERS, keyIsSet } = await import('../contracts/model-providers.ts');
       const { config } = ctx;
       const database = ctx.database!;
       const conductor = await createConductor({ config, database, runnerFetch: ctx.fetchOf('runner'), internalToken: ctx.internalToken!, selfUrl: ctx.selfUrl, metrics: ctx.metrics });
@@ -153,7 +154,12 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
           conductor: conductor.services,
           limiter: conductor.services.limiter,
           limits: { perKey: config.agents.rateLimitPerKey, perOrg: config.agents.rateLimitPerOrg, windowMs: 60_000 },
-          settings: { ...config.agents, selfUrl: config.runner.conductorUrl ?? ctx.selfUrl, version: ctx.version },
+          settings: {
+            ...config.agents,
+            selfUrl: config.runner.conductorUrl ?? ctx.selfUrl,
+            version: ctx.version,
+            serverKeys: MODEL_PROVIDERS.filter((p) => keyIsSet(p, config.worker.providerEnv)).map((p) => p.id),
+          },
         });
       } catch (err) {
         await conductor.close().catch(() => {});

@@ -85,4 +85,15 @@ describe('loadConfig', () => {
     const c = loadConfig({ OPENAI_API_KEY: 'sk-1', ANTHROPIC_BASE_URL: 'http://x', UNRELATED: 'y' });
     expect(c.worker.providerEnv).toEqual({ OPENAI_API_KEY: 'sk-1', ANTHROPIC_BASE_URL: 'http://x' });
   });
+
+  it("hands a worker each provider's own variables, and no other AWS or Azure ones", () => {
+    const given = {
+      GOOGLE_GENERATIVE_AI_API_KEY: 'g', GOOGLE_GENERATIVE_AI_BASE_URL: 'http://g', AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 's',
+      AWS_SESSION_TOKEN: 't', AWS_BEARER_TOKEN_BEDROCK: 'b', AWS_ENDPOINT_URL_BEDROCK_RUNTIME: 'http://b', AZURE_API_KEY: 'z', AZURE_RESOURCE_NAME: 'r',
+      AZURE_BASE_URL: 'http://z', AZURE_API_VERSION: 'v1', MISTRAL_API_KEY: 'm', MISTRAL_BASE_URL: 'http://m', XAI_API_KEY: 'x', XAI_BASE_URL: 'http://x',
+      GROQ_API_KEY: 'q', GROQ_BASE_URL: 'http://q', OPENROUTER_API_KEY: 'o', OPENROUTER_BASE_URL: 'http://o',
+    };
+    const c = loadConfig({ ...given, AWS_PROFILE: 'prod', AZURE_CLIENT_SECRET: 'no', GOOGLE_APPLICATION_CREDENTIALS: '/k.json' });
+    expect(c.worker.providerEnv).toEqual(given);
+  });
 });

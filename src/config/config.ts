@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { join, relative, resolve, isAbsolute } from 'node:path';
 import { WORKER_MODES, RUNTIMES, type WorkerMode, type Runtime } from '../contracts/worker.ts';
+import { MODEL_PROVIDER_VARS } from '../contracts/model-providers.ts';
 import type { LogLevel } from '../shared/log.ts';
 import { billingConfig, type BillingConfig } from './billing.config.ts';
 // Only the roles table's data is read here (it imports nothing at run time but its modules' lazy builds).
@@ -171,7 +172,8 @@ export class ConfigError extends Error {
   }
 }
 
-const PROVIDER_ENV = /^(OPENAI|ANTHROPIC|OPENAI_COMPATIBLE|SVC_AGGREGATOR_[A-Z0-9_]+)_(API_KEY|BASE_URL|URL|KEY|MODEL)$|^(HTTPS?_PROXY|NO_PROXY)$/;
+/** What reaches a worker's providers: each provider's own variables (contracts/model-providers.ts), the aggregators', the proxy. */
+const PROVIDER_ENV = (name: string) => MODEL_PROVIDER_VARS.has(name) || /^SVC_AGGREGATOR_[A-Z0-9_]+_(API_KEY|BASE_URL|URL|KEY|MODEL)$|^(HTTPS?_PROXY|NO_PROXY)$/.test(name);
 
 function parseRoles(raw: string): RoleName[] {
   const parts = raw.split(',').map((p) => p.trim()).filter(Boolean);
@@ -250,7 +252,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
     if (u) workerUrlByRuntime[rt] = u;
   }
   const providerEnv: Record<string, string> = {};
-  for (const [k, val] of Object.entries(env)) if (val !== undefined && PROVIDER_ENV.test(k)) providerEnv[k] = val;
+  for (const [k, val] of Object.entries(env)) if (val !== undefined && PROVIDER_ENV(k)) providerEnv[k] = val;
   const protocol = int('SVC_WORKER_PROTOCOL', env.SVC_WORKER_PROTOCOL, 1, 1, 1);
   const runnerUrl = url('SVC_RUNNER_URL', env.SVC_RUNNER_URL);
   const workerToken = env.SVC_WORKER_TOKEN || undefined;

@@ -9,7 +9,7 @@ import { backends, startOn } from '../support/backends.ts';
 describe.each(backends)('extension routes /api/providers, /api/keys, /api/usage on $name', (backend) => {
   let t: SdkSvc;
   beforeAll(async () => {
-    t = await startOn(backend, (url) => startSdkSvc({ DATABASE_URL: url }));
+    t = await startOn(backend, (url) => startSdkSvc({ DATABASE_URL: url, GROQ_API_KEY: 'gsk-SERVER-SECRET-1234' }));
   });
   afterAll(() => t?.stop());
   const api = (path: string, init: Parameters<SdkSvc['svc']['api']>[1] = {}) => t.svc.api(path, init);
@@ -18,8 +18,13 @@ describe.each(backends)('extension routes /api/providers, /api/keys, /api/usage 
     const res = await api('/api/providers');
     expect(res.status).toBe(200);
     const { providers } = await res.json();
-    expect(providers.map((p: { id: string }) => p.id)).toEqual(['openai', 'anthropic', 'openai-compatible', 'demo']);
-    expect(providers[0]).toEqual({ id: 'openai', name: 'OpenAI', keyRequired: true, keySet: false, keyHint: null, keyUpdatedAt: null });
+    expect(providers.map((p: { id: string }) => p.id)).toEqual(['openai', 'anthropic', 'google', 'bedrock', 'azure', 'mistral', 'xai', 'groq', 'openrouter', 'openai-compatible', 'demo']);
+    expect(providers[0]).toEqual({ id: 'openai', name: 'OpenAI', keyRequired: true, keySet: false, keyHint: null, keyUpdatedAt: null, serverKeySet: false, keyVar: 'OPENAI_API_KEY', baseUrlVar: 'OPENAI_BASE_URL' });
+    expect(providers.find((p: { id: string }) => p.id === 'google')).toMatchObject({ keyVar: 'GOOGLE_GENERATIVE_AI_API_KEY', baseUrlVar: 'GOOGLE_GENERATIVE_AI_BASE_URL', keySet: false });
+    const groq = providers.find((p: { id: string }) => p.id === 'groq');
+    expect(groq).toMatchObject({ keyRequired: true, keySet: false, serverKeySet: true, keyVar: 'GROQ_API_KEY', baseUrlVar: 'GROQ_BASE_URL' });
+    expect(providers.filter((p: { serverKeySet: boolean }) => p.serverKeySet).map((p: { id: string }) => p.id)).toEqual(['groq']);
+    expect(JSON.stringify(providers)).not.toContain('SERVER-SECRET');
     expect((await api('/api/providers/anthropic')).status).toBe(200);
     const unknown = await api('/api/providers/nope');
     expect(unknown.status).toBe(404);
@@ -60,7 +65,7 @@ describe.each(backends)('extension routes /api/providers, /api/keys, /api/usage 
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(body.provider).toBe('anthropic');
-    expect(body.models).toContainEqual(expect.objectContaining({ id: 'claude-sonnet-4-5', model: 'anthropic/claude-sonnet-4-5', inputPerMTokUsd: 3, outputPerMTokUsd: 15 }));
+    expect(body.models).toContainEqual(expect.objectContaining({ id: 'claude-sonnet-4-5', model: 'anthropic:claude-sonnet-4-5', inputPerMTokUsd: 3, outputPerMTokUsd: 15 }));
   });
 
   it('creates a key whose secret is shown once and works, lists it without the secret, and revokes it', async () => {

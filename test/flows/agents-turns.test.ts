@@ -133,6 +133,19 @@ describe.each(backends)('agent session turns on $name', (backend) => {
     expect(textOf(await collect(h.client.beta.agents.sessions.stream(session.id, { input: 'still there?' })))).toBe('FAKE-REPLY: still there?');
   });
 
+  it("runs a provider:model agent on the organisation's own key, on that provider's wire", async () => {
+    expect((await h.svc.api('/api/providers/google/key', { method: 'PUT', json: { key: 'g-org-key-5678' } })).status).toBe(200);
+    try {
+      const session = await newSession('google:fake-model');
+      expect(textOf(await collect(h.client.beta.agents.sessions.stream(session.id, { input: 'hello gemini' })))).toBe('FAKE-REPLY: hello gemini');
+      const request = modelRequests(h.fake).at(-1)!;
+      expect(request).toMatchObject({ wire: 'gemini', path: '/v1beta/models/fake-model:streamGenerateContent', headers: { 'x-goog-api-key': 'g-org-key-5678' } });
+      expect((await h.client.beta.agents.sessions.retrieve(session.id)).agent.model).toBe('google:fake-model');
+    } finally {
+      await h.svc.api('/api/providers/google/key', { method: 'DELETE' });
+    }
+  });
+
   it("fails the turn clearly when a provider model has no organisation key", async () => {
     const session = await newSession('openai/gpt-4o');
     const events = await collect(h.client.beta.agents.sessions.stream(session.id, { input: 'hi' }));
@@ -147,7 +160,8 @@ describe.each(backends)('agent session turns on $name', (backend) => {
     const res = await h.svc.api('/api/models');
     const body = await res.json();
     expect(body.groups.map((g: { paidBy: string }) => g.paidBy)).toEqual(['platform', 'own_key']);
-    expect(body.groups[1].providers.map((p: { provider: string }) => p.provider)).toEqual(['openai', 'anthropic', 'openai-compatible']);
+    expect(body.groups[1].providers.map((p: { provider: string }) => p.provider)).toEqual(['openai', 'anthropic', 'google', 'bedrock', 'azure', 'mistral', 'xai', 'groq', 'openrouter', 'openai-compatible']);
+    expect(body.groups[1].providers[0].models).toContainEqual({ id: 'openai:gpt-4o', name: 'GPT-4o' });
   });
 
   it("switches the model of a session's next turn through /api/sessions/{id}/model", async () => {

@@ -52,8 +52,15 @@ describe('run and profile errors a user can act on', () => {
     const res = await svc.api('/api/profiles', { method: 'POST', json: { name: 'bad-model', runtime: 'general', model: 'nope' } });
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({
-      error: 'model: expected <provider>:<model_id> for runtime general, provider one of openai, anthropic, openai-compatible, demo; received "nope"',
+      error: 'model: expected <provider>:<model_id> (or <provider>/<model_id>) for runtime general, provider one of openai, anthropic, google, bedrock, azure, mistral, xai, groq, openrouter, openai-compatible, demo; received "nope"',
     });
+  });
+
+  it('a profile accepts <provider>/<model_id> and prints it as <provider>:<model_id>', async () => {
+    const res = await svc.api('/api/profiles', { method: 'POST', json: { name: 'slash-model', runtime: 'general', model: 'openrouter/anthropic/claude-sonnet-4.5' } });
+    expect(res.status).toBe(201);
+    expect(await res.json()).toMatchObject({ model: 'openrouter:anthropic/claude-sonnet-4.5' });
+    expect(await (await svc.api('/api/profiles/slash-model')).json()).toMatchObject({ model: 'openrouter:anthropic/claude-sonnet-4.5' });
   });
 
   it('a profile without a runtime names the field and the allowed values', async () => {

@@ -9,7 +9,8 @@ configureLogging({ level: 'warn' });
 
 /**
  * Runner → worker → fake provider over real HTTP, once per provider wire format of the general runtime: OpenAI
- * Responses (`openai`), Anthropic Messages (`anthropic`) and Chat Completions (`openai-compatible`).
+ * Responses (`openai`), Anthropic Messages (`anthropic`), Chat Completions (`openai-compatible`), Gemini
+ * generateContent SSE (`google`) and the Bedrock Converse event stream (`bedrock`).
  */
 let fake: FakeProvider;
 const dataDir = testDataDir();
@@ -28,6 +29,8 @@ const WIRES = [
   { provider: 'openai', wire: 'responses' },
   { provider: 'anthropic', wire: 'anthropic' },
   { provider: 'openai-compatible', wire: 'chat' },
+  { provider: 'google', wire: 'gemini' },
+  { provider: 'bedrock', wire: 'bedrock' },
 ] as const;
 
 describe.each(WIRES)('runs through the runner on the $provider wire', ({ provider, wire }) => {

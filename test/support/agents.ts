@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { insertKey, type Role } from '../../src/modules/conductor/identity/index.ts';
-import { startFakeProvider, type FakeProvider } from './fake-provider.ts';
+import { fakeProviderEnv, startFakeProvider, type FakeProvider } from './fake-provider.ts';
 import { startTestSvc, type TestSvc } from './svc.ts';
 
 /**
@@ -30,7 +30,8 @@ export async function startAgentsHarness(env: Record<string, string> = {}, opts:
       DATABASE_URL: opts.databaseUrl ?? 'memory',
       AGENT_API_KEY_PEPPER: PEPPER,
       AGENT_ORC_ADMIN_TENANT: 'default',
-      OPENAI_COMPATIBLE_BASE_URL: fake.url,
+      // every provider's address is the fake; keys are the organisation's own (PUT /api/providers/<provider>/key)
+      ...Object.fromEntries(Object.entries(fakeProviderEnv(fake)).filter(([name]) => name.endsWith('_BASE_URL'))),
       OPENAI_COMPATIBLE_API_KEY: 'x',
       SVC_AGGREGATOR_FAKE_URL: fake.url,
       SVC_AGGREGATOR_FAKE_KEY: 'fake-aggregator-key',

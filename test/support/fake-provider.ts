@@ -2,13 +2,16 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { openSse } from './fake-provider/sse.ts';
 import { lastInput, planFor, type LastInput, type Wire } from './fake-provider/script.ts';
-import { streamChat, jsonChat, chatError, type ReplyContext } from './fake-provider/chat.ts';
+import { streamChat, jsonChat, chatError, type ChatDialect, type ReplyContext } from './fake-provider/chat.ts';
 import { streamResponses, jsonResponses, responsesError } from './fake-provider/responses.ts';
 import { streamAnthropic, jsonAnthropic, anthropicError } from './fake-provider/anthropic.ts';
+import { streamGemini, jsonGemini, geminiError } from './fake-provider/gemini.ts';
+import { streamBedrock, jsonBedrock, bedrockError, bedrockErrorType, openEventStream } from './fake-provider/bedrock.ts';
 
 /**
  * A fake model provider for tests and benchmarks: one node:http server on 127.0.0.1 speaking the OpenAI Chat
- * Completions, OpenAI Responses and Anthropic Messages wires (RUNTIMES.md §2, §3, §6), scripted from the prompt:
+ * Completions, OpenAI Responses and Anthropic Messages wires (RUNTIMES.md §2, §3, §6), Google's Gemini
+ * generateContent SSE and Amazon Bedrock's Converse event stream (their documented formats), scripted from the prompt:
  * `CALL_TOOL <name> <json>`, `CALL_CUSTOM <name> <json string>` (Responses freeform tools such as Codex's apply_patch),
  * `FAIL_HTTP_<code>`, `FAIL_FIRST_<n>_HTTP_<code>[_RETRY_AFTER_<s>]`, `RESET_AFTER_FIRST`, `SLOW_DELTAS <n> <ms>`, `DELTAS <n>`, `HANG_AFTER_FIRST`, `HOLD <name>` (the reply waits for
  * `release(name)`, so a test can change the world between a model request and its answer); a tool result answers
@@ -39,7 +42,7 @@ export interface FakeProvider {
   close(): Promise<void>;
 }
 
-const LOGGED_HEADERS = ['content-type', 'accept', 'authorization', 'x-api-key', 'anthropic-version', 'anthropic-beta', 'user-agent', 'session-id', 'x-claude-code-session-id', 'originator'];
+const LOGGED_HEADERS = ['content-type', 'accept', 'authorization', 'x-api-key', 'x-goog-api-key', 'api-key', 'x-amz-date', 'anthropic-version', 'anthropic-beta', 'user-agent', 'session-id', 'x-claude-code-session-id', 'originator'];
 
 function classify(method: string, path: string): LoggedRequest['wire'] {
   if (method === 'GET' && path.endsWith('/models')) return 'models';
@@ -48,7 +51,16 @@ function classify(method: string, path: string): LoggedRequest['wire'] {
   if (path.endsWith('/responses')) return 'responses';
   if (path.endsWith('/messages/count_tokens')) return 'count_tokens';
   if (path.endsWith('/messages')) return 'anthropic';
+  if (/:(stream)?[gG]enerateContent$/.test(path)) return 'gemini';
+  if (path.endsWith('/converse-stream') || path.endsWith('/converse')) return 'bedrock';
   return 'unknown';
+}
+
+/** Mistral and Groq serve the Chat wire on their own hosts; on this one host their packages' user agents tell them apart. */
+function chatDialect(userAgent: string | undefined): ChatDialect {
+  if (/\bai-sdk-mistral\//.test(userAgent ?? '')) return 'mistral';
+  if (/\bai-sdk-groq\//.test(userAgent ?? '')) return 'groq';
+  return 'openai';
 }
 
 async function readBody(req: IncomingMessage): Promise<any> {
@@ -68,11 +80,30 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(JSON.stringify(body));
 }
 
-const WIRES = {
+/** Per wire: the reply writers, the error body, extra error headers, whether a request streams, the stream opener. */
+interface WireImpl {
+  stream: typeof streamChat;
+  json: typeof jsonChat;
+  error: (status: number) => unknown;
+  errorHeaders?: (status: number) => Record<string, string>;
+  streams?: (path: string, body: any) => boolean;
+  open?: typeof openSse;
+}
+
+const WIRES: Record<Wire, WireImpl> = {
   chat: { stream: streamChat, json: jsonChat, error: chatError },
   responses: { stream: streamResponses, json: jsonResponses, error: responsesError },
   anthropic: { stream: streamAnthropic, json: jsonAnthropic, error: anthropicError },
-} as const;
+  gemini: { stream: streamGemini, json: jsonGemini, error: geminiError, streams: (path) => path.endsWith(':streamGenerateContent') },
+  bedrock: {
+    stream: streamBedrock,
+    json: jsonBedrock,
+    error: bedrockError,
+    errorHeaders: (status) => ({ 'x-amzn-errortype': bedrockErrorType(status) }),
+    streams: (path) => path.endsWith('/converse-stream'),
+    open: openEventStream,
+  },
+};
 
 export async function startFakeProvider(): Promise<FakeProvider> {
   const requests: LoggedRequest[] = [];
@@ -112,6 +143,8 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     if (wire === 'unknown') return sendJson(res, 404, { error: { message: `fake provider: no route for ${method} ${path}` } });
 
     const impl = WIRES[wire];
+    const streaming = impl.streams ? impl.streams(path, logged.body) : logged.body?.stream === true;
+    const open = impl.open ?? openSse;
     const input = lastInput(wire, logged.body);
     const held = input?.kind === 'user' ? /\bHOLD\s+(\w+)/.exec(input.text) : null;
     if (held) await hold(held[1]).released;
@@ -124,12 +157,12 @@ export async function startFakeProvider(): Promise<FakeProvider> {
       failuresServed.set(input.text, seen);
       if (seen <= Number(failFirst[1])) {
         const status = Number(failFirst[2]);
-        return sendJson(res, status, impl.error(status), { 'request-id': requestId, ...(failFirst[3] ? { 'retry-after': failFirst[3] } : {}) });
+        return sendJson(res, status, impl.error(status), { 'request-id': requestId, ...impl.errorHeaders?.(status), ...(failFirst[3] ? { 'retry-after': failFirst[3] } : {}) });
       }
     }
     // RESET_AFTER_FIRST: one delta, then the connection is torn down (a reset mid-stream).
-    if (input?.kind === 'user' && input.text.includes('RESET_AFTER_FIRST') && logged.body?.stream === true) {
-      const out = openSse(res, { 'request-id': requestId });
+    if (input?.kind === 'user' && input.text.includes('RESET_AFTER_FIRST') && streaming) {
+      const out = open(res, { 'request-id': requestId });
       void impl.stream(out, { kind: 'hang', first: 'd0 ' }, { model: String(logged.body?.model ?? 'fake-model'), id: `fake${counter}`, includeUsage: false }).catch(() => {});
       // The first delta is queued on the socket; ending the socket (not the response) cuts the chunked body short.
       setImmediate(() => res.socket?.end());
@@ -137,13 +170,13 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     }
     const plan = planFor(failFirst && input ? { ...input, text: input.text.replace(failFirst[0], '') } : input);
     // A short retry-after-ms (as OpenAI sends) keeps clients that retry failures from backing off for seconds.
-    if (plan.kind === 'fail') return sendJson(res, plan.status, impl.error(plan.status), { 'request-id': requestId, 'retry-after-ms': '10' });
-    const ctx: ReplyContext = { model: String(logged.body?.model ?? 'fake-model'), id: `fake${counter}`, includeUsage: logged.body?.stream_options?.include_usage === true };
-    if (logged.body?.stream !== true) {
+    if (plan.kind === 'fail') return sendJson(res, plan.status, impl.error(plan.status), { 'request-id': requestId, 'retry-after-ms': '10', ...impl.errorHeaders?.(plan.status) });
+    const ctx: ReplyContext = { model: String(logged.body?.model ?? 'fake-model'), id: `fake${counter}`, includeUsage: logged.body?.stream_options?.include_usage === true, dialect: chatDialect(headers['user-agent']) };
+    if (!streaming) {
       if (plan.kind === 'hang') return; // a non-streaming hang: never answer until the client gives up
       return sendJson(res, 200, impl.json(plan, ctx), { 'request-id': requestId });
     }
-    await impl.stream(openSse(res, { 'request-id': requestId }), plan, ctx);
+    await impl.stream(open(res, { 'request-id': requestId }), plan, ctx);
   });
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -174,14 +207,16 @@ export async function startFakeProvider(): Promise<FakeProvider> {
   };
 }
 
+const isModelWire = (wire: LoggedRequest['wire']): wire is Wire => Object.hasOwn(WIRES, wire);
+
 /** The model requests (any wire) in the log, oldest first. */
 export function modelRequests(fake: Pick<FakeProvider, 'requests'>): LoggedRequest[] {
-  return fake.requests.filter((r) => r.wire === 'chat' || r.wire === 'responses' || r.wire === 'anthropic');
+  return fake.requests.filter((r) => isModelWire(r.wire));
 }
 
 /** The last user prompt or tool result a logged model request carried (what the fake scripted its reply from). */
 export function lastInputOf(request: LoggedRequest): LastInput | undefined {
-  if (request.wire !== 'chat' && request.wire !== 'responses' && request.wire !== 'anthropic') return undefined;
+  if (!isModelWire(request.wire)) return undefined;
   return lastInput(request.wire, request.body);
 }
 
@@ -189,4 +224,35 @@ export function lastInputOf(request: LoggedRequest): LastInput | undefined {
 export function lastUserPrompt(request: LoggedRequest): string | undefined {
   const input = lastInputOf(request);
   return input?.kind === 'user' ? input.text : undefined;
+}
+
+/**
+ * Provider variables pointing every provider of the general runtime at one fake, each with a fake key, so a
+ * profile's model picks the wire format (Bedrock signs with SigV4 for us-east-1; Azure takes a custom base URL).
+ */
+export function fakeProviderEnv(fake: Pick<FakeProvider, 'url' | 'origin'>): Record<string, string> {
+  return {
+    OPENAI_BASE_URL: fake.url,
+    OPENAI_API_KEY: 'fake',
+    ANTHROPIC_BASE_URL: fake.url,
+    ANTHROPIC_API_KEY: 'fake',
+    OPENAI_COMPATIBLE_BASE_URL: fake.url,
+    OPENAI_COMPATIBLE_API_KEY: 'fake',
+    GOOGLE_GENERATIVE_AI_BASE_URL: `${fake.origin}/v1beta`,
+    GOOGLE_GENERATIVE_AI_API_KEY: 'fake',
+    AWS_ENDPOINT_URL_BEDROCK_RUNTIME: fake.origin,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'AKIAFAKE',
+    AWS_SECRET_ACCESS_KEY: 'fake',
+    AZURE_BASE_URL: `${fake.origin}/openai`,
+    AZURE_API_KEY: 'fake',
+    MISTRAL_BASE_URL: fake.url,
+    MISTRAL_API_KEY: 'fake',
+    XAI_BASE_URL: fake.url,
+    XAI_API_KEY: 'fake',
+    GROQ_BASE_URL: fake.url,
+    GROQ_API_KEY: 'fake',
+    OPENROUTER_BASE_URL: fake.url,
+    OPENROUTER_API_KEY: 'fake',
+  };
 }

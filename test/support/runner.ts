@@ -6,7 +6,7 @@ import type { RunEvent } from '../../src/contracts/run-event.ts';
 import { createRunnerClient, type RunnerClient } from '../../src/contracts/runner.client.ts';
 import { createRunner, type Runner } from '../../src/modules/runner/index.ts';
 import { createWorker, type Worker } from '../../src/modules/worker/index.ts';
-import type { FakeProvider } from './fake-provider.ts';
+import { fakeProviderEnv, type FakeProvider } from './fake-provider.ts';
 import { listen, type Listening } from './listen.ts';
 import { workerConfig } from './worker.ts';
 
@@ -45,14 +45,7 @@ export interface RunnerOnPort {
 export function runnerHarness(fake: () => FakeProvider) {
   const stoppers: Array<() => Promise<void>> = [];
   // Every provider of the general runtime points at the one fake, so a profile's model picks the wire format.
-  const providerEnv = () => ({
-    OPENAI_COMPATIBLE_BASE_URL: fake().url,
-    OPENAI_COMPATIBLE_API_KEY: 'fake',
-    OPENAI_BASE_URL: fake().url,
-    OPENAI_API_KEY: 'fake',
-    ANTHROPIC_BASE_URL: fake().url,
-    ANTHROPIC_API_KEY: 'fake',
-  });
+  const providerEnv = () => fakeProviderEnv(fake());
 
   async function startWorker(): Promise<WorkerOnPort> {
     const worker = createWorker({ config: workerConfig({ providerEnv: providerEnv() }) });

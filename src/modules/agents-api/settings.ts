@@ -8,6 +8,8 @@ export interface AgentSettings {
   /** Base URL at which workers reach this conductor (the function-tool endpoint). */
   selfUrl: string;
   version: string;
+  /** The model providers whose credentials the server's own environment holds (`/api/providers` `serverKeySet`). */
+  serverKeys: readonly string[];
 }
 
-export const DEFAULT_AGENT_SETTINGS: AgentSettings = { aggregators: {}, keepAliveMs: 15_000, selfUrl: 'http://127.0.0.1:8080', version: '0.0.0' };
+export const DEFAULT_AGENT_SETTINGS: AgentSettings = { aggregators: {}, keepAliveMs: 15_000, selfUrl: 'http://127.0.0.1:8080', version: '0.0.0', serverKeys: [] };

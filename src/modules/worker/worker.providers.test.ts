@@ -8,25 +8,51 @@ import { startTestWorker, runBody, runToEnd, postRun, ofType, deltaText, exportS
 
 configureLogging({ level: 'warn' });
 
-/** The `general` runtime over real HTTP against the fake provider, once per provider wire format. */
-const PROVIDERS: Array<{ provider: string; wire: Wire; env: (url: string) => Record<string, string> }> = [
-  { provider: 'openai', wire: 'responses', env: (url) => ({ OPENAI_API_KEY: 'sk-fake', OPENAI_BASE_URL: url }) },
-  { provider: 'anthropic', wire: 'anthropic', env: (url) => ({ ANTHROPIC_API_KEY: 'sk-ant-fake', ANTHROPIC_BASE_URL: url }) },
-  { provider: 'openai-compatible', wire: 'chat', env: (url) => ({ OPENAI_COMPATIBLE_BASE_URL: url, OPENAI_COMPATIBLE_API_KEY: 'fake' }) },
+/**
+ * The `general` runtime over real HTTP against the fake provider, once per provider, each on its own wire: its base
+ * URL variable points at the fake, its key variable must reach the wire in the provider's own header.
+ */
+interface ProviderCase {
+  provider: string;
+  wire: Wire;
+  env: (fake: FakeProvider) => Record<string, string>;
+  /** The request headers that carry the key, as the provider's API expects them. */
+  auth: Record<string, unknown>;
+  /** Tokens read from the cache, as the package reports them from the fake's usage (0 where it does not read them). */
+  cacheRead: number;
+}
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+const PROVIDERS: ProviderCase[] = [
+  { provider: 'openai', wire: 'responses', env: (f) => ({ OPENAI_API_KEY: 'sk-fake', OPENAI_BASE_URL: f.url }), auth: bearer('sk-fake'), cacheRead: 4 },
+  { provider: 'anthropic', wire: 'anthropic', env: (f) => ({ ANTHROPIC_API_KEY: 'sk-ant-fake', ANTHROPIC_BASE_URL: f.url }), auth: { 'x-api-key': 'sk-ant-fake' }, cacheRead: 4 },
+  { provider: 'openai-compatible', wire: 'chat', env: (f) => ({ OPENAI_COMPATIBLE_BASE_URL: f.url, OPENAI_COMPATIBLE_API_KEY: 'fake' }), auth: bearer('fake'), cacheRead: 4 },
+  { provider: 'google', wire: 'gemini', env: (f) => ({ GOOGLE_GENERATIVE_AI_API_KEY: 'g-fake', GOOGLE_GENERATIVE_AI_BASE_URL: `${f.origin}/v1beta` }), auth: { 'x-goog-api-key': 'g-fake' }, cacheRead: 4 },
+  {
+    provider: 'bedrock',
+    wire: 'bedrock',
+    env: (f) => ({ AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'AKIAFAKE', AWS_SECRET_ACCESS_KEY: 'fake-secret', AWS_ENDPOINT_URL_BEDROCK_RUNTIME: f.origin }),
+    auth: { authorization: expect.stringMatching(/^AWS4-HMAC-SHA256 Credential=AKIAFAKE\/\d{8}\/us-east-1\/bedrock\//) },
+    cacheRead: 4,
+  },
+  { provider: 'azure', wire: 'responses', env: (f) => ({ AZURE_API_KEY: 'az-fake', AZURE_BASE_URL: `${f.origin}/openai` }), auth: { 'api-key': 'az-fake' }, cacheRead: 4 },
+  { provider: 'mistral', wire: 'chat', env: (f) => ({ MISTRAL_API_KEY: 'mistral-fake', MISTRAL_BASE_URL: f.url }), auth: bearer('mistral-fake'), cacheRead: 4 },
+  { provider: 'xai', wire: 'responses', env: (f) => ({ XAI_API_KEY: 'xai-fake', XAI_BASE_URL: f.url }), auth: bearer('xai-fake'), cacheRead: 4 },
+  { provider: 'groq', wire: 'chat', env: (f) => ({ GROQ_API_KEY: 'gsk-fake', GROQ_BASE_URL: f.url }), auth: bearer('gsk-fake'), cacheRead: 4 },
+  { provider: 'openrouter', wire: 'chat', env: (f) => ({ OPENROUTER_API_KEY: 'sk-or-fake', OPENROUTER_BASE_URL: f.url }), auth: bearer('sk-or-fake'), cacheRead: 4 },
 ];
 
-describe.each(PROVIDERS)('the general runtime with $provider ($wire wire)', ({ provider, wire, env }) => {
+describe.each(PROVIDERS)('the general runtime with $provider ($wire wire)', ({ provider, wire, env, auth, cacheRead }) => {
   let fake: FakeProvider;
   let mcp: TestMcpServer;
   const workers: TestWorker[] = [];
   const model = `${provider}:fake-model`;
   const start = async () => {
-    const w = await startTestWorker({ providerEnv: env(fake.url) });
+    const w = await startTestWorker({ providerEnv: env(fake) });
     workers.push(w);
     return w;
   };
   let sessionSeq = 0;
-  const newSession = () => `sess-${wire}-${++sessionSeq}`;
+  const newSession = () => `sess-${provider}-${++sessionSeq}`;
 
   beforeAll(async () => {
     fake = await startFakeProvider();
@@ -48,9 +74,13 @@ describe.each(PROVIDERS)('the general runtime with $provider ($wire wire)', ({ p
     expect(ofType(events, 'assistant').filter((e) => e.delta).length).toBeGreaterThan(1);
     expect(deltaText(events)).toBe('FAKE-REPLY: hello there friend');
     expect(ofType(events, 'assistant').find((e) => !e.delta)?.message).toBe('FAKE-REPLY: hello there friend');
-    expect(ofType(events, 'usage')[0].usage).toMatchObject({ inputTokens: expect.any(Number), outputTokens: expect.any(Number), cacheReadTokens: 4 });
+    // the fake answers 4 deltas, 4 output tokens, 12 input tokens of which 4 from the cache (and 2 written to it)
+    expect(ofType(events, 'usage')).toEqual([expect.objectContaining({ usage: expect.objectContaining({ inputTokens: expect.any(Number), outputTokens: 4, cacheReadTokens: cacheRead }) })]);
+    expect(ofType(events, 'usage')[0].usage?.inputTokens).toBeGreaterThanOrEqual(12);
     expect(events.at(-1)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: hello there friend' });
-    expect(modelRequests(fake).at(-1)?.wire).toBe(wire);
+    const request = modelRequests(fake).at(-1)!;
+    expect(request.wire).toBe(wire);
+    expect(request.headers).toMatchObject(auth);
   });
 
   it('calls a session MCP tool and feeds its result back to the model', async () => {
@@ -165,5 +195,26 @@ describe('the general runtime with openai', () => {
       expect.objectContaining({ type: 'function_call', name: 'echo' }),
       expect.objectContaining({ role: 'assistant', content: 'TOOL-RESULT-SEEN: echo: kept' }),
     ]));
+  });
+});
+
+describe('the general runtime with bedrock on a Bedrock API key', () => {
+  let fake: FakeProvider;
+  let w: TestWorker;
+  beforeAll(async () => {
+    fake = await startFakeProvider();
+    w = await startTestWorker({ providerEnv: { AWS_BEARER_TOKEN_BEDROCK: 'bedrock-api-key', AWS_ENDPOINT_URL_BEDROCK_RUNTIME: fake.origin } });
+  });
+  afterAll(async () => {
+    await Promise.all([w.close(), fake.close()]);
+  });
+
+  it('sends the key as a bearer token instead of signing, to the model path of a model id with colons', async () => {
+    const model = 'bedrock/us.anthropic.claude-sonnet-4-5-v1:0';
+    const events = await runToEnd(w.url, runBody('hello bedrock', { model, sessionId: 'sess-bedrock-key' }));
+    expect(events.at(-1)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: hello bedrock' });
+    const request = modelRequests(fake).at(-1)!;
+    expect(request).toMatchObject({ wire: 'bedrock', path: '/model/us.anthropic.claude-sonnet-4-5-v1%3A0/converse-stream', headers: { authorization: 'Bearer bedrock-api-key' } });
+    expect(request.headers['x-amz-date']).toBeUndefined();
   });
 });

@@ -2,12 +2,20 @@ import type { SseOut } from './sse.ts';
 import { drip } from './sse.ts';
 import { FAKE_USAGE, type Plan } from './script.ts';
 
-/** OpenAI Chat Completions wire (RUNTIMES.md §6): role chunk → content or tool_calls deltas → finish → usage → [DONE]. */
+/**
+ * OpenAI Chat Completions wire (RUNTIMES.md §6): role chunk → content or tool_calls deltas → finish → usage → [DONE].
+ * Servers that speak it report streamed usage in their own place: OpenAI in a trailing `choices: []` chunk when asked
+ * (`stream_options.include_usage`), Mistral as `usage` on the finishing chunk, Groq as `x_groq.usage` there.
+ */
+export type ChatDialect = 'openai' | 'mistral' | 'groq';
+
 export interface ReplyContext {
   model: string;
   id: string;
   /** Chat only: whether the client asked for the trailing usage chunk (`stream_options.include_usage`). */
   includeUsage: boolean;
+  /** Chat only: whose usage placement to follow (told apart by the client's user agent; default openai). */
+  dialect?: ChatDialect;
 }
 
 const usage = (outputTokens: number) => ({
@@ -32,11 +40,17 @@ export async function streamChat(out: SseOut, plan: Exclude<Plan, { kind: 'fail'
   if (plan.kind === 'tool') {
     delta({ tool_calls: [{ index: 0, id: `call_${ctx.id}`, type: 'function', function: { name: plan.name, arguments: '' } }] });
     delta({ tool_calls: [{ index: 0, function: { arguments: plan.args } }] });
-    delta({}, 'tool_calls');
+  }
+  const finish = (reason: string) => {
+    const extra = ctx.dialect === 'mistral' ? { usage: usage(outputTokens) } : ctx.dialect === 'groq' ? { x_groq: { id: `req_${ctx.id}`, usage: usage(outputTokens) } } : {};
+    chunk([{ index: 0, delta: {}, finish_reason: reason }], extra);
+  };
+  if (plan.kind === 'tool') {
+    finish('tool_calls');
   } else {
     if (!(await drip(out, plan.deltas, plan.intervalMs, (d) => delta({ content: d })))) return;
     outputTokens = plan.deltas.length;
-    delta({}, 'stop');
+    finish('stop');
   }
   if (ctx.includeUsage) chunk([], { usage: usage(outputTokens) });
   out.raw('data: [DONE]');

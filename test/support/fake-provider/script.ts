@@ -1,8 +1,8 @@
 /**
  * The fake provider's script: what the last input of a request was (a user prompt or a tool result), and what to
- * answer. The same rules serve all three wire formats, so one prompt behaves alike whichever provider a test drives.
+ * answer. The same rules serve all five wire formats, so one prompt behaves alike whichever provider a test drives.
  */
-export type Wire = 'chat' | 'responses' | 'anthropic';
+export type Wire = 'chat' | 'responses' | 'anthropic' | 'gemini' | 'bedrock';
 
 export interface LastInput {
   kind: 'user' | 'tool';
@@ -22,7 +22,7 @@ export function stripReminders(text: string): string {
   return text.replace(REMINDER, '').trim();
 }
 
-/** Text of a message content in any of the three wires: a string, or parts carrying `text`; anything else as JSON. */
+/** Text of a message content in any of the wires: a string, or parts carrying `text`; anything else as JSON. */
 export function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
@@ -48,6 +48,24 @@ export function lastInput(wire: Wire, body: any): LastInput | undefined {
     // next one into one user message (the synthetic error reply is never sent).
     const texts = blocks.filter((b) => b?.type === 'text').map((b) => stripReminders(textOf([b]))).filter(Boolean);
     return { kind: 'user', text: texts.at(-1) ?? '' };
+  }
+  if (wire === 'gemini') {
+    const contents: any[] = Array.isArray(body.contents) ? body.contents : [];
+    const user = contents.findLast((c) => c?.role === 'user');
+    if (!user) return undefined;
+    const parts: any[] = Array.isArray(user.parts) ? user.parts : [];
+    const response = parts.findLast((part) => part?.functionResponse)?.functionResponse;
+    if (response) return { kind: 'tool', text: typeof response.response?.content === 'string' ? response.response.content : JSON.stringify(response.response) };
+    return { kind: 'user', text: textOf(parts) };
+  }
+  if (wire === 'bedrock') {
+    const messages: any[] = Array.isArray(body.messages) ? body.messages : [];
+    const user = messages.findLast((m) => m?.role === 'user');
+    if (!user) return undefined;
+    const blocks: any[] = Array.isArray(user.content) ? user.content : [];
+    const result = blocks.findLast((b) => b?.toolResult)?.toolResult;
+    if (result) return { kind: 'tool', text: textOf(result.content) };
+    return { kind: 'user', text: textOf(blocks) };
   }
   if (wire === 'responses') {
     if (typeof body.input === 'string') return { kind: 'user', text: body.input };

@@ -1,7 +1,8 @@
 import { priceTokens, ratesOf } from '../../conductor/index.ts';
+import { MODEL_PROVIDERS, parseModelId, type ModelProviderInfo } from '../../../contracts/model-providers.ts';
 
 /**
- * The model providers a tenant can bring its own key for, with the models we list for each. Prices are not typed
+ * The model providers of the general runtime, with the models we list for each. Prices are not typed
  * here: they come from the maintained catalog behind billing (`@pydantic/genai-prices`), the same one runs are
  * charged from; a model it does not know is reported as unpriced.
  */
@@ -15,11 +16,7 @@ export interface ModelPrice {
   ref: string;
 }
 
-export interface ProviderInfo {
-  id: string;
-  name: string;
-  /** Whether runs through this provider need a key (the demo provider needs none; local servers often none). */
-  keyRequired: boolean;
+export interface ProviderInfo extends ModelProviderInfo {
   models: ModelPrice[];
 }
 
@@ -30,38 +27,62 @@ function listed(provider: string, ids: Array<[id: string, name: string]>): Model
   });
 }
 
-export const PROVIDERS: readonly ProviderInfo[] = [
-  {
-    id: 'openai',
-    name: 'OpenAI',
-    keyRequired: true,
-    models: listed('openai', [
-      ['gpt-5', 'GPT-5'],
-      ['gpt-5-mini', 'GPT-5 mini'],
-      ['gpt-5-nano', 'GPT-5 nano'],
-      ['gpt-4.1', 'GPT-4.1'],
-      ['gpt-4.1-mini', 'GPT-4.1 mini'],
-      ['gpt-4o', 'GPT-4o'],
-      ['gpt-4o-mini', 'GPT-4o mini'],
-      ['o3', 'o3'],
-      ['o4-mini', 'o4-mini'],
-    ]),
-  },
-  {
-    id: 'anthropic',
-    name: 'Anthropic',
-    keyRequired: true,
-    models: listed('anthropic', [
-      ['claude-opus-4-1', 'Claude Opus 4.1'],
-      ['claude-sonnet-4-5', 'Claude Sonnet 4.5'],
-      ['claude-sonnet-4', 'Claude Sonnet 4'],
-      ['claude-haiku-4-5', 'Claude Haiku 4.5'],
-      ['claude-3-5-haiku', 'Claude Haiku 3.5'],
-    ]),
-  },
-  { id: 'openai-compatible', name: 'OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio)', keyRequired: false, models: [] },
-  { id: 'demo', name: 'Demo (built in, offline)', keyRequired: false, models: listed('demo', [['demo', 'Demo model']]) },
-];
+/** The models listed per provider (those the price catalog does not know are left out). */
+const MODELS: Record<string, Array<[id: string, name: string]>> = {
+  openai: [
+    ['gpt-5', 'GPT-5'],
+    ['gpt-5-mini', 'GPT-5 mini'],
+    ['gpt-5-nano', 'GPT-5 nano'],
+    ['gpt-4.1', 'GPT-4.1'],
+    ['gpt-4.1-mini', 'GPT-4.1 mini'],
+    ['gpt-4o', 'GPT-4o'],
+    ['gpt-4o-mini', 'GPT-4o mini'],
+    ['o3', 'o3'],
+    ['o4-mini', 'o4-mini'],
+  ],
+  anthropic: [
+    ['claude-opus-4-1', 'Claude Opus 4.1'],
+    ['claude-sonnet-4-5', 'Claude Sonnet 4.5'],
+    ['claude-sonnet-4', 'Claude Sonnet 4'],
+    ['claude-haiku-4-5', 'Claude Haiku 4.5'],
+    ['claude-3-5-haiku', 'Claude Haiku 3.5'],
+  ],
+  google: [
+    ['gemini-2.5-pro', 'Gemini 2.5 Pro'],
+    ['gemini-2.5-flash', 'Gemini 2.5 Flash'],
+    ['gemini-2.5-flash-lite', 'Gemini 2.5 Flash-Lite'],
+  ],
+  mistral: [
+    ['mistral-large-latest', 'Mistral Large'],
+    ['mistral-medium-latest', 'Mistral Medium'],
+    ['mistral-small-latest', 'Mistral Small'],
+    ['codestral-latest', 'Codestral'],
+  ],
+  xai: [
+    ['grok-4', 'Grok 4'],
+    ['grok-3', 'Grok 3'],
+    ['grok-3-mini', 'Grok 3 mini'],
+  ],
+  groq: [
+    ['llama-3.3-70b-versatile', 'Llama 3.3 70B'],
+    ['llama-3.1-8b-instant', 'Llama 3.1 8B'],
+  ],
+  demo: [['demo', 'Demo model']],
+};
+
+/**
+ * Every provider of the general runtime (contracts/model-providers.ts), with the models we list for it; the prices
+ * are looked up on the first listing, not at boot (the price catalog is large).
+ */
+export const PROVIDERS: readonly ProviderInfo[] = MODEL_PROVIDERS.map((p) => {
+  let models: ModelPrice[] | undefined;
+  return {
+    ...p,
+    get models() {
+      return (models ??= listed(p.id, MODELS[p.id] ?? []));
+    },
+  };
+});
 
 export function findProvider(id: string): ProviderInfo | undefined {
   return PROVIDERS.find((p) => p.id === id);
@@ -71,7 +92,8 @@ export function findProvider(id: string): ProviderInfo | undefined {
 export function priceOf(model: string): ModelPrice | undefined {
   const rates = ratesOf(model);
   if (!rates) return undefined;
-  const id = model.split(/[:/]/).pop() ?? model;
+  const parsed = parseModelId(model);
+  const id = 'problem' in parsed ? (model.split(/[:/]/).pop() ?? model) : parsed.modelId;
   return { id, name: id, ...rates, ref: model };
 }
 

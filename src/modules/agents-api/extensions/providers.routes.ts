@@ -7,15 +7,17 @@ import { readJson } from '../../../shared/http.ts';
 import type { AgentsEnv } from '../context.ts';
 import type { ResourceDeps } from '../deps.ts';
 import { findProvider, PROVIDERS, type ProviderInfo } from './catalog.ts';
+import { formatModelId } from '../../../contracts/model-providers.ts';
 import { deleteProviderKey, providerKeyMeta, setProviderKey, type ProviderKeyMeta } from './provider-keys.ts';
 
 const KeyBody = v.object({ key: v.pipe(v.string(), v.trim(), v.minLength(1, 'a non-empty key'), v.maxLength(4096), v.regex(/^\S+$/, 'a key without whitespace')) });
 
 /**
- * `/api/providers…` (extension routes, camelCase JSON, `{"error": …}` errors): supported providers and whether the
- * tenant has set a key; setting or removing a key needs role admin.
+ * `/api/providers…` (extension routes, camelCase JSON, `{"error": …}` errors): every provider of the general runtime,
+ * the variables that configure it, whether the tenant has set its own key (`keySet`) and whether the server's
+ * environment holds one (`serverKeySet`); setting or removing a tenant key needs role admin.
  */
-export function providersRoutes(deps: ResourceDeps): Hono<AgentsEnv> {
+export function providersRoutes(deps: ResourceDeps, serverKeys: readonly string[] = []): Hono<AgentsEnv> {
   const tenant = (c: Context<AgentsEnv>) => c.get('principal').tenantId;
   const provider = (c: Context<AgentsEnv>) => {
     const found = findProvider(c.req.param('provider') ?? '');
@@ -26,18 +28,18 @@ export function providersRoutes(deps: ResourceDeps): Hono<AgentsEnv> {
   return new Hono<AgentsEnv>()
     .get('/providers', async (c) => {
       const keys = await providerKeyMeta(deps, tenant(c));
-      return c.json({ providers: PROVIDERS.map((p) => view(p, keys.get(p.id))) });
+      return c.json({ providers: PROVIDERS.map((p) => view(p, keys.get(p.id), serverKeys)) });
     })
     .get('/providers/:provider', doc({ body: KeyBody }), async (c) => {
       const p = provider(c);
-      return c.json(view(p, (await providerKeyMeta(deps, tenant(c))).get(p.id)));
+      return c.json(view(p, (await providerKeyMeta(deps, tenant(c))).get(p.id), serverKeys));
     })
     .put('/providers/:provider/key', adminOnly, async (c) => {
       const p = provider(c);
       if (p.id === 'demo') throw badRequest('provider demo is built in and needs no key');
       const { key } = await readJson(c, KeyBody);
       await setProviderKey(deps, tenant(c), p.id, key);
-      return c.json(view(p, (await providerKeyMeta(deps, tenant(c))).get(p.id)));
+      return c.json(view(p, (await providerKeyMeta(deps, tenant(c))).get(p.id), serverKeys));
     })
     .delete('/providers/:provider/key', adminOnly, async (c) => {
       await deleteProviderKey(deps, tenant(c), provider(c).id);
@@ -47,11 +49,21 @@ export function providersRoutes(deps: ResourceDeps): Hono<AgentsEnv> {
       const p = provider(c);
       return c.json({
         provider: p.id,
-        models: p.models.map((m) => ({ id: m.id, model: `${p.id}/${m.id}`, name: m.name, inputPerMTokUsd: m.inputPerMTok, outputPerMTokUsd: m.outputPerMTok, cachedInputPerMTokUsd: m.cachedInputPerMTok })),
+        models: p.models.map((m) => ({ id: m.id, model: formatModelId({ provider: p.id, modelId: m.id }), name: m.name, inputPerMTokUsd: m.inputPerMTok, outputPerMTokUsd: m.outputPerMTok, cachedInputPerMTokUsd: m.cachedInputPerMTok })),
       });
     });
 }
 
-function view(p: ProviderInfo, key: ProviderKeyMeta | undefined) {
-  return { id: p.id, name: p.name, keyRequired: p.keyRequired, keySet: key !== undefined, keyHint: key?.keyHint ?? null, keyUpdatedAt: key?.updatedAt ?? null };
+function view(p: ProviderInfo, key: ProviderKeyMeta | undefined, serverKeys: readonly string[]) {
+  return {
+    id: p.id,
+    name: p.name,
+    keyRequired: p.keyRequired,
+    keySet: key !== undefined,
+    keyHint: key?.keyHint ?? null,
+    keyUpdatedAt: key?.updatedAt ?? null,
+    serverKeySet: serverKeys.includes(p.id),
+    keyVar: p.keyVar ?? null,
+    baseUrlVar: p.baseUrlVar ?? null,
+  };
 }

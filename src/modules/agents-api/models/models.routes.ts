@@ -12,6 +12,7 @@ import { PROVIDERS } from '../extensions/catalog.ts';
 import { providerKeyMeta } from '../extensions/provider-keys.ts';
 import { getSessionRow, updateSession } from '../sessions/sessions.repo.ts';
 import { BYOK_PROVIDERS } from './model-ref.ts';
+import { formatModelId } from '../../../contracts/model-providers.ts';
 import type { ModelCatalog } from './catalog.ts';
 import type { ModelResolver } from './model-ref.ts';
 
@@ -56,14 +57,14 @@ export function apiModelRoutes(deps: ModelsDeps): Hono<AgentsEnv> {
           provider,
           name: info?.name ?? provider,
           keySet: keys.has(provider),
-          models: (info?.models ?? []).map((m) => ({ id: `${provider}/${m.id}`, name: m.name })),
+          models: (info?.models ?? []).map((m) => ({ id: formatModelId({ provider, modelId: m.id }), name: m.name })),
         };
       });
       return c.json({
         creditUnit: deps.catalog.creditUnit,
         groups: [
           { paidBy: 'platform', description: 'Billed in platform credit (svc/<aggregator>/<model_id>)', models: platform },
-          { paidBy: 'own_key', description: "Billed by the provider to the organisation's own key (<provider>/<model_id>)", providers: ownKey },
+          { paidBy: 'own_key', description: "Billed by the provider to the organisation's own key (<provider>:<model_id>, or <provider>/<model_id>)", providers: ownKey },
         ],
       });
     })

@@ -29,7 +29,7 @@ export interface RunTokens {
 export type Priced = { priced: true; costMicroUsd: number; provider: string; model: string } | { priced: false; costMicroUsd: 0 };
 
 /** Our provider names → the catalog's provider ids. */
-const PROVIDER_IDS: Record<string, string> = { openai: 'openai', anthropic: 'anthropic', google: 'google', mistral: 'mistral', groq: 'groq', deepseek: 'deepseek', xai: 'x-ai' };
+const PROVIDER_IDS: Record<string, string> = { openai: 'openai', anthropic: 'anthropic', google: 'google', mistral: 'mistral', groq: 'groq', deepseek: 'deepseek', xai: 'x-ai', bedrock: 'aws', azure: 'azure', openrouter: 'openrouter' };
 
 /** Candidate (provider, model id) lookups for a model name, most specific first. */
 function candidates(model: string): Array<{ providerId?: string; id: string }> {

@@ -3,9 +3,10 @@ import { McpServerSpec, RUNTIMES } from '../../../contracts/worker.ts';
 import { WORKER_SUBSTRATES } from '../../../contracts/runner.wire.ts';
 import { PROFILE_NETWORK } from '../../../contracts/toolkit.ts';
 import { JsonObject } from '../../../shared/http.ts';
+import { formatModelId, MODEL_PROVIDER_IDS, parseModelId } from '../../../contracts/model-providers.ts';
 
 /** The profile body of POST and PUT /api/profiles (seed 000, "Profile"). `workerPlacement` is read-only and dropped. */
-export const GENERAL_PROVIDERS = ['openai', 'anthropic', 'openai-compatible', 'demo'] as const;
+export const GENERAL_PROVIDERS = MODEL_PROVIDER_IDS;
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 const Name = v.pipe(v.string(), v.regex(NAME_PATTERN, 'a name of 1-128 letters, digits, dot, underscore or hyphen'));
@@ -31,19 +32,20 @@ export const ProfileBody = v.pipe(
     v.check((p) => modelProblem(p.runtime, p.model) === undefined, (issue) => modelProblem((issue.input as { runtime: string }).runtime, (issue.input as { model?: string }).model) ?? ''),
     ['model'],
   ),
+  // `provider/model` is accepted; `provider:model` is the one form stored and printed.
+  v.transform((p) => {
+    const parsed = p.runtime === 'general' && p.model !== undefined ? parseModelId(p.model) : undefined;
+    return parsed && !('problem' in parsed) ? { ...p, model: formatModelId(parsed) } : p;
+  }),
 );
 export type ProfileBody = v.InferOutput<typeof ProfileBody>;
 
-/** The model form per runtime: `<provider>:<model_id>` for general, a bare model id for the SDK runtimes. */
+/** The model form per runtime: `<provider>:<model_id>` (or `<provider>/<model_id>`) for general, a bare model id for the SDK runtimes. */
 export function modelProblem(runtime: string, model: string | undefined): string | undefined {
   if (model === undefined) return undefined;
   if (runtime === 'general') {
-    const i = model.indexOf(':');
-    const provider = i > 0 ? model.slice(0, i) : '';
-    if (i <= 0 || i === model.length - 1 || !(GENERAL_PROVIDERS as readonly string[]).includes(provider)) {
-      return `expected <provider>:<model_id> for runtime general, provider one of ${GENERAL_PROVIDERS.join(', ')}`;
-    }
-    return undefined;
+    const parsed = parseModelId(model);
+    return 'problem' in parsed ? `expected <provider>:<model_id> (or <provider>/<model_id>) for runtime general, provider one of ${GENERAL_PROVIDERS.join(', ')}` : undefined;
   }
   if (/[:\s/]/.test(model)) return `expected a bare model id for runtime ${runtime} (no provider prefix)`;
   return undefined;

@@ -11,7 +11,7 @@ let engine: Promise<typeof import('./engine.ts')> | undefined;
 const loadEngine = () => (engine ??= import('./engine.ts'));
 
 /**
- * The `general` runtime: the AI SDK over a provider registry (openai, anthropic, openai-compatible, demo), tools from
+ * The `general` runtime: the AI SDK over a provider registry (every provider of contracts/model-providers.ts, each package loaded on first use), tools from
  * the runner's session MCP endpoint and the profile's MCP servers, and a bounded in-memory history per session that
  * is exported and imported as a JSON array of ModelMessage. Created by the worker server for MODE general and all.
  */
@@ -27,7 +27,7 @@ export function createGeneralRuntime(config: Config['worker'], limits: HistoryLi
       const { envWithOverride, resolveModel, openToolCatalog, runTurn, buildToolSet, applyAllowlist } = await loadEngine();
       let resolved;
       try {
-        resolved = resolveModel(envWithOverride(config.providerEnv, req.modelOverride), req.modelOverride?.model ?? req.profile.model);
+        resolved = await resolveModel(envWithOverride(config.providerEnv, req.modelOverride), req.modelOverride?.model ?? req.profile.model);
       } catch (err) {
         yield runEvent('error', { message: describeError(err) });
         return;

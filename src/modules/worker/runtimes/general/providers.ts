@@ -1,55 +1,156 @@
-import { createProviderRegistry, type LanguageModel, type streamText } from 'ai';
-import { createOpenAI, type OpenAILanguageModelResponsesOptions } from '@ai-sdk/openai';
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { LanguageModel, streamText } from 'ai';
 import { AppError } from '../../../../shared/errors.ts';
+import { MODEL_ID_FORM, modelProvider, parseModelId } from '../../../../contracts/model-providers.ts';
 import { demoProvider } from './demo-model.ts';
 
 /**
- * The `general` runtime's provider registry. Model ids are `<provider>:<model_id>`, split on the first `:`.
- * Provider variables come from the config's providerEnv (never process.env), and a missing variable is reported by
- * name before any request is made.
+ * The `general` runtime's providers (the list and its variables: contracts/model-providers.ts). Model ids are
+ * `<provider>:<model_id>` or `<provider>/<model_id>`. Each provider's AI SDK package is imported on its first use, so
+ * a worker that never runs a Bedrock model never loads Bedrock (nor its AWS event-stream codec). Provider variables
+ * come from the config's providerEnv, never process.env: every setting a package would otherwise read from the
+ * environment is passed explicitly, and a missing one is reported by name before any request is made.
  */
 type Env = Readonly<Record<string, string>>;
-type RegistryProvider = Parameters<typeof createProviderRegistry>[0][string];
 export type ProviderOptions = NonNullable<Parameters<typeof streamText>[0]['providerOptions']>;
+type Factory = (env: Env) => { languageModel(modelId: string): LanguageModel };
 
 interface ProviderEntry {
-  /** Variables without which the provider cannot work; the first missing one is named in the error. */
-  required: readonly string[];
-  create(env: Env): RegistryProvider;
+  /** The first variable (or alternative) the provider cannot work without, or undefined when all are there. */
+  missing(env: Env): string | undefined;
+  /** Imports the provider package (on first use only) and returns its factory. */
+  load(): Promise<Factory>;
   /** Per-call provider options every turn of this provider sends. */
   callOptions?: ProviderOptions;
 }
 
+const need = (...names: string[]) => (env: Env) => names.find((name) => !env[name]);
+const opt = (value: string | undefined) => value || undefined;
+// The OpenAI and Anthropic packages read *_BASE_URL from process.env when no baseURL is given: give their defaults.
+
+// With the default store:true, the Responses wires send earlier assistant items as `item_reference`s to responses
+// kept on the provider's side, so an exported history would only replay there while it keeps them. With store:false
+// every item goes in full (and encrypted reasoning is asked for), so a bundle is self-contained.
+const noStore = (name: string): ProviderOptions => ({ [name]: { store: false } });
+
 const PROVIDERS: Record<string, ProviderEntry> = {
   openai: {
-    required: ['OPENAI_API_KEY'],
-    create: (env) => createOpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined }),
-    // With the default store:true, earlier assistant items go out as `item_reference`s to responses kept on OpenAI's
-    // side, so an exported history would only replay against the same OpenAI project while it keeps them. With
-    // store:false the SDK sends every item in full (and asks for encrypted reasoning), so a bundle is self-contained.
-    callOptions: { openai: { store: false } satisfies OpenAILanguageModelResponsesOptions },
+    missing: need('OPENAI_API_KEY'),
+    load: async () => {
+      const { createOpenAI } = await import('@ai-sdk/openai');
+      return (env) => createOpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: opt(env.OPENAI_BASE_URL) ?? 'https://api.openai.com/v1' });
+    },
+    callOptions: noStore('openai'),
   },
   anthropic: {
-    required: ['ANTHROPIC_API_KEY'],
-    create: (env) => createAnthropic({ apiKey: env.ANTHROPIC_API_KEY, baseURL: env.ANTHROPIC_BASE_URL || undefined }),
+    missing: need('ANTHROPIC_API_KEY'),
+    load: async () => {
+      const { createAnthropic } = await import('@ai-sdk/anthropic');
+      return (env) => createAnthropic({ apiKey: env.ANTHROPIC_API_KEY, baseURL: opt(env.ANTHROPIC_BASE_URL) ?? 'https://api.anthropic.com/v1' });
+    },
+  },
+  google: {
+    missing: need('GOOGLE_GENERATIVE_AI_API_KEY'),
+    load: async () => {
+      const { createGoogleGenerativeAI } = await import('@ai-sdk/google');
+      return (env) => createGoogleGenerativeAI({ apiKey: env.GOOGLE_GENERATIVE_AI_API_KEY, baseURL: opt(env.GOOGLE_GENERATIVE_AI_BASE_URL) });
+    },
+  },
+  bedrock: {
+    missing(env) {
+      if (!env.AWS_BEARER_TOKEN_BEDROCK) {
+        if (!env.AWS_ACCESS_KEY_ID) return 'AWS_BEARER_TOKEN_BEDROCK or AWS_ACCESS_KEY_ID';
+        if (!env.AWS_SECRET_ACCESS_KEY) return 'AWS_SECRET_ACCESS_KEY';
+        if (!env.AWS_REGION) return 'AWS_REGION'; // SigV4 signs for a region
+      }
+      return env.AWS_REGION || env.AWS_ENDPOINT_URL_BEDROCK_RUNTIME ? undefined : 'AWS_REGION or AWS_ENDPOINT_URL_BEDROCK_RUNTIME';
+    },
+    load: async () => {
+      const { createAmazonBedrock } = await import('@ai-sdk/amazon-bedrock');
+      return (env) =>
+        createAmazonBedrock({
+          // '' (not undefined) keeps the package from reading AWS_BEARER_TOKEN_BEDROCK from the process environment.
+          apiKey: env.AWS_BEARER_TOKEN_BEDROCK ?? '',
+          region: opt(env.AWS_REGION),
+          accessKeyId: opt(env.AWS_ACCESS_KEY_ID),
+          secretAccessKey: opt(env.AWS_SECRET_ACCESS_KEY),
+          sessionToken: opt(env.AWS_SESSION_TOKEN),
+          baseURL: opt(env.AWS_ENDPOINT_URL_BEDROCK_RUNTIME) ?? `https://bedrock-runtime.${env.AWS_REGION}.amazonaws.com`,
+        });
+    },
+  },
+  azure: {
+    missing: (env) => need('AZURE_API_KEY')(env) ?? (env.AZURE_BASE_URL || env.AZURE_RESOURCE_NAME ? undefined : 'AZURE_RESOURCE_NAME or AZURE_BASE_URL'),
+    load: async () => {
+      const { createAzure } = await import('@ai-sdk/azure');
+      return (env) =>
+        createAzure({
+          apiKey: env.AZURE_API_KEY,
+          resourceName: opt(env.AZURE_RESOURCE_NAME),
+          baseURL: opt(env.AZURE_BASE_URL),
+          apiVersion: opt(env.AZURE_API_VERSION),
+        });
+    },
+    callOptions: noStore('azure'),
+  },
+  mistral: {
+    missing: need('MISTRAL_API_KEY'),
+    load: async () => {
+      const { createMistral } = await import('@ai-sdk/mistral');
+      return (env) => createMistral({ apiKey: env.MISTRAL_API_KEY, baseURL: opt(env.MISTRAL_BASE_URL) });
+    },
+  },
+  xai: {
+    missing: need('XAI_API_KEY'),
+    load: async () => {
+      const { createXai } = await import('@ai-sdk/xai');
+      return (env) => createXai({ apiKey: env.XAI_API_KEY, baseURL: opt(env.XAI_BASE_URL) });
+    },
+    callOptions: noStore('xai'),
+  },
+  groq: {
+    missing: need('GROQ_API_KEY'),
+    load: async () => {
+      const { createGroq } = await import('@ai-sdk/groq');
+      return (env) => createGroq({ apiKey: env.GROQ_API_KEY, baseURL: opt(env.GROQ_BASE_URL) });
+    },
+  },
+  // OpenRouter serves the OpenAI Chat Completions wire; the AI SDK's own OpenAI-compatible package speaks it, so no
+  // third package (and no third copy of the Chat Completions parser) is loaded for it.
+  openrouter: {
+    missing: need('OPENROUTER_API_KEY'),
+    load: async () => {
+      const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
+      return (env) =>
+        createOpenAICompatible({ name: 'openrouter', baseURL: opt(env.OPENROUTER_BASE_URL) ?? 'https://openrouter.ai/api/v1', apiKey: env.OPENROUTER_API_KEY, includeUsage: true });
+    },
   },
   // Local servers (Ollama, vLLM, llama.cpp, LM Studio) often need no key, but they always need an address.
   'openai-compatible': {
-    required: ['OPENAI_COMPATIBLE_BASE_URL'],
-    create: (env) =>
-      createOpenAICompatible({
-        name: 'openai-compatible',
-        baseURL: env.OPENAI_COMPATIBLE_BASE_URL,
-        apiKey: env.OPENAI_COMPATIBLE_API_KEY || undefined,
-        includeUsage: true,
-      }),
+    missing: need('OPENAI_COMPATIBLE_BASE_URL'),
+    load: async () => {
+      const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
+      return (env) =>
+        createOpenAICompatible({ name: 'openai-compatible', baseURL: env.OPENAI_COMPATIBLE_BASE_URL, apiKey: opt(env.OPENAI_COMPATIBLE_API_KEY), includeUsage: true });
+    },
   },
-  demo: { required: [], create: () => demoProvider },
+  demo: {
+    missing: () => undefined,
+    load: async () => () => demoProvider,
+  },
 };
 
 export const PROVIDER_NAMES = Object.keys(PROVIDERS);
+
+const loaded = new Map<string, Promise<Factory>>();
+function factoryOf(provider: string): Promise<Factory> {
+  let f = loaded.get(provider);
+  if (!f) {
+    f = PROVIDERS[provider].load();
+    f.catch(() => loaded.delete(provider)); // a failed import is tried again next time
+    loaded.set(provider, f);
+  }
+  return f;
+}
 
 export interface ResolvedModel {
   provider: string;
@@ -58,38 +159,30 @@ export interface ResolvedModel {
   providerOptions: ProviderOptions | undefined;
 }
 
-/** The provider variables a per-run override (ModelOverride) sets, by provider: [base URL variable, key variable]. */
-const OVERRIDE_ENV: Record<string, readonly [string, string]> = {
-  openai: ['OPENAI_BASE_URL', 'OPENAI_API_KEY'],
-  anthropic: ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY'],
-  'openai-compatible': ['OPENAI_COMPATIBLE_BASE_URL', 'OPENAI_COMPATIBLE_API_KEY'],
-};
-
 /**
  * The provider variables for one run with a model override: the override's base URL and key replace the configured
  * ones of its provider (a key given without a base URL keeps the configured address). The worker's env is untouched.
  */
 export function envWithOverride(env: Env, override: { model: string; baseUrl?: string; apiKey?: string } | undefined): Env {
   if (!override) return env;
-  const vars = OVERRIDE_ENV[override.model.slice(0, override.model.indexOf(':'))];
-  if (!vars) return env;
+  const parsed = parseModelId(override.model);
+  const info = 'problem' in parsed ? undefined : modelProvider(parsed.provider);
+  if (!info?.baseUrlVar || !info.keyVar) return env;
   const out: Record<string, string> = { ...env };
-  if (override.baseUrl) out[vars[0]] = override.baseUrl;
-  if (override.apiKey !== undefined) out[vars[1]] = override.apiKey;
+  if (override.baseUrl) out[info.baseUrlVar] = override.baseUrl;
+  if (override.apiKey !== undefined) out[info.keyVar] = override.apiKey;
   return out;
 }
 
 /** Resolves a profile's model id; every failure is a 400-class AppError with a message fit for a terminal event. */
-export function resolveModel(env: Env, id: string | undefined): ResolvedModel {
-  const form = `expected <provider>:<model_id> with provider one of ${PROVIDER_NAMES.join(', ')}`;
-  if (!id) throw new AppError(400, `profile.model is required for the general runtime (${form})`);
-  const sep = id.indexOf(':');
-  if (sep <= 0 || sep === id.length - 1) throw new AppError(400, `invalid model "${id}": ${form}`);
-  const provider = id.slice(0, sep);
-  const entry = Object.hasOwn(PROVIDERS, provider) ? PROVIDERS[provider] : undefined;
-  if (!entry) throw new AppError(400, `unknown model provider "${provider}" in "${id}": ${form}`);
-  const missing = entry.required.find((name) => !env[name]);
+export async function resolveModel(env: Env, id: string | undefined): Promise<ResolvedModel> {
+  if (!id) throw new AppError(400, `profile.model is required for the general runtime (expected ${MODEL_ID_FORM})`);
+  const parsed = parseModelId(id);
+  if ('problem' in parsed) throw new AppError(400, parsed.problem);
+  const { provider, modelId } = parsed;
+  const entry = PROVIDERS[provider];
+  const missing = entry.missing(env);
   if (missing) throw new AppError(400, `${missing} is not set (needed by model provider ${provider})`);
-  const registry = createProviderRegistry({ [provider]: entry.create(env) });
-  return { provider, modelId: id.slice(sep + 1), model: registry.languageModel(id as `${string}:${string}`), providerOptions: entry.callOptions };
+  const factory = await factoryOf(provider);
+  return { provider, modelId, model: factory(env).languageModel(modelId), providerOptions: entry.callOptions };
 }
