@@ -66,11 +66,13 @@ describe.each(backends)('agents and sessions on $name', (backend) => {
   });
 
   it('refuses any other model form with 400 naming `model`', async () => {
-    for (const model of ['gpt-4o', 'svc/nowhere/x', 'mistral/large', 'svc/demo', 'openai:gpt-4o']) {
+    for (const model of ['gpt-4o', 'svc/nowhere/x', 'nowhere/large', 'svc/demo', 'nowhere:gpt-4o']) {
       const err = await h.client.beta.agents.create({ model }).catch((e) => e);
       expect(err).toBeInstanceOf(OpenAI.BadRequestError);
       expect(err.param).toBe('model');
     }
+    // every provider of the general runtime, in either spelling (printed `provider/model` on /v1)
+    for (const model of ['mistral/large', 'openai:gpt-4o']) expect((await h.client.beta.agents.create({ model })).model).toBeTruthy();
     const agent = await h.client.beta.agents.create({ model: 'openai/gpt-4o' });
     expect((await h.client.beta.agents.update(agent.id, { model: 'nope' }).catch((e) => e)).status).toBe(400);
   });
