@@ -282,7 +282,8 @@ describe('sandbox worker leases', () => {
     await client.deleteSession(TENANT, sessionId);
     await expect(client.workerLease(TENANT, sessionId)).rejects.toThrow(/no sandbox worker/);
     await until(async () => existsSync(`/proc/${pid}`), (alive) => !alive, 'the worker process to end');
-    expect(existsSync(join(dataDir, 'sandboxes', sessionId))).toBe(false);
+    // the session's folder goes last, once its worker has stopped (the release runs after DELETE has answered)
+    await until(async () => existsSync(join(dataDir, 'sandboxes', sessionId)), (present) => !present, "the session's sandbox folder to be removed");
   }, 60_000);
 
   it('runs unisolated worker processes only when the operator opted out of the sandbox', async () => {

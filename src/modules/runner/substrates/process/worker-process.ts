@@ -83,7 +83,14 @@ export function createProcessSubstrate(sandbox: Sandbox): WorkerSubstrate {
   });
   const ports = new Map<string, number>();
 
-  function watch(child: ChildProcess, workerId: string): LaunchedWorker {
+  /**
+   * `exited` settles once nothing of the worker can still reach the runner. Unisolated, that is the worker process's
+   * exit. In bubblewrap it is later than bwrap's exit: the worker runs in a session of its own (`--new-session`), so
+   * the process-group SIGKILL ends bwrap, and the worker only dies once the sandbox's pid namespace is torn down; until
+   * then it can still poll the callback socket (and take the next run) or write its state. Every process in the sandbox
+   * holds the stdout and stderr pipes, so their close (the child's `close` event) is the sandbox's true end.
+   */
+  function watch(child: ChildProcess, workerId: string, endsOn: 'exit' | 'close'): LaunchedWorker {
     let tail = '';
     child.stderr?.on('data', (d: Buffer) => {
       tail = (tail + d.toString('utf8')).slice(-STDERR_TAIL);
@@ -95,7 +102,7 @@ export function createProcessSubstrate(sandbox: Sandbox): WorkerSubstrate {
         tail += `\n${err.message}`;
         resolve({ code: null, signal: null });
       });
-      child.once('exit', (code, signal) => resolve({ code, signal }));
+      child.once(endsOn, (code: number | null, signal: NodeJS.Signals | null) => resolve({ code, signal }));
     });
     return { workerId, pid: child.pid, startedAt: new Date().toISOString(), exited, stderrTail: () => tail.trim() };
   }
@@ -130,7 +137,7 @@ export function createProcessSubstrate(sandbox: Sandbox): WorkerSubstrate {
       const env = { ...l.env, PATH, LANG: 'C.UTF-8', HOME: join(l.sessionDir, 'home'), SVC_STATE_DIR: join(l.sessionDir, 'state'), SVC_WORKER_RELAY: `${port}:${l.callbackSocket}` };
       child = spawn(hostArgv[0], hostArgv.slice(1), { env, cwd: join(l.sessionDir, 'home'), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     }
-    const worker = watch(child, `${PROCESS_SUBSTRATE}-${child.pid ?? 0}-${randomId(6)}`);
+    const worker = watch(child, `${PROCESS_SUBSTRATE}-${child.pid ?? 0}-${randomId(6)}`, isolated ? 'close' : 'exit');
     alive.set(worker, child);
     worker.exited.then(() => alive.delete(worker));
     return worker;
