@@ -165,7 +165,7 @@ describe.each(backends)('conductor on $name', (backend) => {
     expect(body.workerPlacement).toEqual({ substrate: 'process', source: 'runner-default', servable: true });
     expect((await svc.api('/api/profiles', { method: 'POST', json: { name: 'sandboxed', runtime: 'general' } })).status).toBe(409);
     const replaced = await svc.api('/api/profiles/sandboxed', { method: 'PUT', json: { name: 'sandboxed', runtime: 'general', model: 'demo:y' } });
-    expect(await replaced.json()).toEqual({ name: 'sandboxed', runtime: 'general', model: 'demo:y', id: body.id });
+    expect(await replaced.json()).toEqual({ name: 'sandboxed', runtime: 'general', model: 'demo:y', id: body.id, pinned: false });
     expect((await svc.api('/api/profiles/sandboxed', { method: 'DELETE' })).status).toBe(204);
     expect((await svc.api('/api/profiles/sandboxed')).status).toBe(404);
   });

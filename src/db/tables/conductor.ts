@@ -36,6 +36,9 @@ export interface ProfilesTable {
   spec: Json<Record<string, unknown>>;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** 0018: pinned profiles come first in lists; `version` counts the changes kept in profile_history. */
+  pinned_at: NullableTimestamp;
+  version: Generated<number>;
 }
 
 export interface PoolsTable {
@@ -44,6 +47,18 @@ export interface PoolsTable {
   id: string;
   spec: Json<Record<string, unknown>>;
   created_at: Timestamp;
+  pinned_at: NullableTimestamp;
+  updated_at: Timestamp;
+}
+
+/** A profile's change history (0018): `changes` is `{field: {from, to}}`. */
+export interface ProfileHistoryTable {
+  tenant_id: string;
+  profile_name: string;
+  version: number;
+  changed_at: Timestamp;
+  changed_by: string | null;
+  changes: Json<Record<string, { from: unknown; to: unknown }>>;
 }
 
 export interface SkillsTable {
@@ -129,10 +144,38 @@ export interface NotificationsTable {
   recipient: string | null;
   subject: string | null;
   message: string;
-  status: ColumnType<'queued' | 'sent' | 'failed', 'queued' | 'sent' | 'failed' | undefined, 'queued' | 'sent' | 'failed'>;
+  status: ColumnType<NotificationRowStatus, NotificationRowStatus | undefined, NotificationRowStatus>;
   detail: Generated<string>;
   run_id: string | null;
   created_at: Timestamp;
+  /** 0018: what produced it (`notify`, `run.failed`, `automation.disabled`, …). */
+  event: Generated<string>;
+}
+
+export type NotificationRowStatus = 'queued' | 'sent' | 'failed' | 'undeliverable';
+
+/** A tenant's notification settings (0018): email and webhooks, one JSON document. */
+export interface NotificationSettingsTable {
+  tenant_id: string;
+  settings: Json<Record<string, unknown>>;
+  updated_by: string | null;
+  updated_at: Timestamp;
+}
+
+/** One delivery of a notification to one channel (0018), worked by the job queue. */
+export interface NotificationDeliveriesTable {
+  id: string;
+  tenant_id: string;
+  notification_id: string;
+  channel: 'email' | 'webhook';
+  target: string;
+  webhook_id: string | null;
+  status: ColumnType<'queued' | 'sent' | 'failed', 'queued' | 'sent' | 'failed' | undefined, 'queued' | 'sent' | 'failed'>;
+  attempts: Generated<number>;
+  last_error: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  delivered_at: NullableTimestamp;
 }
 
 export interface ConductorTables {
@@ -148,6 +191,9 @@ export interface ConductorTables {
   run_events: RunEventsTable;
   conductor_leases: ConductorLeasesTable;
   notifications: NotificationsTable;
+  notification_settings: NotificationSettingsTable;
+  notification_deliveries: NotificationDeliveriesTable;
+  profile_history: ProfileHistoryTable;
   rate_limits: RateLimitsTable;
 }
 
