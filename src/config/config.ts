@@ -152,6 +152,21 @@ export interface Config {
   billing: BillingConfig;
   /** The chat gateway's public base URL (SVC_CHAT_PUBLIC_URL): published agents show `<url>/chat/<slug>` when set. */
   chatPublicUrl: string | undefined;
+  /** Notification deliveries (conductor role): see notifications/. */
+  notifications: NotificationsConfig;
+}
+
+export interface NotificationsConfig {
+  /** SVC_SMTP_URL: the SMTP server email notifications go through (smtp:// or smtps://, credentials in the URL); unset: no email. */
+  smtpUrl: string | undefined;
+  /** SVC_SMTP_FROM: the sender when the tenant's settings name none (default svc@localhost). */
+  smtpFrom: string;
+  /** SVC_NOTIFY_RETRY_LIMIT: retries of a failed delivery after its first attempt (default 8). */
+  retryLimit: number;
+  /** SVC_NOTIFY_RETRY_DELAY_S: seconds before the first retry, doubled per attempt (default 10; 0 retries at once, for tests). */
+  retryDelaySeconds: number;
+  /** SVC_NOTIFY_TIMEOUT_MS: how long one email or webhook attempt may take (default 10 s). */
+  timeoutMs: number;
 }
 
 export const SANDBOX_MODES = ['bwrap', 'off'] as const;
@@ -198,6 +213,12 @@ function url(name: string, raw: string | undefined): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!v.is(v.pipe(v.string(), v.url(), v.regex(/^https?:\/\//)), raw)) throw new ConfigError(name, `got "${raw}"; allowed: an http(s) URL`);
   return raw.replace(/\/+$/, '');
+}
+
+function smtpUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^smtps?:\/\/[^\s/]+/.test(raw)) throw new ConfigError('SVC_SMTP_URL', 'an smtp:// or smtps:// URL, e.g. smtp://user:pass@mail.example.com:587');
+  return raw;
 }
 
 function pick<T extends string>(name: string, raw: string | undefined, allowed: readonly T[], fallback: T): T {
@@ -354,6 +375,13 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
     // billing runs beside the database (the conductor's role): only there do Stripe keys matter
     billing: billingConfig(env, appEnv, traits.needsDatabase),
     chatPublicUrl: url('SVC_CHAT_PUBLIC_URL', env.SVC_CHAT_PUBLIC_URL),
+    notifications: {
+      smtpUrl: smtpUrl(env.SVC_SMTP_URL),
+      smtpFrom: env.SVC_SMTP_FROM || 'svc@localhost',
+      retryLimit: int('SVC_NOTIFY_RETRY_LIMIT', env.SVC_NOTIFY_RETRY_LIMIT, 8, 0, 100),
+      retryDelaySeconds: int('SVC_NOTIFY_RETRY_DELAY_S', env.SVC_NOTIFY_RETRY_DELAY_S, 10, 0, 3600),
+      timeoutMs: int('SVC_NOTIFY_TIMEOUT_MS', env.SVC_NOTIFY_TIMEOUT_MS, 10_000, 100, 600_000),
+    },
   };
   return deepFreeze(config);
 }

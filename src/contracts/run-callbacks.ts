@@ -16,7 +16,21 @@ export const NotificationRequest = v.object({
 });
 export type NotificationRequest = v.InferInput<typeof NotificationRequest>;
 
-export type NotificationStatus = 'queued' | 'sent' | 'failed';
+/** `queued` while a delivery is pending, `sent` when every one arrived, `failed` when one gave up, `undeliverable` when no channel could take it. */
+export type NotificationStatus = 'queued' | 'sent' | 'failed' | 'undeliverable';
+
+/** One delivery of a notification: an email to its recipients or a call of one webhook, with its attempts so far. */
+export interface NotificationDelivery {
+  id: string;
+  channel: 'email' | 'webhook';
+  /** The recipients (email) or the URL (webhook). */
+  target: string;
+  webhookId: string | null;
+  status: 'queued' | 'sent' | 'failed';
+  attempts: number;
+  lastError: string | null;
+  deliveredAt: string | null;
+}
 
 /** A stored notification as `/api/notifications` answers it. */
 export interface Notification {
@@ -28,9 +42,12 @@ export interface Notification {
   status: NotificationStatus;
   /** Why the status is what it is, e.g. that no delivery provider is configured. */
   detail: string;
-  /** The run whose tool asked for it, when a run token made the request. */
+  /** What produced it: `notify` (the tool or an API caller), `run.failed`, `automation.disabled`, `workflow.paused`, `credit.low`. */
+  event: string;
+  /** The run whose tool asked for it (a run token made the request), or the run it is about. */
   runId: string | null;
   createdAt: string;
+  deliveries: NotificationDelivery[];
 }
 
 /** Body of the child run a `delegate` call starts through `POST /api/runs` (a SubTask). */

@@ -3,6 +3,8 @@ import { withTenant, type DB } from '../../../db/index.ts';
 import { AppError, describeError, notFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
+import type { Jobs } from '../jobs/index.ts';
+import { requestNotification } from '../notifications/index.ts';
 import type { RunFinished } from '../hooks/index.ts';
 import { createRun, type RunDeps } from '../runs/runs.service.ts';
 import { finishFiring, getAutomation, insertFiring, setFiringSession, updateAutomation, type AutomationRow, type Firing } from './automations.repo.ts';
@@ -17,6 +19,8 @@ export interface FiringDeps {
   db: Kysely<DB>;
   runs: RunDeps;
   log: Logger;
+  /** The job queue, through which a disabled automation asks for a notification (absent in some unit tests). */
+  jobs?: Jobs;
 }
 
 /** The memory note travels with every firing's prompt, so the agent keeps what it learnt. */
@@ -69,7 +73,7 @@ export async function startFiring(deps: FiringDeps, row: AutomationRow, firing: 
  * failure count; a failure counts, and `maxConsecutiveFailures` in a row (or running out of credit) disables it.
  */
 export async function recordOutcome(
-  deps: Pick<FiringDeps, 'db'>,
+  deps: Pick<FiringDeps, 'db' | 'jobs'>,
   tenantId: string,
   where: { runId: string } | { id: string },
   outcome: Exclude<FiringOutcome, 'skipped'>,
@@ -88,11 +92,21 @@ export async function recordOutcome(
     const failures = a.consecutiveFailures + 1;
     const disable = !a.deletedAt && (outOfCredit || failures >= a.maxConsecutiveFailures);
     await updateAutomation(tx, a.id, { consecutive_failures: failures, ...(disable ? { status: 'disabled' as const, next_run_at: null } : {}) });
+    if (disable && a.status !== 'disabled' && deps.jobs) {
+      const why = outOfCredit ? 'the tenant is out of credit' : `${failures} firings in a row failed`;
+      await requestNotification(deps.jobs, tx, {
+        tenantId,
+        event: 'automation.disabled',
+        subject: `svc: automation ${a.name} was disabled`,
+        message: `Automation ${a.name} (${a.id}) of profile ${a.profile} was disabled: ${why}. The last error: ${error ?? 'none recorded'}. Start it again with POST /api/automations/${a.id}/start.`,
+        runId: firing.runId,
+      });
+    }
     return firing;
   });
 }
 
 /** The `automations` runFinished subscriber: most runs are no firing, and find nothing to record. */
-export function onRunFinished(deps: Pick<FiringDeps, 'db'>, ev: RunFinished): Promise<unknown> {
+export function onRunFinished(deps: Pick<FiringDeps, 'db' | 'jobs'>, ev: RunFinished): Promise<unknown> {
   return ev.status === 'ok' ? recordOutcome(deps, ev.tenantId, { runId: ev.runId }, 'ok', null) : recordOutcome(deps, ev.tenantId, { runId: ev.runId }, 'failed', `run ended ${ev.status}`);
 }

@@ -1,3 +1,4 @@
-/** Notifications: `/api/notifications` (stored, queued for a delivery provider). */
+/** Notifications: `/api/notifications` (outbox, settings), delivered by email and signed webhooks through the job queue. */
 export { notificationsFeature } from './notifications.feature.ts';
-export { notificationRoutes, NO_PROVIDER_DETAIL } from './notifications.routes.ts';
+export { notificationRoutes } from './notifications.routes.ts';
+export { requestNotification, type RequestedNotification } from './events.ts';

@@ -1,19 +1,33 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../../shared/log.ts';
+import { createJobs, type Jobs } from '../jobs/index.ts';
 import { capabilityBundleRoutes } from '../toolkit/index.ts';
 import { testApi, type TestApi } from '../toolkit/api.fixture.ts';
-import { NO_PROVIDER_DETAIL, notificationRoutes } from './index.ts';
+import { notificationRoutes } from './index.ts';
+import { createDeliverer } from './deliver.ts';
+import { DELIVER_QUEUE } from './notify.service.ts';
 
+/** The routes with no SMTP server configured (deliveries themselves: test/flows/notifications.test.ts). */
 let api: TestApi;
+let jobs: Jobs;
+const config = { smtpUrl: undefined, smtpFrom: 'svc@localhost', retryLimit: 0, retryDelaySeconds: 0, timeoutMs: 1000 };
 beforeAll(async () => {
   api = await testApi((app, database) => {
-    app.route('/api/notifications', notificationRoutes({ db: database.db }));
+    jobs = createJobs({ database, log: createLogger('test') });
+    app.route('/api/notifications', notificationRoutes({ db: database.db, jobs, config }));
     app.route('/api/capability-bundles', capabilityBundleRoutes());
   });
+  // the real deliverer: its attempts fail here (nothing listens on port 9), so deliveries stay queued, then fail
+  await jobs.define(DELIVER_QUEUE, createDeliverer({ db: api.database.db, config, log: createLogger('test') }));
+  await jobs.start();
 });
-afterAll(() => api.close());
+afterAll(async () => {
+  await jobs?.stop();
+  await api?.close();
+});
 
 describe('notifications', () => {
-  it('stores a notification as queued, says why, and names the run that asked', async () => {
+  it('stores a notification nobody can receive as undeliverable, says why, and names the run that asked', async () => {
     const res = await api.request('POST', '/api/notifications', {
       as: { authKind: 'run_token', role: 'member', subject: 'run:run_abc' },
       json: { to: 'ops@example.com', subject: 'Done', message: 'The report is ready.' },
@@ -25,10 +39,12 @@ describe('notifications', () => {
       to: 'ops@example.com',
       subject: 'Done',
       message: 'The report is ready.',
-      status: 'queued',
-      detail: NO_PROVIDER_DETAIL,
+      status: 'undeliverable',
+      detail: 'stored, not delivered: no SMTP server is configured (SVC_SMTP_URL); no webhook takes notify',
+      event: 'notify',
       runId: 'run_abc',
       createdAt: expect.any(String),
+      deliveries: [],
     });
     expect((await api.request('GET', `/api/notifications/${res.body.id}`)).body).toEqual(res.body);
   });
@@ -44,6 +60,45 @@ describe('notifications', () => {
   it('refuses an empty message and a malformed channel with 400', async () => {
     expect((await api.request('POST', '/api/notifications', { json: { message: '' } })).body.error).toMatch(/^message: /);
     expect((await api.request('POST', '/api/notifications', { json: { message: 'x', channel: 'E-Mail!' } })).body.error).toMatch(/^channel: /);
+  });
+});
+
+describe('notification settings', () => {
+  it('reads the defaults before anything is set', async () => {
+    expect((await api.request('GET', '/api/notifications/settings', { as: { tenantId: 'globex' } })).body).toEqual({ email: { enabled: true, to: [], from: null }, webhooks: [] });
+  });
+
+  it('lets an admin set them, generates a webhook id and secret, keeps the secret on a later PUT, and shows it to admins only', async () => {
+    const put = await api.request('PUT', '/api/notifications/settings', {
+      as: { role: 'admin' },
+      json: { email: { to: ['ops@example.com'], from: 'svc@example.com' }, webhooks: [{ url: 'https://hooks.example.com/svc', events: ['run.failed'] }] },
+    });
+    expect(put.status).toBe(200);
+    const hook = put.body.webhooks[0];
+    expect(put.body).toEqual({
+      email: { enabled: true, to: ['ops@example.com'], from: 'svc@example.com' },
+      webhooks: [{ id: expect.stringMatching(/^whk_/), url: 'https://hooks.example.com/svc', secret: expect.stringMatching(/^whsec_/), events: ['run.failed'] }],
+    });
+    const again = await api.request('PUT', '/api/notifications/settings', { json: { ...put.body, webhooks: [{ id: hook.id, url: hook.url, events: [] }] } });
+    expect(again.body.webhooks).toEqual([{ ...hook, events: [] }]);
+    expect((await api.request('GET', '/api/notifications/settings', { as: { role: 'member' } })).body.webhooks).toEqual([{ ...hook, events: [], secret: null }]);
+  });
+
+  it('refuses a member with 403 and bad settings with 400 naming the field', async () => {
+    expect(await api.request('PUT', '/api/notifications/settings', { as: { role: 'member' }, json: {} })).toMatchObject({ status: 403, body: { error: 'notification settings needs role admin or owner' } });
+    expect((await api.request('PUT', '/api/notifications/settings', { json: { email: { to: ['not an address'] } } })).body.error).toMatch(/^email\.to\.0: an email address/);
+    expect((await api.request('PUT', '/api/notifications/settings', { json: { webhooks: [{ url: 'ftp://x' }] } })).body.error).toMatch(/^webhooks\.0\.url: /);
+    expect((await api.request('PUT', '/api/notifications/settings', { json: { webhooks: [{ url: 'https://x.example', events: ['nope'] }] } })).body.error).toMatch(/^webhooks\.0\.events\.0: .*run\.failed/);
+    expect((await api.request('PUT', '/api/notifications/settings', { json: { webhooks: [{ url: 'https://x.example', secret: 'plain' }] } })).body.error).toMatch(/^webhooks\.0\.secret: /);
+  });
+
+  it('queues a delivery to each webhook that wants the event and leaves the others out', async () => {
+    await api.request('PUT', '/api/notifications/settings', {
+      as: { tenantId: 'globex' },
+      json: { email: { enabled: false }, webhooks: [{ url: 'http://127.0.0.1:9/a', events: ['notify'] }, { url: 'http://127.0.0.1:9/b', events: ['run.failed'] }] },
+    });
+    const res = await api.request('POST', '/api/notifications', { as: { tenantId: 'globex' }, json: { message: 'hi' } });
+    expect(res.body).toMatchObject({ status: 'queued', detail: '1 delivery queued', deliveries: [{ channel: 'webhook', target: 'http://127.0.0.1:9/a', status: 'queued', attempts: 0 }] });
   });
 });
 

@@ -1,43 +1,57 @@
 import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
-import type { Kysely } from 'kysely';
-import type { DB } from '../../../db/index.ts';
 import { NotificationRequest } from '../../../contracts/run-callbacks.ts';
 import { readJson } from '../../../shared/http.ts';
-import { prefixedId } from '../../../shared/ids.ts';
 import type { IdentityEnv, Principal } from '../identity/index.ts';
-import { findOr404, inTenant, pageOf, sendList } from '../../crud/index.ts';
-import { getNotification, insertNotification, listNotifications } from './notifications.repo.ts';
+import { hasRole, requireRole } from '../identity/guards.ts';
+import { findOr404, inTenant, pageOf, sendList, tenantOf } from '../../crud/index.ts';
+import { getNotification, listNotifications } from './notifications.repo.ts';
+import { notify, type NotifyDeps } from './notify.service.ts';
+import { readSettings, writeSettings } from './settings.repo.ts';
+import { SettingsBody, settingsToStore, type NotificationSettings } from './settings.schema.ts';
 
 /**
- * `/api/notifications`: the notification service behind the `notify` tool (and any API caller). There is no delivery
- * provider yet, so a notification is stored with status `queued` and a `detail` that says so; the list is the
- * tenant's outbox. Mounted at `/notifications`.
+ * `/api/notifications`: the notification service behind the `notify` tool (and any API caller), the tenant's outbox
+ * with each notification's deliveries, and the settings (`/settings`: read by members, written by admins). Mounted at
+ * `/notifications`.
  */
-export const NO_PROVIDER_DETAIL = 'stored; no delivery provider is configured for this channel, so it stays queued';
 
 /** A run token's subject is `run:<runId>`: the run whose tool asked. */
 function runIdOf(p: Principal): string | null {
   return p.authKind === 'run_token' && p.subject?.startsWith('run:') ? p.subject.slice(4) : null;
 }
 
-export function notificationRoutes(deps: { db: Kysely<DB> }): Hono<IdentityEnv> {
+/** Webhook secrets are shown to admins and owners (who set them), not to members and viewers. */
+function settingsFor(p: Principal, s: NotificationSettings) {
+  return hasRole(p, 'admin') ? s : { ...s, webhooks: s.webhooks.map((w) => ({ ...w, secret: null })) };
+}
+
+export function notificationRoutes(deps: NotifyDeps): Hono<IdentityEnv> {
   return new Hono<IdentityEnv>()
+    .get('/settings', async (c) => c.json(settingsFor(c.get('principal'), await inTenant(deps.db, c, readSettings))))
+    .put('/settings', doc({ body: SettingsBody }), requireRole('admin', 'notification settings'), async (c) => {
+      const body = await readJson(c, SettingsBody);
+      const p = c.get('principal');
+      const stored = await inTenant(deps.db, c, async (tx) => {
+        const next = settingsToStore(body, await readSettings(tx));
+        await writeSettings(tx, tenantOf(c), next, p.keyId ? `key:${p.keyId}` : p.subject);
+        return next;
+      });
+      return c.json(settingsFor(p, stored));
+    })
     .post('/', doc({ body: NotificationRequest }), async (c) => {
       const principal = c.get('principal');
       const body = await readJson(c, NotificationRequest);
-      const row = {
-        id: prefixedId('ntf'),
+      const created = await notify(deps, {
         tenantId: principal.tenantId,
+        event: 'notify',
         channel: body.channel,
         to: body.to ?? null,
         subject: body.subject ?? null,
         message: body.message,
-        status: 'queued' as const,
-        detail: NO_PROVIDER_DETAIL,
         runId: runIdOf(principal),
-      };
-      return c.json(await inTenant(deps.db, c, (tx) => insertNotification(tx, row)), 201);
+      });
+      return c.json(created, 201);
     })
     .get('/', async (c) => {
       const page = pageOf(c);

@@ -1,0 +1,101 @@
+import type { Kysely } from 'kysely';
+import { createTransport, type Transporter } from 'nodemailer';
+import { withTenant, type DB } from '../../../db/index.ts';
+import type { Notification, NotificationDelivery } from '../../../contracts/run-callbacks.ts';
+import type { NotificationsConfig } from '../../../config/config.ts';
+import { describeError } from '../../../shared/errors.ts';
+import type { Logger } from '../../../shared/log.ts';
+import type { JobContext } from '../jobs/index.ts';
+import { lockDelivery, recordAttempt, settleNotification } from './notifications.repo.ts';
+import { readSettings } from './settings.repo.ts';
+import type { DeliveryJob } from './notify.service.ts';
+import { signWebhook } from './webhook-signature.ts';
+
+/**
+ * One attempt of one delivery, as the job queue's handler: email over SMTP (nodemailer) or a webhook call signed per
+ * Standard Webhooks. The attempt and its outcome are recorded on the delivery; a failure with retries left throws, so
+ * the queue retries it with backoff; the last failure marks it `failed`. A delivery already settled is left alone
+ * (the queue delivers at least once). The attempt runs inside the row lock, so two attempts never overlap.
+ */
+export interface DeliverDeps {
+  db: Kysely<DB>;
+  config: NotificationsConfig;
+  log: Logger;
+}
+
+export function createDeliverer(deps: DeliverDeps) {
+  let transport: Transporter | undefined;
+  const mailer = () =>
+    (transport ??= createTransport({
+      url: deps.config.smtpUrl!,
+      connectionTimeout: deps.config.timeoutMs,
+      greetingTimeout: deps.config.timeoutMs,
+      socketTimeout: deps.config.timeoutMs,
+    }));
+
+  async function attempt(n: Notification, d: NotificationDelivery, via: { from: string; secret: string | undefined }): Promise<void> {
+    const webhookSecret = via.secret;
+    if (d.channel === 'email') {
+      if (!deps.config.smtpUrl) throw new Error('no SMTP server is configured (SVC_SMTP_URL)');
+      await mailer().sendMail({
+        from: via.from,
+        to: d.target,
+        subject: n.subject ?? subjectOf(n),
+        text: n.message,
+        headers: { 'X-Svc-Notification-Id': n.id, 'X-Svc-Event': n.event },
+      });
+      return;
+    }
+    if (!webhookSecret) throw new Error(`webhook ${d.webhookId} is no longer in the notification settings`);
+    const { deliveries: _omit, ...data } = n;
+    const body = JSON.stringify({ type: n.event, timestamp: new Date().toISOString(), data });
+    const res = await fetch(d.target, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'user-agent': 'svc-webhooks', ...signWebhook(webhookSecret, d.id, Math.floor(Date.now() / 1000), body) },
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(deps.config.timeoutMs),
+    });
+    await res.body?.cancel().catch(() => {});
+    if (res.status < 200 || res.status >= 300) throw new Error(`webhook answered HTTP ${res.status}`);
+  }
+  return async function deliver(job: DeliveryJob, ctx: JobContext): Promise<{ status: string }> {
+    const outcome = await withTenant(deps.db, job.tenantId, async (tx) => {
+      const found = await lockDelivery(tx, job.deliveryId);
+      if (!found || found.delivery.status !== 'queued') return { status: found?.delivery.status ?? 'gone', error: undefined };
+      const settings = await readSettings(tx);
+      const via = { from: settings.email.from ?? deps.config.smtpFrom, secret: settings.webhooks.find((w) => w.id === found.delivery.webhookId)?.secret };
+      let error: string | undefined;
+      try {
+        await attempt(found.notification, found.delivery, via);
+      } catch (err) {
+        error = describeError(err);
+      }
+      const last = ctx.retryCount >= deps.config.retryLimit;
+      const status = error === undefined ? 'sent' : last ? 'failed' : 'queued';
+      await recordAttempt(tx, job.deliveryId, status, error ?? null);
+      await settleNotification(tx, found.notification.id);
+      return { status, error };
+    });
+    if (outcome.status === 'queued' && outcome.error) {
+      deps.log.info('notification delivery failed, will retry', { deliveryId: job.deliveryId, attempt: ctx.retryCount + 1, error: outcome.error });
+      throw new Error(outcome.error);
+    }
+    return { status: outcome.status };
+  };
+}
+
+function subjectOf(n: Notification): string {
+  switch (n.event) {
+    case 'run.failed':
+      return `svc: run ${n.runId} failed`;
+    case 'automation.disabled':
+      return 'svc: an automation was disabled';
+    case 'workflow.paused':
+      return 'svc: a workflow was paused';
+    case 'credit.low':
+      return 'svc: credit is running low';
+    default:
+      return 'svc notification';
+  }
+}
