@@ -1,2 +1,2 @@
-/** Pools: named groups of profiles sharing a filesystem area, broadcast like profiles. */
+/** Pools (variant A) and pods (variant B): named groups of profiles sharing a filesystem area, broadcast like profiles. */
 export { poolsFeature } from './pools.feature.ts';

@@ -87,3 +87,10 @@ export async function allSpecs(tx: Tx, table: SpecTable): Promise<Array<{ tenant
   const rows = await tx.selectFrom(table).select(['tenant_id', 'spec']).execute();
   return rows.map((r) => ({ tenantId: r.tenant_id, spec: r.spec as Spec }));
 }
+
+/** Replaces a pool's spec (pods update their supplied fields through this); false when there is no such pool. */
+export async function replacePool(tx: Tx, spec: Spec): Promise<boolean> {
+  const { pinned: _pinned, ...stored } = spec;
+  const row = await tx.updateTable('pools').set({ spec: jsonb(stored), updated_at: new Date() }).where('name', '=', spec.name).returning('name').executeTakeFirst();
+  return row !== undefined;
+}

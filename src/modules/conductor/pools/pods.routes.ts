@@ -1,0 +1,35 @@
+import { doc } from '../../../shared/route-doc.ts';
+import { Hono } from 'hono';
+import * as v from 'valibot';
+import { readJson, readPaging } from '../../../shared/http.ts';
+import type { IdentityEnv } from '../identity/index.ts';
+import { noContent, sendList, tenantOf } from '../../crud/index.ts';
+import { Member, PodPatch, PoolBody } from './pool.schema.ts';
+import { addMember, createPool, deletePool, getPool, listPools, patchPool, pinPool, removeMember, type PoolDeps } from './pools.service.ts';
+
+/**
+ * `/api/pods` (variant B's name for pools, over the same rows): list (limit 200 by default, X-Total-Count always,
+ * pinned first), get, create, update of the supplied fields, pin and unpin, add and remove a member, delete.
+ */
+const DEFAULT_LIMIT = 200;
+const AddMember = v.object({ profile: Member.entries.profile, role: Member.entries.role });
+
+export function podRoutes(deps: PoolDeps): Hono<IdentityEnv> {
+  return new Hono<IdentityEnv>()
+    .get('/', async (c) => {
+      const { limit, offset } = readPaging(c, 1000);
+      const page = { limit: limit ?? DEFAULT_LIMIT, offset };
+      return sendList(c, page, await listPools(deps, tenantOf(c), page, { pinned: true }));
+    })
+    .post('/', doc({ body: PoolBody }), async (c) => c.json({ ...(await createPool(deps, tenantOf(c), await readJson(c, PoolBody), 'pod')), pinned: false }, 201))
+    .get('/:name', async (c) => c.json(await getPool(deps, tenantOf(c), c.req.param('name'))))
+    .patch('/:name', doc({ body: PodPatch }), async (c) => c.json(await patchPool(deps, tenantOf(c), c.req.param('name'), await readJson(c, PodPatch))))
+    .delete('/:name', async (c) => {
+      await deletePool(deps, tenantOf(c), c.req.param('name'), 'pod');
+      return noContent(c);
+    })
+    .post('/:name/pin', async (c) => c.json(await pinPool(deps, tenantOf(c), c.req.param('name'), true)))
+    .delete('/:name/pin', async (c) => c.json(await pinPool(deps, tenantOf(c), c.req.param('name'), false)))
+    .post('/:name/members', doc({ body: AddMember }), async (c) => c.json(await addMember(deps, tenantOf(c), c.req.param('name'), await readJson(c, AddMember))))
+    .delete('/:name/members/:profile', async (c) => c.json(await removeMember(deps, tenantOf(c), c.req.param('name'), c.req.param('profile'))));
+}
