@@ -21,7 +21,7 @@ export default defineCommand({
   async run({ args }) {
     const kind = kindArg(String(args.kind));
     const { out, api } = openSession(args, { needKey: true });
-    if (!args.name) return printList(out, await kind.list(api), kind.row);
+    if (!args.name) return printList(out, await kind.list(api), kind.row, kind.header);
     const found = await kind.find(api, String(args.name));
     if (!found) throw notFoundError(`not found: ${kind.kind}/${args.name}`);
     if (out.json) return out.data(found);

@@ -34,7 +34,7 @@ const history = defineCommand({
     const { out, api } = openSession(args, { needKey: true });
     const entries = await api.get<HistoryEntry[]>(`/api/profiles/${encodeURIComponent(args.name)}/history?limit=${readLimit(args.limit)}`);
     const show = (v: unknown) => (v === null || v === undefined ? '(none)' : JSON.stringify(v));
-    printList(out, entries, (h) => [h.version, h.changedAt, h.changedBy ?? '-', Object.entries(h.changes).map(([k, c]) => `${k}: ${show(c.from)} → ${show(c.to)}`).join('; ')]);
+    printList(out, entries, (h) => [h.version, h.changedAt, h.changedBy ?? '-', Object.entries(h.changes).map(([k, c]) => `${k}: ${show(c.from)} → ${show(c.to)}`).join('; ')], ['version', 'changedAt', 'changedBy', 'changes']);
   },
 });
 

@@ -23,6 +23,8 @@ interface Hit {
   body: string;
 }
 
+/** The API shows a delivery's outcome once its attempt is recorded, just after the receiver has it. */
+const WAIT = { timeout: 15_000, interval: 100 };
 const arrivals = new EventEmitter();
 const mails: Mail[] = [];
 const hits: Hit[] = [];
@@ -138,7 +140,7 @@ describe('notifications that arrive', () => {
         expect.objectContaining({ channel: 'email', target: 'ops@example.com', status: 'sent', attempts: 1, lastError: null, deliveredAt: expect.any(String) }),
         expect.objectContaining({ channel: 'webhook', target: `${receiverUrl}/hooks`, status: 'sent', attempts: 1 }),
       ]);
-    });
+    }, WAIT);
   });
 
   it('delivers to a receiver that fails twice on the third attempt, with the same webhook id each time', async () => {
@@ -156,7 +158,7 @@ describe('notifications that arrive', () => {
     await vi.waitFor(async () => {
       const n = (await call('GET', `/api/notifications/${created.body.id}`)).body;
       expect(n).toMatchObject({ status: 'sent', deliveries: [{ status: 'sent', attempts: 3, lastError: null }] });
-    });
+    }, WAIT);
   });
 
   it('notifies when an automation is disabled', async () => {

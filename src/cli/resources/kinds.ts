@@ -21,8 +21,9 @@ export interface Kind {
   /** `changed`: the changed fields, for kinds whose update takes only those. */
   update(api: Api, current: Obj, doc: Obj, changed: string[]): Promise<Obj>;
   remove(api: Api, current: Obj): Promise<void>;
-  /** One row of `svc get <kind>`. */
+  /** One row of `svc get <kind>`, and the header above the rows in a terminal. */
   row(o: Obj): Array<string | number | boolean | null | undefined>;
+  header: string[];
 }
 
 const enc = encodeURIComponent;
@@ -45,6 +46,7 @@ const profile: Kind = {
   update: (api, _current, doc) => send(api, 'PUT', `/api/profiles/${enc(String(doc.name))}`, doc),
   remove: async (api, current) => void (await send(api, 'DELETE', `/api/profiles/${enc(String(current.name))}`)),
   row: (p) => [p.name as string, p.runtime as string, (p.model as string) ?? null, p.pinned ? 'pinned' : ''],
+  header: ['name', 'runtime', 'model', 'pinned'],
 };
 
 const pool: Kind = {
@@ -59,6 +61,7 @@ const pool: Kind = {
   update: (api, _current, doc, changed) => send(api, 'PATCH', `/api/pods/${enc(String(doc.name))}`, Object.fromEntries(changed.map((k) => [k, doc[k]]))),
   remove: async (api, current) => void (await send(api, 'DELETE', `/api/pods/${enc(String(current.name))}`)),
   row: (p) => [p.name as string, `${((p.members as unknown[]) ?? []).length} members`, (p.description as string) ?? null, p.pinned ? 'pinned' : ''],
+  header: ['name', 'members', 'description', 'pinned'],
 };
 
 const automation: Kind = {
@@ -77,6 +80,7 @@ const automation: Kind = {
   update: (api, current, doc) => send(api, 'PUT', `/api/automations/${enc(String(current.id))}`, without(doc, ['name'])),
   remove: async (api, current) => void (await send(api, 'DELETE', `/api/automations/${enc(String(current.id))}`)),
   row: (a) => [a.name as string, a.profile as string, a.cron as string, a.status as string],
+  header: ['name', 'profile', 'cron', 'status'],
 };
 
 export const KINDS: readonly Kind[] = [profile, pool, automation];
