@@ -21,9 +21,15 @@ describe('SVC_BILLING', () => {
     expect(loadConfig({ SVC_BILLING: 'ledger' }).billing.mode).toBe('ledger');
     expect(loadConfig({ SVC_BILLING: 'stripe', ...KEYS, SVC_STRIPE_API_URL: 'http://127.0.0.1:12111/' }).billing).toEqual({
       mode: 'stripe',
+      lowCreditMicroUsd: 1_000_000,
       stripe: { secretKey: KEYS.STRIPE_SECRET_KEY, webhookSecret: KEYS.STRIPE_WEBHOOK_SECRET, apiUrl: 'http://127.0.0.1:12111', returnUrl: undefined },
     });
     expect(problem({ SVC_BILLING: 'free' })).toBe('SVC_BILLING: got "free"; allowed: off, ledger, stripe');
+  });
+
+  it('takes the low-credit line in micro-USD (0: never notify)', () => {
+    expect(loadConfig({ SVC_LOW_CREDIT_MICRO_USD: '0' }).billing.lowCreditMicroUsd).toBe(0);
+    expect(problem({ SVC_LOW_CREDIT_MICRO_USD: '$5' })).toBe('SVC_LOW_CREDIT_MICRO_USD: got "$5"; allowed: a whole number of micro-USD (0: never notify)');
   });
 
   it('lets stripe start without keys in dev (checkout answers 503), and outside dev names the missing variable', () => {

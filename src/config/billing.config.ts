@@ -21,6 +21,11 @@ export interface BillingConfig {
     /** Where a finished or abandoned checkout returns the buyer (SVC_BILLING_RETURN_URL, default the server's own URL). */
     returnUrl: string | undefined;
   };
+  /**
+   * SVC_LOW_CREDIT_MICRO_USD: a charge that takes a tenant's balance below this notifies it (`credit.low`); default
+   * 1,000,000 ($1); 0: never.
+   */
+  lowCreditMicroUsd: number;
 }
 
 export function billingConfig(env: Record<string, string | undefined>, appEnv: string, runsBilling: boolean): BillingConfig {
@@ -35,7 +40,10 @@ export function billingConfig(env: Record<string, string | undefined>, appEnv: s
     if (!secretKey) throw new ConfigError('STRIPE_SECRET_KEY', `required when SVC_BILLING is stripe and AGENT_ORC_ENV is "${appEnv}" (not dev)`);
     if (!webhookSecret) throw new ConfigError('STRIPE_WEBHOOK_SECRET', `required when SVC_BILLING is stripe and AGENT_ORC_ENV is "${appEnv}" (not dev)`);
   }
-  return { mode, stripe: { secretKey, webhookSecret, apiUrl: httpUrl('SVC_STRIPE_API_URL', env.SVC_STRIPE_API_URL), returnUrl: httpUrl('SVC_BILLING_RETURN_URL', env.SVC_BILLING_RETURN_URL) } };
+  const rawLow = env.SVC_LOW_CREDIT_MICRO_USD || '1000000';
+  const lowCreditMicroUsd = Number(rawLow);
+  if (!/^\d+$/.test(rawLow) || !Number.isSafeInteger(lowCreditMicroUsd)) throw new ConfigError('SVC_LOW_CREDIT_MICRO_USD', `got "${rawLow}"; allowed: a whole number of micro-USD (0: never notify)`);
+  return { mode, lowCreditMicroUsd, stripe: { secretKey, webhookSecret, apiUrl: httpUrl('SVC_STRIPE_API_URL', env.SVC_STRIPE_API_URL), returnUrl: httpUrl('SVC_BILLING_RETURN_URL', env.SVC_BILLING_RETURN_URL) } };
 }
 
 function httpUrl(name: string, raw: string | undefined): string | undefined {

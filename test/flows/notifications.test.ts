@@ -82,10 +82,22 @@ beforeAll(async () => {
 
   fake = await startFakeProvider();
   svc = await startTestSvc(
-    { SVC_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, SVC_NOTIFY_RETRY_DELAY_S: '0', OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' },
+    {
+      SVC_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+      SVC_NOTIFY_RETRY_DELAY_S: '0',
+      OPENAI_COMPATIBLE_BASE_URL: fake.url,
+      OPENAI_COMPATIBLE_API_KEY: 'x',
+      // prepaid credit: $10 granted below, and the first charge takes it under the $10 low-credit line
+      SVC_BILLING: 'ledger',
+      AGENT_ORC_ADMIN_TENANT: 'default',
+      SVC_LOW_CREDIT_MICRO_USD: '10000000',
+    },
     'all',
   );
+  expect((await svc.api('/api/billing/grants', { method: 'POST', json: { tenantId: 'default', amountMicroUSD: 10_000_000 } })).status).toBe(201);
+  // fake-model has no price (its runs charge nothing); the fake provider answering as gpt-4o is priced
   expect((await svc.api('/api/profiles', { method: 'POST', json: { name: 'flaky-model', runtime: 'general', model: 'openai-compatible:fake-model' } })).status).toBe(201);
+  expect((await svc.api('/api/profiles', { method: 'POST', json: { name: 'priced', runtime: 'general', model: 'openai-compatible:gpt-4o' } })).status).toBe(201);
 });
 afterAll(async () => {
   await svc?.stop();
@@ -107,7 +119,7 @@ describe('notifications that arrive', () => {
     const res = await call('PUT', '/api/notifications/settings', {
       email: { enabled: true, to: ['ops@example.com'], from: 'svc@example.com' },
       webhooks: [
-        { url: `${receiverUrl}/hooks`, events: ['run.failed', 'automation.disabled'] },
+        { url: `${receiverUrl}/hooks`, events: ['run.failed', 'automation.disabled', 'credit.low'] },
         { url: `${receiverUrl}/flaky`, events: ['notify'] },
       ],
     });
@@ -170,6 +182,16 @@ describe('notifications that arrive', () => {
     expect(payload.data.message).toContain(`Automation doomed (${a.body.id}) of profile flaky-model was disabled: 1 firings in a row failed`);
     await until(() => mails.find((m) => m.raw.includes('Subject: svc: automation doomed was disabled')));
     expect((await call('GET', `/api/automations/${a.body.id}`)).body.status).toBe('disabled');
+  });
+
+  it('notifies when a charge takes the credit below the low-credit line', async () => {
+    const started = await call('POST', '/api/runs', { profile: 'priced', prompt: 'hello' });
+    expect(started.status, JSON.stringify(started.body)).toBe(202);
+    const hit = await until(() => hits.find((h) => h.path === '/hooks' && h.body.includes('"credit.low"')));
+    const payload = new Webhook(secrets['/hooks']).verify(hit.body, hit.headers) as any;
+    expect(payload.data.message).toMatch(/^The credit balance is \$9\.\d{6}, below \$10\.00\./);
+    const mail = await until(() => mails.find((m) => m.raw.includes('Subject: svc: credit is below $10.00')));
+    expect(mail.to).toEqual(['ops@example.com']);
   });
 
   it('marks a notification nobody can receive as undeliverable instead of leaving it queued', async () => {

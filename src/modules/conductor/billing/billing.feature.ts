@@ -10,13 +10,13 @@ import { createStripeBilling } from './stripe.service.ts';
  * `/api/billing/…` (wallet, grants, checkout, checkouts, portal), `/api/spend-cap`, the public Stripe webhook, the
  * credit gate on every run start and the `billing` runFinished subscriber that prices and charges runs.
  */
-export const billingFeature: Feature = ({ db, config, guards, hooks, metrics, log, selfUrl }) => {
+export const billingFeature: Feature = ({ db, config, guards, hooks, jobs, metrics, log, selfUrl }) => {
   const stripe = createStripeBilling({ db, billing: config.billing, selfUrl, log: log.child('stripe') });
   // the gate is in place before any route can start a run
   billingGate({ db, hooks, billing: config.billing, defaults: config.cli, log: log.child('billing') });
   return {
     api: new Hono<IdentityEnv>().route('/', billingRoutes({ db, defaults: config.cli, guards })).route('/', checkoutRoutes(stripe, guards)),
     public: stripeWebhookRoutes(stripe),
-    start: () => attachBilling({ db, hooks, billing: config.billing, metrics, log: log.child('billing') }),
+    start: () => attachBilling({ db, hooks, jobs, billing: config.billing, metrics, log: log.child('billing') }),
   };
 };

@@ -5,6 +5,9 @@ import type { Logger } from '../../../shared/log.ts';
 import type { Metrics } from '../../../shared/metrics.ts';
 import type { RunHooks } from '../hooks/index.ts';
 import { createCharger } from './charge.service.ts';
+import type { Jobs } from '../jobs/index.ts';
+import { requestNotification } from '../notifications/index.ts';
+import type { LowCredit } from './wallet.service.ts';
 import { creditGate } from './gate.ts';
 import type { CapDefaults } from './spend-cap.service.ts';
 
@@ -17,8 +20,20 @@ export function billingGate(deps: { db: Kysely<DB>; hooks: RunHooks; billing: Bi
   if (deps.billing.mode !== 'off') deps.hooks.gate(creditGate({ db: deps.db, defaults: deps.defaults, log: deps.log }));
 }
 
-export async function attachBilling(deps: { db: Kysely<DB>; hooks: RunHooks; billing: BillingConfig; metrics: Metrics; log: Logger }): Promise<void> {
+export async function attachBilling(deps: { db: Kysely<DB>; hooks: RunHooks; jobs: Jobs; billing: BillingConfig; metrics: Metrics; log: Logger }): Promise<void> {
   if (deps.billing.mode === 'off') return;
-  const charge = createCharger({ db: deps.db, mode: deps.billing.mode, metrics: deps.metrics, log: deps.log });
+  // whole cents as $9.50; anything finer in full, so $9.999968 never reads as $10.00
+  const usd = (micro: number) => `$${(micro / 1e6).toFixed(micro % 10_000 === 0 ? 2 : 6)}`;
+  const lowCredit: LowCredit = {
+    thresholdMicroUsd: deps.billing.lowCreditMicroUsd,
+    crossed: (tx, tenantId, balance) =>
+      requestNotification(deps.jobs, tx, {
+        tenantId,
+        event: 'credit.low',
+        subject: `svc: credit is below ${usd(deps.billing.lowCreditMicroUsd)}`,
+        message: `The credit balance is ${usd(balance)}, below ${usd(deps.billing.lowCreditMicroUsd)}. Runs on the platform's keys stop when it reaches zero; top it up from the billing page or ask your operator.`,
+      }),
+  };
+  const charge = createCharger({ db: deps.db, mode: deps.billing.mode, metrics: deps.metrics, log: deps.log, lowCredit });
   await deps.hooks.onRunFinished('billing', async (run) => void (await charge(run)));
 }

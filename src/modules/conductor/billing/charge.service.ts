@@ -6,7 +6,7 @@ import type { Metrics } from '../../../shared/metrics.ts';
 import type { RunFinished } from '../hooks/index.ts';
 import { drawsPlatformCredit } from './gate.ts';
 import { priceTokens, type Priced } from './model-prices.ts';
-import { chargeCredit } from './wallet.service.ts';
+import { chargeCredit, type LowCredit } from './wallet.service.ts';
 
 /**
  * Charging, as billing's `runFinished` subscriber (in `ledger` and `stripe` modes): the run's usage is priced from the
@@ -20,6 +20,8 @@ export interface ChargeDeps {
   mode: BillingMode;
   metrics: Metrics;
   log: Logger;
+  /** The low-credit notification (wallet.service.ts). */
+  lowCredit?: LowCredit;
 }
 
 export interface ChargeOutcome {
@@ -49,7 +51,7 @@ export function createCharger(deps: ChargeDeps): (run: RunFinished) => Promise<C
       return { price, charged: 0 };
     }
     const description = `run ${run.runId}: ${run.cost.model} (${tokens.input} in, ${tokens.output} out, ${tokens.cacheRead} cache read, ${tokens.cacheWrite} cache write)`;
-    const inserted = await chargeCredit(deps.db, { tenantId: run.tenantId, amountMicroUsd: price.costMicroUsd, description, runId: run.runId });
+    const inserted = await chargeCredit(deps.db, { tenantId: run.tenantId, amountMicroUsd: price.costMicroUsd, description, runId: run.runId }, deps.lowCredit);
     if (inserted) {
       cost.inc({}, price.costMicroUsd / 1e6);
       charges.inc({}, price.costMicroUsd);

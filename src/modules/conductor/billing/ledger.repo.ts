@@ -58,3 +58,8 @@ export async function upsertCapRow(tx: Tx, r: { tenantId: string; monthLimitCent
     .onConflict((oc) => oc.column('tenant_id').doUpdateSet({ month_limit_cents: r.monthLimitCents, updated_by: r.updatedBy, updated_at: new Date(), ...email }))
     .execute();
 }
+
+/** Serialises a tenant's charges for the rest of the transaction (the low-credit check reads the balance after its own). */
+export async function lockTenantLedger(tx: Tx, tenantId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${'credit_ledger:' + tenantId}, 0))`.execute(tx);
+}

@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import { badRequest } from '../../../shared/errors.ts';
-import { insertEntry, ledgerTotals } from './ledger.repo.ts';
+import type { Tx } from '../../../db/index.ts';
+import { insertEntry, ledgerTotals, lockTenantLedger } from './ledger.repo.ts';
 
 /**
  * The credit wallet: a ledger of grants and charges in micro-USD whose sum is the balance. A tenant that was never
@@ -38,11 +39,28 @@ export async function grantCredit(db: Kysely<DB>, g: { tenantId: string; amountM
   return { id, wallet: await getWallet(db, g.tenantId) };
 }
 
-/** Charges usage against the wallet; a charge naming a run is recorded once however often it is retried. */
-export async function chargeCredit(db: Kysely<DB>, c: { tenantId: string; amountMicroUsd: number; description: string; runId?: string }): Promise<boolean> {
+/** What a charge that takes the balance below `thresholdMicroUsd` calls, inside its transaction (credit.low). */
+export interface LowCredit {
+  thresholdMicroUsd: number;
+  crossed(tx: Tx, tenantId: string, balanceMicroUsd: number): Promise<void>;
+}
+
+/**
+ * Charges usage against the wallet; a charge naming a run is recorded once however often it is retried. With
+ * `lowCredit`, the charge that takes the balance from at or above its threshold to below it calls `crossed` (charges
+ * of one tenant take a transaction lock then, so two at once cannot both miss, or both see, the crossing).
+ */
+export async function chargeCredit(db: Kysely<DB>, c: { tenantId: string; amountMicroUsd: number; description: string; runId?: string }, lowCredit?: LowCredit): Promise<boolean> {
   if (!Number.isSafeInteger(c.amountMicroUsd) || c.amountMicroUsd <= 0) throw badRequest('amount: a positive whole number of micro-USD');
-  const { inserted } = await withTenant(db, c.tenantId, (tx) =>
-    insertEntry(tx, { tenantId: c.tenantId, kind: 'charge', amountMicroUsd: -c.amountMicroUsd, description: c.description, runId: c.runId ?? null }),
-  );
+  const watch = lowCredit && lowCredit.thresholdMicroUsd > 0 ? lowCredit : undefined;
+  const { inserted } = await withTenant(db, c.tenantId, async (tx) => {
+    if (watch) await lockTenantLedger(tx, c.tenantId);
+    const entry = await insertEntry(tx, { tenantId: c.tenantId, kind: 'charge', amountMicroUsd: -c.amountMicroUsd, description: c.description, runId: c.runId ?? null });
+    if (watch && entry.inserted) {
+      const after = (await ledgerTotals(tx)).balanceMicroUsd;
+      if (after < watch.thresholdMicroUsd && after + c.amountMicroUsd >= watch.thresholdMicroUsd) await watch.crossed(tx, c.tenantId, after);
+    }
+    return entry;
+  });
   return inserted;
 }
