@@ -15,7 +15,7 @@ import { signWebhook } from './webhook-signature.ts';
  * One attempt of one delivery, as the job queue's handler: email over SMTP (nodemailer) or a webhook call signed per
  * Standard Webhooks. The attempt and its outcome are recorded on the delivery; a failure with retries left throws, so
  * the queue retries it with backoff; the last failure marks it `failed`. A delivery already settled is left alone
- * (the queue delivers at least once). The attempt runs inside the row lock, so two attempts never overlap.
+ * (the queue delivers at least once).
  */
 export interface DeliverDeps {
   db: Kysely<DB>;
@@ -59,29 +59,35 @@ export function createDeliverer(deps: DeliverDeps) {
     await res.body?.cancel().catch(() => {});
     if (res.status < 200 || res.status >= 300) throw new Error(`webhook answered HTTP ${res.status}`);
   }
+  // The attempt runs outside any transaction (an SMTP server or a receiver may take the whole timeout, and holding a
+  // database connection that long would starve the API); one job per delivery, and the queue runs a job once at a
+  // time, so attempts of one delivery never overlap. The outcome is recorded only on a delivery still queued.
   return async function deliver(job: DeliveryJob, ctx: JobContext): Promise<{ status: string }> {
-    const outcome = await withTenant(deps.db, job.tenantId, async (tx) => {
-      const found = await lockDelivery(tx, job.deliveryId);
-      if (!found || found.delivery.status !== 'queued') return { status: found?.delivery.status ?? 'gone', error: undefined };
+    const found = await withTenant(deps.db, job.tenantId, async (tx) => {
+      const d = await lockDelivery(tx, job.deliveryId);
+      if (!d || d.delivery.status !== 'queued') return undefined;
       const settings = await readSettings(tx);
-      const via = { from: settings.email.from ?? deps.config.smtpFrom, secret: settings.webhooks.find((w) => w.id === found.delivery.webhookId)?.secret };
-      let error: string | undefined;
-      try {
-        await attempt(found.notification, found.delivery, via);
-      } catch (err) {
-        error = describeError(err);
-      }
-      const last = ctx.retryCount >= deps.config.retryLimit;
-      const status = error === undefined ? 'sent' : last ? 'failed' : 'queued';
+      return { ...d, via: { from: settings.email.from ?? deps.config.smtpFrom, secret: settings.webhooks.find((w) => w.id === d.delivery.webhookId)?.secret } };
+    });
+    if (!found) return { status: 'settled' };
+    let error: string | undefined;
+    try {
+      await attempt(found.notification, found.delivery, found.via);
+    } catch (err) {
+      error = describeError(err);
+    }
+    const status = error === undefined ? 'sent' : ctx.retryCount >= deps.config.retryLimit ? 'failed' : 'queued';
+    await withTenant(deps.db, job.tenantId, async (tx) => {
+      const now = await lockDelivery(tx, job.deliveryId);
+      if (!now || now.delivery.status !== 'queued') return;
       await recordAttempt(tx, job.deliveryId, status, error ?? null);
       await settleNotification(tx, found.notification.id);
-      return { status, error };
     });
-    if (outcome.status === 'queued' && outcome.error) {
-      deps.log.info('notification delivery failed, will retry', { deliveryId: job.deliveryId, attempt: ctx.retryCount + 1, error: outcome.error });
-      throw new Error(outcome.error);
+    if (status === 'queued') {
+      deps.log.info('notification delivery failed, will retry', { deliveryId: job.deliveryId, attempt: ctx.retryCount + 1, error });
+      throw new Error(error);
     }
-    return { status: outcome.status };
+    return { status };
   };
 }
 
