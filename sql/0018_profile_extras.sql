@@ -43,6 +43,8 @@ CREATE TABLE notification_deliveries (
   -- email: the recipients, comma-separated; webhook: its URL (the webhook's id is in webhook_id)
   target          text NOT NULL,
   webhook_id      text,
+  -- the order of a notification's deliveries: email first, then the webhooks in the settings' order
+  position        integer NOT NULL DEFAULT 0,
   status          text NOT NULL DEFAULT 'queued' CHECK (status IN ('queued', 'sent', 'failed')),
   attempts        integer NOT NULL DEFAULT 0,
   last_error      text,

@@ -47,8 +47,8 @@ let receiver: Server;
 let receiverUrl: string;
 let svc: TestSvc;
 let fake: FakeProvider;
-/** `/flaky` answers 500 this many more times, then 204. */
-let flakyFailures = 2;
+/** `/flaky` answers 500 to the first two attempts of each delivery (by its webhook-id), then 204. */
+const flakyAttempts = new Map<string, number>();
 
 beforeAll(async () => {
   smtp = new SMTPServer({
@@ -72,7 +72,9 @@ beforeAll(async () => {
     req.on('data', (d) => (body += d));
     req.on('end', () => {
       hits.push({ path: req.url ?? '/', headers: req.headers as Record<string, string>, body });
-      const fail = req.url === '/flaky' && flakyFailures-- > 0;
+      const id = String(req.headers['webhook-id']);
+      flakyAttempts.set(id, (flakyAttempts.get(id) ?? 0) + 1);
+      const fail = req.url === '/flaky' && flakyAttempts.get(id)! <= 2;
       res.writeHead(fail ? 500 : 204).end();
       arrivals.emit('arrival');
     });
@@ -98,6 +100,7 @@ beforeAll(async () => {
   // fake-model has no price (its runs charge nothing); the fake provider answering as gpt-4o is priced
   expect((await svc.api('/api/profiles', { method: 'POST', json: { name: 'flaky-model', runtime: 'general', model: 'openai-compatible:fake-model' } })).status).toBe(201);
   expect((await svc.api('/api/profiles', { method: 'POST', json: { name: 'priced', runtime: 'general', model: 'openai-compatible:gpt-4o' } })).status).toBe(201);
+  expect((await svc.api('/api/profiles', { method: 'POST', json: { name: 'notifier', runtime: 'general', model: 'openai-compatible:fake-model', tools: ['@notify'] } })).status).toBe(201);
 });
 afterAll(async () => {
   await svc?.stop();
@@ -152,6 +155,18 @@ describe('notifications that arrive', () => {
         expect.objectContaining({ channel: 'email', target: 'ops@example.com', status: 'sent', attempts: 1, lastError: null, deliveredAt: expect.any(String) }),
         expect.objectContaining({ channel: 'webhook', target: `${receiverUrl}/hooks`, status: 'sent', attempts: 1 }),
       ]);
+    }, WAIT);
+  });
+
+  it('emails what an agent sends with the notify tool, to the address it names, naming its run', async () => {
+    const started = await call('POST', '/api/runs', { profile: 'notifier', prompt: 'CALL_TOOL notify {"to":"boss@example.com","subject":"Weekly report","message":"The weekly report is ready."}' });
+    expect(started.status).toBe(202);
+    const mail = await until(() => mails.find((m) => m.raw.includes('Subject: Weekly report')));
+    expect(mail.to).toEqual(['boss@example.com']);
+    expect(mail.raw).toContain('The weekly report is ready.');
+    await vi.waitFor(async () => {
+      const n = (await call('GET', '/api/notifications')).body.find((x: any) => x.subject === 'Weekly report');
+      expect(n).toMatchObject({ event: 'notify', runId: started.body.runId, to: 'boss@example.com', status: 'sent' });
     }, WAIT);
   });
 

@@ -170,6 +170,7 @@ export interface NotificationDeliveriesTable {
   channel: 'email' | 'webhook';
   target: string;
   webhook_id: string | null;
+  position: Generated<number>;
   status: ColumnType<'queued' | 'sent' | 'failed', 'queued' | 'sent' | 'failed' | undefined, 'queued' | 'sent' | 'failed'>;
   attempts: Generated<number>;
   last_error: string | null;

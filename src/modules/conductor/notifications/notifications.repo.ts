@@ -62,8 +62,7 @@ async function withDeliveries(tx: Tx, rows: Row[]): Promise<Notification[]> {
     .selectFrom('notification_deliveries')
     .select(DELIVERY_COLUMNS)
     .where('notification_id', 'in', rows.map((r) => r.id))
-    .orderBy('created_at')
-    .orderBy('id')
+    .orderBy('position')
     .execute()) as DeliveryRow[];
   return rows.map((r) => toNotification(r, deliveries));
 }
@@ -88,10 +87,13 @@ export async function insertNotification(tx: Tx, n: NewNotification): Promise<vo
     .execute();
 }
 
-export async function insertDelivery(tx: Tx, d: { id: string; tenantId: string; notificationId: string; channel: 'email' | 'webhook'; target: string; webhookId: string | null }): Promise<void> {
+export async function insertDelivery(
+  tx: Tx,
+  d: { id: string; tenantId: string; notificationId: string; channel: 'email' | 'webhook'; target: string; webhookId: string | null; position: number },
+): Promise<void> {
   await tx
     .insertInto('notification_deliveries')
-    .values({ id: d.id, tenant_id: d.tenantId, notification_id: d.notificationId, channel: d.channel, target: d.target, webhook_id: d.webhookId })
+    .values({ id: d.id, tenant_id: d.tenantId, notification_id: d.notificationId, channel: d.channel, target: d.target, webhook_id: d.webhookId, position: d.position })
     .execute();
 }
 

@@ -72,9 +72,9 @@ export async function notifyIn(deps: NotifyDeps, tx: Tx, input: NotificationInpu
     ...(email ? [{ channel: 'email' as const, target: recipients.join(', '), webhookId: null }] : []),
     ...webhooks.map((w) => ({ channel: 'webhook' as const, target: w.url, webhookId: w.id })),
   ];
-  for (const d of deliveries) {
+  for (const [position, d] of deliveries.entries()) {
     const deliveryId = prefixedId('dlv');
-    await insertDelivery(tx, { id: deliveryId, tenantId: input.tenantId, notificationId: id, ...d });
+    await insertDelivery(tx, { id: deliveryId, tenantId: input.tenantId, notificationId: id, position, ...d });
     await deps.jobs.send<DeliveryJob>(DELIVER_QUEUE, { tenantId: input.tenantId, deliveryId }, { tx });
   }
   return (await getNotification(tx, id))!;
