@@ -167,6 +167,11 @@ export interface NotificationsConfig {
   retryDelaySeconds: number;
   /** SVC_NOTIFY_TIMEOUT_MS: how long one email or webhook attempt may take (default 10 s). */
   timeoutMs: number;
+  /**
+   * SVC_NOTIFY_PRIVATE_WEBHOOKS: `deny` refuses webhook URLs on loopback, private and link-local addresses (the
+   * default outside dev); `allow` lets them through (the default in dev, where receivers run on the same machine).
+   */
+  privateWebhooks: 'allow' | 'deny';
 }
 
 export const SANDBOX_MODES = ['bwrap', 'off'] as const;
@@ -381,6 +386,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       retryLimit: int('SVC_NOTIFY_RETRY_LIMIT', env.SVC_NOTIFY_RETRY_LIMIT, 8, 0, 100),
       retryDelaySeconds: int('SVC_NOTIFY_RETRY_DELAY_S', env.SVC_NOTIFY_RETRY_DELAY_S, 10, 0, 3600),
       timeoutMs: int('SVC_NOTIFY_TIMEOUT_MS', env.SVC_NOTIFY_TIMEOUT_MS, 10_000, 100, 600_000),
+      privateWebhooks: pick('SVC_NOTIFY_PRIVATE_WEBHOOKS', env.SVC_NOTIFY_PRIVATE_WEBHOOKS, ['allow', 'deny'] as const, appEnv === 'dev' ? 'allow' : 'deny'),
     },
   };
   return deepFreeze(config);

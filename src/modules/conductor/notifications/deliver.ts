@@ -10,6 +10,7 @@ import { lockDelivery, recordAttempt, settleNotification } from './notifications
 import { readSettings } from './settings.repo.ts';
 import type { DeliveryJob } from './notify.service.ts';
 import { signWebhook } from './webhook-signature.ts';
+import { resolvedProblem } from './webhook-address.ts';
 
 /**
  * One attempt of one delivery, as the job queue's handler: email over SMTP (nodemailer) or a webhook call signed per
@@ -22,6 +23,9 @@ export interface DeliverDeps {
   config: NotificationsConfig;
   log: Logger;
 }
+
+/** A failure no retry can mend (the webhook was removed, its address is refused). */
+class Permanent extends Error {}
 
 export function createDeliverer(deps: DeliverDeps) {
   let transport: Transporter | undefined;
@@ -46,7 +50,11 @@ export function createDeliverer(deps: DeliverDeps) {
       });
       return;
     }
-    if (!webhookSecret) throw new Error(`webhook ${d.webhookId} is no longer in the notification settings`);
+    if (!webhookSecret) throw new Permanent(`webhook ${d.webhookId} is no longer in the notification settings`);
+    if (deps.config.privateWebhooks === 'deny') {
+      const problem = await resolvedProblem(d.target);
+      if (problem) throw new Permanent(problem);
+    }
     const { deliveries: _omit, ...data } = n;
     const body = JSON.stringify({ type: n.event, timestamp: new Date().toISOString(), data });
     const res = await fetch(d.target, {
@@ -71,12 +79,14 @@ export function createDeliverer(deps: DeliverDeps) {
     });
     if (!found) return { status: 'settled' };
     let error: string | undefined;
+    let permanent = false;
     try {
       await attempt(found.notification, found.delivery, found.via);
     } catch (err) {
       error = describeError(err);
+      permanent = err instanceof Permanent;
     }
-    const status = error === undefined ? 'sent' : ctx.retryCount >= deps.config.retryLimit ? 'failed' : 'queued';
+    const status = error === undefined ? 'sent' : permanent || ctx.retryCount >= deps.config.retryLimit ? 'failed' : 'queued';
     await withTenant(deps.db, job.tenantId, async (tx) => {
       const now = await lockDelivery(tx, job.deliveryId);
       if (!now || now.delivery.status !== 'queued') return;

@@ -10,11 +10,13 @@ import { DELIVER_QUEUE } from './notify.service.ts';
 /** The routes with no SMTP server configured (deliveries themselves: test/flows/notifications.test.ts). */
 let api: TestApi;
 let jobs: Jobs;
-const config = { smtpUrl: undefined, smtpFrom: 'svc@localhost', retryLimit: 0, retryDelaySeconds: 0, timeoutMs: 1000 };
+const config = { smtpUrl: undefined, smtpFrom: 'svc@localhost', retryLimit: 0, retryDelaySeconds: 0, timeoutMs: 1000, privateWebhooks: 'allow' as const };
 beforeAll(async () => {
   api = await testApi((app, database) => {
     jobs = createJobs({ database, log: createLogger('test') });
     app.route('/api/notifications', notificationRoutes({ db: database.db, jobs, config }));
+    // as a server outside dev is configured by default
+    app.route('/strict/notifications', notificationRoutes({ db: database.db, jobs, config: { ...config, privateWebhooks: 'deny' } }));
     app.route('/api/capability-bundles', capabilityBundleRoutes());
   });
   // the real deliverer: its attempts fail here (nothing listens on port 9), so deliveries stay queued, then fail
@@ -90,6 +92,11 @@ describe('notification settings', () => {
     expect((await api.request('PUT', '/api/notifications/settings', { json: { webhooks: [{ url: 'ftp://x' }] } })).body.error).toMatch(/^webhooks\.0\.url: /);
     expect((await api.request('PUT', '/api/notifications/settings', { json: { webhooks: [{ url: 'https://x.example', events: ['nope'] }] } })).body.error).toMatch(/^webhooks\.0\.events\.0: .*run\.failed/);
     expect((await api.request('PUT', '/api/notifications/settings', { json: { webhooks: [{ url: 'https://x.example', secret: 'plain' }] } })).body.error).toMatch(/^webhooks\.0\.secret: /);
+  });
+
+  it('refuses webhooks on internal addresses where the operator says so', async () => {
+    const res = await api.request('PUT', '/strict/notifications/settings', { json: { webhooks: [{ url: 'https://hooks.example.com/a' }, { url: 'http://169.254.169.254/latest' }] } });
+    expect(res).toMatchObject({ status: 400, body: { error: 'webhooks.1.url: 169.254.169.254 is an internal address; webhooks go to public addresses' } });
   });
 
   it('queues a delivery to each webhook that wants the event and leaves the others out', async () => {

@@ -9,6 +9,8 @@ import { getNotification, listNotifications } from './notifications.repo.ts';
 import { notify, type NotifyDeps } from './notify.service.ts';
 import { readSettings, writeSettings } from './settings.repo.ts';
 import { SettingsBody, settingsToStore, type NotificationSettings } from './settings.schema.ts';
+import { literalProblem } from './webhook-address.ts';
+import { badRequest } from '../../../shared/errors.ts';
 
 /**
  * `/api/notifications`: the notification service behind the `notify` tool (and any API caller), the tenant's outbox
@@ -31,6 +33,12 @@ export function notificationRoutes(deps: NotifyDeps): Hono<IdentityEnv> {
     .get('/settings', async (c) => c.json(settingsFor(c.get('principal'), await inTenant(deps.db, c, readSettings))))
     .put('/settings', doc({ body: SettingsBody }), requireRole('admin', 'notification settings'), async (c) => {
       const body = await readJson(c, SettingsBody);
+      if (deps.config.privateWebhooks === 'deny') {
+        body.webhooks.forEach((w, i) => {
+          const problem = literalProblem(w.url);
+          if (problem) throw badRequest(`webhooks.${i}.url: ${problem}`);
+        });
+      }
       const p = c.get('principal');
       const stored = await inTenant(deps.db, c, async (tx) => {
         const next = settingsToStore(body, await readSettings(tx));
