@@ -5,6 +5,7 @@ import type { Notification, NotificationDelivery } from '../../../contracts/run-
 import type { NotificationsConfig } from '../../../config/config.ts';
 import { describeError } from '../../../shared/errors.ts';
 import type { Logger } from '../../../shared/log.ts';
+import type { SecretBox } from '../../../shared/secret-box.ts';
 import type { JobContext } from '../jobs/index.ts';
 import { lockDelivery, recordAttempt, settleNotification } from './notifications.repo.ts';
 import { readSettings } from './settings.repo.ts';
@@ -22,6 +23,7 @@ export interface DeliverDeps {
   db: Kysely<DB>;
   config: NotificationsConfig;
   log: Logger;
+  box: SecretBox;
 }
 
 /** A failure no retry can mend (the webhook was removed, its address is refused). */
@@ -74,7 +76,7 @@ export function createDeliverer(deps: DeliverDeps) {
     const found = await withTenant(deps.db, job.tenantId, async (tx) => {
       const d = await lockDelivery(tx, job.deliveryId);
       if (!d || d.delivery.status !== 'queued') return undefined;
-      const settings = await readSettings(tx);
+      const settings = await readSettings(tx, job.tenantId, deps.box);
       return { ...d, via: { from: settings.email.from ?? deps.config.smtpFrom, secret: settings.webhooks.find((w) => w.id === d.delivery.webhookId)?.secret } };
     });
     if (!found) return { status: 'settled' };

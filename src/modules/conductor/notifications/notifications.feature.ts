@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { createSecretBox } from '../../../shared/secret-box.ts';
 import type { Feature } from '../feature.ts';
 import type { IdentityEnv } from '../identity/index.ts';
 import { createDeliverer } from './deliver.ts';
@@ -11,9 +12,10 @@ import { DELIVER_QUEUE, type DeliveryJob } from './notify.service.ts';
  * retried with backoff: SVC_NOTIFY_RETRY_LIMIT, SVC_NOTIFY_RETRY_DELAY_S), the queue of notifications other features
  * request, and the runFinished subscriber that reports failed runs.
  */
-export const notificationsFeature: Feature = ({ db, jobs, hooks, config, log }) => {
-  const deps = { db, jobs, config: config.notifications };
-  const deliver = createDeliverer({ db, config: config.notifications, log: log.child('notifications') });
+export const notificationsFeature: Feature = ({ db, jobs, hooks, config, secrets, log }) => {
+  const box = createSecretBox(secrets.secretsKey);
+  const deps = { db, jobs, config: config.notifications, box };
+  const deliver = createDeliverer({ db, config: config.notifications, log: log.child('notifications'), box });
   const delay = config.notifications.retryDelaySeconds;
   return {
     api: new Hono<IdentityEnv>().route('/notifications', notificationRoutes(deps)),

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { withTenant } from '../../../db/index.ts';
 import { createLogger } from '../../../shared/log.ts';
+import { createSecretBox } from '../../../shared/secret-box.ts';
 import { createJobs, type Jobs } from '../jobs/index.ts';
 import { capabilityBundleRoutes } from '../toolkit/index.ts';
 import { testApi, type TestApi } from '../toolkit/api.fixture.ts';
@@ -10,17 +13,18 @@ import { DELIVER_QUEUE } from './notify.service.ts';
 /** The routes with no SMTP server configured (deliveries themselves: test/flows/notifications.test.ts). */
 let api: TestApi;
 let jobs: Jobs;
+const box = createSecretBox('notifications-test-secrets-key');
 const config = { smtpUrl: undefined, smtpFrom: 'svc@localhost', retryLimit: 0, retryDelaySeconds: 0, timeoutMs: 1000, privateWebhooks: 'allow' as const };
 beforeAll(async () => {
   api = await testApi((app, database) => {
     jobs = createJobs({ database, log: createLogger('test') });
-    app.route('/api/notifications', notificationRoutes({ db: database.db, jobs, config }));
+    app.route('/api/notifications', notificationRoutes({ db: database.db, jobs, config, box }));
     // as a server outside dev is configured by default
-    app.route('/strict/notifications', notificationRoutes({ db: database.db, jobs, config: { ...config, privateWebhooks: 'deny' } }));
+    app.route('/strict/notifications', notificationRoutes({ db: database.db, jobs, config: { ...config, privateWebhooks: 'deny' }, box }));
     app.route('/api/capability-bundles', capabilityBundleRoutes());
   });
   // the real deliverer: its attempts fail here (nothing listens on port 9), so deliveries stay queued, then fail
-  await jobs.define(DELIVER_QUEUE, createDeliverer({ db: api.database.db, config, log: createLogger('test') }));
+  await jobs.define(DELIVER_QUEUE, createDeliverer({ db: api.database.db, config, log: createLogger('test'), box }));
   await jobs.start();
 });
 afterAll(async () => {
@@ -84,6 +88,10 @@ describe('notification settings', () => {
     const again = await api.request('PUT', '/api/notifications/settings', { json: { ...put.body, webhooks: [{ id: hook.id, url: hook.url, events: [] }] } });
     expect(again.body.webhooks).toEqual([{ ...hook, events: [] }]);
     expect((await api.request('GET', '/api/notifications/settings', { as: { role: 'member' } })).body.webhooks).toEqual([{ ...hook, events: [], secret: null }]);
+    // at rest the secret is sealed
+    const stored = await withTenant(api.database.db, 'acme', async (tx) => (await sql<{ settings: any }>`select settings from notification_settings`.execute(tx)).rows[0].settings);
+    expect(stored.webhooks[0].secret).toMatch(/^v1\./);
+    expect(JSON.stringify(stored)).not.toContain(hook.secret);
   });
 
   it('refuses a member with 403 and bad settings with 400 naming the field', async () => {

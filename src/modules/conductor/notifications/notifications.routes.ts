@@ -30,7 +30,7 @@ function settingsFor(p: Principal, s: NotificationSettings) {
 
 export function notificationRoutes(deps: NotifyDeps): Hono<IdentityEnv> {
   return new Hono<IdentityEnv>()
-    .get('/settings', async (c) => c.json(settingsFor(c.get('principal'), await inTenant(deps.db, c, readSettings))))
+    .get('/settings', async (c) => c.json(settingsFor(c.get('principal'), await inTenant(deps.db, c, (tx) => readSettings(tx, tenantOf(c), deps.box)))))
     .put('/settings', doc({ body: SettingsBody }), requireRole('admin', 'notification settings'), async (c) => {
       const body = await readJson(c, SettingsBody);
       if (deps.config.privateWebhooks === 'deny') {
@@ -41,8 +41,8 @@ export function notificationRoutes(deps: NotifyDeps): Hono<IdentityEnv> {
       }
       const p = c.get('principal');
       const stored = await inTenant(deps.db, c, async (tx) => {
-        const next = settingsToStore(body, await readSettings(tx));
-        await writeSettings(tx, tenantOf(c), next, p.keyId ? `key:${p.keyId}` : p.subject);
+        const next = settingsToStore(body, await readSettings(tx, tenantOf(c), deps.box));
+        await writeSettings(tx, tenantOf(c), next, p.keyId ? `key:${p.keyId}` : p.subject, deps.box);
         return next;
       });
       return c.json(settingsFor(p, stored));

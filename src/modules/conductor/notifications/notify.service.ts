@@ -3,6 +3,7 @@ import { withTenant, type DB, type Tx } from '../../../db/index.ts';
 import type { Notification } from '../../../contracts/run-callbacks.ts';
 import type { NotificationsConfig } from '../../../config/config.ts';
 import { prefixedId } from '../../../shared/ids.ts';
+import type { SecretBox } from '../../../shared/secret-box.ts';
 import type { Jobs } from '../jobs/index.ts';
 import { getNotification, insertDelivery, insertNotification } from './notifications.repo.ts';
 import { readSettings } from './settings.repo.ts';
@@ -19,6 +20,8 @@ export interface NotifyDeps {
   db: Kysely<DB>;
   jobs: Jobs;
   config: NotificationsConfig;
+  /** Seals and opens webhook secrets at rest. */
+  box: SecretBox;
 }
 
 export interface NotificationInput {
@@ -44,7 +47,7 @@ export async function notify(deps: NotifyDeps, input: NotificationInput): Promis
 
 /** Inside the caller's tenant transaction (the notification exists iff it commits). */
 export async function notifyIn(deps: NotifyDeps, tx: Tx, input: NotificationInput): Promise<Notification> {
-  const settings = await readSettings(tx);
+  const settings = await readSettings(tx, input.tenantId, deps.box);
   const id = prefixedId('ntf');
   const channel = input.channel ?? 'email';
   const recipients = channel !== 'email' || !settings.email.enabled ? [] : input.to ? [input.to] : settings.email.to;
