@@ -26,7 +26,7 @@ export function stepLine(step: PlanStep, dryRun: boolean): string {
 }
 
 export default defineCommand({
-  meta: { name: 'apply', description: 'Create or update profiles, pools and automations from YAML or JSON files' },
+  meta: { name: 'apply', description: 'Create or update profiles, pools, automations and workflow definitions from YAML or JSON files' },
   args: { ...globalArgs, ...fileArg, 'dry-run': { type: 'boolean', description: 'print the plan and change nothing' } },
   async run({ args }) {
     const docs = readResources(requireFile(args.file));

@@ -6,7 +6,7 @@ import { readResources } from './resources/files.ts';
 
 /** `svc create -f <file|folder>`: creates every resource of the files; one that exists already fails (409). */
 export default defineCommand({
-  meta: { name: 'create', description: 'Create profiles, pools and automations from YAML or JSON files' },
+  meta: { name: 'create', description: 'Create profiles, pools, automations and workflow definitions from YAML or JSON files' },
   args: { ...globalArgs, ...fileArg },
   async run({ args }) {
     const docs = readResources(requireFile(args.file));

@@ -10,13 +10,12 @@ import { kindOf, KIND_WORDS, type Kind } from './resources/kinds.ts';
 export function kindArg(word: string): Kind {
   const kind = kindOf(word);
   if (!kind) throw usageError(`unknown kind "${word}"; expected one of ${KIND_WORDS}`);
-  if ('unsupported' in kind) throw usageError(`${kind.unsupported} are not managed by this client yet; expected one of ${KIND_WORDS}`);
   return kind;
 }
 
 /** `svc delete <kind> <name>` or `svc delete -f <file|folder>` (automations first, profiles last). */
 export default defineCommand({
-  meta: { name: 'delete', description: 'Delete a profile, pool or automation (or every resource of files)' },
+  meta: { name: 'delete', description: 'Delete a profile, pool, automation or workflow definition (or every resource of files)' },
   args: {
     ...globalArgs,
     ...fileArg,

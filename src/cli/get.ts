@@ -12,7 +12,7 @@ import { KIND_WORDS } from './resources/kinds.ts';
  * fields left out); with --json the server's object.
  */
 export default defineCommand({
-  meta: { name: 'get', description: 'List profiles, pools or automations, or print one as a resource file' },
+  meta: { name: 'get', description: 'List profiles, pools, automations or workflow definitions, or print one as a resource file' },
   args: {
     ...globalArgs,
     kind: { type: 'positional', description: KIND_WORDS, required: true },

@@ -84,9 +84,7 @@ describe('svc apply -f', () => {
     writeFileSync(join(bad, 'a.yaml'), 'kind: gizmo\nname: x\n');
     const r = await cli(['apply', '-f', bad], { ...env, SVC_API_URL: 'http://127.0.0.1:9' });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`${join(bad, 'a.yaml')}: kind: unknown kind "gizmo"; expected one of profile, pool, automation`);
-    writeFileSync(join(bad, 'a.yaml'), 'kind: workflow\nname: x\n');
-    expect((await cli(['apply', '-f', bad], env)).stderr).toContain('workflow definitions are not managed by this client yet');
+    expect(r.stderr).toContain(`${join(bad, 'a.yaml')}: kind: unknown kind "gizmo"; expected one of profile, pool, automation, workflow`);
     writeFileSync(join(bad, 'a.yaml'), 'kind: profile\nname: [oops\n');
     expect((await cli(['apply', '-f', bad], env)).stderr).toContain(`${join(bad, 'a.yaml')}: not valid YAML`);
   });
@@ -97,6 +95,38 @@ describe('svc apply -f', () => {
     const r = await cli(['apply', '-f', bad], env);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/request failed \(400\): runtime: /);
+  });
+});
+
+describe('svc apply -f with a workflow definition', () => {
+  it('creates it, then reports no change, then exactly the edited field', async () => {
+    const file = join(tempDir('svc-apply-wf-'), 'digest.yaml');
+    const nodes = (prompt: string) =>
+      ['nodes:', '  - id: gather', '    profile: researcher', '    prompt: Find the news.', '  - id: write', '    profile: researcher', `    prompt: ${prompt}`, '    dependsOn: [gather]', ''].join('\n');
+    writeFileSync(file, `kind: workflow\nname: digest\n${nodes('Write the digest.')}`);
+    expect((await cli(['apply', '-f', file], env)).stdout).toBe('workflow/digest created\n');
+    const defs = await api('/api/workflows/definitions');
+    const def = defs.find((d: any) => d.name === 'digest');
+    expect(def.nodes).toEqual([
+      { id: 'gather', profile: 'researcher', prompt: 'Find the news.', dependsOn: [], onError: 'pause' },
+      { id: 'write', profile: 'researcher', prompt: 'Write the digest.', dependsOn: ['gather'], onError: 'pause' },
+    ]);
+    expect((await cli(['apply', '-f', file], env)).stdout).toBe('workflow/digest unchanged\n');
+
+    writeFileSync(file, `kind: workflow\nname: digest\n${nodes('Write a short digest.')}`);
+    const r = await cli(['apply', '-f', file, '--json'], env);
+    expect(r.json().resources).toEqual([
+      {
+        kind: 'workflow',
+        name: 'digest',
+        action: 'update',
+        changes: { nodes: { from: def.nodes, to: [{ id: 'gather', profile: 'researcher', prompt: 'Find the news.' }, { id: 'write', profile: 'researcher', prompt: 'Write a short digest.', dependsOn: ['gather'] }] } },
+      },
+    ]);
+    const after = (await api(`/api/workflows/definitions/${def.id}`)).workflowDefinition;
+    expect(after.nodes[1].prompt).toBe('Write a short digest.');
+    expect(parse((await cli(['get', 'workflow', 'digest'], env)).stdout)).toEqual({ kind: 'workflow', name: 'digest', nodes: after.nodes });
+    expect((await cli(['delete', 'workflow', 'digest'], env)).stdout).toBe('workflow/digest deleted\n');
   });
 });
 

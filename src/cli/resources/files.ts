@@ -6,7 +6,7 @@ import { KIND_WORDS, KINDS, kindOf, type Kind, type Obj } from './kinds.ts';
 
 /**
  * Resource files: YAML (one or more documents, `---` between them) or JSON (one object or an array), each document
- * `kind: <profile|pool|automation>` plus the resource's own fields, as the API takes them. A folder means every
+ * `kind: <profile|pool|automation|workflow>` plus the resource's own fields, as the API takes them. A folder means every
  * .yaml, .yml and .json file in it (not its subfolders), by name. Everything is read and checked before any request.
  */
 export interface ResourceDoc {
@@ -65,7 +65,6 @@ function toDoc(value: unknown, source: string): ResourceDoc {
   if (typeof word !== 'string') throw usageError(`${source}: kind: expected one of ${KIND_WORDS}`);
   const kind = kindOf(word);
   if (!kind) throw usageError(`${source}: kind: unknown kind "${word}"; expected one of ${KIND_WORDS}`);
-  if ('unsupported' in kind) throw usageError(`${source}: kind: ${kind.unsupported} are not managed by this client yet; expected one of ${KIND_WORDS}`);
   if (typeof body.name !== 'string' || body.name === '') throw usageError(`${source}: name: expected a non-empty string`);
   return { kind, name: body.name, body, source };
 }

@@ -1,14 +1,15 @@
+import { usageError } from '../client/exit.ts';
 import { ApiError, type Api } from '../client/http.ts';
 
 /**
  * The resource kinds `svc get | create | delete | apply` manage as files, and how each maps onto the API: how to find
  * one by name, create, update and delete it, and which of its fields the server computes (left out of diffs and of
- * what `svc get` prints for a file). Applied in this order (a pool names profiles, an automation runs a profile).
+ * what `svc get` prints for a file). Applied in this order (a pool names profiles; automations and workflow nodes run them).
  */
 export type Obj = Record<string, unknown>;
 
 export interface Kind {
-  kind: 'profile' | 'pool' | 'automation';
+  kind: 'profile' | 'pool' | 'automation' | 'workflow';
   /** Other words a user may write: plural, variant B's `pod`, the alias `schedule`. */
   aliases: readonly string[];
   /** Fields the server computes: never compared, never printed into a file. */
@@ -83,21 +84,42 @@ const automation: Kind = {
   header: ['name', 'profile', 'cron', 'status'],
 };
 
-export const KINDS: readonly Kind[] = [profile, pool, automation];
+/** Every workflow definition (the list is paged by 200, the cap of workflow lists). */
+async function allDefinitions(api: Api): Promise<Obj[]> {
+  const all: Obj[] = [];
+  for (let offset = 0; ; offset += 200) {
+    const page = await api.get<Obj[]>(`/api/workflows/definitions?limit=200&offset=${offset}`);
+    all.push(...page);
+    if (page.length < 200) return all;
+  }
+}
 
-/** Kinds of the spec this client does not manage yet, named so the refusal says so. */
-const NOT_YET: Record<string, string> = {
-  workflow: 'workflow definitions',
-  workflows: 'workflow definitions',
-  workflowdefinition: 'workflow definitions',
-  'workflow-definition': 'workflow definitions',
+const unwrap = (o: Obj) => (o.workflowDefinition ?? o) as Obj;
+
+const workflow: Kind = {
+  kind: 'workflow',
+  aliases: ['workflows', 'workflow-definition', 'workflow-definitions', 'workflowdefinition', 'definition', 'definitions'],
+  computed: ['id', 'createdAt', 'updatedAt'],
+  replaces: false,
+  list: allDefinitions,
+  async find(api, name) {
+    // definition names are not unique on the server; a file names one, so two of that name is a problem to fix first
+    const named = (await allDefinitions(api)).filter((d) => d.name === name);
+    if (named.length > 1) throw usageError(`${named.length} workflow definitions are named ${name} (${named.map((d) => d.id).join(', ')}); delete or rename all but one`);
+    return named[0];
+  },
+  create: async (api, doc) => unwrap(await post(api, '/api/workflows/definitions', doc)),
+  update: async (api, current, doc, changed) => unwrap(await send(api, 'PUT', `/api/workflows/definitions/${enc(String(current.id))}`, Object.fromEntries(changed.map((k) => [k, doc[k]])))),
+  remove: async (api, current) => void (await send(api, 'DELETE', `/api/workflows/definitions/${enc(String(current.id))}`)),
+  row: (d) => [d.name as string, `${((d.nodes as unknown[]) ?? []).length} nodes`, d.id as string],
+  header: ['name', 'nodes', 'id'],
 };
 
-export function kindOf(word: string): Kind | { unsupported: string } | undefined {
+export const KINDS: readonly Kind[] = [profile, pool, automation, workflow];
+
+export function kindOf(word: string): Kind | undefined {
   const w = word.trim().toLowerCase();
-  const k = KINDS.find((k) => k.kind === w || k.aliases.includes(w));
-  if (k) return k;
-  return NOT_YET[w] ? { unsupported: NOT_YET[w] } : undefined;
+  return KINDS.find((k) => k.kind === w || k.aliases.includes(w));
 }
 
 export const KIND_WORDS = KINDS.map((k) => k.kind).join(', ');
