@@ -122,7 +122,7 @@ describe('notifications that arrive', () => {
     const res = await call('PUT', '/api/notifications/settings', {
       email: { enabled: true, to: ['ops@example.com'], from: 'svc@example.com' },
       webhooks: [
-        { url: `${receiverUrl}/hooks`, events: ['run.failed', 'automation.disabled', 'credit.low'] },
+        { url: `${receiverUrl}/hooks`, events: ['run.failed', 'automation.disabled', 'workflow.paused', 'credit.low'] },
         { url: `${receiverUrl}/flaky`, events: ['notify'] },
       ],
     });
@@ -197,6 +197,16 @@ describe('notifications that arrive', () => {
     expect(payload.data.message).toContain(`Automation doomed (${a.body.id}) of profile flaky-model was disabled: 1 firings in a row failed`);
     await until(() => mails.find((m) => m.raw.includes('Subject: svc: automation doomed was disabled')));
     expect((await call('GET', `/api/automations/${a.body.id}`)).body.status).toBe('disabled');
+  });
+
+  it('notifies when a workflow run pauses on a failed node', async () => {
+    const created = await call('POST', '/api/workflows/runs', { name: 'nightly-report', nodes: [{ id: 'fetch', profile: 'flaky-model', prompt: 'FAIL_HTTP_400' }] });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    const id = created.body.workflowRun.id;
+    const hit = await until(() => hits.find((h) => h.path === '/hooks' && h.body.includes('"workflow.paused"') && h.body.includes(id)));
+    const payload = new Webhook(secrets['/hooks']).verify(hit.body, hit.headers) as any;
+    expect(payload.data.message).toMatch(new RegExp(`^Workflow run nightly-report \\(${id}\\) paused: node fetch \\(profile flaky-model\\) failed`));
+    await until(() => mails.find((m) => m.raw.includes('Subject: svc: workflow nightly-report paused')));
   });
 
   it('notifies when a charge takes the credit below the low-credit line', async () => {

@@ -7,7 +7,9 @@ import type { RunFinished } from '../hooks/index.ts';
 import { cancelRun, createRun } from '../runs/index.ts';
 import type { RunServices } from '../runs/index.ts';
 import { renderPrompt } from './graph.ts';
-import { NODE, Transition, type Changes, type NodeState, type WorkflowState } from './plan.ts';
+import { NODE, RUN, Transition, type Changes, type NodeState, type WorkflowState } from './plan.ts';
+import type { Jobs } from '../jobs/index.ts';
+import { requestNotification } from '../notifications/index.ts';
 import { errorText, finalText, findEndedUnrecorded, findUnstarted, loadWorkflowRun, runExists, saveTransition, workflowOfNodeRun } from './workflows.repo.ts';
 
 /**
@@ -22,6 +24,8 @@ export interface EngineDeps {
   database: Database;
   runs: RunServices['deps'];
   log: Logger;
+  /** The job queue, through which a run that pauses asks for a notification (absent in some unit tests). */
+  jobs?: Jobs;
 }
 
 export const PLAN_CHANNEL = 'svc_workflow_events';
@@ -50,11 +54,26 @@ export async function transition<R>(
     const t = new Transition(loaded.state, { now: new Date(), newRunId: () => prefixedId('run') });
     const result = await fn(t, tx);
     const seq = await saveTransition(tx, loaded, before, t.changes);
+    if (deps.jobs && before.status !== RUN.paused && loaded.state.status === RUN.paused) await notifyPaused(deps.jobs, tx, tenantId, loaded.state);
     return { state: loaded.state, changes: t.changes, result, seq, moved: seq !== loaded.seq };
   });
   if (applied.moved) await deps.database.notify(PLAN_CHANNEL, JSON.stringify({ t: tenantId, w: id, s: applied.seq })).catch(() => {});
   await afterCommit(deps, tenantId, applied.state, applied.changes);
   return applied;
+}
+
+/** A run that pauses waits for a person (a repair): they hear of it, in the transaction that paused it. */
+function notifyPaused(jobs: Jobs, tx: Tx, tenantId: string, state: WorkflowState): Promise<void> {
+  const held = state.nodes.filter((n) => n.status === NODE.error && n.onError === 'pause');
+  const name = state.name || state.id;
+  const why = held.map((n) => `node ${n.id} (profile ${n.profile}) failed${n.error ? `: ${n.error}` : ''}`).join('; ') || 'a node failed';
+  return requestNotification(jobs, tx, {
+    tenantId,
+    event: 'workflow.paused',
+    subject: `svc: workflow ${name} paused`,
+    message: `Workflow run ${name} (${state.id}) paused: ${why}. Repair it (POST /api/workflows/runs/${state.id}/repair) or cancel it.`,
+    runId: held[0]?.runId ?? null,
+  });
 }
 
 async function afterCommit(deps: EngineDeps, tenantId: string, state: WorkflowState, changes: Changes): Promise<void> {

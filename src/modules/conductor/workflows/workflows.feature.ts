@@ -15,8 +15,8 @@ const SWEEP_MS = 5_000;
  * `/api/workflows/*`, the `workflows` runFinished subscriber that moves plans on (on whichever conductor takes the
  * job), the plan stream's LISTEN, the schedules' slot loop, and a sweep for nodes whose run never started or whose end was not delivered (engine.ts).
  */
-export const workflowsFeature: Feature = ({ db, database, runs, hooks, log, config }) => {
-  const deps = { db, database, runs: runs.deps, log: log.child('workflows') };
+export const workflowsFeature: Feature = ({ db, database, runs, hooks, jobs, log, config }) => {
+  const deps = { db, database, runs: runs.deps, jobs, log: log.child('workflows') };
   const feed = createPlanFeed(deps);
   const scheduler = createWorkflowScheduler(deps);
   let timer: NodeJS.Timeout | undefined;
