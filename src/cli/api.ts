@@ -34,6 +34,7 @@ export default defineCommand({
     if (!METHODS.includes(method)) throw usageError(`method: expected one of ${METHODS.join(', ')}, got "${args.method}"`);
     const path = String(args.path);
     if (!path.startsWith('/')) throw usageError(`path: expected a path starting with /, got "${path}"`);
+    if (args.data !== undefined && (method === 'GET' || method === 'HEAD')) throw usageError(`--data: a ${method} request has no body`);
     const body = args.data !== undefined ? readData(args.data) : undefined;
     const { out, api, env } = openSession(args, { needKey: true });
     let status: number;

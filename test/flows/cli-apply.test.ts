@@ -185,6 +185,9 @@ describe('svc api', () => {
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.stdout).error).toMatch(/^runtime: /);
     expect((await cli(['api', 'FETCH', '/api/profiles'], env)).code).toBe(2);
-    expect((await cli(['api', 'GET', '/api/profiles', '--data', '{nope'], env)).code).toBe(2);
+    expect((await cli(['api', 'POST', '/api/profiles', '--data', '{nope'], env)).code).toBe(2);
+    const get = await cli(['api', 'GET', '/api/profiles', '--data', '{}'], env);
+    expect(get.code).toBe(2);
+    expect(get.stderr).toContain('--data: a GET request has no body');
   });
 });
