@@ -56,4 +56,21 @@ describe('run event hub', () => {
     while (hub.catchUps() > 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
     expect(hub.catchUps()).toBe(0);
   });
+
+  it('gives a subscriber behind a locally published event the gap from the log first, in order (an adopted run)', async () => {
+    const got: number[] = [];
+    const done = new Promise<void>((resolve) => {
+      const sub = hub.subscribe('default', 'adopted', 0, (e) => {
+        got.push(e.seq);
+        if (e.event.type === 'result') {
+          sub.unsubscribe();
+          resolve();
+        }
+      });
+    });
+    // this replica drives the run from event 2 on: event 1 reached the log under the driver that died, unannounced
+    hub.publish('default', 'adopted', { seq: 2, event: runEvent('result', { message: 'done' }) });
+    await done;
+    expect(got).toEqual([1, 2]);
+  });
 });

@@ -85,7 +85,23 @@ export function createHub(deps: { database: Database; fetchAfter: (tenantId: str
   }
 
   return {
-    publish: (tenantId, runId, e) => deliver(runKey(tenantId, runId), e),
+    publish(tenantId, runId, e) {
+      // A subscriber that has not seen the event before this one (it followed the run from the log while another
+      // replica drove it, and this replica adopted the run) reads the gap from the log first: the log holds every
+      // event up to a published one, and catch-up reads deliver in order.
+      const key = runKey(tenantId, runId);
+      let behind = false;
+      for (const sub of subs.get(key) ?? []) {
+        if (e.seq <= sub.cursor) continue;
+        if (e.seq > sub.cursor + 1) {
+          behind = true;
+          continue;
+        }
+        sub.cursor = e.seq;
+        sub.listener(e);
+      }
+      if (behind) void catchUp(tenantId, runId, e.seq);
+    },
     subscribe(tenantId, runId, fromSeq, listener) {
       const key = runKey(tenantId, runId);
       let set = subs.get(key);
