@@ -4,6 +4,8 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { requestOrigin, type DeviceDeps } from '../device/index.ts';
 import type { KeyDeps, Principal } from '../identity/index.ts';
+import { sessionForApi } from './api-session.ts';
+import { appRoutes } from './app.routes.ts';
 import { cliAuthRoutes } from './cli-auth.routes.ts';
 import { devicePageRoutes } from './device-page.routes.ts';
 import { createSessions } from './session.ts';
@@ -18,8 +20,9 @@ export interface DashboardDeps {
 }
 
 /**
- * The minimal dashboard the conductor serves itself, so the CLI's browser and device logins work on the embedded
- * deployment: sign-in with a tenant API key (→ signed session cookie), `/cli-auth` and `/device` approval pages.
+ * The dashboard the conductor serves itself: sign-in with a tenant API key (→ signed session cookie), the dashboard's
+ * pages under `/dashboard` (they call `/api` with that session: api-session.ts), and the `/cli-auth` and `/device`
+ * approval pages the CLI's browser and device logins finish on.
  * Mounted at `/` on the conductor's top-level app (not under /api: no bearer auth, cookie sessions).
  */
 export function dashboardRoutes(deps: DashboardDeps): Hono {
@@ -35,7 +38,9 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
       await next();
     });
   }
+  app.use('/api/*', sessionForApi(sessions));
   app.route('/dashboard', signInRoutes({ sessions, authenticate: deps.authenticate }));
+  app.route('/dashboard', appRoutes({ sessions }));
   app.route('/cli-auth', cliAuthRoutes({ sessions, keyDeps: deps.keyDeps }));
   app.route('/device', devicePageRoutes({ sessions, device: deps.device }));
   return app;

@@ -26,8 +26,8 @@ ${error ? `<p class="error" role="alert">${escape(error)}</p>` : ''}
 }
 
 /**
- * `/dashboard/sign-in` (GET form, POST key → session cookie), `/dashboard/sign-out`, and `/dashboard` (who is signed
- * in). The minimal dashboard the embedded deployment serves so `svc auth login` can finish in a browser.
+ * `/dashboard/sign-in` (GET form, POST key → session cookie) and `/dashboard/sign-out` (a form with the CSRF token).
+ * The dashboard's pages (app.routes.ts) and `svc auth login`'s browser approval start here.
  */
 export function signInRoutes(deps: { sessions: SessionCodec; authenticate(header: string): Promise<Principal> }): Hono {
   const { sessions } = deps;
@@ -53,14 +53,5 @@ export function signInRoutes(deps: { sessions: SessionCodec; authenticate(header
       const form = await readForm(c);
       if (sessions.checkCsrf(c, form.csrf)) sessions.end(c);
       return c.redirect('/dashboard/sign-in', 303);
-    })
-    .get('/', async (c) => {
-      const p = await sessions.open(c);
-      if (!p) return c.redirect(signInUrl(c), 303);
-      const body = `<h1>svc dashboard</h1>
-<dl><dt>Organization</dt><dd>${escape(p.tenantId)}${p.tenantName ? ` (${escape(p.tenantName)})` : ''}</dd><dt>Role</dt><dd>${escape(p.role)}</dd></dl>
-<p class="muted">To sign in the command-line client, run <code>svc auth login</code>; to approve a code from another device, open <a href="/device">/device</a>.</p>
-<form method="post" action="/dashboard/sign-out">${hidden({ csrf: sessions.csrf(c) })}<button class="secondary" type="submit">Sign out</button></form>`;
-      return page(c, 'Dashboard', body);
     });
 }

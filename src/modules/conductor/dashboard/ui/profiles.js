@@ -1,0 +1,92 @@
+// Profiles: the list, and create/edit with the API's own validation messages; a profile's recent runs are its usage.
+import { api, ErrorNote, html, Link, Loading, navigate, Page, useAction, useLoad, useState } from './lib.js';
+import { RunTable } from './runs.js';
+
+const RUNTIMES = ['general', 'runtime_a', 'runtime_b'];
+/** Fields the form edits one by one; the rest of a profile is edited as JSON under "Other settings". */
+const FORM_FIELDS = ['name', 'runtime', 'model', 'systemPrompt', 'tools'];
+const READ_ONLY = ['id', 'workerPlacement', 'createdAt', 'updatedAt', 'tenantId', 'version'];
+
+export function Profiles() {
+  const profiles = useLoad(() => api('/profiles'), []);
+  const list = profiles.data ?? [];
+  return html`<${Page} title="Profiles" actions=${html`<${Link} class="button" href="/dashboard/profiles/new">New profile</${Link}>`}>
+    <${ErrorNote} error=${profiles.error} />
+    ${profiles.loading && !profiles.data ? html`<${Loading} />` : null}
+    ${profiles.data && !list.length ? html`<p class="muted">No profiles yet.</p>` : null}
+    ${list.length
+      ? html`<div class="table-wrap"><table>
+          <thead><tr><th scope="col">Name</th><th scope="col">Runtime</th><th scope="col">Model</th><th scope="col">Tools</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+          <tbody>${list.map(
+            (p) => html`<tr data-profile=${p.name}>
+              <td><${Link} href=${`/dashboard/profiles/${encodeURIComponent(p.name)}`}>${p.name}</${Link}></td>
+              <td>${p.runtime}</td><td><code>${p.model ?? 'default'}</code></td><td>${(p.tools ?? []).join(', ') || 'default'}</td>
+              <td><${Link} href=${`/dashboard/playground?profile=${encodeURIComponent(p.name)}`}>Run</${Link}></td></tr>`,
+          )}</tbody></table></div>`
+      : null}
+  </${Page}>`;
+}
+
+function others(profile) {
+  const rest = {};
+  for (const [k, v] of Object.entries(profile ?? {})) if (!FORM_FIELDS.includes(k) && !READ_ONLY.includes(k)) rest[k] = v;
+  return Object.keys(rest).length ? JSON.stringify(rest, null, 2) : '';
+}
+
+export function ProfileEdit({ name }) {
+  const creating = name === undefined;
+  const loaded = useLoad(() => (creating ? Promise.resolve({ runtime: 'general' }) : api(`/profiles/${encodeURIComponent(name)}`)), [name]);
+  const runs = useLoad(() => (creating ? Promise.resolve([]) : api(`/profiles/${encodeURIComponent(name)}/runs?limit=20`)), [name]);
+  return html`<${Page} title=${creating ? 'New profile' : `Profile ${name}`}
+      actions=${creating ? null : html`<${Link} class="button" href=${`/dashboard/playground?profile=${encodeURIComponent(name)}`}>Run in playground</${Link}>`}>
+    <${ErrorNote} error=${loaded.error} />
+    ${loaded.data ? html`<${ProfileForm} key=${name ?? 'new'} profile=${loaded.data} creating=${creating} />` : loaded.loading ? html`<${Loading} />` : null}
+    ${creating ? null : html`<h2>Recent runs</h2>${runs.data ? html`<${RunTable} runs=${runs.data} />` : null}`}
+  </${Page}>`;
+}
+
+function ProfileForm({ profile, creating }) {
+  const [saved, setSaved] = useState(false);
+  const action = useAction();
+  const submit = (e) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    const text = (k) => String(form.get(k) ?? '').trim();
+    action.run(async () => {
+      let rest = {};
+      if (text('other')) {
+        try {
+          rest = JSON.parse(text('other'));
+        } catch (err) {
+          throw new Error(`Other settings: not JSON (${err.message})`);
+        }
+      }
+      const body = { ...rest, name: creating ? text('name') : profile.name, runtime: text('runtime') };
+      if (text('model')) body.model = text('model');
+      if (text('systemPrompt')) body.systemPrompt = String(form.get('systemPrompt'));
+      if (text('tools')) body.tools = text('tools').split(',').map((t) => t.trim()).filter(Boolean);
+      const out = creating
+        ? await api('/profiles', { method: 'POST', body })
+        : await api(`/profiles/${encodeURIComponent(profile.name)}`, { method: 'PUT', body });
+      setSaved(true);
+      if (creating) navigate(`/dashboard/profiles/${encodeURIComponent(out.name ?? body.name)}`);
+    });
+  };
+  return html`<form class="stack" onSubmit=${submit} onInput=${() => setSaved(false)}>
+    ${creating
+      ? html`<div class="field"><label for="p-name">Name</label><input id="p-name" name="name" required autocomplete="off" aria-describedby="p-name-help" />
+          <small id="p-name-help" class="muted">Letters, digits, dot, underscore or hyphen.</small></div>`
+      : null}
+    <div class="field"><label for="p-runtime">Runtime</label>
+      <select id="p-runtime" name="runtime" value=${profile.runtime}>${RUNTIMES.map((r) => html`<option value=${r}>${r}</option>`)}</select></div>
+    <div class="field"><label for="p-model">Model</label><input id="p-model" name="model" value=${profile.model ?? ''} autocomplete="off" aria-describedby="p-model-help" />
+      <small id="p-model-help" class="muted">general: <code>provider:model</code> (openai, anthropic, openai-compatible, demo); runtime_a/b: a bare model id.</small></div>
+    <div class="field"><label for="p-system">System prompt</label><textarea id="p-system" name="systemPrompt" rows="4">${profile.systemPrompt ?? ''}</textarea></div>
+    <div class="field"><label for="p-tools">Tools</label><input id="p-tools" name="tools" value=${(profile.tools ?? []).join(', ')} autocomplete="off" aria-describedby="p-tools-help" />
+      <small id="p-tools-help" class="muted">Comma-separated (fs_read, fs_write, run_command, …); empty for the runtime's default.</small></div>
+    <div class="field"><label for="p-other">Other settings (JSON)</label><textarea id="p-other" name="other" rows="5" class="mono" placeholder='{"skills": [], "mcpServers": [], "network": "disabled"}'>${others(profile)}</textarea></div>
+    <div class="row"><button type="submit" disabled=${action.busy}>${creating ? 'Create profile' : 'Save'}</button>
+      ${saved && !creating ? html`<span class="ok" role="status">Saved.</span>` : null}</div>
+    <${ErrorNote} error=${action.error} />
+  </form>`;
+}
