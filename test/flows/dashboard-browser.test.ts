@@ -179,8 +179,9 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     await link.click();
     await expect.poll(() => heading().textContent()).toMatch(/^Session sess-/);
     await page.locator('tr[data-run]').first().waitFor();
-    await page.fill('#prompt', 'and once more');
-    await page.getByRole('button', { name: 'Run' }).click();
+    await page.locator('#prompt').focus();
+    await page.keyboard.type('and once more');
+    await page.keyboard.press('Control+Enter');
     await page.locator('.turn .timeline[data-ended=true]').waitFor();
     expect(await page.locator('.turn .ev-result').textContent()).toContain('FAKE-REPLY: and once more');
     await shot('session');
@@ -236,6 +237,11 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
   it('shows billing and the overview with its charts, at laptop and phone widths', async () => {
     await go('Billing', 'Billing');
     await page.locator('[data-testid=balance]').waitFor();
+    await tabTo('#cap');
+    await page.keyboard.type('25');
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect((await (await h.svc.api('/api/spend-cap')).json()).month).toMatchObject({ limit_usd_cents: 2500, user_set: true });
     await shot('billing');
     await go('Overview', 'Overview');
     await expect.poll(() => page.locator('[data-testid=runs-24h]').textContent()).not.toBe('0');
@@ -247,8 +253,11 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow).toBe(0);
     await shot('overview-phone');
-    await go('Playground', 'Playground');
-    await shot('playground-phone');
+    for (const [nav, title, name] of [['Playground', 'Playground', 'playground-phone'], ['Runs', 'Runs', 'runs-phone']] as const) {
+      await go(nav, title);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+      await shot(name);
+    }
   });
 
   it('lets the session call /api as its key: reads with the cookie, writes only with the CSRF token from the page', async () => {

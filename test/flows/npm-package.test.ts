@@ -51,7 +51,7 @@ describe('the npm package', () => {
   });
 
   it('holds the compiled library, the bin, the migrations and the license, and no tests or TypeScript sources', () => {
-    expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json', 'bin/svc.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js', 'sql/0001_identity.sql']));
+    expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json', 'bin/svc.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js', 'sql/0001_identity.sql', 'dist/modules/conductor/dashboard/ui/main.js']));
     expect(files.filter((f) => /\.test\.|^test\/|^src\/|\.fixture\./.test(f))).toEqual([]);
     expect(readFileSync(join(ROOT, 'LICENSE'), 'utf8')).toMatch(/^Apache License\s+Version 2\.0/);
   });
@@ -73,6 +73,8 @@ describe('the npm package', () => {
     const res = await fetch(`${url}/healthz`);
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('ok');
+    // the dashboard's pages and the vendor modules they import are served from the installed package
+    for (const asset of ['main.js', 'app.css', 'preact.mjs', 'uplot.mjs']) expect((await fetch(`${url}/dashboard/assets/${asset}`)).status, asset).toBe(200);
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
     process.kill(-child.pid!, 'SIGTERM');
     await exited;
