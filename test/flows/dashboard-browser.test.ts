@@ -172,6 +172,21 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     await shot('run-cancelled');
   });
 
+  it('force-terminates a run from its page after the confirmation', async () => {
+    const { runId } = await (await h.svc.api('/api/runs', { method: 'POST', json: { profile: 'helper', prompt: 'SLOW_DELTAS 400 50' } })).json();
+    await page.goto(`${h.svc.url}/dashboard/runs/${runId}`);
+    const terminate = page.getByRole('button', { name: 'Terminate' });
+    await expect.poll(() => terminate.isEnabled()).toBe(true);
+    const asked = new Promise<string>((resolve) => page.once('dialog', (d) => (resolve(d.message()), void d.accept())));
+    await terminate.click();
+    expect(await asked).toContain('Force-terminate this run?');
+    await page.locator('.timeline[data-ended=true]').waitFor();
+    await expect.poll(() => page.locator('.facts .status').textContent()).toBe('cancelled');
+    const run = await (await h.svc.api(`/api/runs/${runId}`)).json();
+    expect(run.status).toBe('cancelled');
+    expect(run.events.filter((e: any) => e.type === 'result' || e.type === 'error')).toHaveLength(1);
+  });
+
   it('shows sessions and continues a session’s conversation', async () => {
     await go('Sessions', 'Sessions');
     const link = page.locator('tbody tr a').first();

@@ -96,6 +96,7 @@ export function RunDetail({ id }) {
         </dl>`
       : run.loading ? html`<${Loading} />` : null}
     <h2>Events</h2>
-    <${Timeline} items=${stream.items} ended=${stream.ended} />
+    ${stream.error ? html`<p class="error" role="alert">The event stream stopped: ${stream.error}. Reload the page to follow it again.</p>` : null}
+    <${Timeline} items=${stream.items} ended=${stream.ended || Boolean(stream.error)} />
   </${Page}>`;
 }

@@ -51,7 +51,7 @@ export function useRunStream(runId, onEnd) {
     source.onerror = () => {
       // The server ends the stream after the terminal event; anything else is a lost connection EventSource retries.
       if (ended) source.close();
-      else setState((s) => ({ ...s, error: source.readyState === EventSource.CLOSED ? 'the stream closed' : undefined }));
+      else if (source.readyState === EventSource.CLOSED) setState((s) => ({ ...s, error: 'the server refused or closed it' }));
     };
     return () => source.close();
   }, [runId]);
