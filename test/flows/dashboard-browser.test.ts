@@ -213,6 +213,10 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     expect(token).toMatch(/^ao_test_/);
     expect((await h.svc.api('/api/whoami', { key: token })).status).toBe(200);
     await shot('keys');
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'Revoke key from-dashboard' }).click();
+    await expect.poll(async () => (await h.svc.api('/api/whoami', { key: token })).status).toBe(401);
+    await expect.poll(() => page.locator('tr', { hasText: 'from-dashboard' }).locator('.status').textContent()).toBe('revoked');
   });
 
   it('publishes an agent, issues an agent key, and draws its metrics', async () => {
@@ -275,6 +279,22 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     }
   });
 
+  it('acts with the signed-in key’s role: a member sees the API’s refusal to publish, then signs out', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/dashboard\/sign-in/);
+    await page.fill('input[name=key]', await h.mintKey('default', 'member'));
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/dashboard$/);
+    await go('Published agents', 'Published agents');
+    await expect.poll(() => page.locator('header.top .who').textContent()).toContain('member');
+    await page.locator('#pub-profile').selectOption('helper');
+    await page.getByRole('button', { name: 'Publish', exact: true }).click();
+    await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('needs role admin or owner');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/dashboard\/sign-in/);
+    expect((await page.goto(`${h.svc.url}/dashboard/runs`))?.url()).toContain('/dashboard/sign-in');
+  });
+
   it('lets the session call /api as its key: reads with the cookie, writes only with the CSRF token from the page', async () => {
     const dash = await dashboardSession(h.svc.url, h.svc.key);
     const shell = await dash.get('/dashboard/profiles');
@@ -303,10 +323,10 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
   });
 
   it('logged no console error and fetched nothing off-site', async () => {
-    // the one expected failure: the profile form's refused model (a 400 the page shows as the API's message)
-    const unexpected = consoleErrors.filter((e) => !/\/dashboard\/profiles\/new: Failed to load resource: the server responded with a status of 400/.test(e));
-    expect(unexpected).toEqual([]);
-    expect(consoleErrors.length).toBeLessThanOrEqual(1);
+    // the expected refusals the pages show as the API's messages (the refused model, the member's publish) are no script errors
+    const expected = [/\/dashboard\/profiles\/new: Failed to load resource: the server responded with a status of 400/, /\/dashboard\/published: Failed to load resource: the server responded with a status of 403/];
+    expect(consoleErrors.filter((e) => !expected.some((x) => x.test(e)))).toEqual([]);
+    expect(consoleErrors.length).toBeLessThanOrEqual(expected.length);
     expect(offsite).toEqual([]);
   });
 });

@@ -54,7 +54,7 @@ export function Keys() {
           <tbody>${keys.data.map(
             (k) => html`<tr data-key=${k.id}><td>${k.name}</td><td><code>${k.prefix}…</code></td><td>${k.role}</td><td><${Status} status=${k.status} /></td>
               <td>${fmtDate(k.createdAt)}</td><td>${fmtDate(k.expiresAt)}</td>
-              <td>${k.status === 'active' ? html`<button type="button" class="secondary" onClick=${() => revoke(k)}>Revoke</button>` : null}</td></tr>`,
+              <td>${k.status === 'active' ? html`<button type="button" class="secondary" aria-label=${`Revoke key ${k.name}`} onClick=${() => revoke(k)}>Revoke</button>` : null}</td></tr>`,
           )}</tbody></table></div>`
       : null}
   </${Page}>`;

@@ -38,6 +38,11 @@ export async function api(path, { method = 'GET', body } = {}) {
   return data;
 }
 
+let who;
+/** Who is signed in (`/api/whoami`), asked once per page load. */
+export const whoami = () => (who ??= api('/whoami'));
+export const atLeastAdmin = (w) => w?.role === 'admin' || w?.role === 'owner';
+
 /** Loads `fn()` when `deps` change; `reload()` loads again. */
 export function useLoad(fn, deps = []) {
   const [state, setState] = useState({ data: undefined, error: undefined, loading: true });

@@ -1,5 +1,5 @@
 // The dashboard shell: navigation, who is signed in, sign-out, and the page for the current path.
-import { csrfToken, html, Link, render, timeZone, useLoad, useLocation, api } from './lib.js';
+import { csrfToken, html, Link, render, timeZone, useLoad, useLocation, whoami } from './lib.js';
 import { RunDetail, Runs } from './runs.js';
 import { Playground } from './playground.js';
 import { Overview } from './overview.js';
@@ -50,7 +50,7 @@ function current(path) {
 function App() {
   const loc = useLocation();
   const path = loc.split('?')[0];
-  const who = useLoad(() => api('/whoami'), []);
+  const who = useLoad(whoami, []);
   const section = NAV.filter(([href]) => href === '/dashboard' ? path === '/dashboard' || path === '/dashboard/' : path.startsWith(href)).at(-1)?.[0];
   return html`<a class="skip" href="#content">Skip to content</a>
     <header class="top">

@@ -1,5 +1,5 @@
 // Published agents: publish a profile, each agent's settings, agent keys (shown once) and metrics charts.
-import { api, ErrorNote, fmtDate, fmtNumber, fmtUsd, html, Loading, Page, Status, useAction, useLoad, useState } from './lib.js';
+import { api, atLeastAdmin, ErrorNote, fmtDate, fmtNumber, fmtUsd, html, Loading, Page, Status, useAction, useLoad, useState, whoami } from './lib.js';
 import { OneTimeSecret } from './keys.js';
 import { TimeChart } from './chart.js';
 
@@ -37,7 +37,8 @@ export function Published() {
 
 function Agent({ agent, onChange }) {
   const name = encodeURIComponent(agent.profileName);
-  const keys = useLoad(() => api(`/profiles/${name}/keys`), [agent.profileName]);
+  // agent keys are an admin's business: a member is not shown them (the API would refuse the list)
+  const keys = useLoad(async () => (atLeastAdmin(await whoami()) ? api(`/profiles/${name}/keys`) : null), [agent.profileName]);
   const metrics = useLoad(() => api(`/profiles/${name}/metrics?window=24h`), [agent.profileName]);
   const [issued, setIssued] = useState(undefined);
   const action = useAction();
@@ -69,7 +70,7 @@ function Agent({ agent, onChange }) {
   return html`<section class="card agent" aria-labelledby=${headingId}>
     <h2 id=${headingId}>${agent.slug} <span class="muted">(${agent.profileName})</span></h2>
     <dl class="facts"><dt>Visibility</dt><dd>${agent.visibility}</dd><dt>Enabled</dt><dd><${Status} status=${agent.enabled ? 'enabled' : 'disabled'} /></dd>
-      <dt>Chat page</dt><dd><a href=${`/chat/${encodeURIComponent(agent.slug)}`}>/chat/${agent.slug}</a></dd><dt>Rate limit</dt><dd>${agent.rateLimitRpm} requests a minute</dd></dl>
+      <dt>Chat</dt><dd>${agent.visibility === 'public' ? html`<a href=${`/chat/${encodeURIComponent(agent.slug)}`}>/chat/${agent.slug}</a>` : html`<code>/chat/${agent.slug}</code> <span class="muted">(API only: the chat page is for public agents)</span>`}</dd><dt>Rate limit</dt><dd>${agent.rateLimitRpm} requests a minute</dd></dl>
     <div class="row"><button type="button" class="secondary" onClick=${toggle} disabled=${action.busy}>${agent.enabled ? 'Disable' : 'Enable'}</button>
       <button type="button" class="danger" onClick=${unpublish} disabled=${action.busy}>Unpublish</button></div>
     ${m
@@ -78,15 +79,18 @@ function Agent({ agent, onChange }) {
           series=${[{ label: 'requests', values: m.buckets.map((b) => b.ingressRequests), color: '#2456d6' }, { label: 'tokens', values: m.buckets.map((b) => b.tokens), color: '#8a5cd6' }]} />`
       : null}
     <h3>Agent keys</h3>
-    <form class="inline-form" onSubmit=${issue}>
+    ${keys.data === null ? html`<p class="muted">Agent keys need role admin or owner.</p>` : null}
+    ${keys.data === null
+      ? null
+      : html`<form class="inline-form" onSubmit=${issue}>
       <label for=${`label-${agent.id}`}>Key label</label><input id=${`label-${agent.id}`} name="label" required autocomplete="off" />
       <button type="submit" disabled=${action.busy}>Issue agent key</button>
-    </form>
+    </form>`}
     ${issued ? html`<${OneTimeSecret} label=${`Agent key ${issued.label ?? ''} issued.`} token=${issued.token} onDone=${() => setIssued(undefined)} />` : null}
     <${ErrorNote} error=${keys.error ?? action.error} />
     ${keys.data?.length
       ? html`<ul class="plain">${keys.data.map(
-          (k) => html`<li><code>${k.prefix ?? k.id}…</code> ${k.label} <span class="muted">${fmtDate(k.createdAt)}</span> ${k.revokedAt ? html`<${Status} status="revoked" />` : html`<button type="button" class="secondary" onClick=${() => revoke(k)}>Revoke</button>`}</li>`,
+          (k) => html`<li><code>${k.prefix ?? k.id}…</code> ${k.label} <span class="muted">${fmtDate(k.createdAt)}</span> ${k.revokedAt ? html`<${Status} status="revoked" />` : html`<button type="button" class="secondary" aria-label=${`Revoke agent key ${k.label}`} onClick=${() => revoke(k)}>Revoke</button>`}</li>`,
         )}</ul>`
       : null}
   </section>`;
