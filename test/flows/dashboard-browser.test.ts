@@ -200,7 +200,11 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     await page.locator('.turn .timeline[data-ended=true]').waitFor();
     expect(await page.locator('.turn .ev-result').textContent()).toContain('FAKE-REPLY: and once more');
     await shot('session');
-    await go('Sessions', 'Sessions');
+    const sessionId = (await heading().textContent())!.replace('Session ', '');
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'End session' }).click();
+    await expect.poll(() => heading().textContent()).toBe('Sessions');
+    expect((await (await h.svc.api(`/api/sessions/${sessionId}`)).json()).status).toBe('shutdown');
     await shot('sessions');
   });
 

@@ -18,7 +18,18 @@ export class ApiError extends Error {
 }
 
 /** Calls `/api<path>` as the signed-in key. Answers the parsed JSON (or null); throws ApiError with the API's own message. */
-export async function api(path, { method = 'GET', body } = {}) {
+export async function api(path, opts = {}) {
+  return (await apiWithHeaders(path, opts)).data;
+}
+
+/** A list page: its items and the X-Total-Count the API answers when a limit is given. */
+export async function apiPage(path) {
+  const { data, headers } = await apiWithHeaders(path);
+  const total = Number(headers.get('x-total-count'));
+  return { items: data ?? [], total: Number.isFinite(total) && headers.has('x-total-count') ? total : (data ?? []).length };
+}
+
+async function apiWithHeaders(path, { method = 'GET', body } = {}) {
   const headers = { accept: 'application/json' };
   if (method !== 'GET') headers['x-csrf-token'] = csrf;
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -35,7 +46,7 @@ export async function api(path, { method = 'GET', body } = {}) {
     data = text;
   }
   if (!res.ok) throw new ApiError(res.status, (data && typeof data === 'object' && data.error) || `${res.status} ${res.statusText}`);
-  return data;
+  return { data, headers: res.headers };
 }
 
 let who;

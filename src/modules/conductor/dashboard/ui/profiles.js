@@ -37,9 +37,16 @@ export function ProfileEdit({ name }) {
   const creating = name === undefined;
   const loaded = useLoad(() => (creating ? Promise.resolve({ runtime: 'general' }) : api(`/profiles/${encodeURIComponent(name)}`)), [name]);
   const runs = useLoad(() => (creating ? Promise.resolve([]) : api(`/profiles/${encodeURIComponent(name)}/runs?limit=20`)), [name]);
+  const action = useAction();
+  const remove = () => action.run(async () => {
+    if (!confirm(`Delete profile ${name}? Runs already made keep their history.`)) return;
+    await api(`/profiles/${encodeURIComponent(name)}`, { method: 'DELETE' });
+    navigate('/dashboard/profiles');
+  });
   return html`<${Page} title=${creating ? 'New profile' : `Profile ${name}`}
-      actions=${creating ? null : html`<${Link} class="button" href=${`/dashboard/playground?profile=${encodeURIComponent(name)}`}>Run in playground</${Link}>`}>
-    <${ErrorNote} error=${loaded.error} />
+      actions=${creating ? null : html`<${Link} class="button" href=${`/dashboard/playground?profile=${encodeURIComponent(name)}`}>Run in playground</${Link}>
+        <button type="button" class="danger" onClick=${remove} disabled=${action.busy}>Delete</button>`}>
+    <${ErrorNote} error=${loaded.error ?? action.error} />
     ${loaded.data ? html`<${ProfileForm} key=${name ?? 'new'} profile=${loaded.data} creating=${creating} />` : loaded.loading ? html`<${Loading} />` : null}
     ${creating ? null : html`<h2>Recent runs</h2>${runs.data ? html`<${RunTable} runs=${runs.data} />` : null}`}
   </${Page}>`;

@@ -1,9 +1,10 @@
 // Runs: the list (filters, live status) and one run's page (its timeline streaming live, cancel and terminate).
-import { api, ErrorNote, fmtDate, html, Link, Loading, navigate, Page, Status, useAction, useEffect, useLoad, useLocation, useState } from './lib.js';
+import { api, apiPage, ErrorNote, fmtDate, html, Link, Loading, navigate, Page, Status, useAction, useEffect, useLoad, useLocation, useState } from './lib.js';
 import { Timeline, useRunStream } from './timeline.js';
 
 const STATUSES = ['running', 'ok', 'error', 'cancelled', 'interrupted'];
 const POLL_MS = 3000;
+const PAGE = 50;
 
 export const promptOf = (run) => String(run.subTask?.prompt ?? '');
 export const excerpt = (text, n = 80) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
@@ -40,14 +41,17 @@ export function Runs() {
   const params = new URLSearchParams(loc.split('?')[1] ?? '');
   const status = params.get('status') ?? '';
   const profile = params.get('profile') ?? '';
+  const offset = Math.max(0, Number(params.get('offset')) || 0);
   const profiles = useLoad(() => api('/profiles'), []);
-  const runs = useLoad(() => api(profile ? `/profiles/${encodeURIComponent(profile)}/runs?limit=100` : '/runs?limit=100'), [profile]);
-  const shown = (runs.data ?? []).filter((r) => !status || r.status === status);
-  usePoll((runs.data ?? []).some((r) => r.status === 'running'), runs.reload);
+  const runs = useLoad(() => apiPage(`${profile ? `/profiles/${encodeURIComponent(profile)}/runs` : '/runs'}?limit=${PAGE}&offset=${offset}`), [profile, offset]);
+  const items = runs.data?.items ?? [];
+  const shown = items.filter((r) => !status || r.status === status);
+  usePoll(items.some((r) => r.status === 'running'), runs.reload);
   const setFilter = (key, value) => {
     const next = new URLSearchParams(params);
     if (value) next.set(key, value);
     else next.delete(key);
+    if (key !== 'offset') next.delete('offset');
     const q = next.toString();
     navigate(`/dashboard/runs${q ? `?${q}` : ''}`);
   };
@@ -63,6 +67,13 @@ export function Runs() {
     </form>
     <${ErrorNote} error=${runs.error} />
     ${runs.data ? html`<${RunTable} runs=${shown} />` : runs.loading ? html`<${Loading} />` : null}
+    ${runs.data && runs.data.total > PAGE
+      ? html`<nav class="row pager" aria-label="Pages of runs">
+          <button type="button" class="secondary" disabled=${offset === 0} onClick=${() => setFilter('offset', String(Math.max(0, offset - PAGE)) === '0' ? '' : String(offset - PAGE))}>Newer</button>
+          <span class="muted">${offset + 1}–${Math.min(offset + PAGE, runs.data.total)} of ${runs.data.total}</span>
+          <button type="button" class="secondary" disabled=${offset + PAGE >= runs.data.total} onClick=${() => setFilter('offset', String(offset + PAGE))}>Older</button>
+        </nav>`
+      : null}
   </${Page}>`;
 }
 

@@ -1,5 +1,5 @@
 // Sessions: the list, one session's runs, and continuing its conversation.
-import { api, ErrorNote, fmtDate, html, Link, Loading, Page, Status, useLoad, useState } from './lib.js';
+import { api, ErrorNote, fmtDate, html, Link, Loading, navigate, Page, Status, useAction, useLoad, useState } from './lib.js';
 import { excerpt, RunTable, usePoll } from './runs.js';
 import { Conversation } from './playground.js';
 
@@ -32,9 +32,15 @@ export function SessionDetail({ id }) {
   const session = useLoad(() => api(`/sessions/${encodeURIComponent(id)}`), [id]);
   const runs = useLoad(() => api(`/sessions/${encodeURIComponent(id)}/runs?limit=100`), [id]);
   usePoll((runs.data ?? []).some((r) => r.status === 'running'), runs.reload);
+  const action = useAction();
+  const end = () => action.run(async () => {
+    if (!confirm('End this session? Its runner state is shut down; its runs stay listed.')) return;
+    await api(`/sessions/${encodeURIComponent(id)}`, { method: 'DELETE' });
+    navigate('/dashboard/sessions');
+  });
   const s = session.data;
-  return html`<${Page} title=${`Session ${id}`}>
-    <${ErrorNote} error=${session.error ?? runs.error} />
+  return html`<${Page} title=${`Session ${id}`} actions=${html`<button type="button" class="danger" onClick=${end} disabled=${action.busy || !s}>End session</button>`}>
+    <${ErrorNote} error=${session.error ?? runs.error ?? action.error} />
     ${s
       ? html`<dl class="facts">
           <dt>Profile</dt><dd><${Link} href=${`/dashboard/profiles/${encodeURIComponent(s.profile)}`}>${s.profile}</${Link}> (${s.runtime})</dd>
