@@ -22,7 +22,16 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
   const consoleErrors: string[] = [];
   const offsite: string[] = [];
 
-  const shot = async (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  /** Screenshots the page, after checking every form control on it has a label and every button a name. */
+  const shot = async (name: string) => {
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll<HTMLElement>('input:not([type=hidden]), select, textarea, button')]
+        .filter((el) => !(el instanceof HTMLButtonElement ? (el.textContent ?? '').trim() || el.getAttribute('aria-label') : (el as HTMLInputElement).labels?.length || el.getAttribute('aria-label')))
+        .map((el) => el.outerHTML.slice(0, 120)),
+    );
+    expect(unlabelled, name).toEqual([]);
+    await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  };
   /** The heading of the page that is showing (it takes focus when a page opens). */
   const heading = () => page.locator('main h1');
   const go = async (navLabel: string, title: string | RegExp) => {
