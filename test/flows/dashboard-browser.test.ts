@@ -158,6 +158,11 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     await page.selectOption('select[name=status]', 'ok');
     await expect.poll(() => page.locator('tbody tr').count()).toBe(2);
     await shot('runs');
+    // from the list to a run's page by keyboard
+    await heading().focus();
+    await tabTo(`tr[data-run="${toolRunId}"] a`);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => heading().textContent()).toBe(`Run ${toolRunId}`);
   });
 
   it('cancels a long run from its page with the keyboard', async () => {
@@ -203,7 +208,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     await link.click();
     await expect.poll(() => heading().textContent()).toMatch(/^Session sess-/);
     await page.locator('tr[data-run]').first().waitFor();
-    await page.locator('#prompt').focus();
+    await tabTo('#prompt', 40);
     await page.keyboard.type('and once more');
     await page.keyboard.press('Control+Enter');
     await page.locator('.turn .timeline[data-ended=true]').waitFor();
