@@ -103,6 +103,15 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     await expect.poll(() => heading().textContent()).toBe('Profile helper');
     const saved = await (await h.svc.api('/api/profiles/helper')).json();
     expect(saved).toMatchObject({ name: 'helper', runtime: 'general', model: 'openai-compatible:gpt-4o', systemPrompt: 'You are a careful helper.' });
+    // edit: the tools field and the other settings as JSON
+    await page.fill('#p-tools', 'fs_read, fs_write');
+    await page.fill('#p-other', '{"network": "sometimes"}');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('network');
+    await page.fill('#p-other', '');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect(await (await h.svc.api('/api/profiles/helper')).json()).toMatchObject({ tools: ['fs_read', 'fs_write'], systemPrompt: 'You are a careful helper.' });
     await shot('profile-edit');
     await go('Profiles', 'Profiles');
     await page.locator('tr[data-profile=helper]').waitFor();
@@ -342,7 +351,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
 
   it('logged no console error and fetched nothing off-site', async () => {
     // the expected refusals the pages show as the API's messages (the refused model, the member's publish) are no script errors
-    const expected = [/\/dashboard\/profiles\/new: Failed to load resource: the server responded with a status of 400/, /\/dashboard\/published: Failed to load resource: the server responded with a status of 403/];
+    const expected = [/\/dashboard\/profiles\/new: Failed to load resource: the server responded with a status of 400/, /\/dashboard\/profiles\/helper: Failed to load resource: the server responded with a status of 400/, /\/dashboard\/published: Failed to load resource: the server responded with a status of 403/];
     expect(consoleErrors.filter((e) => !expected.some((x) => x.test(e)))).toEqual([]);
     expect(consoleErrors.length).toBeLessThanOrEqual(expected.length);
     expect(offsite).toEqual([]);

@@ -7,14 +7,16 @@ export function Billing() {
   const capAction = useAction();
   const buy = useAction();
   const [savedCap, setSavedCap] = useState(false);
+  const [capInput, setCapInput] = useState(undefined); // what the user typed; undefined: the saved cap
   const setCap = (e) => {
     e.preventDefault();
-    const raw = String(new FormData(e.currentTarget).get('limit') ?? '').trim();
+    const raw = String(capInput ?? shownCap()).trim();
     capAction.run(async () => {
       const limit = raw === '' ? null : Math.round(Number(raw) * 100);
       if (limit !== null && !Number.isFinite(limit)) throw new Error('Monthly cap: enter an amount in USD, or leave it empty for no cap');
       await api('/spend-cap', { method: 'PUT', body: { limit_usd_cents: limit } });
       setSavedCap(true);
+      setCapInput(undefined);
       cap.reload();
     });
   };
@@ -24,6 +26,7 @@ export function Billing() {
   });
   const w = wallet.data;
   const m = cap.data?.month;
+  const shownCap = () => (m?.user_set && m.limit_usd !== null ? String(m.limit_usd) : '');
   return html`<${Page} title="Billing">
     <${ErrorNote} error=${wallet.error ?? cap.error} />
     ${wallet.loading && !w ? html`<${Loading} />` : null}
@@ -35,8 +38,9 @@ export function Billing() {
     </div>
     ${cap.data
       ? html`<h2>Monthly spend cap</h2>
-        <form class="inline-form" onSubmit=${setCap} onInput=${() => setSavedCap(false)}>
-          <label for="cap">Cap in USD</label><input id="cap" name="limit" type="number" min="0" step="0.01" inputmode="decimal" value=${m?.user_set && m.limit_usd !== null ? String(m.limit_usd) : ''} placeholder="no cap" />
+        <form class="inline-form" onSubmit=${setCap}>
+          <label for="cap">Cap in USD</label><input id="cap" name="limit" type="number" min="0" step="0.01" inputmode="decimal" value=${capInput ?? shownCap()}
+            onInput=${(e) => (setCapInput(e.currentTarget.value), setSavedCap(false))} placeholder="no cap" />
           <button type="submit" disabled=${capAction.busy}>Save cap</button>${savedCap ? html`<span class="ok" role="status">Saved.</span>` : null}
         </form><p class="muted">Setting the cap needs role admin or owner.</p><${ErrorNote} error=${capAction.error} />`
       : null}

@@ -54,22 +54,25 @@ let who;
 export const whoami = () => (who ??= api('/whoami'));
 export const atLeastAdmin = (w) => w?.role === 'admin' || w?.role === 'owner';
 
-/** Loads `fn()` when `deps` change; `reload()` loads again. */
+/** Loads `fn()` when `deps` change (what was loaded for other deps is never handed out); `reload()` loads again, keeping it meanwhile. */
 export function useLoad(fn, deps = []) {
-  const [state, setState] = useState({ data: undefined, error: undefined, loading: true });
+  const key = JSON.stringify(deps);
+  const [state, setState] = useState({ key: undefined, data: undefined, error: undefined, loading: true });
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;
     setState((s) => ({ ...s, loading: true }));
     fn().then(
-      (data) => live && setState({ data, error: undefined, loading: false }),
-      (error) => live && setState({ data: undefined, error, loading: false }),
+      (data) => live && setState({ key, data, error: undefined, loading: false }),
+      (error) => live && setState({ key, data: undefined, error, loading: false }),
     );
     return () => {
       live = false;
     };
-  }, [...deps, tick]);
-  return { ...state, reload: useCallback(() => setTick((t) => t + 1), []) };
+  }, [key, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  if (state.key !== key) return { data: undefined, error: undefined, loading: true, reload };
+  return { data: state.data, error: state.error, loading: state.loading, reload };
 }
 
 // --- routing -----------------------------------------------------------------------------------------------------

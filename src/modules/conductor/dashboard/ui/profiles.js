@@ -53,12 +53,21 @@ export function ProfileEdit({ name }) {
 }
 
 function ProfileForm({ profile, creating }) {
+  // controlled fields: a re-render (a refusal shown, "Saved.") never puts back what the user had changed
+  const [fields, setFields] = useState(() => ({
+    name: '',
+    runtime: profile.runtime ?? 'general',
+    model: profile.model ?? '',
+    systemPrompt: profile.systemPrompt ?? '',
+    tools: (profile.tools ?? []).join(', '),
+    other: others(profile),
+  }));
   const [saved, setSaved] = useState(false);
   const action = useAction();
+  const bind = (key) => ({ name: key, value: fields[key], onInput: (e) => (setFields((f) => ({ ...f, [key]: e.currentTarget.value })), setSaved(false)) });
   const submit = (e) => {
     e.preventDefault();
-    const form = new FormData(e.currentTarget);
-    const text = (k) => String(form.get(k) ?? '').trim();
+    const text = (k) => String(fields[k] ?? '').trim();
     action.run(async () => {
       let rest = {};
       if (text('other')) {
@@ -70,7 +79,7 @@ function ProfileForm({ profile, creating }) {
       }
       const body = { ...rest, name: creating ? text('name') : profile.name, runtime: text('runtime') };
       if (text('model')) body.model = text('model');
-      if (text('systemPrompt')) body.systemPrompt = String(form.get('systemPrompt'));
+      if (text('systemPrompt')) body.systemPrompt = fields.systemPrompt;
       if (text('tools')) body.tools = text('tools').split(',').map((t) => t.trim()).filter(Boolean);
       const out = creating
         ? await api('/profiles', { method: 'POST', body })
@@ -79,19 +88,19 @@ function ProfileForm({ profile, creating }) {
       if (creating) navigate(`/dashboard/profiles/${encodeURIComponent(out.name ?? body.name)}`);
     });
   };
-  return html`<form class="stack" onSubmit=${submit} onInput=${() => setSaved(false)}>
+  return html`<form class="stack" onSubmit=${submit}>
     ${creating
-      ? html`<div class="field"><label for="p-name">Name</label><input id="p-name" name="name" required autocomplete="off" aria-describedby="p-name-help" />
+      ? html`<div class="field"><label for="p-name">Name</label><input id="p-name" ...${bind('name')} required autocomplete="off" aria-describedby="p-name-help" />
           <small id="p-name-help" class="muted">Letters, digits, dot, underscore or hyphen.</small></div>`
       : null}
     <div class="field"><label for="p-runtime">Runtime</label>
-      <select id="p-runtime" name="runtime" value=${profile.runtime}>${RUNTIMES.map((r) => html`<option value=${r}>${r}</option>`)}</select></div>
-    <div class="field"><label for="p-model">Model</label><input id="p-model" name="model" value=${profile.model ?? ''} autocomplete="off" aria-describedby="p-model-help" />
+      <select id="p-runtime" ...${bind('runtime')} onChange=${bind('runtime').onInput}>${RUNTIMES.map((r) => html`<option value=${r}>${r}</option>`)}</select></div>
+    <div class="field"><label for="p-model">Model</label><input id="p-model" ...${bind('model')} autocomplete="off" aria-describedby="p-model-help" />
       <small id="p-model-help" class="muted">general: <code>provider:model</code> (openai, anthropic, openai-compatible, demo); runtime_a/b: a bare model id.</small></div>
-    <div class="field"><label for="p-system">System prompt</label><textarea id="p-system" name="systemPrompt" rows="4">${profile.systemPrompt ?? ''}</textarea></div>
-    <div class="field"><label for="p-tools">Tools</label><input id="p-tools" name="tools" value=${(profile.tools ?? []).join(', ')} autocomplete="off" aria-describedby="p-tools-help" />
+    <div class="field"><label for="p-system">System prompt</label><textarea id="p-system" ...${bind('systemPrompt')} rows="4"></textarea></div>
+    <div class="field"><label for="p-tools">Tools</label><input id="p-tools" ...${bind('tools')} autocomplete="off" aria-describedby="p-tools-help" />
       <small id="p-tools-help" class="muted">Comma-separated (fs_read, fs_write, run_command, …); empty for the runtime's default.</small></div>
-    <div class="field"><label for="p-other">Other settings (JSON)</label><textarea id="p-other" name="other" rows="5" class="mono" placeholder='{"skills": [], "mcpServers": [], "network": "disabled"}'>${others(profile)}</textarea></div>
+    <div class="field"><label for="p-other">Other settings (JSON)</label><textarea id="p-other" ...${bind('other')} rows="5" class="mono" placeholder='{"skills": [], "mcpServers": [], "network": "disabled"}'></textarea></div>
     <div class="row"><button type="submit" disabled=${action.busy}>${creating ? 'Create profile' : 'Save'}</button>
       ${saved && !creating ? html`<span class="ok" role="status">Saved.</span>` : null}</div>
     <${ErrorNote} error=${action.error} />
