@@ -87,6 +87,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     await go('Profiles', 'Profiles');
     await page.getByRole('link', { name: 'New profile' }).click();
     await expect.poll(() => heading().textContent()).toBe('New profile');
+    await page.locator('#p-name').waitFor();
     await tabTo('#p-name');
     await page.keyboard.type('helper');
     await tabTo('#p-model', 3);
@@ -217,6 +218,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     await link.click();
     await expect.poll(() => heading().textContent()).toMatch(/^Session sess-/);
     await page.locator('tr[data-run]').first().waitFor();
+    await page.locator('#prompt').waitFor();
     await tabTo('#prompt', 40);
     await page.keyboard.type('and once more');
     await page.keyboard.press('Control+Enter');
@@ -248,6 +250,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
 
   it('publishes an agent, issues an agent key, and draws its metrics', async () => {
     await go('Published agents', 'Published agents');
+    await expect.poll(() => page.getByRole('button', { name: 'Publish', exact: true }).isEnabled()).toBe(true);
     await tabTo('#pub-profile', 2);
     await page.locator('#pub-visibility').selectOption('private');
     await page.locator('#pub-visibility').focus();
@@ -275,6 +278,11 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     await tabTo('button:text("Run now")', 2);
     await page.keyboard.press('Enter');
     await page.locator('table a[href^="/dashboard/runs/"]').first().waitFor();
+    await page.fill('#memory', 'the queue was empty at 3');
+    await page.getByRole('button', { name: 'Save memory' }).click();
+    await expect.poll(() => page.locator('#memory ~ p, .field + p.muted').first().textContent()).toContain('Updated');
+    const automation = (await (await h.svc.api('/api/automations')).json()).find((a: any) => a.name === 'nightly');
+    expect((await (await h.svc.api(`/api/automations/${automation.id}/memory`)).json()).body).toBe('the queue was empty at 3');
     await shot('automation');
     await go('Automations', 'Automations');
     await shot('automations');
@@ -283,6 +291,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
   it('shows billing and the overview with its charts, at laptop and phone widths', async () => {
     await go('Billing', 'Billing');
     await page.locator('[data-testid=balance]').waitFor();
+    await page.locator('#cap').waitFor();
     await tabTo('#cap');
     await page.keyboard.type('25');
     await page.keyboard.press('Enter');
