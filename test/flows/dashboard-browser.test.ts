@@ -95,7 +95,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     await page.keyboard.press('Enter');
     const alert = page.getByRole('alert');
     await alert.waitFor();
-    expect(await alert.textContent()).toContain('expected <provider>:<model_id> for runtime general');
+    expect(await alert.textContent()).toMatch(/^model: expected <provider>:<model_id>.* for runtime general/);
     expect((await h.svc.api('/api/profiles/helper')).status).toBe(404);
 
     await page.fill('#p-model', 'openai-compatible:gpt-4o');
@@ -286,6 +286,35 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     await shot('automation');
     await go('Automations', 'Automations');
     await shot('automations');
+  });
+
+  it('starts a workflow and draws its DAG, the node colours following the live plan stream', async () => {
+    await go('Workflows', 'Workflows');
+    await page.fill('#wf-name', 'report');
+    await page.fill('#wf-nodes', JSON.stringify([
+      { id: 'research', profile: 'helper', prompt: 'SLOW_DELTAS 40 50' },
+      { id: 'write', profile: 'helper', prompt: 'DELTAS 2 write it', dependsOn: ['research'] },
+    ]));
+    await page.getByRole('button', { name: 'Start workflow' }).click();
+    await expect.poll(() => heading().textContent()).toBe('Workflow report');
+    const node = (id: string) => page.locator(`svg.dag g[data-node=${id}]`);
+    // while the first node runs, the second waits; both colours come from the stream
+    await page.locator('svg.dag g[data-node=research][data-status=running]').waitFor();
+    expect(await node('write').getAttribute('data-status')).toBe('pending');
+    const fill = (id: string) => node(id).locator('rect').evaluate((el) => getComputedStyle(el).fill);
+    expect(await fill('research')).toBe('rgb(230, 239, 255)');
+    await shot('workflow-running');
+    await page.locator('svg.dag g[data-node=write][data-status=ok]').waitFor();
+    expect(await node('research').getAttribute('data-status')).toBe('ok');
+    expect(await fill('write')).toBe('rgb(227, 244, 234)');
+    await expect.poll(() => page.locator('.facts .status').textContent()).toBe('completed');
+    expect(await page.locator('svg.dag path.edge').count()).toBe(1);
+    const id = new URL(page.url()).pathname.split('/').at(-1)!;
+    expect((await (await h.svc.api(`/api/workflows/runs/${id}`)).json()).workflowRun).toMatchObject({ statusLabel: 'completed', nodes: [{ id: 'research', statusLabel: 'ok' }, { id: 'write', statusLabel: 'ok' }] });
+    await shot('workflow');
+    await go('Workflows', 'Workflows');
+    await page.locator(`tr[data-workflow="${id}"]`).waitFor();
+    await shot('workflows');
   });
 
   it('shows billing and the overview with its charts, at laptop and phone widths', async () => {

@@ -9,6 +9,7 @@ import { Keys } from './keys.js';
 import { Billing } from './billing.js';
 import { Published } from './published.js';
 import { Automations, AutomationDetail } from './automations.js';
+import { WorkflowDetail, Workflows } from './workflows.js';
 
 const NAV = [
   ['/dashboard', 'Overview'],
@@ -18,6 +19,7 @@ const NAV = [
   ['/dashboard/profiles', 'Profiles'],
   ['/dashboard/published', 'Published agents'],
   ['/dashboard/automations', 'Automations'],
+  ['/dashboard/workflows', 'Workflows'],
   ['/dashboard/keys', 'Keys'],
   ['/dashboard/billing', 'Billing'],
 ];
@@ -35,6 +37,8 @@ const ROUTES = [
   [/^\/dashboard\/published\/?$/, () => html`<${Published} />`],
   [/^\/dashboard\/automations\/?$/, () => html`<${Automations} />`],
   [/^\/dashboard\/automations\/([^/]+)$/, (id) => html`<${AutomationDetail} id=${id} />`],
+  [/^\/dashboard\/workflows\/?$/, () => html`<${Workflows} />`],
+  [/^\/dashboard\/workflows\/([^/]+)$/, (id) => html`<${WorkflowDetail} id=${id} />`],
   [/^\/dashboard\/keys\/?$/, () => html`<${Keys} />`],
   [/^\/dashboard\/billing\/?$/, () => html`<${Billing} />`],
 ];

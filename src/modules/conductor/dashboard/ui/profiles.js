@@ -96,7 +96,7 @@ function ProfileForm({ profile, creating }) {
     <div class="field"><label for="p-runtime">Runtime</label>
       <select id="p-runtime" ...${bind('runtime')} onChange=${bind('runtime').onInput}>${RUNTIMES.map((r) => html`<option value=${r}>${r}</option>`)}</select></div>
     <div class="field"><label for="p-model">Model</label><input id="p-model" ...${bind('model')} autocomplete="off" aria-describedby="p-model-help" />
-      <small id="p-model-help" class="muted">general: <code>provider:model</code> (openai, anthropic, openai-compatible, demo); runtime_a/b: a bare model id.</small></div>
+      <small id="p-model-help" class="muted">general: <code>provider:model</code> (e.g. <code>openai:gpt-4o</code>, <code>demo:echo</code>); runtime_a/b: a bare model id.</small></div>
     <div class="field"><label for="p-system">System prompt</label><textarea id="p-system" ...${bind('systemPrompt')} rows="4"></textarea></div>
     <div class="field"><label for="p-tools">Tools</label><input id="p-tools" ...${bind('tools')} autocomplete="off" aria-describedby="p-tools-help" />
       <small id="p-tools-help" class="muted">Comma-separated (fs_read, fs_write, run_command, …); empty for the runtime's default.</small></div>
