@@ -295,7 +295,9 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
       { id: 'research', profile: 'helper', prompt: 'SLOW_DELTAS 40 50' },
       { id: 'write', profile: 'helper', prompt: 'DELTAS 2 write it', dependsOn: ['research'] },
     ]));
-    await page.getByRole('button', { name: 'Start workflow' }).click();
+    await page.locator('#wf-nodes').focus();
+    await tabTo('button:text("Start workflow")', 1);
+    await page.keyboard.press('Enter');
     await expect.poll(() => heading().textContent()).toBe('Workflow report');
     const node = (id: string) => page.locator(`svg.dag g[data-node=${id}]`);
     // while the first node runs, the second waits; both colours come from the stream
