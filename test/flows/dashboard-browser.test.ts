@@ -288,6 +288,24 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     await shot('automations');
   });
 
+  it('shows a profile’s history and usage, and pins it', async () => {
+    await go('Profiles', 'Profiles');
+    await page.getByRole('link', { name: 'helper', exact: true }).click();
+    await expect.poll(() => heading().textContent()).toBe('Profile helper');
+    // two versions: created, then the tools added from the form
+    const latest = page.locator('ol.history > li').first();
+    await latest.waitFor();
+    expect(await page.locator('ol.history > li').count()).toBe(2);
+    expect(await latest.textContent()).toMatch(/tools: — → \[\s*"fs_read",\s*"fs_write"\s*\]/);
+    const usage = await (await h.svc.api('/api/profiles/helper/usage?window=30d')).json();
+    expect(usage.runs).toBeGreaterThan(0);
+    await expect.poll(() => page.locator('[data-testid=usage] .big').first().textContent()).toBe(String(usage.runs));
+    await page.getByRole('button', { name: 'Pin', exact: true }).click();
+    await page.getByRole('button', { name: 'Unpin', exact: true }).waitFor();
+    expect((await (await h.svc.api('/api/profiles/helper')).json()).pinned).toBe(true);
+    await shot('profile-history-usage');
+  });
+
   it('starts a workflow and draws its DAG, the node colours following the live plan stream', async () => {
     await go('Workflows', 'Workflows');
     await page.fill('#wf-name', 'report');

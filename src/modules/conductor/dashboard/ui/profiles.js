@@ -1,11 +1,11 @@
 // Profiles: the list, and create/edit with the API's own validation messages; a profile's recent runs are its usage.
-import { api, ErrorNote, html, Link, Loading, navigate, Page, useAction, useLoad, useState } from './lib.js';
+import { api, ErrorNote, fmtDate, fmtNumber, fmtUsd, html, json, Link, Loading, navigate, Page, useAction, useLoad, useState } from './lib.js';
 import { RunTable } from './runs.js';
 
 const RUNTIMES = ['general', 'runtime_a', 'runtime_b'];
 /** Fields the form edits one by one; the rest of a profile is edited as JSON under "Other settings". */
 const FORM_FIELDS = ['name', 'runtime', 'model', 'systemPrompt', 'tools'];
-const READ_ONLY = ['id', 'workerPlacement', 'createdAt', 'updatedAt', 'tenantId', 'version'];
+const READ_ONLY = ['id', 'workerPlacement', 'createdAt', 'updatedAt', 'tenantId', 'version', 'pinned'];
 
 export function Profiles() {
   const profiles = useLoad(() => api('/profiles'), []);
@@ -43,12 +43,17 @@ export function ProfileEdit({ name }) {
     await api(`/profiles/${encodeURIComponent(name)}`, { method: 'DELETE' });
     navigate('/dashboard/profiles');
   });
+  const pin = () => action.run(async () => {
+    await api(`/profiles/${encodeURIComponent(name)}/pin`, { method: loaded.data?.pinned ? 'DELETE' : 'POST' });
+    loaded.reload();
+  });
   return html`<${Page} title=${creating ? 'New profile' : `Profile ${name}`}
       actions=${creating ? null : html`<${Link} class="button" href=${`/dashboard/playground?profile=${encodeURIComponent(name)}`}>Run in playground</${Link}>
+        ${loaded.data ? html`<button type="button" class="secondary" onClick=${pin} disabled=${action.busy}>${loaded.data.pinned ? 'Unpin' : 'Pin'}</button>` : null}
         <button type="button" class="danger" onClick=${remove} disabled=${action.busy}>Delete</button>`}>
     <${ErrorNote} error=${loaded.error ?? action.error} />
     ${loaded.data ? html`<${ProfileForm} key=${name ?? 'new'} profile=${loaded.data} creating=${creating} />` : loaded.loading ? html`<${Loading} />` : null}
-    ${creating ? null : html`<h2>Recent runs</h2>${runs.data ? html`<${RunTable} runs=${runs.data} />` : null}`}
+    ${creating ? null : html`<${Usage} name=${name} /><${History} name=${name} /><h2>Recent runs</h2>${runs.data ? html`<${RunTable} runs=${runs.data} />` : null}`}
   </${Page}>`;
 }
 
@@ -106,3 +111,50 @@ function ProfileForm({ profile, creating }) {
     <${ErrorNote} error=${action.error} />
   </form>`;
 }
+
+const WINDOWS = [['24h', 'last 24 hours'], ['7d', 'last 7 days'], ['30d', 'last 30 days'], ['all', 'all time']];
+
+/** The profile's usage (GET /api/profiles/{name}/usage): runs, failures, tokens and cost in a window, by model. */
+function Usage({ name }) {
+  const [window, setWindow] = useState('30d');
+  const usage = useLoad(() => api(`/profiles/${encodeURIComponent(name)}/usage?window=${window}`), [name, window]);
+  const u = usage.data;
+  return html`<section aria-labelledby="usage-h"><h2 id="usage-h">Usage</h2>
+    <label class="inline">Window <select value=${window} onChange=${(e) => setWindow(e.currentTarget.value)}>${WINDOWS.map(([v, l]) => html`<option value=${v}>${l}</option>`)}</select></label>
+    <${ErrorNote} error=${usage.error} />
+    ${u
+      ? html`<div class="cards" data-testid="usage">
+          <div class="card"><h3>Runs</h3><p class="big">${fmtNumber(u.runs)}</p><p class="muted">${fmtNumber(u.failedRuns)} failed</p></div>
+          <div class="card"><h3>Tokens</h3><p class="big">${fmtNumber(u.tokens.total)}</p><p class="muted">${fmtNumber(u.tokens.input)} in · ${fmtNumber(u.tokens.output)} out</p></div>
+          <div class="card"><h3>Cost</h3><p class="big">${fmtUsd(u.costUsd)}</p></div>
+        </div>
+        ${u.byModel.length
+          ? html`<div class="table-wrap"><table><caption class="sr-only">Usage by model</caption>
+              <thead><tr><th scope="col">Model</th><th scope="col">Runs</th><th scope="col">Failed</th><th scope="col">Tokens</th><th scope="col">Cost</th></tr></thead>
+              <tbody>${u.byModel.map((m) => html`<tr><td><code>${m.model ?? 'default'}</code></td><td>${fmtNumber(m.runs)}</td><td>${fmtNumber(m.failedRuns)}</td><td>${fmtNumber(m.tokens.total)}</td>
+                <td>${m.priced ? fmtUsd(m.costMicroUsd / 1e6) : html`<span class="muted">no price known</span>`}</td></tr>`)}</tbody></table></div>`
+          : null}`
+      : null}
+  </section>`;
+}
+
+/** The profile's versions (GET /api/profiles/{name}/history), newest first, each with what it changed. */
+function History({ name }) {
+  const history = useLoad(() => api(`/profiles/${encodeURIComponent(name)}/history?limit=50`), [name]);
+  const items = history.data ?? [];
+  return html`<section aria-labelledby="history-h"><h2 id="history-h">History</h2>
+    <${ErrorNote} error=${history.error} />
+    ${history.data && !items.length ? html`<p class="muted">No versions recorded yet.</p>` : null}
+    ${items.length
+      ? html`<ol class="history">${items.map(
+          (v) => html`<li data-version=${v.version}><strong>v${v.version}</strong> <span class="muted">${fmtDate(v.changedAt)}${v.changedBy ? ` by ${v.changedBy}` : ''}</span>
+            <ul>${Object.entries(v.changes).map(([field, c]) => html`<li><code>${field}</code>: <span class="from">${short(c.from)}</span> → <span class="to">${short(c.to)}</span></li>`)}</ul></li>`,
+        )}</ol>`
+      : null}
+  </section>`;
+}
+
+const short = (v) => {
+  const text = v === null || v === undefined ? '—' : json(v);
+  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
+};
