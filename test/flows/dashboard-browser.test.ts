@@ -54,6 +54,9 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
       executablePath: CHROMIUM,
       headless: true,
       viewport: { width: 1280, height: 800 },
+      // the viewer's own timezone (UTC+9, so a page showing UTC would be seen) and locale
+      timezoneId: 'Asia/Tokyo',
+      locale: 'en-US',
       args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-component-update', '--disable-sync', '--no-first-run'],
     });
     page = await browser.newPage();
@@ -161,6 +164,10 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     expect(stored.status).toBe('ok');
     expect(detail.filter((d) => d.startsWith('tool:'))).toHaveLength(stored.events.filter((e: any) => e.type === 'tool_call').length);
     expect(await page.locator('.facts').textContent()).toContain('ok');
+    // times in the viewer's timezone
+    const inTokyo = new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'Asia/Tokyo' }).format(new Date(stored.startedAt));
+    expect(await page.locator('.facts dt:text("Started") + dd').textContent()).toBe(inTokyo);
+    expect(await page.locator('footer').textContent()).toBe('Times in Asia/Tokyo.');
     expect(await page.getByRole('button', { name: 'Cancel run' }).isDisabled()).toBe(true);
     await shot('run-detail');
     await go('Runs', 'Runs');
@@ -282,6 +289,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     await page.getByRole('button', { name: 'Save memory' }).click();
     await expect.poll(() => page.locator('#memory ~ p, .field + p.muted').first().textContent()).toContain('Updated');
     const automation = (await (await h.svc.api('/api/automations')).json()).find((a: any) => a.name === 'nightly');
+    expect(automation.timezone).toBe('Asia/Tokyo'); // the schedule reads in the viewer's timezone
     expect((await (await h.svc.api(`/api/automations/${automation.id}/memory`)).json()).body).toBe('the queue was empty at 3');
     await shot('automation');
     await go('Automations', 'Automations');
