@@ -218,6 +218,16 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     expect(run.events.filter((e: any) => e.type === 'result' || e.type === 'error')).toHaveLength(1);
   });
 
+  it('keeps the runs list’s statuses live', async () => {
+    const { runId } = await (await h.svc.api('/api/runs', { method: 'POST', json: { profile: 'helper', prompt: 'SLOW_DELTAS 400 50' } })).json();
+    await go('Runs', 'Runs');
+    const status = page.locator(`tr[data-run="${runId}"] .status`);
+    await expect.poll(() => status.textContent()).toBe('running');
+    expect((await h.svc.api(`/api/runs/${runId}`, { method: 'DELETE' })).status).toBe(204);
+    // no reload: the list follows while a run it shows is running
+    await expect.poll(() => status.textContent(), { timeout: 15_000 }).toBe('cancelled');
+  });
+
   it('shows sessions and continues a session’s conversation', async () => {
     await go('Sessions', 'Sessions');
     const link = page.locator('tbody tr a').first();
