@@ -422,6 +422,9 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     const preact = await fetch(`${h.svc.url}/dashboard/assets/preact.mjs`);
     expect(preact.headers.get('content-type')).toContain('text/javascript');
     expect(await preact.text()).toContain('createElement');
+    const etag = preact.headers.get('etag')!;
+    expect(preact.headers.get('cache-control')).toBe('no-cache');
+    expect((await fetch(`${h.svc.url}/dashboard/assets/preact.mjs`, { headers: { 'if-none-match': etag } })).status).toBe(304);
     expect((await fetch(`${h.svc.url}/dashboard/assets/..%2Fsession.ts`)).status).toBe(404);
   });
 

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -61,7 +61,7 @@ const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', mj
 
 export function appRoutes(deps: { sessions: SessionCodec }): Hono {
   const files = assetFiles();
-  const cache = new Map<string, Buffer>();
+  const cache = new Map<string, { body: Buffer; etag: string }>();
   const page = async (c: Context) => {
     if (!(await deps.sessions.open(c))) return c.redirect(signInUrl(c), 303);
     return shell(c, deps.sessions.csrf(c));
@@ -71,12 +71,18 @@ export function appRoutes(deps: { sessions: SessionCodec }): Hono {
       const name = c.req.param('name');
       const file = files.get(name);
       if (!file) return c.text('not found', 404);
-      let body = cache.get(name);
-      if (!body) cache.set(name, (body = readFileSync(file)));
-      c.header('Content-Type', TYPES[name.slice(name.lastIndexOf('.') + 1)]!);
+      let asset = cache.get(name);
+      if (!asset) {
+        const body = readFileSync(file);
+        cache.set(name, (asset = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` }));
+      }
+      // revalidated on every load (no-cache) and answered 304 while unchanged, so an upgrade is picked up at once
       c.header('Cache-Control', 'no-cache');
+      c.header('ETag', asset.etag);
       c.header('X-Content-Type-Options', 'nosniff');
-      return c.body(new Uint8Array(body));
+      if (c.req.header('if-none-match') === asset.etag) return c.body(null, 304);
+      c.header('Content-Type', TYPES[name.slice(name.lastIndexOf('.') + 1)]!);
+      return c.body(new Uint8Array(asset.body));
     })
     .get('/', page)
     .get('/*', page);
