@@ -7,5 +7,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     globalSetup: ['test/support/global-setup.ts'],
+    // expect.poll waits on something a user would see (a page, a row): 1 s, its default, is short on a loaded machine
+    expect: { poll: { timeout: 15_000, interval: 50 } },
   },
 });

@@ -40,6 +40,9 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
   };
   /** The page's heading has focus; Tab moves to the next control, as a keyboard user would. */
   const tabTo = async (selector: string, max = 12) => {
+    // the control is on the page (and enabled) before the first Tab: a slow render must not be read as "unreachable"
+    await page.locator(selector).waitFor();
+    await expect.poll(() => page.locator(selector).isEnabled()).toBe(true);
     for (let i = 0; i < max; i++) {
       await page.keyboard.press('Tab');
       if (await page.locator(selector).evaluate((el) => el === document.activeElement)) return;
@@ -77,7 +80,9 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     const res = await page.goto(`${h.svc.url}/dashboard/runs`);
     expect(res?.status()).toBe(200);
     expect(page.url()).toContain('/dashboard/sign-in?next=%2Fdashboard%2Fruns');
-    await page.keyboard.type(h.svc.key); // the key field has focus
+    // the key field takes focus on load (autofocus); wait for it, as a keyboard user would, before typing
+    await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.type)).toBe('password');
+    await page.keyboard.type(h.svc.key);
     await page.keyboard.press('Enter');
     await expect.poll(() => heading().textContent()).toBe('Runs');
     expect(new URL(page.url()).pathname).toBe('/dashboard/runs');
