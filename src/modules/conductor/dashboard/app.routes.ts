@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Hono, type Context } from 'hono';
-import { escape } from './html.ts';
+import { escape, pageHeaders } from './html.ts';
 import type { SessionCodec } from './session.ts';
 import { signInUrl } from './sign-in.routes.ts';
 
@@ -35,20 +35,7 @@ const IMPORT_MAP = JSON.stringify({
 
 function shell(c: Context, csrf: string): Response {
   const nonce = randomBytes(16).toString('base64');
-  c.header('Content-Security-Policy', [
-    "default-src 'none'",
-    `script-src 'self' 'nonce-${nonce}'`,
-    "style-src 'self' 'unsafe-inline'",
-    "connect-src 'self'",
-    "img-src 'self' data:",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-  ].join('; '));
-  c.header('X-Frame-Options', 'DENY');
-  c.header('Referrer-Policy', 'same-origin');
-  c.header('Cache-Control', 'no-store');
-  c.header('X-Content-Type-Options', 'nosniff');
+  pageHeaders(c, [`script-src 'self' 'nonce-${nonce}'`, "style-src 'self' 'unsafe-inline'", "connect-src 'self'", "img-src 'self' data:", "form-action 'self'"]);
   return c.html(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>svc dashboard</title><meta name="csrf-token" content="${escape(csrf)}"><link rel="icon" href="data:,">
 <link rel="stylesheet" href="/dashboard/assets/uplot.css"><link rel="stylesheet" href="/dashboard/assets/app.css">

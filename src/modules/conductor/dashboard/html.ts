@@ -29,21 +29,22 @@ export interface PageOptions {
   script?: string;
 }
 
-export function page(c: Context, title: string, body: string, opts: PageOptions = {}): Response {
-  const nonce = randomBytes(16).toString('base64');
-  c.header('Content-Security-Policy', [
-    "default-src 'none'",
-    "style-src 'unsafe-inline'",
-    `script-src 'nonce-${nonce}'`,
-    `form-action 'self'${opts.formAction ? ' ' + opts.formAction : ''}`,
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-  ].join('; '));
+/**
+ * The headers of every dashboard HTML response: the page's Content-Security-Policy (`default-src 'none'`, no framing,
+ * no base URI, then `directives`), and no framing, caching or sniffing.
+ */
+export function pageHeaders(c: Context, directives: string[]): void {
+  c.header('Content-Security-Policy', ["default-src 'none'", ...directives, "frame-ancestors 'none'", "base-uri 'none'"].join('; '));
   c.header('X-Frame-Options', 'DENY');
   // same-origin, not no-referrer: our own form posts must carry a real Origin (the cross-site check refuses "null").
   c.header('Referrer-Policy', 'same-origin');
   c.header('Cache-Control', 'no-store');
   c.header('X-Content-Type-Options', 'nosniff');
+}
+
+export function page(c: Context, title: string, body: string, opts: PageOptions = {}): Response {
+  const nonce = randomBytes(16).toString('base64');
+  pageHeaders(c, ["style-src 'unsafe-inline'", `script-src 'nonce-${nonce}'`, `form-action 'self'${opts.formAction ? ' ' + opts.formAction : ''}`]);
   const script = opts.script ? `<script nonce="${nonce}">${opts.script}</script>` : '';
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escape(title)} · svc</title><style>${STYLE}</style></head><body><main>${body}</main>${script}</body></html>`;
