@@ -426,6 +426,31 @@ describe('monthlyCostCapUsdCents', () => {
     expect((await api('/api/profiles/capped/published', { method: 'PATCH', json: { monthlyCostCapUsdCents: null } })).status).toBe(200);
     expect((await chat('capped', key.token, { message: 'under no cap' })).status).toBe(200);
   });
+
+  it('is reached by the priced cost of the agent\'s chats without a credit ledger (SVC_BILLING off): a one-cent cap stops it after a cent of usage', async () => {
+    await profile('thrifty');
+    await publish('thrifty');
+    const key = await mintKey('thrifty');
+    expect((await api('/api/profiles/thrifty/published', { method: 'PATCH', json: { monthlyCostCapUsdCents: 1 } })).status).toBe(200);
+    // DELTAS 1000: a thousand output tokens, $0.01 at gpt-4o's $10 / M output, plus the prompt
+    const spent = await chat('thrifty', key.token, { message: 'DELTAS 1000 spend a cent' });
+    expect(spent.status).toBe(200);
+    const { usage: u } = (await spent.json()) as { usage: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheCreateTokens: number } };
+    expect(u.outputTokens).toBe(1000);
+    const price = Math.round((u.inputTokens - u.cacheReadTokens - u.cacheCreateTokens) * 2.5 + u.cacheReadTokens * 1.25 + u.cacheCreateTokens * 2.5 + u.outputTokens * 10);
+    expect(price).toBeGreaterThanOrEqual(10_000);
+
+    const refused = await chat('thrifty', key.token, { message: 'one cent too far' });
+    expect(refused.status).toBe(402);
+    expect(await refused.json()).toMatchObject({ error: 'agent_cost_cap_reached', capUsdCents: 1, spentMicroUsd: price });
+    expect(modelRequests(h.fake).some((r) => JSON.stringify(r.body).includes('one cent too far'))).toBe(false);
+    // the OpenAI face is the same agent under the same cap
+    const client = new OpenAI({ baseURL: `${h.svc.url}/chat/thrifty/v1`, apiKey: key.token, maxRetries: 0 });
+    await expect(client.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'via the sdk' }] })).rejects.toMatchObject({ status: 402 });
+    // a cap above the spend lets it chat again
+    expect((await api('/api/profiles/thrifty/published', { method: 'PATCH', json: { monthlyCostCapUsdCents: 100 } })).status).toBe(200);
+    expect((await chat('thrifty', key.token, { message: 'under a higher cap' })).status).toBe(200);
+  });
 });
 
 describe('conversationTtlDays', () => {
