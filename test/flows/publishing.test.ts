@@ -446,7 +446,11 @@ describe('monthlyCostCapUsdCents', () => {
     expect(modelRequests(h.fake).some((r) => JSON.stringify(r.body).includes('one cent too far'))).toBe(false);
     // the OpenAI face is the same agent under the same cap
     const client = new OpenAI({ baseURL: `${h.svc.url}/chat/thrifty/v1`, apiKey: key.token, maxRetries: 0 });
-    await expect(client.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'via the sdk' }] })).rejects.toMatchObject({ status: 402 });
+    await expect(client.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'via the sdk' }] })).rejects.toMatchObject({
+      status: 402,
+      code: 'agent_cost_cap_reached',
+      type: 'insufficient_quota',
+    });
     // a cap above the spend lets it chat again
     expect((await api('/api/profiles/thrifty/published', { method: 'PATCH', json: { monthlyCostCapUsdCents: 100 } })).status).toBe(200);
     expect((await chat('thrifty', key.token, { message: 'under a higher cap' })).status).toBe(200);

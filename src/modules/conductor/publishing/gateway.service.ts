@@ -105,6 +105,7 @@ async function checkCostCap(deps: GatewayDeps, tenantId: string, agent: Publishe
   const spent = groups.reduce((sum, g) => sum + priceTokens(g.model, g.runtime, g).costMicroUsd, 0);
   if (spent >= capCents * 10_000) {
     throw new AppError(402, 'agent_cost_cap_reached', {
+      code: 'agent_cost_cap_reached',
       extra: { message: `this agent's monthly cost cap of ${capCents} cents is reached`, capUsdCents: capCents, spentMicroUsd: spent },
     });
   }
