@@ -219,6 +219,28 @@ describe('agent keys and the chat gateway', () => {
     }
   });
 
+  it('takes an expiresAt in the future only, and refuses a key once it has expired (listed as expired)', async () => {
+    await profile('dated');
+    await publish('dated');
+    const past = await api('/api/profiles/dated/keys', { method: 'POST', json: { label: 'old', expiresAt: '2020-01-01T00:00:00Z' } });
+    expect(past.status).toBe(400);
+    expect((await past.json()).error).toBe('expiresAt: must be in the future');
+    expect((await api('/api/profiles/dated/keys', { method: 'POST', json: { label: 'odd', expiresAt: 'next tuesday' } })).status).toBe(400);
+
+    const soon = new Date(Date.now() + 3_600_000).toISOString();
+    const res = await api('/api/profiles/dated/keys', { method: 'POST', json: { label: 'soon', expiresAt: soon } });
+    expect(res.status).toBe(201);
+    const key = (await res.json()) as { id: string; token: string; expiresAt: string; status: string };
+    expect(key).toMatchObject({ expiresAt: soon, status: 'active' });
+    expect((await chat('dated', key.token, { message: 'before it expires' })).status).toBe(200);
+    // the hour passes
+    await withTenant(db(), 'default', (tx) => sql`update agent_keys set expires_at = now() - interval '1 second' where id = ${key.id}`.execute(tx));
+    const refused = await chat('dated', key.token, { message: 'after it expired' });
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toEqual({ error: 'agent key expired' });
+    expect(((await (await api('/api/profiles/dated/keys')).json()) as Array<{ id: string; status: string }>).find((k) => k.id === key.id)!.status).toBe('expired');
+  });
+
   it('rateLimitRpm 2: the third request within the minute is 429 with Retry-After', async () => {
     await profile('limited');
     await publish('limited', { rateLimitRpm: 2 });
