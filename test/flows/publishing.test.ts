@@ -589,6 +589,12 @@ describe('the OpenAI Chat Completions face at /chat/{slug}/v1', () => {
     const seen = modelRequests(h.fake).filter((r) => JSON.stringify(r.body).includes('what did I say?')).at(-1)!;
     expect(JSON.stringify(seen.body)).toContain('the secret is marmalade');
 
+    // the `user` field names the conversation too (for front ends that cannot set headers)
+    const byUser = await client.chat.completions.create({ model: 'anything', user: conversationId, messages: [{ role: 'user', content: 'and by the user field?' }] }).withResponse();
+    expect(byUser.response.headers.get('x-conversation-id')).toBe(conversationId);
+    const seenByUser = modelRequests(h.fake).filter((r) => JSON.stringify(r.body).includes('and by the user field?')).at(-1)!;
+    expect(JSON.stringify(seenByUser.body)).toContain('the secret is marmalade');
+
     // errors arrive in the OpenAI shape the SDK understands
     const bad = new OpenAI({ baseURL: `${h.svc.url}/chat/compat/v1`, apiKey: h.svc.key, maxRetries: 0 });
     await expect(bad.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
