@@ -369,16 +369,19 @@ describe('deploy/helm/svc', () => {
     expect(() => renderInline('{{ .Values.x | upper }}')).toThrow(TemplateError);
     expect(() => renderInline('{{ template "x" . }}')).toThrow(/outside the subset/);
     expect(renderInline('{{- range $i, $v := list "a" "b" }}{{ $i }}={{ $v }};{{ end }}')).toBe('0=a;1=b;');
+    // numbers from the values are float64 in Helm: %d needs `int`, and a million prints as 1e+06
+    expect(renderInline('{{ printf "%d" .Values.port }}', 'port: 8080\n')).toBe('%!d(float64=8080)');
+    expect(renderInline('{{ printf "%d" (int .Values.port) }} {{ .Values.port }} {{ .Values.big }}', 'port: 8080\nbig: 1000000\n')).toBe('8080 8080 1e+06');
   });
 });
 
 /** Renders one template text through the same engine (a throwaway chart folder). */
-function renderInline(text: string): string {
+function renderInline(text: string, values = 'x: y\n'): string {
   const dir = mkdtempSync(join(tmpdir(), 'chart-'));
   try {
     mkdirSync(join(dir, 'templates'));
     writeFileSync(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: t\nversion: 0.0.0\n');
-    writeFileSync(join(dir, 'values.yaml'), 'x: y\n');
+    writeFileSync(join(dir, 'values.yaml'), values);
     writeFileSync(join(dir, 'templates', 'NOTES.txt'), text);
     return renderChart(dir, { releaseName: 't', namespace: 't' }).files['NOTES.txt'];
   } finally {

@@ -16,9 +16,33 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
  * Functions (Go's and Sprig's/Helm's meaning): include, default, quote, toYaml, indent, nindent, printf (%s %d %v),
  * b64enc, randAlphaNum, required, lookup (empty, as in `helm template`), eq, ne, not, and, or, empty, until, join,
  * list, append, trunc, trimSuffix, toString, int, add, sub, index, hasKey, dict.
+ *
+ * Numbers keep Helm's two kinds: every number in the values is a float64 (Helm reads values through JSON), so it prints
+ * as Go's %v does (1e+06 from 1000000) and `printf "%d"` refuses it (`%!d(float64=8080)`) unless it went through `int`;
+ * integer literals, `int`, `until`, `add`, `sub` and range indexes are Go ints.
  */
 
 type Value = unknown;
+
+/** A Go int (template literal, `int`, `until`, …), as opposed to a float64 read from the values. */
+class GoInt {
+  readonly n: number;
+  constructor(n: number) {
+    this.n = Math.trunc(n);
+  }
+}
+const num = (v: Value): number => (v instanceof GoInt ? v.n : Number(v));
+const plain = (v: Value): Value => (v instanceof GoInt ? v.n : Array.isArray(v) ? v.map(plain) : isMap(v) ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)])) : v);
+
+/** Go's %v of a float64: shortest digits, exponent form from 1e+06 up (or below 1e-04), at least two exponent digits. */
+function goFloat(n: number): string {
+  if (n === 0 || !Number.isFinite(n)) return String(n);
+  const exp = Math.floor(Math.log10(Math.abs(n)));
+  if (exp >= -4 && exp < 6) return String(n);
+  const [mant, e] = n.toExponential().split('e');
+  const sign = e.startsWith('-') ? '-' : '+';
+  return `${mant}e${sign}${e.replace(/^[+-]/, '').padStart(2, '0')}`;
+}
 interface Scope {
   dot: Value;
   root: Value;
@@ -253,7 +277,7 @@ function parseExpr(expr: string): Expr {
         if (toks[p++]?.t !== ')') throw new TemplateError(`missing ) in {{ ${expr} }}`);
         cmd.push(inner);
       } else if (tok.t === 'str') cmd.push({ kind: 'lit', value: tok.v });
-      else if (tok.t === 'num') cmd.push({ kind: 'lit', value: Number(tok.v) });
+      else if (tok.t === 'num') cmd.push({ kind: 'lit', value: /^-?\d+$/.test(tok.v) ? new GoInt(Number(tok.v)) : Number(tok.v) });
       else if (tok.t === 'bool') cmd.push({ kind: 'lit', value: tok.v === 'true' });
       else if (tok.t === 'nil') cmd.push({ kind: 'lit', value: null });
       else if (tok.t === 'field') cmd.push({ kind: 'field', path: tok.v });
@@ -271,10 +295,12 @@ function parseExpr(expr: string): Expr {
 // ---------- evaluation ----------
 
 const truthy = (v: Value): boolean =>
-  !(v === undefined || v === null || v === false || v === 0 || v === '' || (Array.isArray(v) && v.length === 0) || (isMap(v) && Object.keys(v).length === 0));
+  !(v === undefined || (v instanceof GoInt && v.n === 0) || v === null || v === false || v === 0 || v === '' || (Array.isArray(v) && v.length === 0) || (isMap(v) && Object.keys(v).length === 0));
 
 function toText(v: Value): string {
   if (v === undefined || v === null) return '';
+  if (v instanceof GoInt) return String(v.n);
+  if (typeof v === 'number') return goFloat(v);
   if (typeof v === 'object') throw new TemplateError(`printing a ${Array.isArray(v) ? 'list' : 'map'} directly is outside the subset (use toYaml)`);
   return String(v);
 }
@@ -316,11 +342,11 @@ class Engine {
       } else {
         const v = this.eval(node.expr, scope);
         const entries: Array<[Value, Value]> = Array.isArray(v)
-          ? v.map((x, i) => [i, x])
+          ? v.map((x, i) => [new GoInt(i), x])
           : isMap(v)
             ? Object.keys(v).sort().map((k) => [k, v[k]])
-            : typeof v === 'number'
-              ? Array.from({ length: v }, (_, i) => [i, i])
+            : v instanceof GoInt
+              ? Array.from({ length: v.n }, (_, i) => [new GoInt(i), new GoInt(i)])
               : v === undefined || v === null
                 ? []
                 : (() => {
@@ -392,17 +418,22 @@ class Engine {
         return JSON.stringify(toText(a[0]));
       case 'toYaml':
         arity(1);
-        return a[0] === undefined || a[0] === null ? 'null' : stringifyYaml(a[0], { lineWidth: 0 }).replace(/\n$/, '');
+        return a[0] === undefined || a[0] === null ? 'null' : stringifyYaml(plain(a[0]), { lineWidth: 0 }).replace(/\n$/, '');
       case 'indent':
       case 'nindent': {
         arity(2);
-        const pad = ' '.repeat(Number(a[0]));
+        const pad = ' '.repeat(num(a[0]));
         const body = toText(a[1]).split('\n').map((l) => pad + l).join('\n');
         return fn === 'nindent' ? `\n${body}` : body;
       }
       case 'printf': {
         let k = 1;
-        return String(a[0]).replace(/%([sdv%])/g, (_, c: string) => (c === '%' ? '%' : toText(a[k++])));
+        return String(a[0]).replace(/%([sdv%])/g, (_, c: string) => {
+          if (c === '%') return '%';
+          const arg = a[k++];
+          if (c === 'd' && !(arg instanceof GoInt)) return `%!d(${typeof arg === 'number' ? 'float64' : typeof arg}=${toText(arg)})`;
+          return toText(arg);
+        });
       }
       case 'b64enc':
         arity(1);
@@ -410,7 +441,7 @@ class Engine {
       case 'randAlphaNum': {
         arity(1);
         const abc = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-        return [...randomBytes(Number(a[0]))].map((b) => abc[b % abc.length]).join('');
+        return [...randomBytes(num(a[0]))].map((b) => abc[b % abc.length]).join('');
       }
       case 'required':
         arity(2);
@@ -421,10 +452,10 @@ class Engine {
         return {};
       case 'eq':
         arity(2);
-        return a[0] === a[1];
+        return plain(a[0]) === plain(a[1]);
       case 'ne':
         arity(2);
-        return a[0] !== a[1];
+        return plain(a[0]) !== plain(a[1]);
       case 'not':
         arity(1);
         return !truthy(a[0]);
@@ -437,7 +468,7 @@ class Engine {
         return !truthy(a[0]);
       case 'until':
         arity(1);
-        return Array.from({ length: Number(a[0]) }, (_, i) => i);
+        return Array.from({ length: num(a[0]) }, (_, i) => new GoInt(i));
       case 'list':
         return a;
       case 'append':
@@ -448,7 +479,7 @@ class Engine {
         return (a[1] as Value[]).map(toText).join(String(a[0]));
       case 'trunc':
         arity(2);
-        return toText(a[1]).slice(0, Number(a[0]));
+        return toText(a[1]).slice(0, num(a[0]));
       case 'trimSuffix': {
         arity(2);
         const s = toText(a[1]);
@@ -459,15 +490,15 @@ class Engine {
         return toText(a[0]);
       case 'int':
         arity(1);
-        return Math.trunc(Number(a[0]));
+        return new GoInt(num(a[0]));
       case 'add':
-        return a.reduce((s: number, x) => s + Number(x), 0);
+        return new GoInt(a.reduce((s: number, x) => s + num(x), 0));
       case 'sub':
         arity(2);
-        return Number(a[0]) - Number(a[1]);
+        return new GoInt(num(a[0]) - num(a[1]));
       case 'index':
         arity(2);
-        return isMap(a[0]) ? a[0][String(a[1])] : Array.isArray(a[0]) ? a[0][Number(a[1])] : undefined;
+        return isMap(a[0]) ? a[0][toText(a[1])] : Array.isArray(a[0]) ? a[0][num(a[1])] : undefined;
       case 'hasKey':
         arity(2);
         return isMap(a[0]) && Object.hasOwn(a[0], String(a[1]));
