@@ -242,6 +242,10 @@ describe('deploy/helm/svc', () => {
       expect(rc.internalToken).toBe(runnerToken);
     }
     expect(cc.conductor.runners).toEqual(runnerUrls);
+    // workers (other pods) reach /v1 sessions' function tools at the conductor's configured URL, not its 127.0.0.1
+    const fromWorkers = serviceOf(render, cc.runner.conductorUrl!);
+    expect(selects(fromWorkers.service.spec.selector, podLabels(conductor))).toBe(true);
+    expect(targetContainerPort(fromWorkers.service, fromWorkers.port, conductor)).toBe(cc.port);
     expect(cc.internalToken).toBe(runnerToken);
     expect(cc.internalToken!.length).toBeGreaterThanOrEqual(16);
 
@@ -449,6 +453,8 @@ describe('deploy/compose.yaml', () => {
     expect(Number(at(runner.runner.conductorUrl!).port)).toBe(conductor.port);
     expect(at(runner.runner.workerUrl!).hostname).toBe('worker');
     expect(Number(at(runner.runner.workerUrl!).port)).toBe(worker.port);
+    expect(at(conductor.runner.conductorUrl!).hostname).toBe('conductor'); // what workers reach function tools at
+    expect(Number(at(conductor.runner.conductorUrl!).port)).toBe(conductor.port);
     expect(conductor.internalToken).toBe(runner.internalToken);
     expect(services.conductor.ports).toEqual([`8080:${conductor.port}`]);
     expect(services.runner.ports).toBeUndefined();
