@@ -7,7 +7,9 @@ export type RunEventType =
   | 'session'
   | 'session_init'
   | 'assistant'
+  | 'reasoning'
   | 'tool_call'
+  | 'tool_output'
   | 'tool_result'
   | 'usage'
   | 'result'
@@ -32,6 +34,12 @@ export interface RunEvent {
   usage?: Usage;
   /** assistant events carry `delta: true` while text streams; the final assistant event has the whole text. */
   delta?: boolean;
+  /**
+   * `reasoning` events are deltas (`message`) of the model's reasoning summary; `partId` names the summary part they
+   * belong to (a new id starts a new part). `tool_output` events are output (`message`) of a running command tool
+   * (`toolName`), sent by the runner while the command runs; the tool's `tool_result` still carries all of it.
+   */
+  partId?: string;
   ts: string;
 }
 

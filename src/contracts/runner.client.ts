@@ -80,6 +80,7 @@ export interface RunOptions {
   /** Per-run model override and extra MCP servers (the /v1 agents API). */
   model?: ModelOverride;
   mcpServers?: McpServerSpec[];
+  env?: Record<string, string>;
   /** Start the run adoptable: it outlives this connection (RUN_ADOPTABLE_HEADER); cancel it with `cancelRun`. */
   adoptable?: boolean;
 }
@@ -140,6 +141,7 @@ export function createRunnerClient(opts: { baseUrl: string; fetch?: FetchLike; i
         ...(runOpts.skills?.length ? { skills: runOpts.skills } : {}),
         ...(runOpts.model ? { model: runOpts.model } : {}),
         ...(runOpts.mcpServers?.length ? { mcpServers: runOpts.mcpServers } : {}),
+        ...(runOpts.env ? { env: runOpts.env } : {}),
       };
       const headers: Record<string, string> = {};
       if (runOpts.runToken) headers[RUN_TOKEN_HEADER] = runOpts.runToken;

@@ -74,6 +74,8 @@ export const RunRequest = v.object({
   model: v.optional(ModelOverride),
   /** Per-run MCP servers, added to the profile's (the /v1 agents API: the session's function tools and MCP tools). */
   mcpServers: v.optional(v.array(McpServerSpec)),
+  /** Environment variables for the session's commands (a /v1 environment's `env`); never stored by the runner. */
+  env: v.optional(v.record(v.string(), v.string())),
 });
 
 /** Body of `POST /runner/sessions/{id}/toolkit/invoke`. `input` is checked by the tool itself (a tool failure, not a 400). */

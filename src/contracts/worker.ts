@@ -53,6 +53,10 @@ export const ModelOverride = v.object({
   model: v.pipe(v.string(), v.minLength(1)),
   baseUrl: v.optional(v.pipe(v.string(), v.url())),
   apiKey: v.optional(v.string()),
+  /** Model settings of the /v1 agent; each reaches the providers that support it (the worker's providers.ts). */
+  reasoningEffort: v.optional(v.picklist(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'])),
+  reasoningSummary: v.optional(v.picklist(['concise', 'detailed', 'auto'])),
+  serviceTier: v.optional(v.picklist(['auto', 'default', 'flex', 'priority', 'fast'])),
 });
 export type ModelOverride = v.InferOutput<typeof ModelOverride>;
 

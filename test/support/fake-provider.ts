@@ -14,7 +14,9 @@ import { streamBedrock, jsonBedrock, bedrockError, bedrockErrorType, openEventSt
  * generateContent SSE and Amazon Bedrock's Converse event stream (their documented formats), scripted from the prompt:
  * `CALL_TOOL <name> <json>`, `CALL_CUSTOM <name> <json string>` (Responses freeform tools such as Codex's apply_patch),
  * `FAIL_HTTP_<code>`, `FAIL_FIRST_<n>_HTTP_<code>[_RETRY_AFTER_<s>]`, `RESET_AFTER_FIRST`, `SLOW_DELTAS <n> <ms>`, `DELTAS <n>`, `HANG_AFTER_FIRST`, `HOLD <name>` (the reply waits for
- * `release(name)`, so a test can change the world between a model request and its answer); a tool result answers
+ * `release(name)`, so a test can change the world between a model request and its answer); a request that asks for
+ * reasoning (Responses `reasoning.summary`, Anthropic `thinking`) gets a two-part reasoning summary (FAKE_REASONING)
+ * before its answer, streamed on that wire; a tool result answers
  * `TOOL-RESULT-SEEN: <text>`; anything else `FAKE-REPLY: <prompt>`. Every request is logged.
  */
 export { lastInput, planFor, stripReminders, textOf, type LastInput, type Wire } from './fake-provider/script.ts';
@@ -171,7 +173,8 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     const plan = planFor(failFirst && input ? { ...input, text: input.text.replace(failFirst[0], '') } : input);
     // A short retry-after-ms (as OpenAI sends) keeps clients that retry failures from backing off for seconds.
     if (plan.kind === 'fail') return sendJson(res, plan.status, impl.error(plan.status), { 'request-id': requestId, 'retry-after-ms': '10', ...impl.errorHeaders?.(plan.status) });
-    const ctx: ReplyContext = { model: String(logged.body?.model ?? 'fake-model'), id: `fake${counter}`, includeUsage: logged.body?.stream_options?.include_usage === true, dialect: chatDialect(headers['user-agent']) };
+    const reasoning = (wire === 'responses' && logged.body?.reasoning?.summary != null) || (wire === 'anthropic' && logged.body?.thinking?.type === 'enabled');
+    const ctx: ReplyContext = { model: String(logged.body?.model ?? 'fake-model'), id: `fake${counter}`, includeUsage: logged.body?.stream_options?.include_usage === true, dialect: chatDialect(headers['user-agent']), reasoning };
     if (!streaming) {
       if (plan.kind === 'hang') return; // a non-streaming hang: never answer until the client gives up
       return sendJson(res, 200, impl.json(plan, ctx), { 'request-id': requestId });

@@ -218,3 +218,51 @@ describe('the general runtime with bedrock on a Bedrock API key', () => {
     expect(request.headers['x-amz-date']).toBeUndefined();
   });
 });
+
+describe('model settings of a run (the /v1 agent reasoning and service_tier)', () => {
+  let fake: FakeProvider;
+  let mcp: TestMcpServer;
+  let w: TestWorker;
+  beforeAll(async () => {
+    fake = await startFakeProvider();
+    mcp = await startMcpServer();
+    w = await startTestWorker({ providerEnv: { OPENAI_API_KEY: 'sk-fake', OPENAI_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'sk-ant-fake', ANTHROPIC_BASE_URL: fake.url } });
+  });
+  afterAll(async () => {
+    await w?.close();
+    await fake?.close();
+    await mcp?.close();
+  });
+  const reasoningText = (events: RunEvent[]) => ofType(events, 'reasoning').map((e) => e.message).join('');
+  const parts = (events: RunEvent[]) => [...new Set(ofType(events, 'reasoning').map((e) => e.partId))];
+
+  it('sends effort, summary and service tier on the Responses wire and streams the summary as reasoning events', async () => {
+    const body = { ...runBody('think first', { model: 'openai:gpt-5', sessionId: 'sess-reason-1', sessionMcpUrl: mcp.url }), modelOverride: { model: 'openai:gpt-5', reasoningEffort: 'high', reasoningSummary: 'auto', serviceTier: 'flex' } };
+    const events = await runToEnd(w.url, body);
+    const request = modelRequests(fake).at(-1)!;
+    expect(request.body).toMatchObject({ reasoning: { effort: 'high', summary: 'auto' }, service_tier: 'flex' });
+    expect(reasoningText(events)).toBe('Reading the prompt closely. Planning a short reply.');
+    expect(parts(events)).toHaveLength(2);
+    expect(events.findIndex((e) => e.type === 'reasoning')).toBeLessThan(events.findIndex((e) => e.type === 'assistant'));
+    expect(events.at(-1)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: think first' });
+    // the next turn replays the reasoning item (encrypted, store:false) and still answers
+    const next = await runToEnd(w.url, { ...body, subtask: { title: 't', prompt: 'again' } });
+    expect(next.at(-1)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: again' });
+  });
+
+  it('asks Anthropic for extended thinking from the effort and streams the thinking as reasoning events', async () => {
+    const body = { ...runBody('think hard', { model: 'anthropic:claude-sonnet-4-5', sessionId: 'sess-reason-2', sessionMcpUrl: mcp.url }), modelOverride: { model: 'anthropic:claude-sonnet-4-5', reasoningEffort: 'high' } };
+    const events = await runToEnd(w.url, body);
+    expect(modelRequests(fake).at(-1)!.body).toMatchObject({ thinking: { type: 'enabled' } });
+    expect(reasoningText(events)).toBe('Reading the prompt closely. Planning a short reply.');
+    expect(parts(events)).toHaveLength(2);
+    expect(events.at(-1)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: think hard' });
+  });
+
+  it('sends none of them when the run has no settings', async () => {
+    await runToEnd(w.url, runBody('plain', { model: 'openai:gpt-5', sessionId: 'sess-reason-3', sessionMcpUrl: mcp.url }));
+    const request = modelRequests(fake).at(-1)!;
+    expect(request.body.reasoning?.summary).toBeUndefined();
+    expect(request.body.service_tier).toBeUndefined();
+  });
+});

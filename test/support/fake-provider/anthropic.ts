@@ -1,7 +1,7 @@
 import type { SseOut } from './sse.ts';
 import { drip } from './sse.ts';
 import type { ReplyContext } from './chat.ts';
-import { FAKE_USAGE, type Plan } from './script.ts';
+import { chunkReply, FAKE_REASONING, FAKE_USAGE, type Plan } from './script.ts';
 
 /**
  * Anthropic Messages wire (RUNTIMES.md §2 "Minimal Anthropic SSE"): message_start (with usage) → ping →
@@ -21,13 +21,23 @@ export async function streamAnthropic(out: SseOut, plan: Exclude<Plan, { kind: '
   send('ping', {});
   let stopReason = 'end_turn';
   let outputTokens = 1;
+  // extended thinking (asked for with `thinking`): one thinking block per summary part, each signed, before the answer
+  let index = 0;
+  if (ctx.reasoning) {
+    for (const text of FAKE_REASONING) {
+      send('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
+      for (const thinking of chunkReply(text)) send('content_block_delta', { index, delta: { type: 'thinking_delta', thinking } });
+      send('content_block_delta', { index, delta: { type: 'signature_delta', signature: `sig_${ctx.id}_${index}` } });
+      send('content_block_stop', { index: index++ });
+    }
+  }
   if (plan.kind === 'tool') {
-    send('content_block_start', { index: 0, content_block: { type: 'tool_use', id: `toolu_${ctx.id}`, name: plan.name, input: {} } });
-    send('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: plan.args } });
+    send('content_block_start', { index, content_block: { type: 'tool_use', id: `toolu_${ctx.id}`, name: plan.name, input: {} } });
+    send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: plan.args } });
     stopReason = 'tool_use';
   } else {
-    send('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
-    const emit = (text: string) => send('content_block_delta', { index: 0, delta: { type: 'text_delta', text } });
+    send('content_block_start', { index, content_block: { type: 'text', text: '' } });
+    const emit = (text: string) => send('content_block_delta', { index, delta: { type: 'text_delta', text } });
     if (plan.kind === 'hang') {
       emit(plan.first);
       return out.waitClosed();
@@ -35,7 +45,7 @@ export async function streamAnthropic(out: SseOut, plan: Exclude<Plan, { kind: '
     if (!(await drip(out, plan.deltas, plan.intervalMs, emit))) return;
     outputTokens = plan.deltas.length;
   }
-  send('content_block_stop', { index: 0 });
+  send('content_block_stop', { index });
   send('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: outputTokens } });
   send('message_stop', {});
   out.end();

@@ -16,6 +16,8 @@ export interface ReplyContext {
   includeUsage: boolean;
   /** Chat only: whose usage placement to follow (told apart by the client's user agent; default openai). */
   dialect?: ChatDialect;
+  /** The request asked for reasoning the wire can show (Responses `reasoning.summary`, Anthropic `thinking`). */
+  reasoning?: boolean;
 }
 
 const usage = (outputTokens: number) => ({

@@ -1,7 +1,7 @@
 import type { SseOut } from './sse.ts';
 import { drip } from './sse.ts';
 import type { ReplyContext } from './chat.ts';
-import { FAKE_USAGE, type Plan } from './script.ts';
+import { chunkReply, FAKE_REASONING, FAKE_USAGE, type Plan } from './script.ts';
 
 /**
  * OpenAI Responses wire (RUNTIMES.md §3): response.created → in_progress → output item (text parts or function call
@@ -38,30 +38,49 @@ function responseObject(ctx: ReplyContext, created: number, status: string, outp
   return { id: `resp_${ctx.id}`, object: 'response', created_at: created, model: ctx.model, status, output, ...(outputTokens === undefined ? {} : { usage: usage(outputTokens) }) };
 }
 
+/** A reasoning item with its summary parts (asked for with `reasoning.summary`), at output index 0. */
+function sendReasoning(send: (type: string, fields: Record<string, unknown>) => void, ctx: ReplyContext): unknown {
+  const id = `rs_${ctx.id}`;
+  const item = (summary: unknown[]) => ({ type: 'reasoning', id, summary, encrypted_content: `enc_${ctx.id}` });
+  send('response.output_item.added', { output_index: 0, item: item([]) });
+  FAKE_REASONING.forEach((text, summary_index) => {
+    const at = { item_id: id, output_index: 0, summary_index };
+    send('response.reasoning_summary_part.added', { ...at, part: { type: 'summary_text', text: '' } });
+    for (const delta of chunkReply(text)) send('response.reasoning_summary_text.delta', { ...at, delta });
+    send('response.reasoning_summary_text.done', { ...at, text });
+    send('response.reasoning_summary_part.done', { ...at, part: { type: 'summary_text', text } });
+  });
+  const done = item(FAKE_REASONING.map((text) => ({ type: 'summary_text', text })));
+  send('response.output_item.done', { output_index: 0, item: done });
+  return done;
+}
+
 export async function streamResponses(out: SseOut, plan: Exclude<Plan, { kind: 'fail' }>, ctx: ReplyContext): Promise<void> {
   let seq = 0;
   const send = (type: string, fields: Record<string, unknown>) => out.send(type, { type, sequence_number: seq++, ...fields });
   const created = Math.floor(Date.now() / 1000);
   send('response.created', { response: responseObject(ctx, created, 'in_progress', []) });
   send('response.in_progress', { response: responseObject(ctx, created, 'in_progress', []) });
+  const before = ctx.reasoning ? [sendReasoning(send, ctx)] : [];
+  const at = before.length;
 
   if (plan.kind === 'tool') {
     const item = toolItem(plan, ctx, 'completed', plan.args);
-    send('response.output_item.added', { output_index: 0, item: toolItem(plan, ctx, 'in_progress', '') });
+    send('response.output_item.added', { output_index: at, item: toolItem(plan, ctx, 'in_progress', '') });
     if (plan.custom) {
-      send('response.custom_tool_call_input.delta', { item_id: item.id, output_index: 0, delta: plan.args });
-      send('response.custom_tool_call_input.done', { item_id: item.id, output_index: 0, input: plan.args });
+      send('response.custom_tool_call_input.delta', { item_id: item.id, output_index: at, delta: plan.args });
+      send('response.custom_tool_call_input.done', { item_id: item.id, output_index: at, input: plan.args });
     } else {
-      send('response.function_call_arguments.delta', { item_id: item.id, output_index: 0, delta: plan.args });
-      send('response.function_call_arguments.done', { item_id: item.id, output_index: 0, arguments: plan.args });
+      send('response.function_call_arguments.delta', { item_id: item.id, output_index: at, delta: plan.args });
+      send('response.function_call_arguments.done', { item_id: item.id, output_index: at, arguments: plan.args });
     }
-    send('response.output_item.done', { output_index: 0, item });
-    send('response.completed', { response: responseObject(ctx, created, 'completed', [item], 1) });
+    send('response.output_item.done', { output_index: at, item });
+    send('response.completed', { response: responseObject(ctx, created, 'completed', [...before, item], 1) });
     return out.end();
   }
   const itemId = `msg_${ctx.id}`;
-  const part = { item_id: itemId, output_index: 0, content_index: 0 };
-  send('response.output_item.added', { output_index: 0, item: messageItem(ctx, 'in_progress', undefined) });
+  const part = { item_id: itemId, output_index: at, content_index: 0 };
+  send('response.output_item.added', { output_index: at, item: messageItem(ctx, 'in_progress', undefined) });
   send('response.content_part.added', { ...part, part: { type: 'output_text', text: '', annotations: [] } });
   if (plan.kind === 'hang') {
     send('response.output_text.delta', { ...part, delta: plan.first, logprobs: [] });
@@ -72,8 +91,8 @@ export async function streamResponses(out: SseOut, plan: Exclude<Plan, { kind: '
   send('response.output_text.done', { ...part, text, logprobs: [] });
   send('response.content_part.done', { ...part, part: { type: 'output_text', text, annotations: [] } });
   const item = messageItem(ctx, 'completed', text);
-  send('response.output_item.done', { output_index: 0, item });
-  send('response.completed', { response: responseObject(ctx, created, 'completed', [item], plan.deltas.length) });
+  send('response.output_item.done', { output_index: at, item });
+  send('response.completed', { response: responseObject(ctx, created, 'completed', [...before, item], plan.deltas.length) });
   out.end();
 }
 

@@ -127,5 +127,8 @@ export function planFor(input: LastInput | undefined): Plan {
   return { kind: 'text', deltas: chunkReply(`FAKE-REPLY: ${prompt}`), intervalMs: 0 };
 }
 
+/** The reasoning summary the fake gives when asked for one: two parts, each streamed in a few deltas. */
+export const FAKE_REASONING = ['Reading the prompt closely. ', 'Planning a short reply.'] as const;
+
 /** Deterministic token counts, so usage assertions do not depend on the request. */
 export const FAKE_USAGE = { input: 12, cached: 4, cacheWrite: 2 } as const;

@@ -4,10 +4,10 @@ import type { EnvironmentStatus } from '../../../db/types.ts';
 import { keysetRows, type CursorQuery } from '../../crud/index.ts';
 
 /** SQL of `agent_environments`, their workspace files, and `environment_templates` (secrets arrive sealed). */
-export async function insertEnvironment(tx: Tx, e: { id: string; tenantId: string; sessionId: string | null; spec: unknown; sealed: string }): Promise<void> {
+export async function insertEnvironment(tx: Tx, e: { id: string; tenantId: string; sessionId: string | null; spec: unknown; sealed: string; status: EnvironmentStatus }): Promise<void> {
   await tx
     .insertInto('agent_environments')
-    .values({ id: e.id, tenant_id: e.tenantId, session_id: e.sessionId, type: 'openai_hosted', status: 'connected', spec: jsonb(e.spec), sealed: e.sealed })
+    .values({ id: e.id, tenant_id: e.tenantId, session_id: e.sessionId, type: 'openai_hosted', status: e.status, spec: jsonb(e.spec), sealed: e.sealed })
     .execute();
 }
 
@@ -24,7 +24,7 @@ export async function setEnvironmentStatusRow(tx: Tx, id: string, status: Enviro
 }
 
 export function selectEnvironmentSecrets(tx: Tx, id: string) {
-  return tx.selectFrom('agent_environments').select(['spec', 'sealed', 'workspace_directory']).where('id', '=', id).executeTakeFirst();
+  return tx.selectFrom('agent_environments').select(['spec', 'sealed', 'workspace_directory', 'status']).where('id', '=', id).executeTakeFirst();
 }
 
 export async function deleteEnvironmentRow(tx: Tx, id: string): Promise<void> {

@@ -11,6 +11,7 @@ import { decodeBase64 } from '../validation.ts';
 import type { EnvironmentInput } from './environment.schema.ts';
 import { applyHosted, emptySecrets, emptySpec, NETWORK_RANK, type HostedSecrets, type HostedSpec } from './hosted-spec.ts';
 import { loadTemplate } from './templates.service.ts';
+import { needsSetup } from './setup.ts';
 import { deleteEnvironmentRow, environmentFiles, insertEnvironment, selectEnvironment, selectEnvironmentSecrets, setEnvironmentSpec, setEnvironmentStatusRow, skillVersionInfo, skillVersions, upsertEnvironmentFile } from './environments.repo.ts';
 
 /**
@@ -18,7 +19,8 @@ import { deleteEnvironmentRow, environmentFiles, insertEnvironment, selectEnviro
  * `GET /agents/environments/{id}`. A hosted environment here is its configuration plus a workspace kept in the
  * database (`agent_environment_files`): it is `connected` as soon as it exists and accepts files at once. Its sandbox
  * is the session's runner session on the process substrate (sandbox.ts): the workspace is copied into `/work` when
- * the session is created. `setEnvironmentStatus` is the hook for status changes (not driven yet). `self_hosted` is
+ * the session is created; packages and setup commands run before its first turn (setup.ts, `pending` until then).
+ * `self_hosted` is
  * refused, as the reference service does ("coming soon").
  */
 export type HostedEnvironmentFile = { type: 'file_id'; id: string; file_id: string; path: string; size_bytes: number } | { type: 'inline'; id: string; path: string; size_bytes: number };
@@ -96,7 +98,9 @@ export async function createEnvironment(deps: ResourceDeps, tenantId: string, in
         skills: merged.spec.skills.flatMap((s) => (s.type === 'inline' ? [{ name: s.name, data: s.data }] : [])),
       },
     };
-    await insertEnvironment(tx, { id, tenantId, sessionId: opts.sessionId ?? null, spec, sealed: sealJson(deps.box, merged.secrets, aad(tenantId, id)) });
+    // an environment with packages or setup commands is set up before its first turn (setup.ts): pending until then
+    const status = needsSetup(merged.spec, merged.secrets) ? 'pending' : 'connected';
+    await insertEnvironment(tx, { id, tenantId, sessionId: opts.sessionId ?? null, spec, sealed: sealJson(deps.box, merged.secrets, aad(tenantId, id)), status });
     for (const [i, f] of merged.spec.files.entries()) {
       const content = f.type === 'inline' ? decodeBase64(f.data) : (await readFileContent(tx, f.file_id))?.content;
       if (!content) throw badRequest(`${prefix}files.${i}.file_id: No such File object: ${(f as { file_id: string }).file_id}`);
@@ -163,7 +167,8 @@ export async function readWorkspace(deps: ResourceDeps, tenantId: string, id: st
     const row = found(await selectEnvironmentSecrets(tx, id), `No such environment: ${id}`);
     const files = await environmentFiles(tx, id);
     const secrets = row.sealed ? openJson<HostedSecrets>(deps.box, row.sealed, aad(tenantId, id)) : emptySecrets();
-    return { workspaceDirectory: row.workspace_directory, files, secrets, sources: (row.spec as unknown as EnvironmentSpec).sources };
+    const spec = row.spec as unknown as EnvironmentSpec;
+    return { workspaceDirectory: row.workspace_directory, files, secrets, sources: spec.sources, spec, status: row.status };
   });
 }
 

@@ -55,6 +55,7 @@ export async function applyHosted(tx: Tx, base: { spec: HostedSpec; secrets: Hos
   if (input.packages !== undefined) {
     const p = input.packages;
     spec.packages = { npm: p?.npm ?? [], python: p?.python ?? [], system: p?.system ?? [] };
+    checkPackages(spec.packages, prefix);
   }
   if (input.files !== undefined) spec.files = await checkFiles(tx, input.files ?? [], prefix);
   if (input.plugins !== undefined) spec.plugins = (input.plugins ?? []).map((p) => ({ type: 'inline', name: p.name, description: p.description, data: p.source.data }));
@@ -62,6 +63,21 @@ export async function applyHosted(tx: Tx, base: { spec: HostedSpec; secrets: Hos
   if (input.env !== undefined) secrets.env = input.env ?? {};
   if (input.setup_commands !== undefined) secrets.setup_commands = (input.setup_commands ?? []).map((s) => ({ command: s.command, cwd: s.cwd ?? WORKSPACE }));
   return { spec, secrets };
+}
+
+/** Package names a manager takes as names (never options): letters, digits and the usual version and scope signs. */
+export const PACKAGE_NAME = /^[A-Za-z0-9@][A-Za-z0-9@._/:~^<>=!*+-]*$/;
+
+/**
+ * Packages are installed by the package managers the sandbox has (npm and pip, setup.ts); there is no system package
+ * manager in it (its `/usr` is the runner's, read-only), so `system` packages are refused here, at create.
+ */
+function checkPackages(packages: HostedSpec['packages'], prefix: string): void {
+  if (packages.system.length) throw badRequest(`${prefix}packages.system: system packages cannot be installed: the sandbox has no system package manager; use packages.npm or packages.python`);
+  for (const manager of ['npm', 'python'] as const) {
+    const bad = packages[manager].findIndex((name) => !PACKAGE_NAME.test(name));
+    if (bad >= 0) throw badRequest(`${prefix}packages.${manager}.${bad}: not a package name: ${JSON.stringify(packages[manager][bad])}`);
+  }
 }
 
 async function checkFiles(tx: Tx, files: NonNullable<HostedInput['files']>, prefix: string): Promise<StoredFile[]> {

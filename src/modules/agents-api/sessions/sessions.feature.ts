@@ -6,6 +6,7 @@ import type { AgentsFeature } from '../feature.ts';
 import { createTurnEngine } from '../turns/engine.ts';
 import { functionToolRoutes } from '../turns/function-tools.routes.ts';
 import { publishArtifacts } from './artifacts.service.ts';
+import { environmentHooks } from '../environments/setup.ts';
 import { sessionRoutes } from './sessions.routes.ts';
 
 /**
@@ -19,7 +20,7 @@ export const sessionsFeature: AgentsFeature = ({ db, conductor, resources, model
   const store = createEventStore({ db, log: log.child('events') });
   const artifacts = { db, conductor, resources, log: log.child('artifacts') };
   const onTurnEnd = async (tenantId: string, sessionId: string, turnId: string) => void (await publishArtifacts(artifacts, tenantId, sessionId, turnId));
-  const engine = createTurnEngine({ db, conductor, store, models, box: resources.box, selfUrl: settings.selfUrl, log: log.child('turns'), onTurnEnd, followKeepAliveMs: settings.keepAliveMs });
+  const engine = createTurnEngine({ db, conductor, store, models, box: resources.box, selfUrl: settings.selfUrl, log: log.child('turns'), onTurnEnd, followKeepAliveMs: settings.keepAliveMs, environments: environmentHooks({ conductor, resources }) });
   const sessions = { db, conductor, resources, store, models, engine, log, keepAliveMs: settings.keepAliveMs };
   let recovered: Promise<void> = Promise.resolve();
   return {

@@ -8,7 +8,7 @@ import type { Logger } from '../../../shared/log.ts';
 import { sessionSnapshot } from '../agents/agent.config.ts';
 import { getAgentConfig } from '../agents/agents.service.ts';
 import type { ResourceDeps } from '../deps.ts';
-import { createEnvironment } from '../environments/environments.service.ts';
+import { createEnvironment, getEnvironmentInfo } from '../environments/environments.service.ts';
 import { seedWorkspace } from '../environments/sandbox.ts';
 import type { EventStore } from '../events/event-store.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
@@ -65,6 +65,7 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
   const { agent, secrets } = sessionSnapshot(agentId ?? prefixedId('agent', 24), base, p.agent ?? undefined);
   const vaultIds = p.vault_ids ?? [];
   await checkVaults(deps.db, tenantId, vaultIds);
+  if (p.environment.type === 'openai_hosted') blockRemoteMcp(agent.tools);
 
   const profileName = `agent-session-${randomId(16)}`;
   if (p.input || opts.turnFollows) await gateTurn(deps, tenantId, { model: agent.model, profileName, sessionId: null });
@@ -96,7 +97,9 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
   // durable before the response: a subscriber that comes after the creation sees it as history
   const created = [deps.store.emit(tenantId, sessionId, { type: 'agent.session.created', session: toSession(row) })];
   if (row.environment.type !== 'none' && row.environment.id) {
-    for (const status of ['pending', 'connected'] as const) {
+    // an environment with setup work stays pending until its first turn sets it up (environments/setup.ts)
+    const info = await getEnvironmentInfo(deps.resources, tenantId, row.environment.id);
+    for (const status of info.status === 'pending' ? (['pending'] as const) : (['pending', 'ready', 'connected'] as const)) {
       const environment = { id: row.environment.id, type: row.environment.type, status, error: null };
       created.push(deps.store.emit(tenantId, sessionId, { type: `agent.session.environment.${status}`, session_id: sessionId, turn_id: null, environment }));
     }
@@ -107,6 +110,12 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
     return toSession(await requireSession(deps.db, tenantId, sessionId));
   }
   return toSession(row);
+}
+
+/** Hosted restriction (seed 001, Environment template): remote MCP servers are blocked in hosted environments. */
+function blockRemoteMcp(tools: Array<{ type: string; [key: string]: unknown }>): void {
+  const i = tools.findIndex((t) => t.type === 'mcp' && (t.transport as { type?: string } | undefined)?.type === 'http');
+  if (i >= 0) throw badRequest(`agent.tools.${i}: remote MCP servers are blocked in hosted environments (server_label ${JSON.stringify(tools[i].server_label)}); use environment type none, or a stdio MCP server`);
 }
 
 export async function getSession(deps: SessionsDeps, tenantId: string, id: string): Promise<AgentSession> {

@@ -14,11 +14,12 @@ import type { InputEvent, InputMessage } from '../sessions/session.schema.ts';
 import { getSessionRow, insertTurn, sessionsWithActiveTurns, turnDriver, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
 import type { SessionTurnError } from '../wire.ts';
 import { announceCall, answerCall } from './function-calls.ts';
-import { functionTools, openSecrets, promptOf, runMcpServers, sessionProfile } from './launch.ts';
+import { functionTools, openSecrets, promptOf, runMcpServers, sessionProfile, withSettings } from './launch.ts';
 import { addUsage } from './translate.ts';
 import { createTurnIo, newLiveTurn } from './turn-io.ts';
 import { answerText, createLocks, turnError, type LiveTurn, type ToolAnswer } from './turn-state.ts';
 import { gateTurn } from './turn-gate.ts';
+import type { EnvironmentTurnHooks } from '../environments/setup.ts';
 
 /**
  * The turn engine of agent sessions: a turn is one run on the session's runner session, or several when messages
@@ -54,6 +55,8 @@ export interface EngineDeps {
   followKeepAliveMs?: number;
   /** After a turn's last run, before its terminal event (a sandboxed session publishes its artifacts here). */
   onTurnEnd?: (tenantId: string, sessionId: string, turnId: string) => Promise<void>;
+  /** Sets a hosted environment up before a turn's first run, and tells a lost sandbox (environments/setup.ts). */
+  environments?: EnvironmentTurnHooks;
 }
 
 export const unknownPendingCall = (callId: string) => new AppError(400, `Unknown pending tool call: ${callId}`, { code: 'invalid_request_error' });
@@ -76,6 +79,12 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     io.emit(t, [io.snapshot('agent.session.in_progress', running!)]);
     const started = await tx(t.tenantId, (q) => updateTurn(q, turnId, { status: 'in_progress', started: true }));
     io.emit(t, [{ type: 'agent.session.turn.in_progress', ...base, turn: started }, ...io.userItems(t, messages)]);
+    const env = deps.environments
+      ? await deps.environments.prepare(t, row.environment, (bodies) => io.emit(t, bodies)).catch((err) => ({ error: { code: 'sandbox_error', message: describeError(err) } }))
+      : { env: undefined };
+    // an environment that cannot be set up fails the turn, and the session with it: it can no longer run
+    if ('error' in env) return finish(t, 'failed', turnError(env.error.message, env.error.code), env.error.code === 'sandbox_error');
+    t.env = env.env;
     await launch(t, row, messages);
   }
 
@@ -83,14 +92,14 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
   async function launch(t: LiveTurn, row: SessionRow, messages: InputMessage[]): Promise<void> {
     const runId = prefixedId('run', 24);
     try {
-      const model = await deps.models.resolve(t.tenantId, row.agent.model);
+      const model = withSettings(await deps.models.resolve(t.tenantId, row.agent.model), row.agent);
       const runToken = await deps.conductor.runs.mintToken(t.tenantId, runId);
       const secrets = openSecrets(deps.box, t.tenantId, t.sessionId, row.secrets);
       const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, runToken, agent: row.agent, secrets });
       const profile = sessionProfile(row.profile_name, row.agent, row.environment, model.model);
       const body = { id: runId, profile: row.profile_name, sessionId: t.sessionId, prompt: promptOf(messages) };
       const keySource = deps.models.parse(row.agent.model).kind === 'byok' ? 'tenant' : 'platform';
-      await deps.conductor.runs.create(t.tenantId, body, { profile, extras: { model, mcpServers }, keySource });
+      await deps.conductor.runs.create(t.tenantId, body, { profile, extras: { model, mcpServers, ...(t.env ? { env: t.env } : {}) }, keySource });
     } catch (err) {
       await finish(t, 'failed', turnError(describeError(err)));
       return;
@@ -146,8 +155,8 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     if (row) await launch(t, row, t.queued.splice(0));
   }
 
-  /** The end of a turn: its terminal event, then `agent.session.idle`, in that order (spec §8.4). */
-  async function finish(t: LiveTurn, status: 'completed' | 'failed' | 'cancelled', error: SessionTurnError | null): Promise<void> {
+  /** The end of a turn: its terminal event, then `agent.session.idle` (or `.failed`: `sessionFails`), in that order (spec §8.4). */
+  async function finish(t: LiveTurn, status: 'completed' | 'failed' | 'cancelled', error: SessionTurnError | null, sessionFails = false): Promise<void> {
     io.emit(t, t.translator.finish(status));
     for (const call of t.pending.values()) call.answer({ success: false, error: `the turn was ${status === 'cancelled' ? 'cancelled' : 'ended'}` });
     t.pending.clear();
@@ -156,13 +165,15 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     const usage = t.translator.usage();
     const turn = await tx(t.tenantId, (q) => updateTurn(q, t.turnId, { status, error, usage, completed: true }));
     const before = await tx(t.tenantId, (q) => getSessionRow(q, t.sessionId));
-    const row = await io.patchSession(t.tenantId, t.sessionId, { status: 'idle', active_turn_id: null, required_actions: [], usage: addUsage(before?.usage ?? null, usage) });
+    if (error && !sessionFails && before) await deps.environments?.turnFailed(t, before.environment, error.code, (bodies) => io.emit(t, bodies)).catch(() => {});
+    const end = sessionFails ? { status: 'failed' as const, error: error?.message ?? 'the session failed' } : { status: 'idle' as const };
+    const row = await io.patchSession(t.tenantId, t.sessionId, { ...end, active_turn_id: null, required_actions: [], usage: addUsage(before?.usage ?? null, usage) });
     live.delete(t.sessionId);
     t.stop.abort();
     if (live.size === 0) idleWaiters.forEach((w) => w());
     io.emit(t, [{ type: `agent.session.turn.${status}`, session_id: t.sessionId, turn_id: t.turnId, turn, usage }]);
-    if (row) io.emit(t, [io.snapshot('agent.session.idle', row)]);
-    if (row && t.afterCancel.length) await start(row, t.afterCancel);
+    if (row) io.emit(t, [io.snapshot(sessionFails ? 'agent.session.failed' : 'agent.session.idle', row)]);
+    if (row && !sessionFails && t.afterCancel.length) await start(row, t.afterCancel);
   }
 
   async function cancel(t: LiveTurn): Promise<void> {
@@ -218,6 +229,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
           const t = live.get(sessionId);
           if (ev.type === 'agent.session.input.message') {
             if (!t) {
+              if (row.status === 'failed') throw new AppError(400, `the session failed and can no longer run: ${row.error ?? 'unknown error'}; create a new session`, { code: 'invalid_request_error' });
               // a refused turn (402) answers the request and leaves the session as it was
               await gateTurn(deps, tenantId, { model: row.agent.model, profileName: row.profile_name, sessionId });
               await start(row, ev.input);

@@ -1,5 +1,6 @@
 import type { ProfileSpec } from '../../../contracts/runner.wire.ts';
-import type { McpServerSpec } from '../../../contracts/worker.ts';
+import type { McpServerSpec, ModelOverride } from '../../../contracts/worker.ts';
+import { DEFAULT_EFFORT } from '../agents/agent.config.ts';
 import { SANDBOX_TOOLS } from '../environments/sandbox.ts';
 import type { McpSecret, SessionSecrets } from '../agents/agent.config.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
@@ -32,6 +33,21 @@ export function sessionProfile(name: string, agent: SessionAgent, environment: {
     model: runtimeModel,
     ...(parts.length ? { systemPrompt: parts.join('\n\n') } : {}),
     tools: environment.type === 'none' ? ['@none'] : [...SANDBOX_TOOLS],
+  };
+}
+
+/**
+ * The agent's model settings for a run's model. The default effort stands for "the model's default" (an agent that
+ * never set `reasoning` reads back `medium`), so only a chosen effort or a summary is sent; `service_tier: auto` is
+ * the provider's default too. The worker passes each to the providers that support it.
+ */
+export function withSettings(model: ModelOverride, agent: SessionAgent): ModelOverride {
+  const { effort, summary } = agent.reasoning;
+  return {
+    ...model,
+    ...(effort && (effort !== DEFAULT_EFFORT || summary) ? { reasoningEffort: effort } : {}),
+    ...(summary ? { reasoningSummary: summary } : {}),
+    ...(agent.service_tier !== 'auto' ? { serviceTier: agent.service_tier } : {}),
   };
 }
 

@@ -45,6 +45,41 @@ describe('the turn translator', () => {
     expect(t.finish('failed').at(-1)).toMatchObject({ item: { status: 'incomplete', content: [{ type: 'output_text', text: 'partial' }] } });
   });
 
+  it('turns reasoning summary deltas into a reasoning item with one summary part per part id, before the answer', () => {
+    const t = make();
+    const out = [
+      ...t.handle(runEvent('reasoning', { message: 'Think', delta: true, partId: 'rs_1:0' })),
+      ...t.handle(runEvent('reasoning', { message: 'ing.', delta: true, partId: 'rs_1:0' })),
+      ...t.handle(runEvent('reasoning', { message: 'Then answer.', delta: true, partId: 'rs_1:1' })),
+      ...t.handle(runEvent('assistant', { message: 'Done', delta: true })),
+      ...t.handle(runEvent('result', { message: 'Done' })),
+    ];
+    expect(types(out)).toEqual([
+      'item.added', 'reasoning_summary_part.added', 'reasoning_summary_text.delta', 'reasoning_summary_text.delta',
+      'reasoning_summary_text.done', 'reasoning_summary_part.done', 'reasoning_summary_part.added', 'reasoning_summary_text.delta',
+      'reasoning_summary_text.done', 'reasoning_summary_part.done', 'item.done',
+      'item.added', 'content_part.added', 'output_text.delta', 'output_text.done', 'content_part.done', 'item.done',
+    ]);
+    expect(out[1]).toMatchObject({ item_id: (out[0].item as { id: string }).id, output_index: 0, summary_index: 0, part: { type: 'summary_text', text: '' } });
+    expect(out[9]).toMatchObject({ summary_index: 1, part: { type: 'summary_text', text: 'Then answer.' }, status: null });
+    expect(out[10]).toMatchObject({ output_index: 0, item: { type: 'reasoning', status: 'completed', summary: [{ type: 'summary_text', text: 'Thinking.' }, { type: 'summary_text', text: 'Then answer.' }], turn_id: 't1' } });
+    expect(out[11]).toMatchObject({ output_index: 1, item: { type: 'message' } });
+  });
+
+  it("puts a running command's output on its call's item, also output that came before the call", () => {
+    const t = make();
+    const early = t.handle(runEvent('tool_output', { toolName: 'run_command', message: 'one\n', delta: true }));
+    expect(early).toEqual([]);
+    const out = [
+      ...t.handle(runEvent('tool_call', { toolCallId: 'c1', toolName: 'run_command', input: { command: 'x' } })),
+      ...t.handle(runEvent('tool_output', { toolName: 'run_command', message: 'two\n', delta: true })),
+      ...t.handle(runEvent('tool_result', { toolCallId: 'c1', toolName: 'run_command', output: 'one\ntwo\n' })),
+    ];
+    expect(out.map((b) => b.type)).toEqual(['agent.session.turn.item.added', 'agent.output.command_execution_output.delta', 'agent.output.command_execution_output.delta', 'agent.session.turn.item.done']);
+    const id = (out[0].item as { id: string }).id;
+    expect(out.slice(1, 3).map((b) => [b.item_id, b.output_index, b.delta])).toEqual([[id, 0, 'one\n'], [id, 0, 'two\n']]);
+  });
+
   it('splits MCP tool names into server label and tool', () => {
     expect(splitToolName('docs__search__deep')).toEqual({ server_label: 'docs', name: 'search__deep' });
     expect(splitToolName('fs_read')).toEqual({ server_label: 'svc_toolkit', name: 'fs_read' });

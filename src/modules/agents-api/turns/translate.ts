@@ -6,7 +6,8 @@ import type { SessionEventBody, SessionItem, TokenUsage } from '../wire.ts';
  * Translates the RunEvents of a turn's runs into agents-API output events (spec §5.3): streamed `assistant` deltas
  * become one assistant message (item.added → content_part.added → output_text.delta* → output_text.done →
  * content_part.done → item.done), and server-executed tools (the session toolkit, MCP servers) become `mcp_call`
- * items. Function tools are announced by the function-tool endpoint instead (it knows the call id the client
+ * items (a running command's output arrives as `agent.output.command_execution_output.delta` on its item); reasoning
+ * summaries become `reasoning` items with their summary parts. Function tools are announced by the function-tool endpoint instead (it knows the call id the client
  * answers), so their tool events are skipped here. One translator lives as long as its turn; output indices count
  * across the turn's runs.
  */
@@ -21,6 +22,15 @@ export interface TurnTranslator {
 }
 
 export const TOOLKIT_LABEL = 'svc_toolkit';
+
+interface OpenReasoning {
+  id: string;
+  outputIndex: number;
+  /** The summary parts so far; the last one is open until the next part, text, a tool call or the run's end. */
+  parts: string[];
+  partId: string | undefined;
+  partClosed?: number;
+}
 
 interface OpenMessage {
   id: string;
@@ -59,6 +69,9 @@ export function createTurnTranslator(opts: { sessionId: string; turnId: string; 
   let sawDeltas = false;
   let usage: TokenUsage | null = null;
   const calls = new Map<string, { item: SessionItem; outputIndex: number }>();
+  let reasoning: OpenReasoning | undefined;
+  /** Command output that came before its call was announced (the runner and the worker report on separate paths). */
+  let earlyOutput: string[] = [];
 
   const message = (m: OpenMessage, status: string): SessionItem => ({
     type: 'message',
@@ -98,8 +111,65 @@ export function createTurnTranslator(opts: { sessionId: string; turnId: string; 
     ];
   }
 
+  /** Reasoning summary deltas (spec §5.3): item.added → per part: part.added → text.delta* → text.done → part.done → item.done. */
+  function reasoningDelta(e: RunEvent): SessionEventBody[] {
+    const out: SessionEventBody[] = closeMessage();
+    if (!reasoning) {
+      reasoning = { id: `rs_${randomId(24)}`, outputIndex: outputIndex++, parts: [], partId: undefined };
+      out.push({ type: 'agent.session.turn.item.added', ...base, item: reasoningItem(reasoning, 'in_progress'), output_index: reasoning.outputIndex });
+    }
+    const r = reasoning;
+    const at = () => ({ ...base, item_id: r.id, output_index: r.outputIndex, summary_index: r.parts.length - 1 });
+    if (r.parts.length === 0 || (e.partId !== undefined && e.partId !== r.partId)) {
+      out.push(...closePart(r));
+      r.parts.push('');
+      r.partId = e.partId;
+      out.push({ type: 'agent.session.turn.reasoning_summary_part.added', ...at(), part: { type: 'summary_text', text: '' } });
+    }
+    r.parts[r.parts.length - 1] += e.message ?? '';
+    out.push({ type: 'agent.session.turn.reasoning_summary_text.delta', ...at(), delta: e.message ?? '' });
+    return out;
+  }
+
+  function closePart(r: OpenReasoning, status: 'incomplete' | null = null): SessionEventBody[] {
+    if (r.parts.length === 0 || r.partClosed === r.parts.length) return [];
+    r.partClosed = r.parts.length;
+    const text = r.parts[r.parts.length - 1];
+    const at = { ...base, item_id: r.id, output_index: r.outputIndex, summary_index: r.parts.length - 1 };
+    return [
+      { type: 'agent.session.turn.reasoning_summary_text.done', ...at, text },
+      { type: 'agent.session.turn.reasoning_summary_part.done', ...at, part: { type: 'summary_text', text }, status },
+    ];
+  }
+
+  function closeReasoning(status: 'completed' | 'incomplete' = 'completed'): SessionEventBody[] {
+    if (!reasoning) return [];
+    const r = reasoning;
+    reasoning = undefined;
+    return [...closePart(r, status === 'completed' ? null : 'incomplete'), { type: 'agent.session.turn.item.done', ...base, item: reasoningItem(r, status), output_index: r.outputIndex }];
+  }
+
+  const reasoningItem = (r: OpenReasoning, status: string): SessionItem => ({
+    type: 'reasoning',
+    id: r.id,
+    status,
+    summary: status === 'in_progress' ? [] : r.parts.map((text) => ({ type: 'summary_text', text })),
+    turn_id: opts.turnId,
+  });
+
+  /** Output of a running command: a delta on its call's item (the latest open call of that tool). */
+  function commandOutput(e: RunEvent): SessionEventBody[] {
+    if (!e.message) return [];
+    const open = [...calls.values()].filter((c) => c.item.name === e.toolName).at(-1);
+    if (!open) {
+      earlyOutput.push(e.message);
+      return [];
+    }
+    return [{ type: 'agent.output.command_execution_output.delta', ...base, item_id: open.item.id, output_index: open.outputIndex, delta: e.message }];
+  }
+
   function toolCall(e: RunEvent): SessionEventBody[] {
-    const out = closeMessage();
+    const out = [...closeReasoning(), ...closeMessage()];
     if (!e.toolName || opts.isFunctionTool(e.toolName)) return out;
     const item: SessionItem = {
       type: 'mcp_call',
@@ -114,6 +184,9 @@ export function createTurnTranslator(opts: { sessionId: string; turnId: string; 
     const index = outputIndex++;
     calls.set(e.toolCallId ?? item.id, { item, outputIndex: index });
     out.push({ type: 'agent.session.turn.item.added', ...base, item, output_index: index });
+    const early = earlyOutput;
+    earlyOutput = [];
+    for (const text of early) out.push(...commandOutput({ ...e, type: 'tool_output', message: text }));
     return out;
   }
 
@@ -134,11 +207,15 @@ export function createTurnTranslator(opts: { sessionId: string; turnId: string; 
         case 'assistant':
           if (e.delta) {
             sawDeltas = true;
-            return e.message ? delta(e.message) : [];
+            return e.message ? [...closeReasoning(), ...delta(e.message)] : [];
           }
           // a runtime that does not stream sends only the whole text; after deltas it repeats what was said
           if (sawDeltas || !e.message) return [];
-          return [...delta(e.message), ...closeMessage()];
+          return [...closeReasoning(), ...delta(e.message), ...closeMessage()];
+        case 'reasoning':
+          return reasoningDelta(e);
+        case 'tool_output':
+          return commandOutput(e);
         case 'tool_call':
           return toolCall(e);
         case 'tool_result':
@@ -158,14 +235,15 @@ export function createTurnTranslator(opts: { sessionId: string; turnId: string; 
         case 'result':
         case 'error':
           sawDeltas = false; // the next run of the turn starts afresh
-          return closeMessage(e.type === 'result' ? 'completed' : 'incomplete');
+          earlyOutput = [];
+          return [...closeReasoning(e.type === 'result' ? 'completed' : 'incomplete'), ...closeMessage(e.type === 'result' ? 'completed' : 'incomplete')];
         default:
           return [];
       }
     },
-    closeMessage,
+    closeMessage: (status) => [...closeReasoning(status), ...closeMessage(status)],
     finish(outcome) {
-      const out = closeMessage(outcome === 'completed' ? 'completed' : 'incomplete');
+      const out = [...closeReasoning(outcome === 'completed' ? 'completed' : 'incomplete'), ...closeMessage(outcome === 'completed' ? 'completed' : 'incomplete')];
       for (const call of calls.values()) {
         out.push({ type: 'agent.session.turn.item.done', ...base, item: { ...call.item, status: 'incomplete' }, output_index: call.outputIndex });
       }

@@ -34,6 +34,8 @@ export interface LiveTurn {
   stop: AbortController;
   /** Item writes of this turn, in order; awaited before the turn's end is announced. */
   itemWrites: Promise<void>;
+  /** Environment variables for the commands of this turn's runs (a hosted environment's `env`). */
+  env?: Record<string, string>;
 }
 
 export type Locked = <T>(key: string, fn: () => Promise<T>) => Promise<T>;
@@ -54,7 +56,8 @@ export function createLocks(): Locked {
 }
 
 /** A run's error message as a SessionTurnError (§2.1 code list). */
-export function turnError(message: string): SessionTurnError {
+export function turnError(message: string, known?: string): SessionTurnError {
+  if (known) return { code: known as SessionTurnError['code'], message };
   const code =
     /HTTP 429|rate limit/i.test(message) ? 'rate_limit_exceeded'
     : /HTTP 40[13]|key is set|_API_KEY is not set|authentication/i.test(message) ? 'authentication_error'

@@ -34,7 +34,7 @@ export interface DriverDeps {
 }
 
 /** Per-run extras that are never stored: the profile's resolved skills, a model override and extra MCP servers (/v1). */
-export type RunExtras = Pick<RunOptions, 'model' | 'mcpServers' | 'skills'>;
+export type RunExtras = Pick<RunOptions, 'model' | 'mcpServers' | 'skills' | 'env'>;
 
 export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMember, subTask: SubTask, runToken?: string, extras: RunExtras = {}): Promise<void> {
   await drive(deps, run, runner, 0, () => runner.client.run(run.tenantId, subTask, run.controller.signal, { ...extras, runToken, adoptable: true }));

@@ -45,6 +45,8 @@ export interface RunExtras {
   /** Per-run model override and extra MCP servers (the /v1 agents API); forwarded to the worker, never stored. */
   model?: ModelOverride;
   mcpServers?: McpServerSpec[];
+  /** Environment variables for the session's commands from now on (a /v1 environment's `env`); never stored. */
+  env?: Record<string, string>;
 }
 
 /** Throws (404 unknown profile or session, 409 busy) before anything streams; after that, failures are events. */
@@ -54,6 +56,9 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
   // kept with the active run for its tools (delegate names this run as parent); finishRun clears both
   rec.activeRunId = subTask.id;
   rec.runToken = extras.runToken;
+  if (extras.env) rec.commandEnv = extras.env;
+  const side = sideChannel();
+  rec.runOutput = side.push;
   deps.metrics.runStarted();
   const onClosing = () => ac.abort(new Error('runner shutting down'));
   deps.closing.addEventListener('abort', onClosing, { once: true });
@@ -133,7 +138,7 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
   async function* forward(): AsyncGenerator<RunEvent> {
     let outcome: Outcome = 'cancelled';
     try {
-      for await (const raw of guarded()) {
+      for await (const raw of side.merge(guarded())) {
         // the worker calls it `session`; the runner stream names it `session_init` (seed, RunEvent)
         const event: RunEvent = raw.type === 'session' ? { ...raw, type: 'session_init' } : raw;
         if (event.type === 'session_init' && event.runtimeSessionId) rec.runtimeSessionId = event.runtimeSessionId;
@@ -165,6 +170,47 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
     }),
   };
   return { session: rec, events, cancel: (reason = 'caller went away') => ac.abort(new Error(reason)) };
+}
+
+/**
+ * Events that join a run from beside its worker (a running command's output, reported by the toolkit on this runner):
+ * merged into the run's stream between the worker's events, never after its terminal event.
+ */
+function sideChannel() {
+  let queue: RunEvent[] = [];
+  let wake: (() => void) | undefined;
+  return {
+    push(event: RunEvent) {
+      queue.push(event);
+      wake?.();
+    },
+    async *merge(source: AsyncIterable<RunEvent>): AsyncGenerator<RunEvent> {
+      const it = source[Symbol.asyncIterator]();
+      try {
+        let next = it.next();
+        for (;;) {
+          const woken = new Promise<'side'>((resolve) => (wake = () => resolve('side')));
+          const first = queue.length ? 'side' : await Promise.race([next.then(() => 'worker' as const, () => 'worker' as const), woken]);
+          wake = undefined;
+          if (first === 'side') {
+            const ready = queue;
+            queue = [];
+            yield* ready;
+            continue;
+          }
+          const r = await next;
+          if (r.done) return;
+          yield r.value;
+          if (isTerminal(r.value)) return;
+          next = it.next();
+        }
+      } finally {
+        queue = [];
+        // not awaited: a worker event may still be pending, and the caller aborts the run right after this
+        void it.return?.()?.catch(() => {});
+      }
+    },
+  };
 }
 
 function workerBody(rec: SessionRecord, subTask: SubTask, extras: RunExtras, mcpUrl: string): WorkerRunRequest {

@@ -1,3 +1,4 @@
+import type { RunEvent } from '../../../contracts/run-event.ts';
 import type { ProfileSpec, RunnerSession } from '../../../contracts/runner.wire.ts';
 import { conflict, notFound } from '../../../shared/errors.ts';
 
@@ -16,6 +17,10 @@ export interface SessionRecord extends Omit<RunnerSession, 'profile'> {
   activeRunId: string | undefined;
   /** The conductor's run token for the run in flight; the tools that call the conductor present it. Never leaves the runner. */
   runToken: string | undefined;
+  /** Adds an event to the run in flight (a running command's output); set only while a run is in flight. */
+  runOutput?: (event: RunEvent) => void;
+  /** Environment variables for the session's commands (a /v1 environment's `env`), as its last run carried them. */
+  commandEnv?: Record<string, string>;
 }
 
 /** Side effects of the session lifecycle (the VFS lease): called after the store changed. */
@@ -96,6 +101,7 @@ export function createSessionStore(now: () => Date = () => new Date(), hooks: Se
       rec.activeRun = undefined;
       rec.activeRunId = undefined;
       rec.runToken = undefined;
+      rec.runOutput = undefined;
       rec.runCount++;
       rec.lastRunStatus = outcome;
       rec.lastUsedAt = now().toISOString();

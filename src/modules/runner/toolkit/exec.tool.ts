@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { runEvent } from '../../../contracts/run-event.ts';
 import { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, type CommandResult } from '../substrates/process/commands.ts';
 import { defineTool, ToolFailure } from './tool.ts';
 
@@ -14,16 +15,27 @@ export const runCommandTool = defineTool({
   description:
     'Run a command in a sandbox whose working directory is the session work directory (/work); /home and the pool ' +
     'folders are visible when the profile may use them. Without args it is a /bin/sh -c command line; with args the ' +
-    `program runs without a shell. Minimal environment, no network unless the profile enables it; timeout ${DEFAULT_TIMEOUT_MS / 1000}s by default; output capped at ${DEFAULT_MAX_OUTPUT_BYTES / 1024} KiB per stream.`,
+    `program runs without a shell. Minimal environment (plus the variables of env), no network unless the profile enables it; timeout ${DEFAULT_TIMEOUT_MS / 1000}s by default; output capped at ${DEFAULT_MAX_OUTPUT_BYTES / 1024} KiB per stream.`,
   input: z.object({
     command: z.string().min(1),
     args: z.array(z.string()).optional(),
     timeout_ms: z.number().int().min(100).max(MAX_TIMEOUT_MS).default(DEFAULT_TIMEOUT_MS),
+    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional(),
   }),
   scope: 'session',
   capability: 'process.exec',
   async run(i, ctx) {
-    const spec = { command: i.command, args: i.args, timeoutMs: i.timeout_ms, maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES, signal: ctx.signal };
+    const env = { ...ctx.session.commandEnv, ...i.env };
+    const spec = {
+      command: i.command,
+      args: i.args,
+      timeoutMs: i.timeout_ms,
+      maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES,
+      signal: ctx.signal,
+      ...(Object.keys(env).length ? { env } : {}),
+      // the output reaches the run's stream while the command runs (the result still carries all of it)
+      onOutput: (text: string) => ctx.emit(runEvent('tool_output', { toolName: 'run_command', message: text, delta: true })),
+    };
     // a sandbox session's commands share its worker's limits: its files, no network of their own
     const network = ctx.session.profile.network === 'enabled' && ctx.session.profile.workerMode !== 'sandbox';
     const result = await ctx.commands.run(spec, { vfs: ctx.vfs(), network });

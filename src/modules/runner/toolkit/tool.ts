@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { RunEvent } from '../../../contracts/run-event.ts';
 import type { PoolSpec, ToolSpec } from '../../../contracts/runner.wire.ts';
 import type { RunCallbacksClient } from '../../../contracts/run-callbacks.client.ts';
 import type { ToolName } from '../../../contracts/toolkit.ts';
@@ -23,6 +24,8 @@ export interface ToolContext {
   commands: CommandRunner;
   /** Aborted when the caller goes away or the session's run ends. */
   signal: AbortSignal;
+  /** Adds an event to the session's run in flight, if any (a running command's output). */
+  emit(event: RunEvent): void;
 }
 
 export interface ToolDef<S extends z.ZodType = z.ZodType> {

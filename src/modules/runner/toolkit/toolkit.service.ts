@@ -75,6 +75,7 @@ export function createToolkit(deps: ToolkitDeps): Toolkit {
         commands: deps.commands,
         // a tool call ends with its caller or with the session's run, whichever goes first
         signal: session.activeRun ? AbortSignal.any([signal, session.activeRun.signal]) : signal,
+        emit: (event) => session.runOutput?.(event),
       };
       try {
         return { def, result: { ok: true, value: await def.run(parsed.data, ctx) } };

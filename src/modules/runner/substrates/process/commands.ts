@@ -17,6 +17,10 @@ export interface CommandSpec {
   timeoutMs: number;
   maxOutputBytes: number;
   signal?: AbortSignal;
+  /** Variables added to the minimal environment (a /v1 environment's `env`). */
+  env?: Record<string, string>;
+  /** Called with the output (stdout and stderr, UTF-8) as it arrives, while the command runs. */
+  onOutput?: (text: string) => void;
 }
 
 export interface CommandResult {
@@ -69,13 +73,13 @@ export function createCommandRunner(sandbox: Sandbox): CommandRunner {
       const status = await sandbox.ready();
       if (status.mode === 'off') {
         const cwd = await session.vfs.workDir();
-        const env = { PATH, HOME: cwd, TMPDIR: cwd, LANG: 'C.UTF-8' };
+        const env = { PATH, HOME: cwd, TMPDIR: cwd, LANG: 'C.UTF-8', ...spec.env };
         return runCommand(spec, ([file, ...argv]) => spawn(file, argv, { cwd, env, shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'] }));
       }
       if (!status.available) throw new Error(`run_command is unavailable on this runner: ${status.detail}`);
       const plan = await session.vfs.sandboxMounts();
       try {
-        const env = { PATH, HOME: plan.home, TMPDIR: '/tmp', LANG: 'C.UTF-8' };
+        const env = { PATH, HOME: plan.home, TMPDIR: '/tmp', LANG: 'C.UTF-8', ...spec.env };
         return await runCommand(spec, (argv) => sandbox.spawn({ argv, cwd: plan.cwd, env, mounts: plan.mounts, network: session.network }), plan.close);
       } finally {
         plan.close();
@@ -112,8 +116,20 @@ export function runCommand(spec: CommandSpec, launch: Launch, started?: () => vo
     };
     spec.signal?.addEventListener('abort', onAbort, { once: true });
     if (spec.signal?.aborted) onAbort();
-    child.stdout!.on('data', (c: Buffer) => out.push(c));
-    child.stderr!.on('data', (c: Buffer) => err.push(c));
+    const live = (decoder: TextDecoder) => (c: Buffer) => {
+      const text = spec.onOutput ? decoder.decode(c, { stream: true }) : '';
+      if (text) spec.onOutput!(text);
+    };
+    const liveOut = live(new TextDecoder());
+    const liveErr = live(new TextDecoder());
+    child.stdout!.on('data', (c: Buffer) => {
+      out.push(c);
+      liveOut(c);
+    });
+    child.stderr!.on('data', (c: Buffer) => {
+      err.push(c);
+      liveErr(c);
+    });
     let done = false;
     const finish = (exitCode: number | null, signal: string | null, spawnError?: Error) => {
       if (done) return;

@@ -3,6 +3,6 @@
  * the turn loop. Loaded on a worker's first run (index.ts), so a server that has not run anything yet holds none of it.
  */
 export { openToolCatalog } from './mcp-catalog.ts';
-export { envWithOverride, resolveModel } from './providers.ts';
+export { applySettings, envWithOverride, resolveModel } from './providers.ts';
 export { applyAllowlist, buildToolSet } from './toolset.ts';
 export { runTurn } from './turn.ts';

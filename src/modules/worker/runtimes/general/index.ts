@@ -24,7 +24,7 @@ export function createGeneralRuntime(config: Config['worker'], limits: HistoryLi
     id: 'general',
     async *run(req, signal) {
       yield runEvent('session', { runtimeSessionId: req.sessionId });
-      const { envWithOverride, resolveModel, openToolCatalog, runTurn, buildToolSet, applyAllowlist } = await loadEngine();
+      const { envWithOverride, resolveModel, applySettings, openToolCatalog, runTurn, buildToolSet, applyAllowlist } = await loadEngine();
       let resolved;
       try {
         resolved = await resolveModel(envWithOverride(config.providerEnv, req.modelOverride), req.modelOverride?.model ?? req.profile.model);
@@ -35,10 +35,12 @@ export function createGeneralRuntime(config: Config['worker'], limits: HistoryLi
       const catalog = await openToolCatalog(req, signal);
       try {
         for (const note of catalog.notes) yield runEvent('progress', { message: note });
+        const settings = applySettings(resolved.provider, resolved.providerOptions, req.modelOverride);
         yield* runTurn({
           model: resolved.model,
           provider: resolved.provider,
-          providerOptions: resolved.providerOptions,
+          providerOptions: settings.providerOptions,
+          reasoning: settings.reasoning,
           system: systemPromptOf(req),
           history: history.get(req.sessionId),
           prompt: userPromptOf(req),

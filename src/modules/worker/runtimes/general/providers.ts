@@ -152,6 +152,30 @@ function factoryOf(provider: string): Promise<Factory> {
   return f;
 }
 
+/** What a run's model settings (the /v1 agent's `reasoning` and `service_tier`) become for one provider. */
+export interface ModelSettings {
+  reasoningEffort?: string;
+  reasoningSummary?: string;
+  serviceTier?: string;
+}
+
+/**
+ * The effort goes to the AI SDK's own `reasoning` call option, which every provider package maps to its wire
+ * (OpenAI `reasoning.effort`, Anthropic thinking budgets, Gemini thinking levels; ignored where unsupported). Summaries
+ * and service tiers only exist on the OpenAI Responses wire (openai, azure): there they are provider options.
+ */
+export function applySettings(provider: string, base: ProviderOptions | undefined, settings: ModelSettings | undefined): { reasoning: ReasoningLevel | undefined; providerOptions: ProviderOptions | undefined } {
+  const reasoning = settings?.reasoningEffort as ReasoningLevel | undefined;
+  if (!settings || (provider !== 'openai' && provider !== 'azure')) return { reasoning, providerOptions: base };
+  const extra = {
+    ...(settings.reasoningSummary ? { reasoningSummary: settings.reasoningSummary } : {}),
+    ...(settings.serviceTier ? { serviceTier: settings.serviceTier } : {}),
+  };
+  if (Object.keys(extra).length === 0) return { reasoning, providerOptions: base };
+  return { reasoning, providerOptions: { ...base, [provider]: { ...base?.[provider], ...extra } } };
+}
+type ReasoningLevel = NonNullable<Parameters<typeof streamText>[0]['reasoning']>;
+
 export interface ResolvedModel {
   provider: string;
   modelId: string;

@@ -13,6 +13,8 @@ export interface TurnInput {
   model: LanguageModel;
   provider: string;
   providerOptions: ProviderOptions | undefined;
+  /** The AI SDK's reasoning effort for this call; undefined leaves the provider's default. */
+  reasoning?: Parameters<typeof streamText>[0]['reasoning'];
   system: string | undefined;
   history: ModelMessage[];
   prompt: string;
@@ -77,6 +79,7 @@ export async function* runTurn(input: TurnInput): AsyncGenerator<RunEvent> {
     maxRetries: MODEL_ATTEMPTS - 1,
     timeout: { firstChunkMs: input.stallTimeoutMs, chunkMs: input.stallTimeoutMs },
     providerOptions: input.providerOptions,
+    ...(input.reasoning ? { reasoning: input.reasoning } : {}),
     abortSignal: input.signal,
     // A step ended by a provider error chunk still reports here; it is not a completed step.
     onStepEnd: (step) => {
@@ -91,6 +94,10 @@ export async function* runTurn(input: TurnInput): AsyncGenerator<RunEvent> {
         case 'text-delta':
           stepText += part.text;
           if (part.text) yield runEvent('assistant', { message: part.text, delta: true });
+          break;
+        case 'reasoning-delta':
+          // a reasoning summary, where the provider gives one; each part id is one summary part
+          if (part.text) yield runEvent('reasoning', { message: part.text, delta: true, partId: part.id });
           break;
         case 'finish-step':
           if (stepText) stepTexts.push(stepText);
