@@ -65,6 +65,8 @@ export interface RunnerClient {
   sessionToolkitSpecs(tenant: string, sessionId: string): Promise<ToolSpec[]>;
   /** Runs one tool for the session; a failing tool resolves with ok false, an out-of-scope one throws 403. */
   invokeTool(tenant: string, sessionId: string, toolName: string, input: unknown): Promise<ToolResult>;
+  /** Like invokeTool, with the tool's output (a running command's) handed to `onOutput` as it comes. */
+  invokeToolStreaming(tenant: string, sessionId: string, toolName: string, input: unknown, onOutput: (text: string) => void): Promise<ToolResult>;
   healthz(): Promise<boolean>;
   metrics(): Promise<string>;
   /** VFS and sandbox-worker leases: tenant-scoped reads that the conductor merges across runners. */
@@ -162,6 +164,15 @@ export function createRunnerClient(opts: { baseUrl: string; fetch?: FetchLike; i
     sessionToolkitSpecs: async (tenant, id) => (await json<{ specs: ToolSpec[] }>(call('GET', `${sid(id)}/toolkit/specs`, { tenant }))).specs,
     invokeTool: async (tenant, id, toolName, input) =>
       (await json<{ result: ToolResult }>(call('POST', `${sid(id)}/toolkit/invoke`, { tenant, json: { toolName, input } }))).result,
+    async invokeToolStreaming(tenant, id, toolName, input, onOutput) {
+      const res = await call('POST', `${sid(id)}/toolkit/invoke`, { tenant, json: { toolName, input, stream: true } });
+      if (!res.body) throw new CallError(res.status, 'runner toolkit invoke: response has no body');
+      for await (const line of readNdjson<{ output?: string; result?: ToolResult }>(res.body)) {
+        if (line.result) return line.result;
+        if (line.output) onOutput(line.output);
+      }
+      throw new CallError(res.status, 'runner toolkit invoke: the stream ended without a result');
+    },
     healthz: async () => {
       try {
         return (await (await call('GET', '/healthz')).text()).trim() === 'ok';

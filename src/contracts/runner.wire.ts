@@ -82,6 +82,8 @@ export const RunRequest = v.object({
 export const ToolkitInvokeRequest = v.object({
   toolName: v.pipe(v.string(), v.minLength(1, 'a non-empty string')),
   input: v.optional(v.unknown(), {}),
+  /** NDJSON instead of JSON: `{output}` lines while the tool runs (a command's output), then one `{result}` line. */
+  stream: v.optional(v.boolean()),
 });
 
 /** One platform tool as `GET /runner/toolkit/specs` lists it; `inputSchema` is JSON Schema. */

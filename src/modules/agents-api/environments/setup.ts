@@ -84,12 +84,12 @@ interface StepResult {
   error?: string;
 }
 
-async function runStep(deps: SandboxDeps, tenantId: string, sessionId: string, step: SetupStep, env: Record<string, string> | undefined): Promise<StepResult> {
+async function runStep(deps: SandboxDeps, tenantId: string, sessionId: string, step: SetupStep, env: Record<string, string> | undefined, onOutput: (text: string) => void): Promise<StepResult> {
   const client = await sandboxRunner(deps, tenantId, sessionId);
   if (!client) throw new AppError(503, 'the sandbox of the session is not reachable');
   const script = `mkdir -p -- "$SVC_SETUP_CWD" && cd -- "$SVC_SETUP_CWD" && ${step.script}`;
   const input = { command: 'sh', args: ['-c', script, 'sh', ...step.args], timeout_ms: STEP_TIMEOUT_MS, env: { ...env, SVC_SETUP_CWD: sandboxCwd(step.cwd) } };
-  const result = await client.invokeTool(tenantId, sessionId, 'run_command', input);
+  const result = await client.invokeToolStreaming(tenantId, sessionId, 'run_command', input, onOutput);
   const v = (result.value ?? {}) as { stdout?: string; stderr?: string; exitCode?: number | null; durationMs?: number; error?: string };
   const output = [v.stdout, v.stderr].filter(Boolean).join('');
   return { ok: result.ok, output, exitCode: v.exitCode ?? null, durationMs: v.durationMs ?? null, ...(result.ok ? {} : { error: v.error ?? 'the command failed' }) };
@@ -136,11 +136,11 @@ export function environmentHooks(deps: SandboxDeps): EnvironmentTurnHooks {
         emit([{ type: 'agent.session.turn.item.added', session_id: sessionId, turn_id: turnId, item, output_index: outputIndex }]);
         let r: StepResult;
         try {
-          r = await runStep(deps, tenantId, sessionId, step, env);
+          const delta = (text: string) => emit([{ type: 'agent.output.command_execution_output.delta', session_id: sessionId, turn_id: turnId, item_id: itemId, output_index: outputIndex, delta: text }]);
+          r = await runStep(deps, tenantId, sessionId, step, env, delta);
         } catch (err) {
           r = { ok: false, output: '', exitCode: null, durationMs: null, error: describeError(err) };
         }
-        if (r.output) emit([{ type: 'agent.output.command_execution_output.delta', session_id: sessionId, turn_id: turnId, item_id: itemId, output_index: outputIndex, delta: r.output }]);
         const done = { ...item, duration_ms: r.durationMs, exit_code: r.exitCode, output: r.output, status: r.ok ? 'completed' : 'failed' };
         emit([{ type: 'agent.session.turn.item.done', session_id: sessionId, turn_id: turnId, item: done, output_index: outputIndex }]);
         if (!r.ok) {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { readNdjson } from '../../../shared/ndjson.ts';
 import { processesMentioning } from '../../../../test/support/proc-table.ts';
 import { call, invokeTool, makeRunner, newSession, putProfile, testDataDir } from '../runner.fixture.ts';
 import type { ProfileSpec } from '../../../contracts/runner.wire.ts';
@@ -135,5 +136,28 @@ describe('run_command in the sandbox', () => {
     const res = await call(runner, 'POST', '/runner/profiles', { body: { profile: { name: 'x', runtime: 'general', network: 'host' } } });
     expect(res.status).toBe(400);
     expect((await res.json()).error).toMatch(/^profile\.network: expected \("disabled" \| "enabled"\)/);
+  });
+});
+
+describe('run_command output while it runs', () => {
+  it('streams the output of a running command to a streaming invoke, then the result, with the env it was given', async () => {
+    const { id } = await execSession();
+    // the command prints, then waits for a file the test writes only after it saw that output
+    const script = 'echo "started as $WHO"; while [ ! -f go ]; do sleep 0.02; done; echo finished >&2';
+    const res = await call(runner, 'POST', `/runner/sessions/${id}/toolkit/invoke`, { body: { toolName: 'run_command', input: { command: script, env: { WHO: 'setup' } }, stream: true } });
+    expect(res.headers.get('content-type')).toBe('application/x-ndjson');
+    const lines = readNdjson<{ output?: string; result?: { ok: boolean; value: { stdout: string; stderr: string } } }>(res.body!);
+    expect((await lines.next()).value).toEqual({ output: 'started as setup\n' });
+    await invokeTool(runner, id, 'fs_write', { path: 'go', content: '' });
+    const rest: unknown[] = [];
+    for await (const line of lines) rest.push(line);
+    expect(rest).toEqual([{ output: 'finished\n' }, { result: expect.objectContaining({ ok: true, value: expect.objectContaining({ stdout: 'started as setup\n', stderr: 'finished\n', exitCode: 0 }) }) }]);
+  });
+
+  it('answers a refused streaming invoke as JSON, like the plain one', async () => {
+    const { id } = await execSession({ tools: ['@default'] });
+    const res = await call(runner, 'POST', `/runner/sessions/${id}/toolkit/invoke`, { body: { toolName: 'run_command', input: { command: 'true' }, stream: true } });
+    expect(res.status).toBe(403);
+    expect((await res.json()).error).toContain('not in the scope');
   });
 });

@@ -5,11 +5,15 @@ import { readJson } from '../../../shared/http.ts';
 import type { RunnerEnv } from '../runner.context.ts';
 import type { SessionStore } from '../sessions/sessions.store.ts';
 import type { Toolkit } from './toolkit.service.ts';
+import type { SessionRecord } from '../sessions/sessions.store.ts';
+import { encodeNdjsonLine } from '../../../shared/ndjson.ts';
+import type { RunEvent } from '../../../contracts/run-event.ts';
 
 /**
  * `GET /runner/toolkit/specs` (every platform tool), `GET /runner/sessions/{id}/toolkit/specs` (the profile's
  * scope) and `POST /runner/sessions/{id}/toolkit/invoke` (200 {result:{ok, value}}; 403 out of scope; 404 unknown
- * tool or session). Sessions are the caller tenant's only.
+ * tool or session; with `stream: true` NDJSON: `{output}` lines while it runs, then `{result}`). Sessions are the
+ * caller tenant's only.
  */
 export function toolkitRoutes(deps: { toolkit: Toolkit; sessions: SessionStore }): Hono<RunnerEnv> {
   const app = new Hono<RunnerEnv>();
@@ -25,9 +29,35 @@ export function toolkitRoutes(deps: { toolkit: Toolkit; sessions: SessionStore }
     const session = deps.sessions.require(c.get('tenant'), c.req.param('id'));
     if (session.status === 'shutdown') throw notFound(`session shut down: ${session.id}`);
     const body = await readJson(c, ToolkitInvokeRequest);
+    if (body.stream) return streamed(deps.toolkit, session, body.toolName, body.input, c.req.raw.signal);
     const { result } = await deps.toolkit.invoke(session, body.toolName, body.input, c.req.raw.signal);
     return c.json({ result });
   });
 
   return app;
+}
+
+/** An invoke whose output (a running command's) is streamed as it comes; refusals (403, 404) still answer as errors. */
+async function streamed(toolkit: Toolkit, session: SessionRecord, toolName: string, input: unknown, signal: AbortSignal): Promise<Response> {
+  let push: ((line: unknown) => void) | undefined;
+  const early: unknown[] = [];
+  const emit = (event: RunEvent) => (push ?? ((line: unknown) => early.push(line)))({ output: event.message ?? '' });
+  const invoked = toolkit.invoke(session, toolName, input, signal, emit);
+  // a refused call throws before the tool starts: answer it as JSON, like the plain invoke
+  const settled = await Promise.race([invoked.then(() => 'done' as const), new Promise<'running'>((resolve) => setImmediate(() => resolve('running')))]);
+  if (settled === 'done') await invoked;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      push = (line) => controller.enqueue(encodeNdjsonLine(line));
+      for (const line of early.splice(0)) push(line);
+      invoked.then(
+        ({ result }) => {
+          push!({ result });
+          controller.close();
+        },
+        (err) => controller.error(err),
+      );
+    },
+  });
+  return new Response(body, { headers: { 'content-type': 'application/x-ndjson' } });
 }

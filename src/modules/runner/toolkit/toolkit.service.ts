@@ -1,3 +1,4 @@
+import type { RunEvent } from '../../../contracts/run-event.ts';
 import type { PoolSpec, ToolResult, ToolSpec } from '../../../contracts/runner.wire.ts';
 import type { RunCallbacksClient } from '../../../contracts/run-callbacks.client.ts';
 import { selectTools } from '../../../contracts/toolkit.ts';
@@ -28,7 +29,7 @@ export interface Toolkit {
   scoped(session: SessionRecord): ToolDef[];
   scopedSpecs(session: SessionRecord): ToolSpec[];
   /** Throws 404 for an unknown tool and 403 for one outside the profile's scope; a failing tool is `ok: false`. */
-  invoke(session: SessionRecord, toolName: string, input: unknown, signal: AbortSignal): Promise<{ def: ToolDef; result: ToolResult }>;
+  invoke(session: SessionRecord, toolName: string, input: unknown, signal: AbortSignal, emit?: (event: RunEvent) => void): Promise<{ def: ToolDef; result: ToolResult }>;
 }
 
 export interface ToolkitDeps {
@@ -60,7 +61,7 @@ export function createToolkit(deps: ToolkitDeps): Toolkit {
       const names = new Set(scoped(session).map((t) => t.name as string));
       return specs.filter((s) => names.has(s.name));
     },
-    async invoke(session, toolName, input, signal) {
+    async invoke(session, toolName, input, signal, emit) {
       const def = byName.get(toolName);
       if (!def) throw notFound(`unknown tool: ${toolName}`);
       if (!scoped(session).includes(def)) throw forbidden(outOfScopeMessage(toolName, session.profile.name));
@@ -75,7 +76,8 @@ export function createToolkit(deps: ToolkitDeps): Toolkit {
         commands: deps.commands,
         // a tool call ends with its caller or with the session's run, whichever goes first
         signal: session.activeRun ? AbortSignal.any([signal, session.activeRun.signal]) : signal,
-        emit: (event) => session.runOutput?.(event),
+        // what the tool reports while it runs goes to the caller that asked for it, else to the session's run in flight
+        emit: emit ?? ((event) => session.runOutput?.(event)),
       };
       try {
         return { def, result: { ok: true, value: await def.run(parsed.data, ctx) } };
