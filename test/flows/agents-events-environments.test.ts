@@ -143,6 +143,28 @@ describe('reasoning, command output and self-setting-up environments', () => {
     });
   });
 
+  it('installs npm packages before the setup commands, without network, from a package folder in the workspace', async () => {
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    const agent = await h.client.beta.agents.create({ model: FAKE_MODEL });
+    const session = await sessions().create({
+      agent_id: agent.id,
+      environment: {
+        type: 'openai_hosted',
+        files: [
+          { type: 'inline', path: '/workspace/hello/package.json', data: b64(JSON.stringify({ name: 'hello-cli', version: '1.0.0', bin: { 'hello-cli': 'cli.js' } })) },
+          { type: 'inline', path: '/workspace/hello/cli.js', data: b64("#!/usr/bin/env node\nconsole.log('hello from an installed package');\n") },
+        ],
+        packages: { npm: ['file:/work/hello'] },
+        setup_commands: [{ command: 'hello-cli' }],
+      },
+    });
+    const events = await stream(session.id, command('hello-cli'));
+    const steps = events.filter((e) => e.type === 'agent.session.turn.item.done' && e.item.type === 'command_execution').map((e) => e.item);
+    expect(steps.map((s) => [s.command, s.status])).toEqual([['npm install --global file:/work/hello', 'completed'], ['hello-cli', 'completed']]);
+    expect(steps[1].output).toBe('hello from an installed package\n');
+    expect(textOf(events)).toBe('TOOL-RESULT-SEEN: hello from an installed package\n');
+  });
+
   it('announces pending, ready and connected at creation for an environment with nothing to set up', async () => {
     const agent = await h.client.beta.agents.create({ model: FAKE_MODEL });
     const session = await sessions().create({ agent_id: agent.id, environment: { type: 'openai_hosted' } });
