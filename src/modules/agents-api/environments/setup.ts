@@ -105,6 +105,12 @@ export interface EnvironmentTurnHooks {
   turnFailed(t: TurnRef, environment: { type: string; id?: string }, code: string, emit: Emit): Promise<void>;
 }
 
+/** Whether the runner holding the session answers now (asked, not taken from the fleet's last probe). */
+async function reachable(deps: SandboxDeps, tenantId: string, sessionId: string): Promise<boolean> {
+  const client = await sandboxRunner(deps, tenantId, sessionId).catch(() => undefined);
+  return client ? client.healthz() : false;
+}
+
 export function environmentHooks(deps: SandboxDeps): EnvironmentTurnHooks {
   const setStatus = (tenantId: string, id: string, status: EnvironmentStatus) => withTenant(deps.resources.db, tenantId, (tx) => setEnvironmentStatusRow(tx, id, status));
   const event = (sessionId: string, turnId: string | null, id: string, status: string, error: { code: string; message: string; type: string } | null = null): SessionEventBody => ({
@@ -123,7 +129,7 @@ export function environmentHooks(deps: SandboxDeps): EnvironmentTurnHooks {
       const env = commandEnv(spec, ws.secrets);
       if (ws.status === 'failed') return { error: { code: 'sandbox_error', message: `the environment ${id} failed to set up` } };
       if (ws.status === 'disconnected') {
-        if (!(await sandboxRunner(deps, tenantId, sessionId))) return { error: { code: 'connection_failed', message: `the environment ${id} is disconnected` } };
+        if (!(await reachable(deps, tenantId, sessionId))) return { error: { code: 'connection_failed', message: `the environment ${id} is disconnected: the runner holding its sandbox does not answer` } };
         await setStatus(tenantId, id, 'connected');
         emit([event(sessionId, turnId, id, 'connected')]);
         return { env };
@@ -158,7 +164,7 @@ export function environmentHooks(deps: SandboxDeps): EnvironmentTurnHooks {
 
     async turnFailed({ tenantId, sessionId }, environment, code, emit) {
       if (environment.type !== 'openai_hosted' || !environment.id || code !== 'connection_failed') return;
-      if (await sandboxRunner(deps, tenantId, sessionId).catch(() => undefined)) return;
+      if (await reachable(deps, tenantId, sessionId)) return;
       await setStatus(tenantId, environment.id, 'disconnected');
       emit([event(sessionId, null, environment.id, 'disconnected', { code: 'sandbox_unreachable', message: 'the sandbox of the session is not reachable', type: 'sandbox_error' })]);
     },
