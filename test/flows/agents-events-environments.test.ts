@@ -165,6 +165,28 @@ describe('reasoning, command output and self-setting-up environments', () => {
     expect(textOf(events)).toBe('TOOL-RESULT-SEEN: hello from an installed package\n');
   });
 
+  it('admits input and a cancel while the environment sets itself up', async () => {
+    const agent = await h.client.beta.agents.create({ model: FAKE_MODEL });
+    // a setup command that outlasts the test (it gives up after 30 s): the turn is cancelled while it runs
+    const session = await sessions().create({
+      agent_id: agent.id,
+      environment: { type: 'openai_hosted', setup_commands: [{ command: 'echo waiting; i=0; while [ $i -lt 600 ] && [ ! -f never ]; do sleep 0.05; i=$((i+1)); done' }] },
+    });
+    const events = rawEvents(h, session.id);
+    await events.response;
+    const say = (text: string) => sessions().events.create(session.id, { events: [{ type: 'agent.session.input.message', input: [{ role: 'user', content: [{ type: 'input_text', text }] }] }] });
+    await say('first'); // admitted at once (204), though the setup has not finished
+    await events.until((f) => f.event === 'agent.output.command_execution_output.delta');
+    await say('joins the turn');
+    await sessions().events.create(session.id, { events: [{ type: 'agent.session.input.cancel' }] });
+    await events.until((f) => f.event === 'agent.session.idle');
+    await events.close();
+    const types = events.frames.map((f) => f.event);
+    expect(types.filter((t) => t === 'agent.session.turn.cancelled' || t === 'agent.session.idle')).toEqual(['agent.session.turn.cancelled', 'agent.session.idle']);
+    expect(types).not.toContain('agent.session.turn.output_text.delta');
+    expect((await sessions().retrieve(session.id)).status).toBe('idle');
+  });
+
   it('announces pending, ready and connected at creation for an environment with nothing to set up', async () => {
     const agent = await h.client.beta.agents.create({ model: FAKE_MODEL });
     const session = await sessions().create({ agent_id: agent.id, environment: { type: 'openai_hosted' } });

@@ -167,8 +167,16 @@ export async function readWorkspace(deps: ResourceDeps, tenantId: string, id: st
     const row = found(await selectEnvironmentSecrets(tx, id), `No such environment: ${id}`);
     const files = await environmentFiles(tx, id);
     const secrets = row.sealed ? openJson<HostedSecrets>(deps.box, row.sealed, aad(tenantId, id)) : emptySecrets();
-    const spec = row.spec as unknown as EnvironmentSpec;
-    return { workspaceDirectory: row.workspace_directory, files, secrets, sources: spec.sources, spec, status: row.status };
+    return { workspaceDirectory: row.workspace_directory, files, secrets, sources: (row.spec as unknown as EnvironmentSpec).sources };
+  });
+}
+
+/** For the turns of a hosted environment (setup.ts): its status, packages and secrets, without the workspace bytes. */
+export async function readEnvironmentSetup(deps: ResourceDeps, tenantId: string, id: string) {
+  return withTenant(deps.db, tenantId, async (tx) => {
+    const row = found(await selectEnvironmentSecrets(tx, id), `No such environment: ${id}`);
+    const secrets = row.sealed ? openJson<HostedSecrets>(deps.box, row.sealed, aad(tenantId, id)) : emptySecrets();
+    return { spec: row.spec as unknown as EnvironmentSpec, secrets, status: row.status };
   });
 }
 

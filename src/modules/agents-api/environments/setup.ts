@@ -3,7 +3,7 @@ import type { EnvironmentStatus } from '../../../db/types.ts';
 import { AppError, describeError } from '../../../shared/errors.ts';
 import { randomId } from '../../../shared/ids.ts';
 import type { SessionEventBody } from '../wire.ts';
-import { readWorkspace } from './environments.service.ts';
+import { readEnvironmentSetup } from './environments.service.ts';
 import { setEnvironmentStatusRow } from './environments.repo.ts';
 import type { HostedSecrets, HostedSpec } from './hosted-spec.ts';
 import { sandboxRunner, SANDBOX_DIR, type SandboxDeps } from './sandbox.ts';
@@ -124,8 +124,8 @@ export function environmentHooks(deps: SandboxDeps): EnvironmentTurnHooks {
     async prepare({ tenantId, sessionId, turnId, translator }, environment, emit) {
       if (environment.type !== 'openai_hosted' || !environment.id) return { env: undefined };
       const id = environment.id;
-      const ws = await readWorkspace(deps.resources, tenantId, id);
-      const spec = ws.spec as Pick<HostedSpec, 'packages'>;
+      const ws = await readEnvironmentSetup(deps.resources, tenantId, id);
+      const spec: Pick<HostedSpec, 'packages'> = ws.spec;
       const env = commandEnv(spec, ws.secrets);
       if (ws.status === 'failed') return { error: { code: 'sandbox_error', message: `the environment ${id} failed to set up` } };
       if (ws.status === 'disconnected') {

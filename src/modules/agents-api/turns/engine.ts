@@ -12,7 +12,7 @@ import type { ModelResolver } from '../models/model-ref.ts';
 import type { SecretBox } from '../secret-box.ts';
 import type { InputEvent, InputMessage } from '../sessions/session.schema.ts';
 import { getSessionRow, insertTurn, sessionsWithActiveTurns, turnDriver, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
-import type { SessionTurnError } from '../wire.ts';
+import type { SessionEventBody, SessionTurnError } from '../wire.ts';
 import { announceCall, answerCall } from './function-calls.ts';
 import { functionTools, openSecrets, promptOf, runMcpServers, sessionProfile, withSettings } from './launch.ts';
 import { addUsage } from './translate.ts';
@@ -79,13 +79,24 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     io.emit(t, [io.snapshot('agent.session.in_progress', running!)]);
     const started = await tx(t.tenantId, (q) => updateTurn(q, turnId, { status: 'in_progress', started: true }));
     io.emit(t, [{ type: 'agent.session.turn.in_progress', ...base, turn: started }, ...io.userItems(t, messages)]);
-    const env = deps.environments
-      ? await deps.environments.prepare(t, row.environment, (bodies) => io.emit(t, bodies)).catch((err) => ({ error: { code: 'sandbox_error', message: describeError(err) } }))
-      : { env: undefined };
-    // an environment that cannot be set up fails the turn, and the session with it: it can no longer run
-    if ('error' in env) return finish(t, 'failed', turnError(env.error.message, env.error.code), env.error.code === 'sandbox_error');
-    t.env = env.env;
-    await launch(t, row, messages);
+    if (row.environment.type === 'none' || !deps.environments) return launch(t, row, messages);
+    void prepareThenLaunch(t, row, messages, deps.environments);
+  }
+
+  /**
+   * A hosted environment is set up (once; setup commands may take minutes) outside the session's lock, so input and
+   * cancels are admitted meanwhile; the first run starts after it, unless the turn ended in between.
+   */
+  async function prepareThenLaunch(t: LiveTurn, row: SessionRow, messages: InputMessage[], environments: EnvironmentTurnHooks): Promise<void> {
+    const emit = (bodies: SessionEventBody[]) => void (t.stop.signal.aborted || io.emit(t, bodies));
+    const env = await environments.prepare(t, row.environment, emit).catch((err) => ({ error: { code: 'sandbox_error', message: describeError(err) } }));
+    await locked(t.sessionId, async () => {
+      if (live.get(t.sessionId) !== t || t.cancelling) return;
+      // an environment that cannot be set up fails the turn, and the session with it: it can no longer run
+      if ('error' in env) return finish(t, 'failed', turnError(env.error.message, env.error.code), env.error.code === 'sandbox_error');
+      t.env = env.env;
+      await launch(t, row, messages);
+    }).catch((err) => deps.log.error('starting a turn failed', { sessionId: t.sessionId, error: String(err) }));
   }
 
   /** Starts the next run of a turn; a run that cannot start fails the turn. */
