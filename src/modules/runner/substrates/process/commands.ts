@@ -116,9 +116,16 @@ export function runCommand(spec: CommandSpec, launch: Launch, started?: () => vo
     };
     spec.signal?.addEventListener('abort', onAbort, { once: true });
     if (spec.signal?.aborted) onAbort();
-    const live = (decoder: TextDecoder) => (c: Buffer) => {
-      const text = spec.onOutput ? decoder.decode(c, { stream: true }) : '';
-      if (text) spec.onOutput!(text);
+    // live output stops where the kept output stops (the cap), so a flood of output is not a flood of events
+    const live = (decoder: TextDecoder) => {
+      let sent = 0;
+      return (c: Buffer) => {
+        if (!spec.onOutput || sent >= spec.maxOutputBytes) return;
+        const take = c.subarray(0, spec.maxOutputBytes - sent);
+        sent += take.byteLength;
+        const text = decoder.decode(take, { stream: true });
+        if (text) spec.onOutput(text);
+      };
     };
     const liveOut = live(new TextDecoder());
     const liveErr = live(new TextDecoder());
