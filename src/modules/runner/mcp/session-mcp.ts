@@ -40,8 +40,8 @@ export function sessionMcpServer(opts: { session: SessionRecord; toolkit: Toolki
   const { session, toolkit } = opts;
   const mcp = new McpServer({ name: MCP_SERVER_NAME, version: opts.version }, { capabilities: { tools: {} }, jsonSchemaValidator: (validator ??= new AjvJsonSchemaValidator()) });
 
-  mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: toolkit.scopedSpecs(session).map((spec) => ({ name: spec.name, description: spec.description, inputSchema: spec.inputSchema as { type: 'object' } })),
+  mcp.server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: (await toolkit.scopedSpecs(session)).map((spec) => ({ name: spec.name, description: spec.description, inputSchema: spec.inputSchema as { type: 'object' } })),
   }));
 
   mcp.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
