@@ -105,4 +105,13 @@ describe('the shape of the source tree', () => {
     });
     expect(missing).toEqual([]);
   });
+
+  it("names every table the migrations create in README's tables list, so each has an owner", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const tables = readme.slice(readme.indexOf('### Tables: who owns what'), readme.indexOf('## Performance'));
+    const created = readdirSync(join(ROOT, 'sql'))
+      .filter((f) => f.endsWith('.sql'))
+      .flatMap((f) => [...readFileSync(join(ROOT, 'sql', f), 'utf8').matchAll(/create table (?:if not exists )?([a-z_]+)/gi)].map((m) => m[1]));
+    expect([...new Set(created)].filter((t) => !tables.includes(`\`${t}\``))).toEqual([]);
+  });
 });
