@@ -5,8 +5,9 @@ import { describe, expect, it } from 'vitest';
 /**
  * The shape issue 14 set for every family that comes after it, checked over the source tree so a new family cannot
  * quietly copy an old habit back in: nothing outside the roles table branches on a role name, SQL lives in `*.repo.ts`
- * (and `src/db/`) only, role checks go through the shared guards, every conductor and agents-API feature folder is a
- * factory behind a door and one line of its list, and README's code-structure list names every folder of src/.
+ * (and `src/db/`) only, role checks go through the shared guards, SSE through the one encoder, every conductor and
+ * agents-API feature folder is a factory behind a door and one line of its list, and README names every folder of
+ * src/ and every table.
  * Each failure names the file and line, so the fix is where it says.
  */
 const ROOT = join(import.meta.dirname, '../..');
@@ -58,6 +59,10 @@ describe('the shape of the source tree', () => {
     const inline = new RegExp([`role\\s*[!=]==?\\s*'${TENANT_ROLE}'`, `'${TENANT_ROLE}'\\s*[!=]==?\\s*\\w*\\.?role\\b`, `\\batLeast\\(`, `\\bRANK\\[`].join('|'));
     const guards = ['src/modules/conductor/identity/guards.ts', 'src/modules/conductor/identity/roles.ts'];
     expect(offenders(inline, (f) => guards.includes(f))).toEqual([]);
+  });
+
+  it('writes server-sent events only through src/shared/sse.ts, the one encoder', () => {
+    expect(offenders(/\bstreamSSE\b|\.writeSSE\(|`data: \$\{/, (f) => f === 'src/shared/sse.ts')).toEqual([]);
   });
 
   for (const [module, list] of [
