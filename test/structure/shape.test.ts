@@ -51,7 +51,7 @@ describe('the shape of the source tree', () => {
   });
 
   it('keeps SQL in *.repo.ts files and src/db/', () => {
-    const sql = /\.(?:selectFrom|insertInto|updateTable|deleteFrom|mergeInto|replaceInto)\(|\bsql`|\bsql<|\bsql\.(?:raw|unsafe|ref|lit|join|id|table|val)\(|\.unsafe\(|import\s*\{[^}]*\bsql\b[^}]*\}\s*from\s*'kysely'/;
+    const sql = /\.(?:selectFrom|selectNoFrom|insertInto|updateTable|deleteFrom|mergeInto|replaceInto|executeQuery)\(|\bCompiledQuery\b|\bsql`|\bsql<|\bsql\.(?:raw|unsafe|ref|lit|join|id|table|val)\(|\.unsafe\(|import\s*\{[^}]*\bsql\b[^}]*\}\s*from\s*'kysely'/;
     expect(offenders(sql, (f) => f.endsWith('.repo.ts') || f.startsWith('src/db/'))).toEqual([]);
   });
 
