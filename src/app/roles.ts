@@ -118,7 +118,7 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
   },
   runner: {
     description: 'live sessions, toolkit, MCP, VFS, worker leases',
-    mounts: ['/runner/*'],
+    mounts: ['/runner/*', '/worker/sessions/*'],
     needsDatabase: false,
     requiredOutsideDev: [],
     keepsAgentFiles: true,
@@ -161,8 +161,8 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
     },
   },
   conductor: {
-    description: 'control plane: tenants, keys, profiles, runs, events; the /v1 agents API',
-    mounts: ['/api/*', '/v1/*'],
+    description: 'control plane: tenants, keys, profiles, runs, events, its features (billing, publishing, automations, workflows, kits, …); the /v1 agents API',
+    mounts: ['/api/*', '/v1/*', '/chat/*', '/dashboard/*'],
     needsDatabase: true,
     requiredOutsideDev: ['AGENT_API_KEY_PEPPER', 'SVC_SECRETS_KEY'],
     keepsAgentFiles: false,
