@@ -44,7 +44,8 @@ function openAiErrors(app: Hono): Hono {
   app.onError((err, c) => {
     const { status, message, error } = toHttpError(err);
     if (error?.headers) for (const [k, val] of Object.entries(error.headers)) c.header(k, val);
-    const type = status === 401 ? 'authentication_error' : status === 404 ? 'not_found_error' : status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request_error';
+    // 402 (the credit gate, the agent's cost cap) as /v1 answers it
+    const type = status === 401 ? 'authentication_error' : status === 402 ? 'insufficient_quota' : status === 404 ? 'not_found_error' : status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request_error';
     return c.json({ error: { message: status === 404 && message === 'not_published' ? 'not_published: no published agent here' : message, type, param: null, code: error?.code ?? null } }, status as 400);
   });
   return app;
