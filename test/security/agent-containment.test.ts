@@ -155,46 +155,60 @@ describe('a tenant\'s agent running commands', () => {
     expect(processes).not.toContain('postgres');
   });
 
-  it('items 3–5 on a /v1 session with a hosted environment (a sandbox worker of its own): nothing of the server\'s, the data folder\'s or tenant A\'s', { timeout: 90_000 }, async () => {
-    const files = ['run-token-key', 'pepper', 'secrets-key', 'internal-token'].map((f) => join(svc.dataDir, 'secrets', f)).filter((p) => existsSync(p));
-    const secrets = files.map((p) => readFileSync(p, 'utf8').trim());
+  /** The probe of items 3–5 as one shell script, and what its output must not show. */
+  const FULL_PROBE_NAMES = ['run-token-key', 'pepper', 'secrets-key', 'internal-token', 'bootstrap-key'].map((n) => `-name ${n}`).join(' -o ');
+  const FULL_PROBE = [
+    'env',
+    'echo ---environ',
+    'for p in /proc/[0-9]*; do cat $p/environ 2>/dev/null; echo; done | tr "\\0" "\\n"',
+    'echo ---processes',
+    'for p in /proc/[0-9]*; do echo "$(cat $p/comm 2>/dev/null)"; done',
+    'echo ---found',
+    `timeout 8 find / -path /proc -prune -o \\( ${FULL_PROBE_NAMES} \\) -print 2>/dev/null`,
+    'echo ---tenant-a',
+    `timeout 8 grep -rsl ${A_SECRET} / --exclude-dir=proc --exclude-dir=usr --exclude-dir=sys --exclude-dir=dev 2>/dev/null`,
+    'echo ---passwd',
+    'cat /etc/passwd',
+    'echo ---end',
+  ].join('; ');
+  function expectNothingReached(out: string): void {
+    const secrets = ['run-token-key', 'pepper', 'secrets-key', 'internal-token'].map((f) => join(svc.dataDir, 'secrets', f)).filter((p) => existsSync(p)).map((p) => readFileSync(p, 'utf8').trim());
     expect(secrets.length).toBeGreaterThanOrEqual(3);
-    const names = ['run-token-key', 'pepper', 'secrets-key', 'internal-token', 'bootstrap-key'].map((n) => `-name ${n}`).join(' -o ');
-    const script = [
-      'env',
-      'echo ---environ',
-      'for p in /proc/[0-9]*; do cat $p/environ 2>/dev/null; echo; done | tr "\\0" "\\n"',
-      'echo ---processes',
-      'for p in /proc/[0-9]*; do echo "$(cat $p/comm 2>/dev/null)"; done',
-      'echo ---found',
-      `timeout 8 find / -path /proc -prune -o \\( ${names} \\) -print 2>/dev/null`,
-      'echo ---tenant-a',
-      `timeout 8 grep -rsl ${A_SECRET} / --exclude-dir=proc --exclude-dir=usr --exclude-dir=sys --exclude-dir=dev 2>/dev/null`,
-      'echo ---passwd',
-      'cat /etc/passwd',
-      'echo ---end',
-    ].join('; ');
-    const agent = await v1B.beta.agents.create({ model: 'svc/fake/fake-model' });
-    const session = await v1B.beta.agents.sessions.create({ agent_id: agent.id, environment: { type: 'openai_hosted' } });
-    const events = await collect(v1B.beta.agents.sessions.stream(session.id, { input: `CALL_TOOL run_command ${JSON.stringify({ command: 'sh', args: ['-c', script] })}` }));
-    const out = textOf(events);
     const section = (name: string) => out.split(`---${name}`)[1]?.split('\n---')[0] ?? '';
     for (const [name, value] of Object.entries(CANARIES)) {
       expect(out, name).not.toContain(value);
       expect(out).not.toContain(`${name}=`);
     }
     expect(out).toContain('---end'); // the whole probe ran (its output was not cut at the cap)
-    for (const name of ['DATABASE_URL', 'SVC_DATA_DIR', 'OPENAI_COMPATIBLE_BASE_URL', 'SVC_AGGREGATOR_FAKE_URL', 'SVC_WORKER_TOKEN_SECRET']) expect(out).not.toContain(`${name}=`);
+    for (const name of ['DATABASE_URL', 'SVC_DATA_DIR', 'OPENAI_COMPATIBLE_BASE_URL', 'SVC_AGGREGATOR_FAKE_URL', 'SVC_WORKER_TOKEN', 'SVC_WORKER_TOKEN_SECRET']) expect(out).not.toContain(`${name}=`);
     for (const value of secrets) expect(out).not.toContain(value);
     expect(out).not.toContain(svc.dataDir);
     expect(section('found').trim()).toBe('');
     expect(section('tenant-a').trim()).toBe('');
     expect(out).not.toContain(A_SECRET);
     const processes = section('processes').trim().split('\n').filter(Boolean);
+    expect(processes).not.toContain('node');
     expect(processes).not.toContain('postgres');
     const hostAccounts = readFileSync('/etc/passwd', 'utf8').split('\n').filter(Boolean).map((l) => l.split(':')[0]);
     const seenAccounts = section('passwd').split('\n').filter((l) => l.includes(':')).map((l) => l.split(':')[0]);
     expect(seenAccounts).toContain('root');
     expect(hostAccounts.filter((name) => !['root', 'nobody'].includes(name)).filter((name) => seenAccounts.includes(name))).toEqual([]);
+  }
+
+  it("items 3–5 on a /v1 session with a hosted environment (run_command on by default there): nothing of the server's, the data folder's or tenant A's", { timeout: 90_000 }, async () => {
+    const agent = await v1B.beta.agents.create({ model: 'svc/fake/fake-model' });
+    const session = await v1B.beta.agents.sessions.create({ agent_id: agent.id, environment: { type: 'openai_hosted' } });
+    const events = await collect(v1B.beta.agents.sessions.stream(session.id, { input: `CALL_TOOL run_command ${JSON.stringify({ command: 'sh', args: ['-c', FULL_PROBE] })}` }));
+    expectNothingReached(textOf(events));
+  });
+
+  it("items 3–5 on a session with a sandbox worker of its own (workerMode sandbox, the process substrate): nothing of the server's, the data folder's or tenant A's", { timeout: 90_000 }, async () => {
+    const profile = { name: 'sandboxed-prober', runtime: 'general', model: MODEL, tools: ['@exec'], workerMode: 'sandbox' };
+    expect((await svc.api('/api/profiles', { key: keyB, json: profile })).status).toBe(201);
+    const out = await commandOutput(svc, keyB, 'sandboxed-prober', FULL_PROBE);
+    // it did run on a worker of its own
+    const leases = await (await svc.api('/api/worker/leases', { key: keyB })).json();
+    expect(JSON.stringify(leases)).toContain('"substrate":"process"');
+    expectNothingReached(out);
   });
 });
