@@ -305,6 +305,15 @@ describe('automations: the scheduler', () => {
     }
   });
 
+  it('a slot missed while everything was down is skipped, not replayed: the next run moves to the next slot', async () => {
+    const a = await create({ name: 'missed-slot', cron: '0 9 * * *' });
+    const yesterday = new Date(Date.parse(a.nextRunAt) - 2 * 86_400_000);
+    await withSystem(database.db, (tx) => tx.updateTable('automations').set({ next_run_at: yesterday }).where('id', '=', a.id).execute());
+    await vi.waitFor(async () => expect((await call('GET', `/api/automations/${a.id}`)).body.nextRunAt).toBe(a.nextRunAt), { timeout: 15_000, interval: 100 });
+    expect(await firingsOf(a.id)).toEqual([]);
+    expect((await call('GET', `/api/automations/${a.id}`)).body).toMatchObject({ status: 'active', lastFiredAt: null });
+  });
+
   it('a firing whose run never started (its conductor died after the claim) does not block the next slots', async () => {
     const a = await create({ name: 'after-a-crash', cron: '* * * * * *' });
     await call('POST', `/api/automations/${a.id}/stop`);
