@@ -8,6 +8,12 @@ COPY package.json package-lock.json ./
 # installs PostgreSQL for the image's platform (@embedded-postgres/linux-<arch>, its install script approved in
 # package.json allowScripts): the all-in-one server runs it as a child process, as the user `node`, in /data/pg.
 RUN npm ci --omit=dev --no-audit --no-fund
+# The Claude Code and Codex SDKs (runtime_a, runtime_b; about 800 MB of CLI binaries) only when asked for:
+# `docker build --build-arg SVC_RUNTIMES=true .` (the versions package.json pins in peerDependencies).
+ARG SVC_RUNTIMES=false
+RUN if [ "$SVC_RUNTIMES" = true ]; then \
+      npm install --no-save --save-optional --omit=dev --no-audit --no-fund $(node -p "Object.entries(require('./package.json').peerDependencies).map(([n, v]) => n + '@' + v).join(' ')"); \
+    fi
 
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
