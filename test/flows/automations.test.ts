@@ -279,10 +279,12 @@ describe('automations: the automation_memory tool', () => {
     const [first] = await settled(a.id, 1);
     expect(first.outcome).toBe('ok');
     expect((await call('GET', `/api/automations/${a.id}/memory`)).body).toEqual({ body: 'seen the queue at 7', updatedAt: expect.any(String) });
+    const seen = fake.requests.length;
     const second = (await call('POST', `/api/automations/${a.id}/run`)).body;
     await settled(a.id, 2);
     expect((await call('GET', `/api/runs/${second.runId}`)).body.subTask.prompt).toContain('<automation-memory>\nseen the queue at 7\n</automation-memory>');
-    const request = JSON.stringify(fake.requests.find((r) => JSON.stringify(r.body).includes('<automation-memory>'))!.body);
+    // the second firing's model request (earlier tests' firings carry notes of their own)
+    const request = JSON.stringify(fake.requests.slice(seen).find((r) => JSON.stringify(r.body).includes('<automation-memory>'))!.body);
     expect(request).toContain('seen the queue at 7');
 
     const plain = await call('POST', '/api/runs', { profile: 'learner', prompt: 'CALL_TOOL automation_memory {"body":"nope"}' });
