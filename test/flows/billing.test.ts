@@ -251,6 +251,9 @@ describe('spend caps', () => {
     const inFlightAtExhaustion = runs.filter((r) => admitted.some((a) => a.runId === r.id) && new Date(r.startedAt) <= new Date(exhaustedAt));
     expect(inFlightAtExhaustion).toHaveLength(admitted.length);
     expect(-end).toBeLessThanOrEqual(inFlightAtExhaustion.length * price - 5 * price);
+    // README "Overshoot bound": twenty started against five runs' worth end at worst fifteen runs' cost below zero
+    expect(admitted.length).toBeLessThanOrEqual(20);
+    expect(-end).toBeLessThanOrEqual(15 * price);
     // and once it ran out, nothing more starts
     const after = await as('crowd')('/api/runs', { method: 'POST', json: { profile: 'priced', prompt: 'same words' } });
     expect(after.status).toBe(402);

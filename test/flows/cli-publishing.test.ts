@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
+import { spawn } from 'node:child_process';
 import { cli, tempDir } from '../support/cli.ts';
+import { modelRequests } from '../support/fake-provider.ts';
+import { NODE, SVC_BIN } from '../support/process.ts';
 
 /** `svc publish`, `svc agent-keys create|list|revoke`, `svc chat` and `svc unpublish` against a real server. */
 describe('svc publish, agent-keys, chat, unpublish', () => {
@@ -40,5 +43,34 @@ describe('svc publish, agent-keys, chat, unpublish', () => {
 
     expect((await cli(['unpublish', 'cli_bot'], env)).code).toBe(0);
     expect((await h.svc.api('/api/profiles/cli_bot/published')).status).toBe(404);
+  });
+
+  it('is a REPL without a message: each line a turn of one conversation, until stdin ends', async () => {
+    expect((await h.svc.api('/api/profiles', { method: 'POST', json: { name: 'repl_bot', runtime: 'general', model: 'openai-compatible:gpt-4o' } })).status).toBe(201);
+    expect((await cli(['publish', 'repl_bot'], env)).code).toBe(0);
+    const { token } = (await cli(['agent-keys', 'create', 'repl_bot', '--label', 'repl', '--json'], env)).json<{ token: string }>();
+
+    const child = spawn(NODE, [SVC_BIN, 'chat', 'repl-bot'], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env, SVC_AGENT_KEY: token }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const waiters = new Set<() => void>();
+    child.stdout.on('data', (d) => ((stdout += d), waiters.forEach((w) => w())));
+    child.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const printed = (text: string) =>
+      new Promise<void>((resolve) => {
+        const check = () => stdout.includes(text) && (waiters.delete(check), resolve());
+        waiters.add(check);
+        check();
+      });
+
+    child.stdin.write('the password is quince\n');
+    await printed('FAKE-REPLY: the password is quince\n');
+    child.stdin.end('what was the password?\n');
+    expect(await exited, stderr).toBe(0);
+    expect(stdout).toBe('FAKE-REPLY: the password is quince\nFAKE-REPLY: what was the password?\n');
+    // one conversation: the second turn's model request carries the first
+    const second = modelRequests(h.fake).filter((r) => JSON.stringify(r.body).includes('what was the password?')).at(-1)!;
+    expect(JSON.stringify(second.body)).toContain('the password is quince');
   });
 });

@@ -1,3 +1,4 @@
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
 
@@ -25,7 +26,20 @@ describe('publishing with the credit ledger', () => {
 
     const broke = await chat('no credit yet');
     expect(broke.status).toBe(402);
-    expect(await broke.json()).toMatchObject({ error: 'credits_exhausted', scope: 'tenant' });
+    expect(await broke.json()).toEqual({ error: 'credits_exhausted', scope: 'tenant', balance_micro_usd: 0, message: expect.stringMatching(/credits exhausted/i) });
+    // a streamed request is refused before any stream opens, with the same body
+    const streamed = await fetch(`${h.svc.url}/chat/paid`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify({ message: 'no credit, streamed' }) });
+    expect(streamed.status).toBe(402);
+    expect(streamed.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await streamed.json()).toMatchObject({ error: 'credits_exhausted', scope: 'tenant' });
+    // the OpenAI face: the official package sees a 402 carrying the gate's code, as /v1 answers it
+    const client = new OpenAI({ baseURL: `${h.svc.url}/chat/paid/v1`, apiKey: token, maxRetries: 0 });
+    await expect(client.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'no credit, sdk' }] })).rejects.toMatchObject({
+      status: 402,
+      code: 'credits_exhausted',
+      type: 'insufficient_quota',
+    });
+    expect(h.fake.requests.filter((r) => JSON.stringify(r.body ?? '').includes('no credit'))).toEqual([]);
 
     expect((await h.svc.api('/api/billing/grants', { method: 'POST', json: { tenantId: 'default', amountMicroUSD: 5_000_000 } })).status).toBe(201);
     expect((await chat('now with credit')).status).toBe(200);

@@ -219,6 +219,28 @@ describe('agent keys and the chat gateway', () => {
     }
   });
 
+  it('takes an expiresAt in the future only, and refuses a key once it has expired (listed as expired)', async () => {
+    await profile('dated');
+    await publish('dated');
+    const past = await api('/api/profiles/dated/keys', { method: 'POST', json: { label: 'old', expiresAt: '2020-01-01T00:00:00Z' } });
+    expect(past.status).toBe(400);
+    expect((await past.json()).error).toBe('expiresAt: must be in the future');
+    expect((await api('/api/profiles/dated/keys', { method: 'POST', json: { label: 'odd', expiresAt: 'next tuesday' } })).status).toBe(400);
+
+    const soon = new Date(Date.now() + 3_600_000).toISOString();
+    const res = await api('/api/profiles/dated/keys', { method: 'POST', json: { label: 'soon', expiresAt: soon } });
+    expect(res.status).toBe(201);
+    const key = (await res.json()) as { id: string; token: string; expiresAt: string; status: string };
+    expect(key).toMatchObject({ expiresAt: soon, status: 'active' });
+    expect((await chat('dated', key.token, { message: 'before it expires' })).status).toBe(200);
+    // the hour passes
+    await withTenant(db(), 'default', (tx) => sql`update agent_keys set expires_at = now() - interval '1 second' where id = ${key.id}`.execute(tx));
+    const refused = await chat('dated', key.token, { message: 'after it expired' });
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toEqual({ error: 'agent key expired' });
+    expect(((await (await api('/api/profiles/dated/keys')).json()) as Array<{ id: string; status: string }>).find((k) => k.id === key.id)!.status).toBe('expired');
+  });
+
   it('rateLimitRpm 2: the third request within the minute is 429 with Retry-After', async () => {
     await profile('limited');
     await publish('limited', { rateLimitRpm: 2 });
@@ -426,6 +448,35 @@ describe('monthlyCostCapUsdCents', () => {
     expect((await api('/api/profiles/capped/published', { method: 'PATCH', json: { monthlyCostCapUsdCents: null } })).status).toBe(200);
     expect((await chat('capped', key.token, { message: 'under no cap' })).status).toBe(200);
   });
+
+  it('is reached by the priced cost of the agent\'s chats without a credit ledger (SVC_BILLING off): a one-cent cap stops it after a cent of usage', async () => {
+    await profile('thrifty');
+    await publish('thrifty');
+    const key = await mintKey('thrifty');
+    expect((await api('/api/profiles/thrifty/published', { method: 'PATCH', json: { monthlyCostCapUsdCents: 1 } })).status).toBe(200);
+    // DELTAS 1000: a thousand output tokens, $0.01 at gpt-4o's $10 / M output, plus the prompt
+    const spent = await chat('thrifty', key.token, { message: 'DELTAS 1000 spend a cent' });
+    expect(spent.status).toBe(200);
+    const { usage: u } = (await spent.json()) as { usage: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheCreateTokens: number } };
+    expect(u.outputTokens).toBe(1000);
+    const price = Math.round((u.inputTokens - u.cacheReadTokens - u.cacheCreateTokens) * 2.5 + u.cacheReadTokens * 1.25 + u.cacheCreateTokens * 2.5 + u.outputTokens * 10);
+    expect(price).toBeGreaterThanOrEqual(10_000);
+
+    const refused = await chat('thrifty', key.token, { message: 'one cent too far' });
+    expect(refused.status).toBe(402);
+    expect(await refused.json()).toMatchObject({ error: 'agent_cost_cap_reached', capUsdCents: 1, spentMicroUsd: price });
+    expect(modelRequests(h.fake).some((r) => JSON.stringify(r.body).includes('one cent too far'))).toBe(false);
+    // the OpenAI face is the same agent under the same cap
+    const client = new OpenAI({ baseURL: `${h.svc.url}/chat/thrifty/v1`, apiKey: key.token, maxRetries: 0 });
+    await expect(client.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'via the sdk' }] })).rejects.toMatchObject({
+      status: 402,
+      code: 'agent_cost_cap_reached',
+      type: 'insufficient_quota',
+    });
+    // a cap above the spend lets it chat again
+    expect((await api('/api/profiles/thrifty/published', { method: 'PATCH', json: { monthlyCostCapUsdCents: 100 } })).status).toBe(200);
+    expect((await chat('thrifty', key.token, { message: 'under a higher cap' })).status).toBe(200);
+  });
 });
 
 describe('conversationTtlDays', () => {
@@ -537,6 +588,12 @@ describe('the OpenAI Chat Completions face at /chat/{slug}/v1', () => {
     // the agent kept the history: the model saw the first turn
     const seen = modelRequests(h.fake).filter((r) => JSON.stringify(r.body).includes('what did I say?')).at(-1)!;
     expect(JSON.stringify(seen.body)).toContain('the secret is marmalade');
+
+    // the `user` field names the conversation too (for front ends that cannot set headers)
+    const byUser = await client.chat.completions.create({ model: 'anything', user: conversationId, messages: [{ role: 'user', content: 'and by the user field?' }] }).withResponse();
+    expect(byUser.response.headers.get('x-conversation-id')).toBe(conversationId);
+    const seenByUser = modelRequests(h.fake).filter((r) => JSON.stringify(r.body).includes('and by the user field?')).at(-1)!;
+    expect(JSON.stringify(seenByUser.body)).toContain('the secret is marmalade');
 
     // errors arrive in the OpenAI shape the SDK understands
     const bad = new OpenAI({ baseURL: `${h.svc.url}/chat/compat/v1`, apiKey: h.svc.key, maxRetries: 0 });

@@ -2,10 +2,11 @@ import type { RunEvent, Usage } from '../../../contracts/run-event.ts';
 import { withTenant } from '../../../db/index.ts';
 import { AppError, notFound, unauthorized } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
+import { priceTokens } from '../billing/model-prices.ts';
 import { rateLimitError, type Limiter } from '../limits/index.ts';
 import { cancelRun, createRun, followRun, type RunServices, type StoredEvent } from '../runs/index.ts';
 import { SLUG_PATTERN } from './publishing.schema.ts';
-import { insertConversation, insertTurn, monthSpendMicroUsd, lookupBySlug, selectConversation, selectTurns, touchConversation, type PublishedRow } from './publishing.repo.ts';
+import { insertConversation, insertTurn, monthUsageByModel, lookupBySlug, selectConversation, selectTurns, touchConversation, type PublishedRow } from './publishing.repo.ts';
 
 /**
  * The chat gateway's work: find the published agent the caller's agent key opens, take one hit of its per-key rate
@@ -91,13 +92,20 @@ export async function startTurn(
   return { agent, conversationId: conversationId!, runId, events };
 }
 
-/** 402 once the agent's gateway runs this month have cost its monthlyCostCapUsdCents (the tenant's gates still apply). */
+/**
+ * 402 once the agent's gateway runs this month have cost its monthlyCostCapUsdCents (the tenant's gates still apply).
+ * The cost is their usage priced from the model price catalog, as billing prices a run: so the cap holds in every
+ * billing mode (with `SVC_BILLING=off` nothing is charged, yet the agent's model calls still cost someone money) and
+ * for runs on the tenant's own provider key; a model without a known price adds nothing.
+ */
 async function checkCostCap(deps: GatewayDeps, tenantId: string, agent: PublishedRow): Promise<void> {
   if (agent.monthly_cost_cap_usd_cents === null) return;
   const capCents = Number(agent.monthly_cost_cap_usd_cents);
-  const spent = await withTenant(deps.runs.deps.db, tenantId, (tx) => monthSpendMicroUsd(tx, agent.id));
+  const groups = await withTenant(deps.runs.deps.db, tenantId, (tx) => monthUsageByModel(tx, agent.id));
+  const spent = groups.reduce((sum, g) => sum + priceTokens(g.model, g.runtime, g).costMicroUsd, 0);
   if (spent >= capCents * 10_000) {
     throw new AppError(402, 'agent_cost_cap_reached', {
+      code: 'agent_cost_cap_reached',
       extra: { message: `this agent's monthly cost cap of ${capCents} cents is reached`, capUsdCents: capCents, spentMicroUsd: spent },
     });
   }

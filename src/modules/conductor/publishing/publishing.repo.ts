@@ -131,13 +131,23 @@ export async function insertTurn(tx: Tx, t: { run_id: string; tenant_id: string;
   await tx.insertInto('chat_turns').values(t).execute();
 }
 
-/** What the agent's gateway runs were charged this calendar month (UTC), in micro-USD. */
-export async function monthSpendMicroUsd(tx: Tx, publishedId: string): Promise<number> {
-  const { rows } = await sql<{ spent: string }>`
-    select coalesce(sum(-l.amount_micro_usd), 0)::text as spent
-    from credit_ledger l join chat_turns t on t.run_id = l.run_id
-    where l.kind = 'charge' and t.published_id = ${publishedId} and t.created_at >= date_trunc('month', now() at time zone 'utc') at time zone 'utc'`.execute(tx);
-  return Number(rows[0]?.spent ?? 0);
+/**
+ * The tokens of the agent's gateway runs this calendar month (UTC), by the model and runtime that price them (the
+ * runs' `usage` events, as billing and /api/usage read them; a run in flight counts what it has used so far).
+ */
+export async function monthUsageByModel(tx: Tx, publishedId: string): Promise<Array<{ model: string | null; runtime: string | null; input: number; output: number; cacheRead: number; cacheWrite: number }>> {
+  const { rows } = await sql<{ model: string | null; runtime: string | null; input: string; output: string; cache_read: string; cache_write: string }>`
+    select r.model, r.runtime,
+      coalesce(sum((e.event->'usage'->>'inputTokens')::bigint), 0)::text as input,
+      coalesce(sum((e.event->'usage'->>'outputTokens')::bigint), 0)::text as output,
+      coalesce(sum((e.event->'usage'->>'cacheReadTokens')::bigint), 0)::text as cache_read,
+      coalesce(sum((e.event->'usage'->>'cacheCreateTokens')::bigint), 0)::text as cache_write
+    from chat_turns t
+      join runs r on r.tenant_id = t.tenant_id and r.id = t.run_id
+      join run_events e on e.tenant_id = t.tenant_id and e.run_id = t.run_id and e.event->>'type' = 'usage'
+    where t.published_id = ${publishedId} and t.created_at >= date_trunc('month', now() at time zone 'utc') at time zone 'utc'
+    group by r.model, r.runtime`.execute(tx);
+  return rows.map((r) => ({ model: r.model, runtime: r.runtime, input: Number(r.input), output: Number(r.output), cacheRead: Number(r.cache_read), cacheWrite: Number(r.cache_write) }));
 }
 
 export interface MetricsBucketRow {
