@@ -3,7 +3,7 @@ import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import type { ConductorServices } from '../../conductor/index.ts';
 import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
-import { prefixedId, randomId } from '../../../shared/ids.ts';
+import { AGENT_SESSION_PROFILE_PREFIX, prefixedId, randomId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
 import { sessionSnapshot } from '../agents/agent.config.ts';
 import { getAgentConfig } from '../agents/agents.service.ts';
@@ -66,7 +66,7 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
   const vaultIds = p.vault_ids ?? [];
   await checkVaults(deps.db, tenantId, vaultIds);
 
-  const profileName = `agent-session-${randomId(16)}`;
+  const profileName = `${AGENT_SESSION_PROFILE_PREFIX}${randomId(16)}`;
   if (p.input || opts.turnFollows) await gateTurn(deps, tenantId, { model: agent.model, profileName, sessionId: null });
   const profile = sessionProfile(profileName, agent, p.environment, runtimeModelName(deps.models, agent.model));
   const placed = await deps.conductor.sessions.create(tenantId, profile);
