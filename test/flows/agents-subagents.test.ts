@@ -203,4 +203,39 @@ describe('subagents', () => {
     // the model asked for a tool it does not have: no spawn happened, the turn still ended
     expect(events.filter(isTurnEnd)).toHaveLength(1);
   });
+
+  it('cancelling the parent turn cancels the running subagent turn and closes the subagent', async () => {
+    const client = h.client;
+    const agent = await client.beta.agents.create({ model: FAKE_MODEL, multi_agent: { enabled: true } });
+    const session = await client.beta.agents.sessions.create({ agent_id: agent.id, environment: { type: 'none' } });
+    const stream = reader(await client.beta.agents.sessions.events.stream(session.id));
+    await client.beta.agents.sessions.events.create(session.id, {
+      events: [{ type: 'agent.session.input.message', input: [{ role: 'user', content: [{ type: 'input_text', text: 'CALL_TOOL spawn_subagent {"task":"\\u0048OLD never"}' }] }] }],
+    });
+    const before = (await stream.until((e) => e.type === 'agent.session.subagent.created')) as unknown as Ev[];
+    const rootTurn = before.find((e) => e.type === 'agent.session.turn.created' && e.turn.subagent_id === null)!.turn_id;
+    // the subagent's model request has arrived and is held
+    await h.fake.when(() => h.fake.requests.find((r) => JSON.stringify(r.body).includes('HOLD never')));
+    await client.beta.agents.sessions.events.create(session.id, { events: [{ type: 'agent.session.input.cancel' }] });
+
+    let rootEnded = false;
+    let idleAfterRoot = false;
+    let subClosed = false;
+    const after = (await stream.until((raw) => {
+      const e = raw as unknown as Ev;
+      if (isTurnEnd(e) && e.turn_id === rootTurn) rootEnded = true;
+      if (rootEnded && e.type === 'agent.session.idle') idleAfterRoot = true;
+      if (e.type === 'agent.session.subagent.closed') subClosed = true;
+      return idleAfterRoot && subClosed;
+    })) as unknown as Ev[];
+    await stream.close();
+    expect(after.find((e) => isTurnEnd(e) && e.turn_id === rootTurn)!.type).toBe('agent.session.turn.cancelled');
+    const subId = before.find((e) => e.type === 'agent.session.subagent.created')!.subagent.id;
+    const [subTurn] = (await client.beta.agents.sessions.subagents.turns.list(subId, { session_id: session.id })).data;
+    expect(subTurn.status).toBe('cancelled');
+    expect((await client.beta.agents.sessions.subagents.retrieve(subId, { session_id: session.id })).status).toBe('closed');
+    expect((await client.beta.agents.sessions.retrieve(session.id)).status).toBe('idle');
+    // the held model request of the subagent was abandoned by its cancelled run
+    await h.fake.when(() => h.fake.requests.find((r) => JSON.stringify(r.body).includes('HOLD never') && r.clientClosedEarly));
+  });
 });

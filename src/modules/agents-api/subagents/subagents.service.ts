@@ -166,7 +166,8 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
           break;
         }
       }
-      if (!terminal) {
+      if (!terminal || signal.aborted) {
+        // the call was abandoned (the parent turn cancelled or gone): the subagent's run was cancelled with it
         status = 'cancelled';
         error = null;
       }
