@@ -239,3 +239,34 @@ describe('subagents', () => {
     await h.fake.when(() => h.fake.requests.find((r) => JSON.stringify(r.body).includes('HOLD never') && r.clientClosedEarly));
   });
 });
+
+describe('a conductor that stops while a subagent runs', () => {
+  it('ends the subagent turn and closes the subagent, then ends the parent turn, on the open stream', async () => {
+    const h = await startAgentsHarness();
+    try {
+      const agent = await h.client.beta.agents.create({ model: FAKE_MODEL, multi_agent: { enabled: true } });
+      const session = await h.client.beta.agents.sessions.create({ agent_id: agent.id, environment: { type: 'none' } });
+      const stream = reader(await h.client.beta.agents.sessions.events.stream(session.id));
+      await h.client.beta.agents.sessions.events.create(session.id, {
+        events: [{ type: 'agent.session.input.message', input: [{ role: 'user', content: [{ type: 'input_text', text: 'CALL_TOOL spawn_subagent {"task":"\\u0048OLD forever"}' }] }] }],
+      });
+      await stream.until((e) => e.type === 'agent.session.subagent.created');
+      await h.fake.when(() => h.fake.requests.find((r) => JSON.stringify(r.body).includes('HOLD forever')));
+      const stopping = h.svc.stop();
+      const tail = (await stream.until(() => false)) as unknown as Ev[]; // until the server ends the stream
+      await stopping;
+      const at = (pred: (e: Ev) => boolean) => tail.findIndex(pred);
+      const subEnd = at((e) => isTurnEnd(e) && typeof e.turn.subagent_id === 'string');
+      const closed = at((e) => e.type === 'agent.session.subagent.closed');
+      const rootEnd = at((e) => isTurnEnd(e) && e.turn.subagent_id === null);
+      const idle = at((e) => e.type === 'agent.session.idle');
+      expect(tail[subEnd]?.type).toBe('agent.session.turn.failed');
+      expect(tail[rootEnd]?.type).toBe('agent.session.turn.failed');
+      expect(closed).toBeGreaterThan(subEnd);
+      expect(idle).toBeGreaterThan(rootEnd);
+      expect(tail.filter(isTurnEnd)).toHaveLength(2);
+    } finally {
+      await h.stop().catch(() => {});
+    }
+  });
+});

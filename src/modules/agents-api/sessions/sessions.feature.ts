@@ -37,6 +37,7 @@ export const sessionsFeature: AgentsFeature = ({ db, conductor, resources, model
     async drain() {
       await recovered;
       await engine.settled(2000);
+      await subagents.settled(2000);
       await store.close();
     },
     async stop() {

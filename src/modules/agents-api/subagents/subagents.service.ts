@@ -34,6 +34,8 @@ export interface Subagents {
   call(tenantId: string, sessionId: string, runId: string, name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<{ text: string; isError: boolean }>;
   /** Ends the runner sessions of a session's subagents (the session is being deleted). */
   forget(tenantId: string, sessionId: string): Promise<void>;
+  /** Resolves once no subagent turn is running (their runs were interrupted by the conductor's drain), or after `timeoutMs`. */
+  settled(timeoutMs: number): Promise<void>;
 }
 
 export interface SubagentsDeps {
@@ -58,6 +60,8 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
   const slots = new Map<string, { running: number; queue: Array<() => void> }>();
   /** Subagents with a turn in flight (a second message to one of them is refused, not interleaved). */
   const busy = new Set<string>();
+  let running = 0;
+  const idleWaiters = new Set<() => void>();
 
   /** A place among the session's running subagents; waits in line when `max` run already. */
   function acquire(sessionId: string, max: number, signal: AbortSignal): Promise<() => void> {
@@ -114,7 +118,7 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
   };
 
   /** One turn of a subagent: a run on its runner session, translated onto the parent session's stream. */
-  async function runTurn(row: SessionRow, sub: SubagentRow, prompt: string, signal: AbortSignal): Promise<Answer> {
+  async function runTurn(row: SessionRow, sub: SubagentRow, prompt: string, signal: AbortSignal, cancelled: () => boolean): Promise<Answer> {
     const tenantId = row.tenant_id;
     const sessionId = row.id;
     const turnId = prefixedId('turn', 24);
@@ -166,16 +170,20 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
           break;
         }
       }
-      if (!terminal || signal.aborted) {
-        // the call was abandoned (the parent turn cancelled or gone): the subagent's run was cancelled with it
-        status = 'cancelled';
-        error = null;
+      // the call was abandoned (the parent run ended: its turn cancelled, or its conductor stopping): so was this run
+      if (!terminal && status === 'completed') {
+        status = 'failed';
+        error = { code: 'internal_error', message: "the subagent's turn was interrupted: its parent turn's run ended" };
       }
     } catch (err) {
-      status = signal.aborted ? 'cancelled' : 'failed';
-      error = status === 'failed' ? turnError(describeError(err)) : null;
+      status = 'failed';
+      error = turnError(describeError(err));
     } finally {
       signal.removeEventListener('abort', cancelRun);
+    }
+    if (status !== 'completed' && cancelled()) {
+      status = 'cancelled'; // the parent turn was cancelled, and this one with it
+      error = null;
     }
     out.emit(translator.finish(status));
     await out.written();
@@ -203,7 +211,7 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
   }
 
   /** Runs a subagent's turn in a slot: opens it (created, or active again), runs, closes it. */
-  async function inSlot(row: SessionRow, open: () => Promise<SubagentRow>, prompt: string, signal: AbortSignal): Promise<{ answer: Answer; sub?: SubagentRow }> {
+  async function inSlot(t: LiveTurn, row: SessionRow, open: () => Promise<SubagentRow>, prompt: string, signal: AbortSignal): Promise<{ answer: Answer; sub?: SubagentRow }> {
     const max = row.agent.multi_agent.max_concurrent_subagents ?? 1;
     let release: () => void;
     try {
@@ -211,9 +219,10 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
     } catch (err) {
       return { answer: fail(describeError(err)) };
     }
+    running++;
     try {
       const sub = await open();
-      const answer = await runTurn(row, sub, prompt, signal);
+      const answer = await runTurn(row, sub, prompt, signal, () => t.cancelling);
       const closed = await tx(row.tenant_id, (q) => setSubagentStatus(q, sub.id, 'closed'));
       void deps.store.emit(row.tenant_id, row.id, subagentEvent('closed', closed));
       return { answer, sub: closed };
@@ -222,6 +231,7 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
       return { answer: fail(`the subagent failed: ${describeError(err)}`) };
     } finally {
       release();
+      if (--running === 0) idleWaiters.forEach((w) => w());
     }
   }
 
@@ -234,7 +244,7 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
     const done = announce(t, { type: 'create_subagent_call', id: `csc_${randomId(24)}`, agent_id: id, content: instructions, model: null, reasoning_effort: null });
     busy.add(id);
     try {
-      const { answer, sub } = await inSlot(row, async () => {
+      const { answer, sub } = await inSlot(t, row, async () => {
         const created = await tx(row.tenant_id, (q) => insertSubagent(q, { id, tenant_id: row.tenant_id, session_id: row.id, parent_agent_id: row.agent.id, name, instructions }));
         void deps.store.emit(row.tenant_id, row.id, subagentEvent('created', created));
         return created;
@@ -257,7 +267,7 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
     const done = announce(t, { type: 'send_subagent_input_call', id: `ssi_${randomId(24)}`, sender_agent_id: row.agent.id, recipient_agent_id: id, content });
     busy.add(id);
     try {
-      const { answer, sub } = await inSlot(row, async () => {
+      const { answer, sub } = await inSlot(t, row, async () => {
         const reopened = await tx(row.tenant_id, (q) => setSubagentStatus(q, id, 'active'));
         void deps.store.emit(row.tenant_id, row.id, subagentEvent('active', reopened));
         return reopened;
@@ -278,6 +288,19 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
       if (name === SPAWN_SUBAGENT) return spawn(t, row, args, signal);
       if (name === MESSAGE_SUBAGENT) return message(t, row, args, signal);
       return fail(`unknown function ${name}`);
+    },
+
+    settled(timeoutMs) {
+      if (running === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          idleWaiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, timeoutMs);
+        idleWaiters.add(done);
+      });
     },
 
     async forget(tenantId, sessionId) {
