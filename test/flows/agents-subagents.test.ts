@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collect, FAKE_MODEL, isTurnEnd, reader, startAgentsHarness, textOf, type AgentsHarness } from '../support/agents.ts';
+import { collect, FAKE_MODEL, isTurnEnd, rawEvents, reader, startAgentsHarness, textOf, type AgentsHarness } from '../support/agents.ts';
+import { connect, createTestDatabase } from '../support/pg.ts';
 
 /**
  * Subagents (issue 24 item 1), driven by the official `openai` 7.15.0 package: an agent with `multi_agent` lets its
@@ -9,6 +10,7 @@ import { collect, FAKE_MODEL, isTurnEnd, reader, startAgentsHarness, textOf, typ
  * `max_concurrent_subagents` subagents run at once.
  */
 type Ev = { type: string; turn_id?: string | null; [key: string]: any };
+const spawnLine = (task: string, name?: string) => `CALL_TOOL spawn_subagent ${JSON.stringify({ task, ...(name ? { name } : {}) })}`;
 
 describe('subagents', () => {
   let h: AgentsHarness;
@@ -19,8 +21,6 @@ describe('subagents', () => {
   afterAll(async () => {
     await h?.stop();
   });
-
-  const spawnLine = (task: string, name?: string) => `CALL_TOOL spawn_subagent ${JSON.stringify({ task, ...(name ? { name } : {}) })}`;
 
   it('spawns a subagent through a tool call: its events on the session stream, its answer back to the parent turn, the six routes', async () => {
     const client = h.client;
@@ -267,6 +267,40 @@ describe('a conductor that stops while a subagent runs', () => {
       expect(tail.filter(isTurnEnd)).toHaveLength(2);
     } finally {
       await h.stop().catch(() => {});
+    }
+  });
+});
+
+describe('a conductor that went away without stopping while a subagent ran', () => {
+  it('at the next boot fails the subagent turn it left running and closes the subagent, on the session stream', async () => {
+    const db = await createTestDatabase();
+    const admin = connect(db.adminUrl, { max: 1 });
+    let h = await startAgentsHarness({}, { databaseUrl: db.url });
+    try {
+      const agent = await h.client.beta.agents.create({ model: FAKE_MODEL, multi_agent: { enabled: true } });
+      const session = await h.client.beta.agents.sessions.create({ agent_id: agent.id, environment: { type: 'none' } });
+      const events = (await collect(h.client.beta.agents.sessions.stream(session.id, { input: spawnLine('count the moons') }))) as unknown as Ev[];
+      const subId: string = events.find((e) => e.type === 'agent.session.subagent.created')!.subagent.id;
+      const subTurn = events.find((e) => e.type === 'agent.session.turn.created' && e.turn.subagent_id === subId)!.turn_id!;
+      const lastEventId = (events.at(-1) as unknown as { event_id: string }).event_id;
+      await h.svc.stop();
+      // what a conductor that died mid-turn leaves behind: the subagent active, its turn running under an owner with no lease
+      await admin`update agent_turns set status = 'in_progress', completed_at = null, owner_id = 'gone-conductor' where id = ${subTurn}`;
+      await admin`update agent_subagents set status = 'active', closed_at = null where id = ${subId}`;
+
+      await h.fake.close();
+      h = await startAgentsHarness({}, { databaseUrl: db.url });
+      const raw = rawEvents(h, session.id, { 'last-event-id': lastEventId });
+      await raw.until((f) => f.event === 'agent.session.subagent.closed');
+      await raw.close();
+      const after = raw.frames.map((f) => f.data);
+      expect(after.find((e) => e.type === 'agent.session.turn.failed')).toMatchObject({ turn_id: subTurn, turn: { status: 'failed', subagent_id: subId, error: { code: 'internal_error' } } });
+      expect(await h.client.beta.agents.sessions.subagents.retrieve(subId, { session_id: session.id })).toMatchObject({ status: 'closed' });
+      expect(await h.client.beta.agents.sessions.subagents.turns.retrieve(subTurn, { session_id: session.id, subagent_id: subId })).toMatchObject({ status: 'failed' });
+    } finally {
+      await h.stop().catch(() => {});
+      await admin.end({ timeout: 1 });
+      await db.drop();
     }
   });
 });

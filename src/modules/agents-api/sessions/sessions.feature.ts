@@ -31,7 +31,10 @@ export const sessionsFeature: AgentsFeature = ({ db, conductor, resources, model
     api: new Hono<AgentsEnv>().route('/', functionToolRoutes({ db, conductor, engine, subagents, version: settings.version })),
     async start() {
       // turns left in progress by a previous run of this conductor (its runs were interrupted at boot) end now, in the background
-      recovered = engine.recover().catch((err) => log.warn('recovering session turns failed', { error: String(err) }));
+      recovered = Promise.all([engine.recover(), subagents.recover()]).then(
+        () => {},
+        (err) => log.warn('recovering session turns failed', { error: String(err) }),
+      );
     },
     /** After the conductor's drain: let the interrupted turns announce their end, then end every event stream. */
     async drain() {

@@ -78,3 +78,13 @@ export async function subagentRunnerSessions(tx: Tx, sessionId: string): Promise
   const rows = await tx.selectFrom('agent_subagents').select('runner_session_id').where('session_id', '=', sessionId).where('runner_session_id', 'is not', null).execute();
   return rows.map((r) => r.runner_session_id!);
 }
+
+/** Subagent turns not ended, across tenants (system scope: recovery at boot), with the replica that drove them. */
+export function unfinishedSubagentTurns(tx: Tx) {
+  return tx
+    .selectFrom('agent_turns')
+    .select(['id', 'tenant_id', 'session_id', 'subagent_id', 'owner_id'])
+    .where('subagent_id', 'is not', null)
+    .where('status', 'in', ['queued', 'in_progress', 'waiting'])
+    .execute();
+}

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
-import { withTenant } from '../../../db/index.ts';
+import { withSystem, withTenant } from '../../../db/index.ts';
 import type { ConductorServices } from '../../conductor/index.ts';
 import { describeError } from '../../../shared/errors.ts';
 import { prefixedId, randomId } from '../../../shared/ids.ts';
@@ -15,7 +15,7 @@ import { createTurnTranslator } from '../turns/translate.ts';
 import { createTurnIo } from '../turns/turn-io.ts';
 import { turnError, type LiveTurn } from '../turns/turn-state.ts';
 import type { SessionEventBody, SessionItem, SessionTurnError } from '../wire.ts';
-import { getSubagent, insertSubagent, setSubagentStatus, subagentRunnerSessions, toSubagent, type SubagentRow } from './subagents.repo.ts';
+import { getSubagent, insertSubagent, setSubagentStatus, subagentRunnerSessions, toSubagent, unfinishedSubagentTurns, type SubagentRow } from './subagents.repo.ts';
 
 /**
  * Subagents (seed 001 "Subagent", `multi_agent`): the model of a session whose agent has `multi_agent.enabled` gets two
@@ -34,6 +34,8 @@ export interface Subagents {
   call(tenantId: string, sessionId: string, runId: string, name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<{ text: string; isError: boolean }>;
   /** Ends the runner sessions of a session's subagents (the session is being deleted). */
   forget(tenantId: string, sessionId: string): Promise<void>;
+  /** Ends the subagent turns a stopped conductor left running (failed) and closes their subagents; at boot. */
+  recover(): Promise<void>;
   /** Resolves once no subagent turn is running (their runs were interrupted by the conductor's drain), or after `timeoutMs`. */
   settled(timeoutMs: number): Promise<void>;
 }
@@ -288,6 +290,25 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
       if (name === SPAWN_SUBAGENT) return spawn(t, row, args, signal);
       if (name === MESSAGE_SUBAGENT) return message(t, row, args, signal);
       return fail(`unknown function ${name}`);
+    },
+
+    async recover() {
+      const turns = await withSystem(deps.db, (q) => unfinishedSubagentTurns(q));
+      for (const r of turns) {
+        try {
+          // a turn whose driver still holds its lease is driven there
+          if (r.owner_id && r.owner_id !== deps.conductor.runs.ownerId && (await deps.conductor.runs.ownerAlive(r.owner_id))) continue;
+          const error: SessionTurnError = { code: 'internal_error', message: 'the turn was interrupted: the conductor driving it stopped' };
+          const turn = await tx(r.tenant_id, (q) => updateTurn(q, r.id, { status: 'failed', error, completed: true }));
+          await deps.store.emit(r.tenant_id, r.session_id, { type: 'agent.session.turn.failed', session_id: r.session_id, turn_id: r.id, turn, usage: null });
+          const sub = await tx(r.tenant_id, (q) => getSubagent(q, r.session_id, r.subagent_id!));
+          if (sub?.status !== 'active') continue;
+          const closed = await tx(r.tenant_id, (q) => setSubagentStatus(q, sub.id, 'closed'));
+          await deps.store.emit(r.tenant_id, r.session_id, subagentEvent('closed', closed));
+        } catch (err) {
+          deps.log.warn('recovering a subagent turn failed', { sessionId: r.session_id, turnId: r.id, error: String(err) });
+        }
+      }
     },
 
     settled(timeoutMs) {
