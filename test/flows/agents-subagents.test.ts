@@ -94,6 +94,10 @@ describe('subagents', () => {
     // the session's turns include the subagent's; its items are the session's conversation only
     const allTurns = await client.beta.agents.sessions.turns.list(session.id, { order: 'asc' });
     expect(allTurns.data.map((t) => t.subagent_id)).toEqual([null, subId]);
+    // the session's usage counts the subagent's turn as well as its own
+    const totals = allTurns.data.map((t) => t.usage?.total_tokens ?? 0);
+    expect(totals.every((n) => n > 0)).toBe(true);
+    expect((await client.beta.agents.sessions.retrieve(session.id)).usage?.total_tokens).toBe(totals[0] + totals[1]);
     const sessionItems = await client.beta.agents.sessions.items.list(session.id, { order: 'asc' });
     expect(sessionItems.data.map((i) => i.type)).toEqual(['message', 'create_subagent_call', 'agent_message', 'message']);
     expect(sessionItems.data.every((i) => i.turn_id === root.turn_id)).toBe(true);

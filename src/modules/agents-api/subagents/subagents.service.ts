@@ -8,12 +8,12 @@ import type { Logger } from '../../../shared/log.ts';
 import type { EventStore } from '../events/event-store.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
 import type { SecretBox } from '../secret-box.ts';
-import { getSessionRow, insertTurn, saveItem, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
+import { getSessionRow, insertTurn, saveItem, updateSession, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
 import type { TurnEngine } from '../turns/engine.ts';
 import { MESSAGE_SUBAGENT, openSecrets, runMcpServers, sessionProfile, SPAWN_SUBAGENT } from '../turns/launch.ts';
-import { createTurnTranslator } from '../turns/translate.ts';
+import { addUsage, createTurnTranslator } from '../turns/translate.ts';
 import { createTurnIo } from '../turns/turn-io.ts';
-import { turnError, type LiveTurn } from '../turns/turn-state.ts';
+import { createLocks, turnError, type LiveTurn } from '../turns/turn-state.ts';
 import type { SessionEventBody, SessionItem, SessionTurnError } from '../wire.ts';
 import { getSubagent, insertSubagent, setSubagentStatus, subagentRunnerSessions, toSubagent, unfinishedSubagentTurns, type SubagentRow } from './subagents.repo.ts';
 
@@ -63,6 +63,8 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
   /** Subagents with a turn in flight (a second message to one of them is refused, not interleaved). */
   const busy = new Set<string>();
   let running = 0;
+  /** Serialises the subagents' additions to their session's usage. */
+  const usageLock = createLocks();
   const idleWaiters = new Set<() => void>();
 
   /** A place among the session's running subagents; waits in line when `max` run already. */
@@ -156,6 +158,7 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
       }
       await tx(tenantId, (q) => updateTurn(q, turnId, { runId }));
       signal.addEventListener('abort', cancelRun, { once: true });
+      if (signal.aborted) cancelRun(); // abandoned while the run was being created
       const events = await deps.conductor.runs.follow(tenantId, runId, 0, { keepAliveMs: deps.keepAliveMs ?? 30_000, signal });
       let terminal = false;
       for await (const e of events) {
@@ -191,12 +194,19 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
     await out.written();
     const usage = translator.usage();
     const ended = await tx(tenantId, (q) => updateTurn(q, turnId, { status, error, usage, completed: true }));
+    // the session's usage counts its subagents' turns too (added before the parent hears back, so before its turn ends)
+    if (usage) {
+      await usageLock(sessionId, async () => {
+        const before = await tx(tenantId, (q) => getSessionRow(q, sessionId));
+        if (before) await tx(tenantId, (q) => updateSession(q, sessionId, { usage: addUsage(before.usage, usage) }));
+      });
+    }
     out.emit([{ type: `agent.session.turn.${status}`, ...base, turn: ended, usage }]);
     if (status === 'completed') return { text, isError: false };
     return fail(status === 'cancelled' ? 'the subagent turn was cancelled' : `the subagent failed: ${error?.message ?? 'unknown error'}`);
   }
 
-  /** The parent turn's item for a subagent call (added now, done with `finishCall`). */
+  /** The parent turn's item for a subagent call, added now; the function returned ends it (and adds the answer). */
   function announce(t: LiveTurn, item: { id: string; type: string; [key: string]: unknown }) {
     const full: SessionItem = { ...item, status: 'in_progress', turn_id: t.turnId };
     io.emit(t, t.translator.closeMessage());
