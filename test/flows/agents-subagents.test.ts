@@ -102,6 +102,11 @@ describe('subagents', () => {
     expect(sessionItems.data.map((i) => i.type)).toEqual(['message', 'create_subagent_call', 'agent_message', 'message']);
     expect(sessionItems.data.every((i) => i.turn_id === root.turn_id)).toBe(true);
 
+    // another organisation sees none of it
+    const other = h.clientFor(await h.otherOrg('subagents-other-org'));
+    await expect(other.beta.agents.sessions.subagents.list(session.id)).rejects.toMatchObject({ status: 404 });
+    await expect(other.beta.agents.sessions.subagents.retrieve(subId, { session_id: session.id })).rejects.toMatchObject({ status: 404 });
+    await expect(other.beta.agents.sessions.subagents.items.list(subId, { session_id: session.id })).rejects.toMatchObject({ status: 404 });
     // unknown ids, and a root turn asked for under a subagent, are 404s
     await expect(client.beta.agents.sessions.subagents.retrieve('subagent_nope', { session_id: session.id })).rejects.toMatchObject({ status: 404 });
     await expect(client.beta.agents.sessions.subagents.items.list('subagent_nope', { session_id: session.id })).rejects.toMatchObject({ status: 404 });
