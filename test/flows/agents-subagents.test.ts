@@ -269,7 +269,8 @@ describe('a conductor that stops while a subagent runs', () => {
       const closed = at((e) => e.type === 'agent.session.subagent.closed');
       const rootEnd = at((e) => isTurnEnd(e) && e.turn.subagent_id === null);
       const idle = at((e) => e.type === 'agent.session.idle');
-      expect(tail[subEnd]?.type).toBe('agent.session.turn.failed');
+      const seen = tail.map((e) => `${e.type}${e.turn ? `(${e.turn.subagent_id ? 'sub' : 'root'})` : ''}`).join(' ');
+      expect(tail[subEnd]?.type, seen).toBe('agent.session.turn.failed');
       expect(tail[rootEnd]?.type).toBe('agent.session.turn.failed');
       expect(closed).toBeGreaterThan(subEnd);
       expect(idle).toBeGreaterThan(rootEnd);
