@@ -13,6 +13,7 @@ import { seedWorkspace } from '../environments/sandbox.ts';
 import type { EventStore } from '../events/event-store.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
 import { cursorPage, deletedObject, findOr404, type CursorPage, type CursorQuery } from '../../crud/index.ts';
+import type { Subagents } from '../subagents/subagents.service.ts';
 import type { TurnEngine } from '../turns/engine.ts';
 import { runtimeModelName, sealSecrets, sessionProfile } from '../turns/launch.ts';
 import { gateTurn } from '../turns/turn-gate.ts';
@@ -33,6 +34,7 @@ export interface SessionsDeps {
   store: EventStore;
   models: ModelResolver;
   engine: TurnEngine;
+  subagents: Subagents;
   log: Logger;
 }
 
@@ -128,10 +130,11 @@ export async function updateSessionMetadata(deps: SessionsDeps, tenantId: string
   return toSession(row);
 }
 
-/** Stops a live turn, ends the runner session and its profile, and deletes the session; its saved agent stays. */
+/** Stops a live turn, ends the runner sessions (its own, its subagents') and its profile, and deletes the session; its saved agent stays. */
 export async function deleteSession(deps: SessionsDeps, tenantId: string, id: string): Promise<{ id: string; deleted: true; object: 'agent.session.deleted' }> {
   await requireSession(deps.db, tenantId, id);
   await deps.engine.forget(id);
+  await deps.subagents.forget(tenantId, id);
   await deps.store.flushed(id);
   await deps.conductor.sessions.shutdown(tenantId, id, { dropProfile: true }).catch((err) => {
     if (!(err instanceof AppError && err.status === 404)) deps.log.warn('ending the runner session failed', { sessionId: id, error: String(err) });
