@@ -1,6 +1,7 @@
 import { createMCPClient, type MCPClient } from '@ai-sdk/mcp';
 import { TOOLSET_PARAM, type WorkerRunRequest } from '../../../../contracts/worker.ts';
 import { describeError } from '../../../../shared/errors.ts';
+import { tracedFetch } from './telemetry.ts';
 
 /**
  * Connects the MCP tool sources of one run: the runner's session toolkit (`sessionMcpUrl`, tools keep their names)
@@ -134,7 +135,7 @@ export async function openToolCatalog(req: WorkerRunRequest, signal: AbortSignal
       let client: MCPClient | undefined;
       try {
         client = await createMCPClient({
-          transport: { type: source.transport, url: source.url, headers: source.headers },
+          transport: { type: source.transport, url: source.url, headers: source.headers, fetch: tracedFetch },
           initializationOptions: { signal: bounded },
         });
         const tools = await listAll(client, bounded);
