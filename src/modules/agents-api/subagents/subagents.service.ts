@@ -10,7 +10,7 @@ import type { ModelResolver } from '../models/model-ref.ts';
 import type { SecretBox } from '../secret-box.ts';
 import { getSessionRow, insertTurn, saveItem, updateSession, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
 import type { TurnEngine } from '../turns/engine.ts';
-import { MESSAGE_SUBAGENT, openSecrets, runMcpServers, sessionProfile, SPAWN_SUBAGENT } from '../turns/launch.ts';
+import { MESSAGE_SUBAGENT, openSecrets, runMcpServers, sessionProfile, SPAWN_SUBAGENT, withSettings } from '../turns/launch.ts';
 import { addUsage, createTurnTranslator } from '../turns/translate.ts';
 import { createTurnIo } from '../turns/turn-io.ts';
 import { createLocks, turnError, type LiveTurn } from '../turns/turn-state.ts';
@@ -143,7 +143,7 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
     const runId = prefixedId('run', 24);
     const cancelRun = () => void deps.conductor.runs.cancel(tenantId, runId).catch(() => {});
     try {
-      const model = await deps.models.resolve(tenantId, row.agent.model);
+      const model = withSettings(await deps.models.resolve(tenantId, row.agent.model), row.agent);
       const runToken = await deps.conductor.runs.mintToken(tenantId, runId);
       // the subagent's own tools: the agent's MCP servers; function tools and subagents stay with the session's turn
       const agent = { ...row.agent, tools: row.agent.tools.filter((t) => t.type !== 'function'), multi_agent: { enabled: false, max_concurrent_subagents: null } };
