@@ -17,6 +17,10 @@ export const McpServerSpec = v.object({
   headers: v.optional(v.record(v.string(), v.string())),
   /** What the server's tool names are prefixed with for the model; default `<name>__`, `''` keeps them bare. */
   toolPrefix: v.optional(v.string()),
+  /** Only these tools of the server are offered to the model (the server's own names); absent = all. */
+  allowedTools: v.optional(v.array(v.string())),
+  /** How long one call to this server may wait for its answer (HTTP header and body timeouts); absent = fetch's own (5 min). */
+  callTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
 });
 export type McpServerSpec = v.InferOutput<typeof McpServerSpec>;
 

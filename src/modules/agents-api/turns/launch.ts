@@ -52,8 +52,20 @@ export function openSecrets(box: SecretBox, tenantId: string, sessionId: string,
   return typeof stored.sealed === 'string' ? (JSON.parse(box.open(stored.sealed, aad(tenantId, sessionId))) as SessionSecrets) : {};
 }
 
-/** The MCP servers of one run: the function-tool endpoint (bare tool names) and the agent's HTTP MCP tools. */
-export function runMcpServers(opts: { selfUrl: string; sessionId: string; runToken: string | undefined; agent: SessionAgent; secrets: SessionSecrets }): McpServerSpec[] {
+/**
+ * The MCP servers of one run: the function-tool endpoint (bare tool names; a call may wait `callTimeoutMs` for the
+ * client's answer) and the agent's HTTP MCP tools, with their `allowed_tools` and auth: the session's own
+ * `authorization`, else the vault credential's bearer (`bearers`, by label), plus static headers.
+ */
+export function runMcpServers(opts: {
+  selfUrl: string;
+  sessionId: string;
+  runToken: string | undefined;
+  agent: SessionAgent;
+  secrets: SessionSecrets;
+  bearers?: ReadonlyMap<string, string>;
+  callTimeoutMs?: number;
+}): McpServerSpec[] {
   const servers: McpServerSpec[] = [];
   if (functionTools(opts.agent).length && opts.runToken) {
     servers.push({
@@ -62,6 +74,7 @@ export function runMcpServers(opts: { selfUrl: string; sessionId: string; runTok
       url: `${opts.selfUrl}/api/agent-sessions/${encodeURIComponent(opts.sessionId)}/function-tools/mcp`,
       headers: { authorization: `Bearer ${opts.runToken}` },
       toolPrefix: '',
+      ...(opts.callTimeoutMs ? { callTimeoutMs: opts.callTimeoutMs } : {}),
     });
   }
   for (const tool of opts.agent.tools) {
@@ -70,8 +83,10 @@ export function runMcpServers(opts: { selfUrl: string; sessionId: string; runTok
     if (transport.type !== 'http' || !transport.server_url) continue; // stdio servers run in an environment, not here
     const label = tool.server_label as string;
     const secret: McpSecret = opts.secrets.mcp?.[label] ?? {};
-    const headers = { ...secret.headers, ...(secret.authorization ? { authorization: `Bearer ${secret.authorization}` } : {}) };
-    servers.push({ name: label, transport: 'http', url: transport.server_url, ...(Object.keys(headers).length ? { headers } : {}) });
+    const bearer = secret.authorization ?? opts.bearers?.get(label);
+    const headers = { ...secret.headers, ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) };
+    const allowed = tool.allowed_tools as string[] | null | undefined;
+    servers.push({ name: label, transport: 'http', url: transport.server_url, ...(Object.keys(headers).length ? { headers } : {}), ...(allowed ? { allowedTools: allowed } : {}) });
   }
   return servers;
 }

@@ -1,4 +1,5 @@
 import { createMCPClient, type MCPClient } from '@ai-sdk/mcp';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { TOOLSET_PARAM, type WorkerRunRequest } from '../../../../contracts/worker.ts';
 import { describeError } from '../../../../shared/errors.ts';
 
@@ -37,6 +38,22 @@ interface Source {
   prefix: string;
   /** Set for the session toolkit when the runner names its toolset: the connection may be kept across runs. */
   keepKey?: string;
+  /** The server's tools the model may see (absent: all). */
+  allowedTools?: readonly string[];
+  /** A longer (or shorter) wait for one call's answer than fetch's default 5 minutes (a client-executed function). */
+  callTimeoutMs?: number;
+}
+
+/**
+ * A fetch whose header and body timeouts are `ms` (undici's defaults, 5 minutes each, would end a call that waits
+ * longer for its answer, e.g. a function tool the client runs for an hour). One dispatcher per distinct timeout.
+ */
+const dispatchers = new Map<number, Agent>();
+function fetchWithTimeout(ms: number): typeof fetch {
+  let dispatcher = dispatchers.get(ms);
+  if (!dispatcher) dispatchers.set(ms, (dispatcher = new Agent({ headersTimeout: ms, bodyTimeout: ms })));
+  const d = dispatcher;
+  return ((input: string | URL | Request, init?: RequestInit) => undiciFetch(input as never, { ...(init as object), dispatcher: d } as never)) as unknown as typeof fetch;
 }
 
 type Tools = Awaited<ReturnType<typeof listAll>>;
@@ -102,6 +119,8 @@ function sourcesOf(req: WorkerRunRequest): Source[] {
       headers: server.headers,
       transport: server.transport === 'sse' ? 'sse' : 'http',
       prefix: server.toolPrefix ?? `${toolNameSafe(server.name)}__`,
+      ...(server.allowedTools ? { allowedTools: server.allowedTools } : {}),
+      ...(server.callTimeoutMs ? { callTimeoutMs: server.callTimeoutMs } : {}),
     });
   }
   return sources;
@@ -134,7 +153,7 @@ export async function openToolCatalog(req: WorkerRunRequest, signal: AbortSignal
       let client: MCPClient | undefined;
       try {
         client = await createMCPClient({
-          transport: { type: source.transport, url: source.url, headers: source.headers },
+          transport: { type: source.transport, url: source.url, headers: source.headers, ...(source.callTimeoutMs ? { fetch: fetchWithTimeout(source.callTimeoutMs) } : {}) },
           initializationOptions: { signal: bounded },
         });
         const tools = await listAll(client, bounded);
@@ -152,6 +171,7 @@ export async function openToolCatalog(req: WorkerRunRequest, signal: AbortSignal
   for (const found of connected) {
     if (!found) continue;
     for (const tool of found.tools) {
+      if (found.source.allowedTools && !found.source.allowedTools.includes(tool.name)) continue; // hidden from the model
       const name = toolNameSafe(found.source.prefix + tool.name);
       if (seen.has(name)) continue; // the session toolkit is listed first and wins a clash
       seen.add(name);
