@@ -3,6 +3,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { z } from 'zod';
 import { listen } from './listen.ts';
+import { listenTls, type TestCert } from './tls.ts';
 
 /**
  * A tiny real MCP server for tests (RUNTIMES.md §5: SDK web-standard transport in Hono, stateless JSON): an `echo`
@@ -24,7 +25,11 @@ export interface TestMcpServer {
  * `sessionToken`: like the runner's session endpoint, answer 401 unless the URL carries `?svc_worker_token=<it>`
  * (`url` then includes it), so a test proves a client keeps the query string of the URL it is given.
  */
-export async function startMcpServer(opts: { name?: string; extraTools?: number; sessionToken?: string } = {}): Promise<TestMcpServer> {
+/**
+ * `tls`: serve HTTPS with this certificate. `bearer`: answer 401 (with `WWW-Authenticate: Bearer`) to a request whose
+ * `Authorization` is not `Bearer <bearer()>`, as an MCP server behind OAuth does.
+ */
+export async function startMcpServer(opts: { name?: string; extraTools?: number; sessionToken?: string; tls?: TestCert; bearer?: () => string } = {}): Promise<TestMcpServer> {
   const calls: TestMcpServer['calls'] = [];
   const authorizations: string[] = [];
   const methods: string[] = [];
@@ -51,6 +56,7 @@ export async function startMcpServer(opts: { name?: string; extraTools?: number;
     if (opts.sessionToken && c.req.query('svc_worker_token') !== opts.sessionToken) return c.json({ error: 'invalid or missing worker token' }, 401);
     const authorization = c.req.header('authorization');
     if (authorization) authorizations.push(authorization);
+    if (opts.bearer && authorization !== `Bearer ${opts.bearer()}`) return c.json({ error: 'invalid_token' }, 401, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
     if (c.req.method === 'POST') {
       const body = (await c.req.raw.clone().json().catch(() => undefined)) as { method?: string } | Array<{ method?: string }> | undefined;
       for (const m of Array.isArray(body) ? body : body ? [body] : []) if (m.method) methods.push(m.method);
@@ -60,7 +66,7 @@ export async function startMcpServer(opts: { name?: string; extraTools?: number;
     await build().connect(transport);
     return transport.handleRequest(c.req.raw);
   });
-  const http = await listen(app.fetch);
+  const http = opts.tls ? await listenTls(app.fetch, opts.tls) : await listen(app.fetch);
   const query = opts.sessionToken ? `?svc_worker_token=${encodeURIComponent(opts.sessionToken)}` : '';
   return { url: `${http.url}/mcp${query}`, calls, authorizations, methods, close: http.close };
 }
