@@ -135,4 +135,12 @@ describe('MCP servers with vault credentials and allowed_tools', () => {
     expect(failed.type).toBe('agent.session.turn.failed');
     expect(failed.turn.error.message).toContain(`credential ${cred.id} is not in the session's vaults`);
   });
+
+  it('refuses a session whose agent has a stdio MCP server (501: not started yet) instead of running without it', async () => {
+    const agent = await h.client.beta.agents.create({ model: FAKE_MODEL, tools: [{ type: 'mcp', server_label: 'local', transport: { type: 'stdio', command: 'my-mcp', cwd: '/workspace' } }] });
+    const refused = await h.client.beta.agents.sessions.create({ agent_id: agent.id, environment: { type: 'none' } }).catch((e: { status?: number; message?: string }) => e);
+    expect((refused as { status?: number }).status).toBe(501);
+    expect((refused as { message?: string }).message).toContain('agent.tools[0].transport: stdio MCP servers are not supported yet');
+    expect((await h.client.beta.agents.sessions.list()).data.filter((s) => s.agent.id === agent.id)).toEqual([]);
+  });
 });

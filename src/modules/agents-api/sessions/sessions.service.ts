@@ -6,6 +6,7 @@ import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { prefixedId, randomId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
 import { sessionSnapshot } from '../agents/agent.config.ts';
+import { refuseStdioMcp } from '../turns/launch.ts';
 import { getAgentConfig } from '../agents/agents.service.ts';
 import type { ResourceDeps } from '../deps.ts';
 import { createEnvironment } from '../environments/environments.service.ts';
@@ -63,6 +64,7 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
   const base = agentId ? await getAgentConfig(deps, tenantId, agentId) : undefined;
   if (p.agent?.model) deps.models.parse(p.agent.model, 'agent.model');
   const { agent, secrets } = sessionSnapshot(agentId ?? prefixedId('agent', 24), base, p.agent ?? undefined);
+  refuseStdioMcp(agent.tools);
   const vaultIds = p.vault_ids ?? [];
   await checkVaults(deps.db, tenantId, vaultIds);
 

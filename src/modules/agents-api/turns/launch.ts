@@ -1,4 +1,5 @@
 import type { ProfileSpec } from '../../../contracts/runner.wire.ts';
+import { AppError } from '../../../shared/errors.ts';
 import type { McpServerSpec } from '../../../contracts/worker.ts';
 import { SANDBOX_TOOLS } from '../environments/sandbox.ts';
 import type { McpSecret, SessionSecrets } from '../agents/agent.config.ts';
@@ -89,6 +90,15 @@ export function runMcpServers(opts: {
     servers.push({ name: label, transport: 'http', url: transport.server_url, ...(Object.keys(headers).length ? { headers } : {}), ...(allowed ? { allowedTools: allowed } : {}) });
   }
   return servers;
+}
+
+/**
+ * stdio MCP servers would start inside the environment's sandbox; until they do, a session with one is refused (501)
+ * rather than run without the tools its agent names.
+ */
+export function refuseStdioMcp(tools: SessionAgent['tools']): void {
+  const i = tools.findIndex((t) => t.type === 'mcp' && (t.transport as { type?: string }).type === 'stdio');
+  if (i >= 0) throw new AppError(501, `agent.tools[${i}].transport: stdio MCP servers are not supported yet; use an http MCP server`, { code: 'not_implemented' });
 }
 
 /** The `general` runtime's model name of a session model, without its key (the profile and usage records show it). */
