@@ -11,7 +11,9 @@ import { startSvcProcess, type SvcProcess } from '../support/process.ts';
 /**
  * Two `svc serve` processes on one PostgreSQL database, driven by the `openai` 7.15.0 SDK: input posted to the
  * process that does not drive the session's turn (a message, a tool result) is handed to the one that does through
- * PostgreSQL and joins its running turn; no 409.
+ * PostgreSQL and joins its running turn; no 409. A's workers reach the function-tool endpoint through B (its
+ * SVC_CONDUCTOR_URL names B, as a Service in front of the replicas may route them), so a function call of A's turn
+ * is handed from B to A the same way.
  */
 const KEY = 'ao_test_replicasreplicasreplica01';
 const userText = (text: string) => ({ type: 'agent.session.input.message' as const, input: [{ role: 'user' as const, content: [{ type: 'input_text' as const, text }] }] });
@@ -27,7 +29,7 @@ describe('agent session input through either of two conductor processes', () => 
   beforeAll(async () => {
     db = await createTestDatabase();
     fake = await startFakeProvider();
-    const env = (name: string) => {
+    const env = (name: string, extra: Record<string, string> = {}) => {
       const dir = mkdtempSync(join(tmpdir(), `svc-agents-replica-${name}-`));
       dirs.push(dir);
       return {
@@ -42,9 +44,11 @@ describe('agent session input through either of two conductor processes', () => 
         SVC_INTERNAL_TOKEN: 'replica-internal-token',
         SVC_AGGREGATOR_FAKE_URL: fake.url,
         SVC_AGGREGATOR_FAKE_KEY: 'fake-aggregator-key',
+        ...extra,
       };
     };
-    procs = await Promise.all(['a', 'b'].map((name) => startSvcProcess([], env(name))));
+    const second = await startSvcProcess([], env('b'));
+    procs = [await startSvcProcess([], env('a', { SVC_CONDUCTOR_URL: second.url })), second];
     [a, b] = procs.map((p) => new OpenAI({ baseURL: `${p.url}/v1`, apiKey: KEY, maxRetries: 0 }));
   }, 60_000);
   afterAll(async () => {
@@ -77,7 +81,7 @@ describe('agent session input through either of two conductor processes', () => 
     expect((await a.beta.agents.sessions.turns.list(session.id)).data.map((t) => t.status)).toEqual(['completed']);
   });
 
-  it('completes the turn process A drives with a tool result posted to process B', async () => {
+  it('completes the turn process A drives with a tool result posted to process B (its function call came through B too)', async () => {
     dumpLogsOnFailure();
     const agent = await a.beta.agents.create({
       model: FAKE_MODEL,

@@ -117,7 +117,9 @@ export interface AgentSessionInboxTable {
   id: string;
   tenant_id: string;
   session_id: string;
-  events: Json;
+  events: Json | null;
+  call: Json | null;
+  result: Json | null;
   claimed_by: string | null;
   answered: Generated<boolean>;
   error: Json | null;

@@ -215,7 +215,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     return (await tx(row.tenant_id, (q) => getSessionRow(q, row.id))) ?? row;
   }
 
-  const inbox = deps.signals && createTurnInbox({ db: deps.db, signals: deps.signals, ownerId: deps.conductor.runs.ownerId, log: deps.log, isLive: (id) => live.has(id), admitHere });
+  const inbox = deps.signals && createTurnInbox({ db: deps.db, signals: deps.signals, ownerId: deps.conductor.runs.ownerId, log: deps.log, isLive: (id) => live.has(id), admitHere, callHere });
 
   function admitHere(tenantId: string, sessionId: string, events: InputEvent[]): Promise<void> {
       return locked(sessionId, async () => {
@@ -247,6 +247,29 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
       });
   }
 
+  async function callHere(tenantId: string, sessionId: string, runId: string, name: string, args: unknown, signal: AbortSignal): Promise<{ text: string; isError: boolean }> {
+    const registered = await locked(sessionId, async () => {
+      const t = live.get(sessionId);
+      if (!t || t.runId !== runId || t.cancelling || t.tenantId !== tenantId) return undefined;
+      return announceCall(deps.db, io, t, name, args);
+    });
+    if (!registered) return { text: 'this function call does not belong to a live turn of the session', isError: true };
+    const abandoned = new Promise<ToolAnswer>((resolve) => signal.addEventListener('abort', () => resolve({ success: false, error: 'the call was abandoned' }), { once: true }));
+    // past the turn's deadline the call is answered as failed (recorded like a client's failed tool_result)
+    const timer = setTimeout(() => {
+      const error = `no tool_result arrived within the turn's deadline (${Math.round(turnDeadlineMs / 1000)} s)`;
+      void locked(sessionId, async () => {
+        const t = live.get(sessionId);
+        if (t?.pending.has(registered.callId)) await answerCall(deps.db, io, t, { type: 'agent.session.input.tool_result', turn_id: t.turnId, call_id: registered.callId, success: false, error });
+      }).catch((err) => deps.log.warn('ending an unanswered function call failed', { sessionId, error: String(err) }));
+    }, turnDeadlineMs);
+    try {
+      return answerText(await Promise.race([registered.answered, abandoned]));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   return {
     async admit(tenantId, sessionId, events) {
       try {
@@ -259,26 +282,9 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     },
 
     async callFunction(tenantId, sessionId, runId, name, args, signal) {
-      const registered = await locked(sessionId, async () => {
-        const t = live.get(sessionId);
-        if (!t || t.runId !== runId || t.cancelling || t.tenantId !== tenantId) return undefined;
-        return announceCall(deps.db, io, t, name, args);
-      });
-      if (!registered) return { text: 'this function call does not belong to a live turn of the session', isError: true };
-      const abandoned = new Promise<ToolAnswer>((resolve) => signal.addEventListener('abort', () => resolve({ success: false, error: 'the call was abandoned' }), { once: true }));
-      // past the turn's deadline the call is answered as failed (recorded like a client's failed tool_result)
-      const timer = setTimeout(() => {
-        const error = `no tool_result arrived within the turn's deadline (${Math.round(turnDeadlineMs / 1000)} s)`;
-        void locked(sessionId, async () => {
-          const t = live.get(sessionId);
-          if (t?.pending.has(registered.callId)) await answerCall(deps.db, io, t, { type: 'agent.session.input.tool_result', turn_id: t.turnId, call_id: registered.callId, success: false, error });
-        }).catch((err) => deps.log.warn('ending an unanswered function call failed', { sessionId, error: String(err) }));
-      }, turnDeadlineMs);
-      try {
-        return answerText(await Promise.race([registered.answered, abandoned]));
-      } finally {
-        clearTimeout(timer);
-      }
+      // the worker's call reached a replica that does not drive the turn (a Service in front of the replicas)
+      if (!live.has(sessionId) && inbox) return inbox.handOffCall(tenantId, sessionId, { runId, name, args }, signal);
+      return callHere(tenantId, sessionId, runId, name, args, signal);
     },
 
     forget(sessionId) {

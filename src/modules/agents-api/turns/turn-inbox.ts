@@ -13,6 +13,9 @@ import type { InputEvent } from '../sessions/session.schema.ts';
  * (it has the turn live) claims the row, applies the events as if they had been posted to it, and writes its answer
  * (nothing, or the 4xx to answer with), then NOTIFYs back. The receiving replica answers its client with that.
  *
+ * A function call that a run's worker made to a replica not driving the turn (the replicas behind one Service) goes the
+ * same way: the driver announces it and waits for its `tool_result`, and writes the answer for the receiving replica.
+ *
  * If nobody claims the row (the turn ended, or its driver stopped, between the check and the hand-off), the receiving
  * replica applies the events itself once the turn is no longer driven elsewhere; a missed NOTIFY is repeated on each
  * tick. A request is never left hanging: after `waitMs` with its row unclaimed it is withdrawn and answered 503.
@@ -28,8 +31,17 @@ export interface Signals {
 /** Thrown by the engine when the session's turn is driven by another live replica: the events go through the inbox. */
 export class DrivenElsewhere extends Error {}
 
+export interface FunctionCall {
+  runId: string;
+  name: string;
+  args: unknown;
+}
+export type CallAnswer = { text: string; isError: boolean };
+
 export interface TurnInbox {
   handOff(tenantId: string, sessionId: string, events: InputEvent[]): Promise<void>;
+  /** A function call for the driver of the session's turn; resolves with its answer (or "not a live turn"). */
+  handOffCall(tenantId: string, sessionId: string, call: FunctionCall, signal: AbortSignal): Promise<CallAnswer>;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -43,6 +55,8 @@ export interface InboxDeps {
   isLive(sessionId: string): boolean;
   /** Applies events here (throws DrivenElsewhere when another replica drives the turn). */
   admitHere(tenantId: string, sessionId: string, events: InputEvent[]): Promise<void>;
+  /** Announces a function call of the live turn here and waits for its answer. */
+  callHere(tenantId: string, sessionId: string, runId: string, name: string, args: unknown, signal: AbortSignal): Promise<CallAnswer>;
   /** How often an unanswered hand-off is looked at again (default 500 ms). */
   tickMs?: number;
   /** How long an unclaimed hand-off waits before it is withdrawn with a 503 (default 30 s). */
@@ -60,7 +74,7 @@ export function createTurnInbox(deps: InboxDeps): TurnInbox {
 
   const claim = (tenantId: string, id: string) =>
     withTenant(deps.db, tenantId, (tx) =>
-      tx.updateTable('agent_session_inbox').set({ claimed_by: deps.ownerId }).where('id', '=', id).where('claimed_by', 'is', null).returning(['session_id', 'events']).executeTakeFirst(),
+      tx.updateTable('agent_session_inbox').set({ claimed_by: deps.ownerId }).where('id', '=', id).where('claimed_by', 'is', null).returning(['session_id', 'events', 'call']).executeTakeFirst(),
     );
   const unclaim = (tenantId: string, id: string) =>
     withTenant(deps.db, tenantId, (tx) => tx.updateTable('agent_session_inbox').set({ claimed_by: null }).where('id', '=', id).where('claimed_by', '=', deps.ownerId).execute());
@@ -77,6 +91,15 @@ export function createTurnInbox(deps: InboxDeps): TurnInbox {
     if (!deps.isLive(sessionId)) return;
     const row = await claim(tenantId, id);
     if (!row) return;
+    if (row.call) {
+      const c = row.call as FunctionCall;
+      const result = await deps.callHere(tenantId, row.session_id, c.runId, c.name, c.args, stopping.signal).catch((err): CallAnswer => {
+        deps.log.warn('a handed-off function call failed', { id, error: String(err) });
+        return { text: 'the function call failed on the conductor driving the turn', isError: true };
+      });
+      await withTenant(deps.db, tenantId, (tx) => tx.updateTable('agent_session_inbox').set({ answered: true, result: jsonb(result) }).where('id', '=', id).execute());
+      return deps.signals.notify(ANSWER_CHANNEL, id);
+    }
     try {
       await deps.admitHere(tenantId, row.session_id, row.events as InputEvent[]);
     } catch (err) {
@@ -126,6 +149,30 @@ export function createTurnInbox(deps: InboxDeps): TurnInbox {
       } finally {
         answerWaiters.delete(id);
         await withTenant(deps.db, tenantId, (tx) => tx.deleteFrom('agent_session_inbox').where('id', '=', id).where((eb) => eb.or([eb('answered', '=', true), eb('claimed_by', '=', deps.ownerId)])).execute()).catch(() => {});
+      }
+    },
+
+    async handOffCall(tenantId, sessionId, call, signal) {
+      const id = prefixedId('inbox', 24);
+      await withTenant(deps.db, tenantId, (tx) => tx.insertInto('agent_session_inbox').values({ id, tenant_id: tenantId, session_id: sessionId, call: jsonb(call) }).execute());
+      const payload = JSON.stringify({ t: tenantId, s: sessionId, i: id });
+      const giveUpAt = Date.now() + waitMs;
+      const gone = AbortSignal.any([signal, stopping.signal]);
+      try {
+        await deps.signals.notify(INBOX_CHANNEL, payload);
+        // a claimed call waits as long as the driver keeps it (up to the turn's deadline, its tool_result, the run's end)
+        while (!gone.aborted) {
+          const answered = new Promise<void>((resolve) => answerWaiters.set(id, resolve));
+          const row = await withTenant(deps.db, tenantId, (tx) => tx.selectFrom('agent_session_inbox').select(['claimed_by', 'answered', 'result']).where('id', '=', id).executeTakeFirst());
+          if (row?.answered) return row.result as CallAnswer;
+          if (!row || (!row.claimed_by && Date.now() > giveUpAt)) break;
+          if (!row.claimed_by) await deps.signals.notify(INBOX_CHANNEL, payload);
+          await Promise.race([answered, delay(row.claimed_by ? tickMs * 20 : tickMs, undefined, { signal: gone })]).catch(() => {});
+        }
+        return gone.aborted ? { text: 'the call was abandoned', isError: true } : { text: 'this function call does not belong to a live turn of the session', isError: true };
+      } finally {
+        answerWaiters.delete(id);
+        await withTenant(deps.db, tenantId, (tx) => tx.deleteFrom('agent_session_inbox').where('id', '=', id).execute()).catch(() => {});
       }
     },
 
