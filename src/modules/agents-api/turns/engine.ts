@@ -95,7 +95,8 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     const runId = prefixedId('run', 24);
     try {
       const model = await deps.models.resolve(t.tenantId, row.agent.model);
-      const runToken = await deps.conductor.runs.mintToken(t.tenantId, runId);
+      // the function-tool endpoint is called with it after a wait of up to the deadline: it outlives one
+      const runToken = await deps.conductor.runs.mintToken(t.tenantId, runId, 900 + Math.ceil(turnDeadlineMs / 1000));
       const secrets = openSecrets(deps.box, t.tenantId, t.sessionId, row.secrets);
       const bearers = await mcpBearers({ db: deps.db, box: deps.box }, t.tenantId, row);
       const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, runToken, agent: row.agent, secrets, bearers, callTimeoutMs: turnDeadlineMs });
