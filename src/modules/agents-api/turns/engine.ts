@@ -216,7 +216,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     return (await tx(row.tenant_id, (q) => getSessionRow(q, row.id))) ?? row;
   }
 
-  const inbox = deps.signals && createTurnInbox({ db: deps.db, signals: deps.signals, ownerId: deps.conductor.runs.ownerId, log: deps.log, isLive: (id) => live.has(id), admitHere, callHere });
+  const inbox = deps.signals && createTurnInbox({ db: deps.db, signals: deps.signals, ownerId: deps.conductor.runs.ownerId, log: deps.log, isLive: (id) => live.has(id), ownerAlive: (o) => deps.conductor.runs.ownerAlive(o), admitHere, callHere });
 
   function admitHere(tenantId: string, sessionId: string, events: InputEvent[]): Promise<void> {
       return locked(sessionId, async () => {

@@ -53,6 +53,8 @@ export interface InboxDeps {
   log: Logger;
   /** Whether this replica drives the session's turn now. */
   isLive(sessionId: string): boolean;
+  /** Whether a replica (its lease owner id) is alive: a row claimed by a dead one is released for another. */
+  ownerAlive(ownerId: string): Promise<boolean>;
   /** Applies events here (throws DrivenElsewhere when another replica drives the turn). */
   admitHere(tenantId: string, sessionId: string, events: InputEvent[]): Promise<void>;
   /** Announces a function call of the live turn here and waits for its answer. */
@@ -76,8 +78,13 @@ export function createTurnInbox(deps: InboxDeps): TurnInbox {
     withTenant(deps.db, tenantId, (tx) =>
       tx.updateTable('agent_session_inbox').set({ claimed_by: deps.ownerId }).where('id', '=', id).where('claimed_by', 'is', null).returning(['session_id', 'events', 'call']).executeTakeFirst(),
     );
-  const unclaim = (tenantId: string, id: string) =>
-    withTenant(deps.db, tenantId, (tx) => tx.updateTable('agent_session_inbox').set({ claimed_by: null }).where('id', '=', id).where('claimed_by', '=', deps.ownerId).execute());
+  const unclaim = (tenantId: string, id: string, owner = deps.ownerId) =>
+    withTenant(deps.db, tenantId, (tx) => tx.updateTable('agent_session_inbox').set({ claimed_by: null }).where('id', '=', id).where('claimed_by', '=', owner).execute());
+  /** A row claimed by a replica that has since stopped is released (checked once the first wait is over). */
+  async function releaseIfOrphaned(tenantId: string, id: string, claimedBy: string | null, since: number): Promise<void> {
+    if (!claimedBy || claimedBy === deps.ownerId || Date.now() < since) return;
+    if (!(await deps.ownerAlive(claimedBy))) await unclaim(tenantId, id, claimedBy);
+  }
 
   async function answer(tenantId: string, id: string, err: unknown): Promise<void> {
     const error: StoredError | null = err === undefined ? null : isAppError(err) ? { status: err.status, message: err.message, code: err.code, extra: err.extra, headers: err.headers } : { status: 500, message: 'applying the input failed on the conductor driving the turn' };
@@ -126,6 +133,7 @@ export function createTurnInbox(deps: InboxDeps): TurnInbox {
             if (e) throw new AppError(e.status, e.message, { code: e.code, extra: e.extra, headers: e.headers });
             return;
           }
+          await releaseIfOrphaned(tenantId, id, row.claimed_by, giveUpAt);
           if (!row.claimed_by) {
             // nobody drives the turn elsewhere any more (it ended, or its driver stopped): apply the events here
             if (await claim(tenantId, id)) {
@@ -165,6 +173,7 @@ export function createTurnInbox(deps: InboxDeps): TurnInbox {
           const answered = new Promise<void>((resolve) => answerWaiters.set(id, resolve));
           const row = await withTenant(deps.db, tenantId, (tx) => tx.selectFrom('agent_session_inbox').select(['claimed_by', 'answered', 'result']).where('id', '=', id).executeTakeFirst());
           if (row?.answered) return row.result as CallAnswer;
+          if (row) await releaseIfOrphaned(tenantId, id, row.claimed_by, giveUpAt);
           if (!row || (!row.claimed_by && Date.now() > giveUpAt)) break;
           if (!row.claimed_by) await deps.signals.notify(INBOX_CHANNEL, payload);
           await Promise.race([answered, delay(row.claimed_by ? tickMs * 20 : tickMs, undefined, { signal: gone })]).catch(() => {});
