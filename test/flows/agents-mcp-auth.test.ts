@@ -50,7 +50,7 @@ describe('MCP servers with vault credentials and allowed_tools', () => {
     return events as unknown as Array<{ type: string; [k: string]: unknown }>;
   };
 
-  it('calls an MCP server with the bearer of a static_bearer credential, and offers only its allowed_tools', async () => {
+  it('calls an MCP server with the bearer of a static_bearer credential and its static headers, and offers only its allowed_tools', async () => {
     const vault = await h.client.beta.agents.vaults.create({ name: 'team' });
     const cred = await h.client.beta.agents.vaults.credentials.create(vault.id, {
       name: 'docs',
@@ -58,7 +58,7 @@ describe('MCP servers with vault credentials and allowed_tools', () => {
     });
     const agent = await h.client.beta.agents.create({
       model: FAKE_MODEL,
-      tools: [{ type: 'mcp', server_label: 'docs', transport: { type: 'http', server_url: bearerServer.url }, allowed_tools: ['echo'], credential_id: cred.id }],
+      tools: [{ type: 'mcp', server_label: 'docs', transport: { type: 'http', server_url: bearerServer.url, headers: { 'X-Team': 'blue' } }, allowed_tools: ['echo'], credential_id: cred.id }],
     });
     const session = await h.client.beta.agents.sessions.create({ agent_id: agent.id, environment: { type: 'none' }, vault_ids: [vault.id] });
     const before = modelRequests(h.fake).length;
@@ -68,6 +68,9 @@ describe('MCP servers with vault credentials and allowed_tools', () => {
     expect(textOf(events as never)).toContain('TOOL-RESULT-SEEN: echo: hello');
     expect(bearerServer.calls).toEqual([{ name: 'echo', args: { message: 'hello' } }]);
     expect(new Set(bearerServer.authorizations)).toEqual(new Set(['Bearer vault-bearer-token']));
+    // the agent's static headers travel with the credential's bearer
+    expect(bearerServer.extraHeaders.length).toBeGreaterThan(0);
+    expect(bearerServer.extraHeaders.every((h) => h['x-team'] === 'blue')).toBe(true);
 
     // the model was offered docs__echo and not docs__fail (not in allowed_tools)
     const offered = modelRequests(h.fake).slice(before).map((r) => JSON.stringify(r.body.tools ?? []));

@@ -16,6 +16,8 @@ export interface TestMcpServer {
   calls: Array<{ name: string; args: unknown }>;
   /** The `authorization` header of every request that carried one (header-forwarding tests). */
   authorizations: string[];
+  /** The `x-*` headers of every request (static headers a client was configured with). */
+  extraHeaders: Array<Record<string, string>>;
   /** The JSON-RPC method of every request, in order (`initialize`, `tools/list`, `tools/call`, …). */
   methods: string[];
   close(): Promise<void>;
@@ -32,6 +34,7 @@ export interface TestMcpServer {
 export async function startMcpServer(opts: { name?: string; extraTools?: number; sessionToken?: string; tls?: TestCert; bearer?: () => string } = {}): Promise<TestMcpServer> {
   const calls: TestMcpServer['calls'] = [];
   const authorizations: string[] = [];
+  const extraHeaders: Array<Record<string, string>> = [];
   const methods: string[] = [];
   const build = () => {
     const server = new McpServer({ name: opts.name ?? 'test-mcp', version: '1.0.0' });
@@ -56,6 +59,7 @@ export async function startMcpServer(opts: { name?: string; extraTools?: number;
     if (opts.sessionToken && c.req.query('svc_worker_token') !== opts.sessionToken) return c.json({ error: 'invalid or missing worker token' }, 401);
     const authorization = c.req.header('authorization');
     if (authorization) authorizations.push(authorization);
+    extraHeaders.push(Object.fromEntries([...c.req.raw.headers].filter(([k]) => k.startsWith('x-'))));
     if (opts.bearer && authorization !== `Bearer ${opts.bearer()}`) return c.json({ error: 'invalid_token' }, 401, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
     if (c.req.method === 'POST') {
       const body = (await c.req.raw.clone().json().catch(() => undefined)) as { method?: string } | Array<{ method?: string }> | undefined;
@@ -68,5 +72,5 @@ export async function startMcpServer(opts: { name?: string; extraTools?: number;
   });
   const http = opts.tls ? await listenTls(app.fetch, opts.tls) : await listen(app.fetch);
   const query = opts.sessionToken ? `?svc_worker_token=${encodeURIComponent(opts.sessionToken)}` : '';
-  return { url: `${http.url}/mcp${query}`, calls, authorizations, methods, close: http.close };
+  return { url: `${http.url}/mcp${query}`, calls, authorizations, extraHeaders, methods, close: http.close };
 }
