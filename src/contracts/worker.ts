@@ -12,8 +12,14 @@ export type WorkerMode = (typeof WORKER_MODES)[number];
 
 export const McpServerSpec = v.object({
   name: v.pipe(v.string(), v.minLength(1)),
+  /** `http` (default) or `sse`: at `url`; `stdio`: `command` started by the runner in the session's sandbox for the run. */
   transport: v.optional(v.string(), 'http'),
-  url: v.pipe(v.string(), v.url()),
+  url: v.optional(v.pipe(v.string(), v.url())),
+  command: v.optional(v.pipe(v.string(), v.minLength(1))),
+  args: v.optional(v.array(v.string())),
+  /** Working directory inside the sandbox (`/workspace…` is the session's `/work…`). */
+  cwd: v.optional(v.string()),
+  env: v.optional(v.record(v.string(), v.string())),
   headers: v.optional(v.record(v.string(), v.string())),
   /** What the server's tool names are prefixed with for the model; default `<name>__`, `''` keeps them bare. */
   toolPrefix: v.optional(v.string()),

@@ -1,8 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect, FAKE_MODEL, isTurnEnd, startAgentsHarness, textOf, type AgentsHarness } from '../support/agents.ts';
 import { modelRequests } from '../support/fake-provider.ts';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.ts';
+import { processesMentioning } from '../support/proc-table.ts';
 import { listenTls, selfSignedCert, trustCert, type TestCert } from '../support/tls.ts';
 import type { Listening } from '../support/listen.ts';
 
@@ -139,11 +143,64 @@ describe('MCP servers with vault credentials and allowed_tools', () => {
     expect(failed.turn.error.message).toContain(`credential ${cred.id} is not in the session's vaults`);
   });
 
-  it('refuses a session whose agent has a stdio MCP server (501: not started yet) instead of running without it', async () => {
+  it('starts a stdio MCP server inside the environment sandbox for the turn, with its env, cwd and allowed_tools', async () => {
+    // a minimal stdio MCP server (newline-delimited JSON-RPC) for the system's node, seeded into the workspace
+    const server = `
+      const fs = require('fs');
+      const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
+      require('readline').createInterface({ input: process.stdin }).on('line', (line) => {
+        const msg = JSON.parse(line);
+        if (msg.id === undefined) return;
+        if (msg.method === 'initialize') return send({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'local', version: '1.0.0' } } });
+        if (msg.method === 'tools/list') return send({ jsonrpc: '2.0', id: msg.id, result: { tools: [
+          { name: 'where', description: 'Where the server runs', inputSchema: { type: 'object', properties: { probe: { type: 'string' } } } },
+          { name: 'hidden', description: 'Not allowed', inputSchema: { type: 'object', properties: {} } },
+        ] } });
+        if (msg.method === 'tools/call') {
+          const probe = msg.params.arguments.probe;
+          const text = JSON.stringify({ cwd: process.cwd(), notes: fs.readFileSync('notes.md', 'utf8'), token: process.env.LOCAL_TOKEN, hostVisible: fs.existsSync(probe) });
+          return send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text }] } });
+        }
+        send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'no such method' } });
+      });`;
+    const hostDir = mkdtempSync(join(tmpdir(), 'svc-host-only-'));
+    const script = `mcp-${Date.now().toString(36)}-${process.pid}.js`;
+    try {
+      const session = await h.client.beta.agents.sessions.create({
+        agent: {
+          model: FAKE_MODEL,
+          tools: [{ type: 'mcp', server_label: 'local', transport: { type: 'stdio', command: 'node', args: [script], cwd: '/workspace', env: { LOCAL_TOKEN: 'from-env' } }, allowed_tools: ['where'] }],
+        },
+        environment: {
+          type: 'openai_hosted',
+          files: [
+            { type: 'inline', path: `/workspace/${script}`, data: Buffer.from(server).toString('base64') },
+            { type: 'inline', path: '/workspace/notes.md', data: Buffer.from('seeded').toString('base64') },
+          ],
+        },
+      });
+      const before = modelRequests(h.fake).length;
+      const events = await turn(session.id, `CALL_TOOL local__where ${JSON.stringify({ probe: hostDir })}`);
+      expect(events.at(-1)!.type).toBe('agent.session.turn.completed');
+      const seen = /TOOL-RESULT-SEEN: (\{.*\})/.exec(textOf(events as never));
+      expect(seen, textOf(events as never)).not.toBeNull();
+      // in the session's workspace, with its env, and blind to the host's folders
+      expect(JSON.parse(seen![1])).toEqual({ cwd: '/work', notes: 'seeded', token: 'from-env', hostVisible: false });
+      const offered = modelRequests(h.fake).slice(before).map((r) => JSON.stringify(r.body.tools ?? []));
+      expect(offered[0]).toContain('local__where');
+      expect(offered[0]).not.toContain('local__hidden');
+      // the server lived for the run only
+      await expect.poll(() => processesMentioning(script).length, { timeout: 10_000 }).toBe(0);
+    } finally {
+      rmSync(hostDir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a stdio MCP server in a session without an environment (400)', async () => {
     const agent = await h.client.beta.agents.create({ model: FAKE_MODEL, tools: [{ type: 'mcp', server_label: 'local', transport: { type: 'stdio', command: 'my-mcp', cwd: '/workspace' } }] });
     const refused = await h.client.beta.agents.sessions.create({ agent_id: agent.id, environment: { type: 'none' } }).catch((e: { status?: number; message?: string }) => e);
-    expect((refused as { status?: number }).status).toBe(501);
-    expect((refused as { message?: string }).message).toContain('agent.tools[0].transport: stdio MCP servers are not supported yet');
+    expect((refused as { status?: number }).status).toBe(400);
+    expect((refused as { message?: string }).message).toContain("agent.tools[0].transport: a stdio MCP server runs in the session's environment");
     expect((await h.client.beta.agents.sessions.list()).data.filter((s) => s.agent.id === agent.id)).toEqual([]);
   });
 });

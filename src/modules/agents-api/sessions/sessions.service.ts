@@ -64,7 +64,7 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
   const base = agentId ? await getAgentConfig(deps, tenantId, agentId) : undefined;
   if (p.agent?.model) deps.models.parse(p.agent.model, 'agent.model');
   const { agent, secrets } = sessionSnapshot(agentId ?? prefixedId('agent', 24), base, p.agent ?? undefined);
-  refuseStdioMcp(agent.tools);
+  refuseStdioMcp(agent.tools, p.environment);
   const vaultIds = p.vault_ids ?? [];
   await checkVaults(deps.db, tenantId, vaultIds);
 

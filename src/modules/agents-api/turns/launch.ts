@@ -81,24 +81,45 @@ export function runMcpServers(opts: {
   for (const tool of opts.agent.tools) {
     if (tool.type !== 'mcp') continue;
     const transport = tool.transport as { type: string; server_url?: string };
-    if (transport.type !== 'http' || !transport.server_url) continue; // stdio servers run in an environment, not here
     const label = tool.server_label as string;
     const secret: McpSecret = opts.secrets.mcp?.[label] ?? {};
+    const allowedTools = tool.allowed_tools as string[] | null | undefined;
+    if (transport.type === 'stdio') {
+      // started by the runner inside the environment's sandbox for the run (refused at session creation without one)
+      const stdio = tool.transport as { command: string; cwd?: string; args?: string[] | null };
+      servers.push({
+        name: label,
+        transport: 'stdio',
+        command: stdio.command,
+        ...(stdio.args?.length ? { args: stdio.args } : {}),
+        ...(stdio.cwd ? { cwd: stdio.cwd } : {}),
+        ...(secret.env ? { env: secret.env } : {}),
+        ...(allowedTools ? { allowedTools } : {}),
+      });
+      continue;
+    }
+    if (transport.type !== 'http' || !transport.server_url) continue;
     const bearer = secret.authorization ?? opts.bearers?.get(label);
     const headers = { ...secret.headers, ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) };
-    const allowed = tool.allowed_tools as string[] | null | undefined;
-    servers.push({ name: label, transport: 'http', url: transport.server_url, ...(Object.keys(headers).length ? { headers } : {}), ...(allowed ? { allowedTools: allowed } : {}) });
+    servers.push({ name: label, transport: 'http', url: transport.server_url, ...(Object.keys(headers).length ? { headers } : {}), ...(allowedTools ? { allowedTools } : {}) });
   }
   return servers;
 }
 
 /**
- * stdio MCP servers would start inside the environment's sandbox; until they do, a session with one is refused (501)
- * rather than run without the tools its agent names.
+ * stdio MCP servers start inside the environment's sandbox, so a session without one (`environment: none`) cannot
+ * have them (400); `env_vars` (values taken from the environment) are not supported yet (501).
  */
-export function refuseStdioMcp(tools: SessionAgent['tools']): void {
-  const i = tools.findIndex((t) => t.type === 'mcp' && (t.transport as { type?: string }).type === 'stdio');
-  if (i >= 0) throw new AppError(501, `agent.tools[${i}].transport: stdio MCP servers are not supported yet; use an http MCP server`, { code: 'not_implemented' });
+export function refuseStdioMcp(tools: SessionAgent['tools'], environment: { type: string }): void {
+  tools.forEach((t, i) => {
+    if (t.type !== 'mcp') return;
+    const transport = t.transport as { type?: string; env_vars?: string[] | null };
+    if (transport.type !== 'stdio') return;
+    if (environment.type === 'none') {
+      throw new AppError(400, `agent.tools[${i}].transport: a stdio MCP server runs in the session's environment; environment none has none`, { code: 'invalid_request_error' });
+    }
+    if (transport.env_vars?.length) throw new AppError(501, `agent.tools[${i}].transport.env_vars: not supported yet; give the values in env`, { code: 'not_implemented' });
+  });
 }
 
 /** The `general` runtime's model name of a session model, without its key (the profile and usage records show it). */

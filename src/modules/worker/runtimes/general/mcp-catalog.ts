@@ -113,6 +113,7 @@ function sourcesOf(req: WorkerRunRequest): Source[] {
   const sources: Source[] = [];
   if (req.sessionMcpUrl) sources.push({ label: 'session toolkit', url: req.sessionMcpUrl, headers: undefined, transport: 'http', prefix: '', keepKey: keepKeyOf(req.sessionMcpUrl) });
   for (const server of req.mcpServers ?? []) {
+    if (!server.url) continue; // a stdio server the runner did not start (noted by openToolCatalog)
     sources.push({
       label: `MCP server ${server.name}`,
       url: server.url,
@@ -144,6 +145,7 @@ export async function openToolCatalog(req: WorkerRunRequest, signal: AbortSignal
   const entries: CatalogEntry[] = [];
   const seen = new Set<string>();
   if (!req.sessionMcpUrl) notes.push('session toolkit unavailable: no sessionMcpUrl given; continuing without it');
+  for (const s of req.mcpServers ?? []) if (!s.url) notes.push(`MCP server ${s.name} unavailable: a ${s.transport} server is started by the runner, and none was; continuing without it`);
 
   const connected = await Promise.all(
     sourcesOf(req).map(async (source) => {
