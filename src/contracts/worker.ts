@@ -30,6 +30,12 @@ export const McpServerSpec = v.object({
 });
 export type McpServerSpec = v.InferOutput<typeof McpServerSpec>;
 
+/** What a profile may name: a server at a URL (a stdio server exists only as one run's, started by the runner). */
+export const ProfileMcpServerSpec = v.object({
+  ...v.omit(McpServerSpec, ['url', 'command', 'args', 'cwd', 'env']).entries,
+  url: v.pipe(v.string(), v.url()),
+});
+
 /**
  * A resolved skill. Between conductor and runner a packaged skill's resources carry `content` (base64) and
  * `executable`; the runner writes them under `dir` in the session (`/work/.skills/<name>`) and forwards the skill to
