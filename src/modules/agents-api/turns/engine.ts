@@ -99,7 +99,8 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
       const runToken = await deps.conductor.runs.mintToken(t.tenantId, runId, 900 + Math.ceil(turnDeadlineMs / 1000));
       const secrets = openSecrets(deps.box, t.tenantId, t.sessionId, row.secrets);
       const bearers = await mcpBearers({ db: deps.db, box: deps.box }, t.tenantId, row);
-      const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, runToken, agent: row.agent, secrets, bearers, callTimeoutMs: turnDeadlineMs });
+      // the worker waits a minute longer than the deadline, so the call ends with the deadline's answer, not a timeout
+      const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, runToken, agent: row.agent, secrets, bearers, callTimeoutMs: turnDeadlineMs + 60_000 });
       const profile = sessionProfile(row.profile_name, row.agent, row.environment, model.model);
       const body = { id: runId, profile: row.profile_name, sessionId: t.sessionId, prompt: promptOf(messages) };
       const keySource = deps.models.parse(row.agent.model).kind === 'byok' ? 'tenant' : 'platform';
