@@ -14,6 +14,10 @@ COPY package.json package-lock.json ./
 # installs PostgreSQL for the image's platform (@embedded-postgres/linux-<arch>, its install script approved in
 # package.json allowScripts): the all-in-one server runs it as a child process, as the user `node`, in /data/pg.
 RUN npm ci --omit=dev --no-audit --no-fund
+# The Claude Code and Codex SDKs (runtime_a, runtime_b): optional peer dependencies that `npm ci` leaves out, added at
+# the versions package.json pins (what `npm run install:runtimes` does in a clone; the slim stage removes them again).
+RUN npm install --no-save --save-optional --omit=dev --no-audit --no-fund \
+      $(node -p "Object.entries(require('./package.json').peerDependencies).map(([n, v]) => n + '@' + v).join(' ')")
 
 # The slim dependencies: the same tree less the optional Claude Agent SDK and Codex SDK packages and the per-platform
 # packages that carry their native binaries. svc imports them on first use of runtime_a or runtime_b only, and says

@@ -29,7 +29,25 @@ export interface RoleSpec {
   inProcessBeside?: RoleName;
   /** Defaults that hold when this role is the only one in its process (a worker container). */
   aloneDefaults?: { workerMode?: WorkerMode; workerStateDir?: string };
+  /**
+   * A mode without a port, taken when this role is the only one in its process and `applies(config)`: `svc serve`
+   * starts it instead of the HTTP server (a sandbox worker in outbound client mode).
+   */
+  portless?: PortlessMode;
   build(ctx: RoleContext): Promise<BuiltModule>;
+}
+
+/** A role's mode without a port: what it is (for messages), when it applies, and how it starts. */
+export interface PortlessMode {
+  what: string;
+  applies(config: Config): boolean;
+  start(config: Config): Promise<PortlessProcess>;
+}
+
+export interface PortlessProcess {
+  /** Settles when it has stopped on its own (a shutdown command) or after `stop()`. */
+  done: Promise<void>;
+  stop(): Promise<void>;
 }
 
 /** What `buildApp` hands each role's build. */
@@ -82,6 +100,16 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
     healthz: false,
     inProcessBeside: 'runner',
     aloneDefaults: { workerMode: 'general', workerStateDir: '/var/svc/state' },
+    // SVC_RUNNER_URL and SVC_WORKER_TOKEN: one session driven by a runner's callback protocol (modules/worker/outbound.ts);
+    // the sandbox substrates start workers this way.
+    portless: {
+      what: 'the outbound worker',
+      applies: (config) => Boolean(config.worker.runnerUrl && config.worker.workerToken),
+      async start(config) {
+        const { startOutboundWorker } = await import('../modules/worker/index.ts');
+        return startOutboundWorker({ config: config.worker });
+      },
+    },
     async build(ctx) {
       const { createWorker } = await import('../modules/worker/index.ts');
       const worker = createWorker({ config: ctx.config.worker });
@@ -90,7 +118,7 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
   },
   runner: {
     description: 'live sessions, toolkit, MCP, VFS, worker leases',
-    mounts: ['/runner/*'],
+    mounts: ['/runner/*', '/worker/sessions/*'],
     needsDatabase: false,
     requiredOutsideDev: [],
     keepsAgentFiles: true,
@@ -133,8 +161,8 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
     },
   },
   conductor: {
-    description: 'control plane: tenants, keys, profiles, runs, events; the /v1 agents API',
-    mounts: ['/api/*', '/v1/*'],
+    description: 'control plane: tenants, keys, profiles, runs, events, its features (billing, publishing, automations, workflows, kits, …); the /v1 agents API',
+    mounts: ['/api/*', '/v1/*', '/chat/*', '/dashboard/*'],
     needsDatabase: true,
     requiredOutsideDev: ['AGENT_API_KEY_PEPPER', 'SVC_SECRETS_KEY'],
     keepsAgentFiles: false,

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { Config } from '../config/config.ts';
 import { configureLogging, createLogger } from '../shared/log.ts';
+import { startTracing, type Tracing } from '../shared/tracing/index.ts';
 import { buildApp, type BuiltApp } from './app.ts';
 import { VERSION } from './version.ts';
 
@@ -22,6 +23,8 @@ const log = createLogger('server');
 
 export async function startServer(config: Config): Promise<RunningServer> {
   configureLogging({ level: config.logLevel });
+  // the SDK is imported only when OTEL_* asks for traces (config.otel); otherwise the API stays a no-op
+  const tracing: Tracing | undefined = config.otel ? await startTracing(config.otel, { role: config.roles.join(','), version: VERSION }) : undefined;
   let handler: (req: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
   const server: ServerType = serve({ fetch: (req) => handler(req), port: config.port, hostname: config.host });
   await new Promise<void>((resolve, reject) => {
@@ -36,6 +39,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     built = await buildApp(config, { selfUrl: url, version: VERSION });
   } catch (err) {
     await new Promise((r) => server.close(r));
+    await tracing?.shutdown();
     throw err;
   }
   handler = built.app.fetch;
@@ -58,6 +62,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         await closed;
         clearTimeout(timer);
         await built.close();
+        await tracing?.shutdown().catch((err: unknown) => log.warn('flushing traces failed', { error: String(err) }));
         log.info('stopped', { url });
       })();
       return stopping;

@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty';
 import { loadConfig, ConfigError } from '../config/config.ts';
-import { isOutboundWorker, startOutbound, startServer } from '../app/index.ts';
+import { portlessModeOf, startPortless, startServer } from '../app/index.ts';
 import { PrivilegedRoleError } from '../db/index.ts';
 import { describeError } from '../shared/errors.ts';
 import { createLogger } from '../shared/log.ts';
@@ -25,17 +25,18 @@ export default defineCommand({
       }
       throw err;
     }
-    if (isOutboundWorker(config)) {
-      // outbound worker mode: no port; ends on the runner's shutdown command or a signal, after saving its state
-      let worker;
+    const portless = portlessModeOf(config);
+    if (portless) {
+      // no port (the outbound worker): ends on its own (the runner's shutdown command) or on a signal, after saving its state
+      let running;
       try {
-        worker = await startOutbound(config);
+        running = await startPortless(portless, config);
       } catch (err) {
-        process.stderr.write(`svc: cannot start the outbound worker: ${describeError(err)}\n`);
+        process.stderr.write(`svc: cannot start ${portless.what}: ${describeError(err)}\n`);
         process.exit(2);
       }
-      for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, () => void worker.stop());
-      await worker.done;
+      for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, () => void running.stop());
+      await running.done;
       process.exit(0);
     }
     let server;

@@ -28,6 +28,29 @@ describe('loadConfig', () => {
     });
   });
 
+  it('turns trace export on only when the OTEL_* variables ask for it, per the OpenTelemetry environment spec', () => {
+    expect(loadConfig({}).otel).toBeUndefined();
+    expect(loadConfig({ OTEL_SERVICE_NAME: 'svc-eu' }).otel).toBeUndefined(); // a name alone exports nothing
+    const on = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'svc-eu', SVC_ROLE: 'worker' });
+    expect(on.otel).toEqual({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'svc-eu' });
+    expect(on.worker.otel).toBe(on.otel); // Claude Code and Codex get the same variables
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }).otel).toBeDefined();
+    expect(loadConfig({ OTEL_TRACES_EXPORTER: 'console' }).otel).toBeDefined();
+    expect(loadConfig({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).otel).toBeUndefined();
+    expect(loadConfig({ OTEL_SDK_DISABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).otel).toBeUndefined();
+    expect(loadConfig({ OTEL_SDK_DISABLED: 'false', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).otel).toBeDefined();
+  });
+
+  it.each([
+    [{ OTEL_TRACES_EXPORTER: 'zipkin' }, 'OTEL_TRACES_EXPORTER', /got "zipkin"; allowed: otlp, console, none/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, 'OTEL_EXPORTER_OTLP_PROTOCOL', /got "grpc"; allowed: http\/protobuf, http\/json \(OTLP over gRPC is not bundled\)/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT', /an http\(s\) URL/],
+  ])('refuses OTEL settings it cannot honour: %o', (env, variable, message) => {
+    const err = configError(env);
+    expect(err.variable).toBe(variable);
+    expect(err.message).toMatch(message);
+  });
+
   it('accepts comma lists of roles and lets flags win over the environment', () => {
     expect(loadConfig({ SVC_ROLE: 'runner' }, { role: 'conductor,worker' }).roles).toEqual(['conductor', 'worker']);
     expect(loadConfig({ PORT: '9000' }, { port: '9100' }).port).toBe(9100);

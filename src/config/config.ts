@@ -50,6 +50,11 @@ export interface Config {
    * generated and kept in the secrets folder, so split roles on one machine sharing SVC_DATA_DIR agree on it.
    */
   internalToken: string | undefined;
+  /**
+   * OpenTelemetry: the OTEL_* variables when they ask for trace export (an OTLP endpoint, or OTEL_TRACES_EXPORTER
+   * `otlp`/`console`, and OTEL_SDK_DISABLED not `true`), else undefined: no SDK is loaded (src/shared/tracing).
+   */
+  otel?: Readonly<Record<string, string>>;
   conductor: {
     runners: readonly string[];
     /** Stable id of this conductor process (SVC_INSTANCE_ID); random per boot when unset. */
@@ -123,6 +128,8 @@ export interface Config {
     relay?: { port: number; socketPath: string };
     /** Provider variables (OPENAI_API_KEY, ANTHROPIC_BASE_URL, …) passed through to the runtimes. */
     providerEnv: Readonly<Record<string, string>>;
+    /** `otel` again: Claude Code and Codex get these variables so their own spans join the run's trace. */
+    otel?: Readonly<Record<string, string>>;
   };
   /** The /v1 agents API (conductor role). */
   agents: {
@@ -298,6 +305,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
   if (appEnv !== 'dev' && traits.internalCallsCross(runners.length > 0) && !internalToken) {
     throw new ConfigError('SVC_INTERNAL_TOKEN', `required when AGENT_ORC_ENV is "${appEnv}" (not dev) and conductor and runner run in separate processes`);
   }
+  const otel = otelOf(env);
   const childEnvAllow = (env.AGENT_WORKER_CHILD_ENV_ALLOW ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 
   const config: Config = {
@@ -324,6 +332,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       secretsKey,
     },
     internalToken,
+    otel,
     conductor: {
       runners,
       instanceId: env.SVC_INSTANCE_ID || undefined,
@@ -362,6 +371,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       protocol,
       relay: relayOf(env.SVC_WORKER_RELAY),
       providerEnv,
+      otel,
     },
     agents: {
       rateLimitPerKey: int('SVC_RATE_LIMIT_PER_KEY', env.SVC_RATE_LIMIT_PER_KEY, 300, 1, 1_000_000),
@@ -399,6 +409,33 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
 function isWithin(inner: string, outer: string): boolean {
   const rel = relative(outer, inner);
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+const TRACE_EXPORTERS = ['otlp', 'console', 'none'];
+const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'];
+
+/**
+ * The OTEL_* variables when they ask for traces, per the OpenTelemetry environment specification: OTEL_SDK_DISABLED
+ * `true` turns everything off; OTEL_TRACES_EXPORTER names the exporters (`none` alone: off); without it an OTLP
+ * endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) turns OTLP export on. Exporters and
+ * protocols that are not bundled (zipkin, grpc) are refused rather than silently dropped.
+ */
+function otelOf(env: Record<string, string | undefined>): Readonly<Record<string, string>> | undefined {
+  const vars: Record<string, string> = {};
+  for (const [k, val] of Object.entries(env)) if (k.startsWith('OTEL_') && val) vars[k] = val;
+  if (vars.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
+  const exporters = vars.OTEL_TRACES_EXPORTER?.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const name of exporters ?? []) {
+    if (!TRACE_EXPORTERS.includes(name)) throw new ConfigError('OTEL_TRACES_EXPORTER', `got "${name}"; allowed: ${TRACE_EXPORTERS.join(', ')} (a comma list)`);
+  }
+  const wanted = exporters ? exporters.some((e) => e !== 'none') : !!(vars.OTEL_EXPORTER_OTLP_ENDPOINT || vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+  if (!wanted) return undefined;
+  for (const name of ['OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL']) {
+    const value = vars[name];
+    if (value !== undefined && !OTLP_PROTOCOLS.includes(value)) throw new ConfigError(name, `got "${value}"; allowed: ${OTLP_PROTOCOLS.join(', ')} (OTLP over gRPC is not bundled)`);
+  }
+  for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) url(name, vars[name]);
+  return Object.freeze(vars);
 }
 
 function aggregatorsOf(env: Record<string, string | undefined>): Record<string, { url: string; key: string | undefined }> {

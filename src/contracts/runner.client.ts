@@ -17,6 +17,7 @@ import type {
   ToolSpec,
 } from './runner.wire.ts';
 import { CallError, send, throwForStatus, transportMessage, trimBase, type FetchLike } from './http-client.ts';
+import { injectTrace } from '../shared/tracing/index.ts';
 
 export type * from './runner.wire.ts';
 export { CallError, type FetchLike } from './http-client.ts';
@@ -93,6 +94,7 @@ export function createRunnerClient(opts: { baseUrl: string; fetch?: FetchLike; i
     if (opts.internalToken) headers[INTERNAL_TOKEN_HEADER] = `Bearer ${opts.internalToken}`;
     if (o.tenant !== undefined) headers[TENANT_HEADER] = o.tenant;
     if (o.json !== undefined) headers['content-type'] = 'application/json';
+    injectTrace(headers); // the caller's span (a run's, on the conductor) continues on the runner
     const body = o.json === undefined ? undefined : JSON.stringify(o.json);
     const what = `runner ${method} ${path}`;
     const res = await send(fetchFn, new Request(base + path, { method, headers, body, signal: o.signal }), what);

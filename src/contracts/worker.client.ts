@@ -9,6 +9,7 @@ import {
   type WorkerRunRequest,
 } from './worker.ts';
 import { CallError, readCapped, send, throwForStatus, trimBase, type FetchLike } from './http-client.ts';
+import { injectTrace } from '../shared/tracing/index.ts';
 
 /**
  * Typed client for the agent-worker API (seed 000, "Agent-worker API"). The runner uses it to probe a sidecar, start a
@@ -55,9 +56,11 @@ export function createWorkerClient(opts: { baseUrl: string; fetch?: FetchLike })
     },
 
     async run(body, signal) {
+      const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/x-ndjson' };
+      injectTrace(headers); // the runner's run span continues on the worker
       const req = new Request(`${base}/run`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/x-ndjson' },
+        headers,
         body: JSON.stringify(body),
         signal,
       });

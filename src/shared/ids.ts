@@ -29,5 +29,11 @@ export function runnerHashOfSession(sessionId: string): string | undefined {
   return m ? m[1] : undefined;
 }
 
+/**
+ * The name prefix of the profile the `/v1` agents API makes for each of its sessions (the agent's configuration,
+ * private to that session). Reserved: `/api/profiles` refuses it, and `/api/sessions` marks such sessions `origin: "v1"`.
+ */
+export const AGENT_SESSION_PROFILE_PREFIX = 'agent-session-';
+
 /** Run and session ids supplied by clients: 1-128 letters, digits, underscore, hyphen. */
 export const CLIENT_ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;

@@ -2,8 +2,9 @@ import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 
 /**
- * Server-Sent Events, shared by the conductor run stream (`GET /api/runs/{id}/stream`) and the /v1 session event
- * stream: one encoder, and one loop that writes a source of items as frames and its keep-alive ticks as comments.
+ * Server-Sent Events, shared by every stream svc serves (the run stream `GET /api/runs/{id}/stream`, the /v1 session
+ * event stream, the workflow plan stream, the chat gateway's SSE and Chat Completions streams): one encoder, and one
+ * loop that writes a source of items as frames and its keep-alive ticks as comments.
  */
 export interface SseFrame {
   id?: string;

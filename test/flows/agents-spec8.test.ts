@@ -271,7 +271,7 @@ describe('agents API, spec §8', () => {
     expect(await h.client.beta.agents.retrieve(agent.id)).toMatchObject({ name: 'renamed', instructions: 'Changed.', tools: [expect.objectContaining({ name: 'get_weather' })] });
   });
 
-  it('8.20 runs no subagents here: subagent lists are empty pages, unknown subagents 404, root turns have subagent_id null', async () => {
+  it('8.20 a session that spawned no subagents: its subagent list is an empty page, unknown subagents 404 (spawning: agents-subagents.test.ts)', async () => {
     const session = await newSession();
     expect(await h.client.beta.agents.sessions.subagents.list(session.id)).toMatchObject({ data: [] });
     expect((await h.client.beta.agents.sessions.subagents.retrieve('sub_x', { session_id: session.id }).catch((e) => e)).status).toBe(404);

@@ -179,6 +179,19 @@ describe('automations: transitions', () => {
     expect((await call('GET', `/api/automations/${a.id}`)).body).toMatchObject({ status: 'stopped', nextRunAt: null, lastFiredAt: expect.any(String) });
   });
 
+  it('delete is soft and lets a firing in flight finish: its run ends ok and its outcome is recorded', async () => {
+    const a = await create({ name: 'deleted-mid-run', profile: 'fake', prompt: 'HOLD deletedmidrun' });
+    const fired = (await call('POST', `/api/automations/${a.id}/run`)).body;
+    await fake.when(() => fake.requests.some((r) => JSON.stringify(r.body).includes('HOLD deletedmidrun')));
+    expect((await call('DELETE', `/api/automations/${a.id}`)).status).toBe(204);
+    expect((await call('GET', `/api/runs/${fired.runId}`)).body).toMatchObject({ status: 'running' });
+    fake.release('deletedmidrun');
+    const [firing] = await settled(a.id, 1);
+    expect(firing).toMatchObject({ id: fired.id, outcome: 'ok' });
+    expect((await call('GET', `/api/runs/${fired.runId}`)).body).toMatchObject({ status: 'ok' });
+    expect((await call('GET', `/api/automations/${a.id}`)).body).toMatchObject({ status: 'stopped', nextRunAt: null, deletedAt: expect.any(String), consecutiveFailures: 0 });
+  });
+
   it('three failed firings in a row with maxConsecutiveFailures 3 disable it; update is 409 until started', async () => {
     const a = await create({ name: 'flaky', profile: 'fake', prompt: 'FAIL_HTTP_400', maxConsecutiveFailures: 3 });
     for (let i = 1; i <= 3; i++) {
@@ -208,6 +221,28 @@ describe('automations: persistent sessions', () => {
     // the first prompt, the first reply (the fake provider answers FAKE-REPLY: <prompt>), the second prompt
     expect(last).toContain('FAKE-REPLY: count the kumquats');
     expect(last.split('count the kumquats').length - 1).toBe(3);
+  });
+
+  it("a persistent automation's second model request carries the first exchange and the note its tool call wrote", async () => {
+    const a = await create({ name: 'persistent-learner', profile: 'learner', prompt: 'CALL_TOOL automation_memory {"body":"kumquats at 11"}', sessionMode: 'persistent' });
+    await call('POST', `/api/automations/${a.id}/run`);
+    const [first] = await settled(a.id, 1);
+    expect(first.outcome).toBe('ok');
+    const seen = fake.requests.length;
+    await call('POST', `/api/automations/${a.id}/run`);
+    const [second] = await settled(a.id, 2);
+    expect(second).toMatchObject({ outcome: 'ok', sessionId: first.sessionId });
+    // the second firing's first model request: its prompt with the note, after the first firing's whole exchange
+    const request = fake.requests.slice(seen).find((r) => JSON.stringify(r.body).includes('<automation-memory>'));
+    expect(request, 'a model request of the second firing carries the memory note').toBeDefined();
+    const messages = (request!.body as any).messages as any[];
+    const text = (m: any) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''));
+    const lastUser = messages.findLastIndex((m) => m.role === 'user');
+    expect(text(messages[lastUser])).toContain('<automation-memory>\nkumquats at 11\n</automation-memory>');
+    const history = messages.slice(0, lastUser);
+    expect(history.some((m) => m.role === 'user' && text(m).includes('CALL_TOOL automation_memory'))).toBe(true); // the first prompt
+    expect(history.some((m) => m.role === 'assistant' && m.tool_calls?.some((t: any) => t.function.name === 'automation_memory'))).toBe(true); // its tool call
+    expect(history.some((m) => m.role === 'tool')).toBe(true); // and the tool's result
   });
 
   it('a fresh automation starts a new session each firing', async () => {
@@ -244,10 +279,12 @@ describe('automations: the automation_memory tool', () => {
     const [first] = await settled(a.id, 1);
     expect(first.outcome).toBe('ok');
     expect((await call('GET', `/api/automations/${a.id}/memory`)).body).toEqual({ body: 'seen the queue at 7', updatedAt: expect.any(String) });
+    const seen = fake.requests.length;
     const second = (await call('POST', `/api/automations/${a.id}/run`)).body;
     await settled(a.id, 2);
     expect((await call('GET', `/api/runs/${second.runId}`)).body.subTask.prompt).toContain('<automation-memory>\nseen the queue at 7\n</automation-memory>');
-    const request = JSON.stringify(fake.requests.find((r) => JSON.stringify(r.body).includes('<automation-memory>'))!.body);
+    // the second firing's model request (earlier tests' firings carry notes of their own)
+    const request = JSON.stringify(fake.requests.slice(seen).find((r) => JSON.stringify(r.body).includes('<automation-memory>'))!.body);
     expect(request).toContain('seen the queue at 7');
 
     const plain = await call('POST', '/api/runs', { profile: 'learner', prompt: 'CALL_TOOL automation_memory {"body":"nope"}' });
@@ -268,6 +305,15 @@ describe('automations: the scheduler', () => {
       expect(f.scheduledFor).toMatch(/\.000Z$/);
       expect((await call('GET', `/api/runs/${f.runId}`)).body).toMatchObject({ status: 'ok' });
     }
+  });
+
+  it('a slot missed while everything was down is skipped, not replayed: the next run moves to the next slot', async () => {
+    const a = await create({ name: 'missed-slot', cron: '0 9 * * *' });
+    const yesterday = new Date(Date.parse(a.nextRunAt) - 2 * 86_400_000);
+    await withSystem(database.db, (tx) => tx.updateTable('automations').set({ next_run_at: yesterday }).where('id', '=', a.id).execute());
+    await vi.waitFor(async () => expect((await call('GET', `/api/automations/${a.id}`)).body.nextRunAt).toBe(a.nextRunAt), { timeout: 15_000, interval: 100 });
+    expect(await firingsOf(a.id)).toEqual([]);
+    expect((await call('GET', `/api/automations/${a.id}`)).body).toMatchObject({ status: 'active', lastFiredAt: null });
   });
 
   it('a firing whose run never started (its conductor died after the claim) does not block the next slots', async () => {

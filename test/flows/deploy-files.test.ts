@@ -504,8 +504,11 @@ describe('Dockerfile', () => {
     expect(stages).toContain('slim');
     expect(stages[stages.length - 1]).toBe('full'); // `docker build .` builds the last stage
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-    const sdks = Object.keys(pkg.optionalDependencies).filter((n) => /claude|codex/.test(n));
+    // the SDKs are optional peers (npm ci leaves them out): the deps stage adds them at package.json's versions
+    const sdks = Object.keys(pkg.peerDependencies).filter((n) => /claude|codex/.test(n));
     expect(sdks.sort()).toEqual(['@anthropic-ai/claude-agent-sdk', '@openai/codex-sdk']);
+    const depsStage = /FROM \S+ AS deps\n([\s\S]*?)\n\n/.exec(text)![1];
+    expect(depsStage).toMatch(/RUN npm install --no-save --save-optional --omit=dev [^\n]*\\\n\s+\$\(node -p "Object\.entries\(require\('\.\/package\.json'\)\.peerDependencies\)/);
     const slimStep = /FROM deps AS deps-slim\n([\s\S]*?)\n\n/.exec(text)![1];
     // the SDKs and the per-platform packages with their binaries (@openai/codex-*, claude-agent-sdk-*) go
     expect(slimStep).toContain('node_modules/@anthropic-ai/claude-agent-sdk node_modules/@anthropic-ai/claude-agent-sdk-*');

@@ -12,8 +12,9 @@ import { createTestDatabase } from '../support/pg.ts';
  * svc as an npm package: `npm pack` compiles the sources to dist/ (Node does not strip types inside node_modules) and
  * packs bin, dist, sql, skills, README and LICENSE, no tests; the tarball installed into an empty folder runs
  * `npx svc --version`, `npx svc serve` up to /healthz, and `import { startSvc } from 'svc'` from a plain .mjs file.
- * The install leaves out optional packages (the runtimes' CLIs, the embedded PostgreSQL binaries), so the server runs
- * on a database of the test PostgreSQL server; npm reads the packages from its cache when it has them.
+ * The install leaves out optional packages (the runtime SDKs, optional peers; the embedded PostgreSQL binaries), so
+ * the server runs on a database of the test PostgreSQL server, and a run on runtime_a or runtime_b says how to install
+ * its SDK; npm reads the packages from its cache when it has them.
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
@@ -89,5 +90,32 @@ describe('the npm package', () => {
     );
     const { stdout } = await run('node', ['start.mjs'], { cwd: app, env: { ...env, DB_URL: db.url, DATA: join(dir, 'lib-data'), TOKEN: 'ao_test_packagepackagepackagepack01' } });
     expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toMatchObject({ tenantId: 'default', role: 'owner' });
+  }, 90_000);
+
+  it('installed without the runtime SDKs, a run on runtime_a or runtime_b ends with one error saying how to install its SDK', async () => {
+    const peers = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> }).peerDependencies;
+    writeFileSync(
+      join(app, 'runtimes.mjs'),
+      `import { startSvc } from 'svc';
+const svc = await startSvc({ env: { ...process.env, DATABASE_URL: process.env.DB_URL, SVC_DATA_DIR: process.env.DATA, SVC_BOOTSTRAP_TOKEN: process.env.TOKEN } });
+const headers = { authorization: 'Bearer ' + svc.key, 'content-type': 'application/json' };
+const errors = [];
+for (const [name, runtime, model] of [['claude', 'runtime_a', 'claude-sonnet-4-5'], ['codex', 'runtime_b', 'gpt-5.5']]) {
+  await fetch(svc.url + '/api/profiles', { method: 'POST', headers, body: JSON.stringify({ name, runtime, model }) });
+  const run = await (await fetch(svc.url + '/api/runs', { method: 'POST', headers, body: JSON.stringify({ profile: name, prompt: 'hi' }) })).json();
+  const events = (await (await fetch(svc.url + '/api/runs/' + run.runId + '/stream', { headers })).text()).split('\\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+  errors.push(events.map((e) => e.type + ': ' + (e.message ?? '')));
+}
+console.log(JSON.stringify(errors));
+await svc.stop();
+`,
+    );
+    const { stdout } = await run('node', ['runtimes.mjs'], {
+      cwd: app,
+      env: { ...env, DB_URL: db.url, DATA: join(dir, 'runtimes-data'), TOKEN: 'ao_test_packagepackagepackagepack02', ANTHROPIC_API_KEY: 'k', OPENAI_API_KEY: 'k', SVC_LOG_LEVEL: 'error' },
+    });
+    const hint = (runtime: string, pkg: string) =>
+      `error: ${runtime} needs the optional package ${pkg}, which is not installed: run \`npm run install:runtimes\` in a clone of svc, or \`npm install ${pkg}@${peers[pkg]}\` beside an installed svc; or use another runtime`;
+    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual([[hint('runtime_a', '@anthropic-ai/claude-agent-sdk')], [hint('runtime_b', '@openai/codex-sdk')]]);
   }, 90_000);
 });

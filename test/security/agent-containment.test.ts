@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { collect, textOf } from '../support/agents.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { callThroughRun, commandOutput, serve, startIdp, type Idp, type Served } from './support.ts';
 
@@ -20,6 +22,8 @@ const CANARIES: Record<string, string> = {
   OPENAI_API_KEY: `sk-canary-openai-${randomUUID()}`,
   ANTHROPIC_API_KEY: `sk-ant-canary-${randomUUID()}`,
   OPENAI_COMPATIBLE_API_KEY: `canary-compat-${randomUUID()}`,
+  // the platform-paid aggregator behind /v1's svc/fake/… models: its key is the operator's
+  SVC_AGGREGATOR_FAKE_KEY: `canary-aggregator-${randomUUID()}`,
 };
 const A_SECRET = `TENANT-A-SECRET-${randomUUID()}`;
 const MODEL = 'openai-compatible:fake-model';
@@ -28,6 +32,7 @@ let fake: FakeProvider;
 let idp: Idp;
 let svc: Served;
 let keyB: string;
+let v1B: OpenAI;
 const probes: string[] = [];
 
 beforeAll(async () => {
@@ -35,7 +40,7 @@ beforeAll(async () => {
   idp = await startIdp();
   svc = await serve(
     ['--role=all'],
-    { ...CANARIES, OPENAI_COMPATIBLE_BASE_URL: fake.url, AGENT_ORC_ADMIN_TENANT: 'default', SVC_JWT_ISSUER: idp.issuer, SVC_JWT_JWKS_URL: idp.jwksUrl, SVC_LOG_LEVEL: 'warn' },
+    { ...CANARIES, OPENAI_COMPATIBLE_BASE_URL: fake.url, SVC_AGGREGATOR_FAKE_URL: fake.url, AGENT_ORC_ADMIN_TENANT: 'default', SVC_JWT_ISSUER: idp.issuer, SVC_JWT_JWKS_URL: idp.jwksUrl, SVC_LOG_LEVEL: 'warn' },
     OWNER_KEY,
     { database: true },
   );
@@ -49,6 +54,10 @@ beforeAll(async () => {
   keyB = await idp.token('tenant-b');
   expect((await svc.api('/api/whoami', { key: keyB })).status).toBe(200);
   expect((await svc.api('/api/profiles', { key: keyB, json: { name: 'prober', runtime: 'general', model: MODEL, tools: ['@exec'] } })).status).toBe(201);
+  // and an API key of its own (the operator's first key for it), for the /v1 agents API
+  const minted = await svc.api('/api/tenants/tenant-b/keys', { json: { name: 'b on v1' } });
+  expect(minted.status).toBe(201);
+  v1B = new OpenAI({ baseURL: `${svc.url}/v1`, apiKey: (await minted.json()).token, maxRetries: 0 });
 }, 120_000);
 
 afterAll(async () => {
@@ -85,6 +94,21 @@ describe('a tenant\'s agent running commands', () => {
     for (const value of values) expect(out).not.toContain(value);
     expect(out.split('---found')[1].split('---end')[0].trim()).toBe('');
     expect(out).not.toContain(svc.dataDir);
+  });
+
+  it('deliverable 3: keeps the keys it generated in the secrets folder (0700, files 0600), outside the runner\'s data folder', () => {
+    const secretsDir = join(svc.dataDir, 'secrets');
+    expect(statSync(secretsDir).mode & 0o777).toBe(0o700);
+    // (the internal token is configured here, so no file of it)
+    for (const file of ['run-token-key', 'pepper', 'secrets-key']) {
+      expect(statSync(join(secretsDir, file)).mode & 0o777, file).toBe(0o600);
+      expect(existsSync(join(svc.dataDir, file)), `${file} directly in the data folder`).toBe(false);
+    }
+    // the runner's data folder (what sandboxes mount from) neither holds nor lies inside it
+    const runnerData = join(svc.dataDir, 'runner');
+    expect(existsSync(runnerData)).toBe(true);
+    expect(relative(runnerData, secretsDir).startsWith('..')).toBe(true);
+    expect(relative(secretsDir, runnerData).startsWith('..')).toBe(true);
   });
 
   it('item 5: is contained: no host accounts, no writes outside its mounts, no other session or tenant, no host process', { timeout: 60_000 }, async () => {
@@ -129,5 +153,62 @@ describe('a tenant\'s agent running commands', () => {
     expect(processes.length).toBeLessThan(10);
     expect(processes).not.toContain('node');
     expect(processes).not.toContain('postgres');
+  });
+
+  /** The probe of items 3–5 as one shell script, and what its output must not show. */
+  const FULL_PROBE_NAMES = ['run-token-key', 'pepper', 'secrets-key', 'internal-token', 'bootstrap-key'].map((n) => `-name ${n}`).join(' -o ');
+  const FULL_PROBE = [
+    'env',
+    'echo ---environ',
+    'for p in /proc/[0-9]*; do cat $p/environ 2>/dev/null; echo; done | tr "\\0" "\\n"',
+    'echo ---processes',
+    'for p in /proc/[0-9]*; do echo "$(cat $p/comm 2>/dev/null)"; done',
+    'echo ---found',
+    `timeout 8 find / -path /proc -prune -o \\( ${FULL_PROBE_NAMES} \\) -print 2>/dev/null`,
+    'echo ---tenant-a',
+    `timeout 8 grep -rsl ${A_SECRET} / --exclude-dir=proc --exclude-dir=usr --exclude-dir=sys --exclude-dir=dev 2>/dev/null`,
+    'echo ---passwd',
+    'cat /etc/passwd',
+    'echo ---end',
+  ].join('; ');
+  function expectNothingReached(out: string): void {
+    const secrets = ['run-token-key', 'pepper', 'secrets-key', 'internal-token'].map((f) => join(svc.dataDir, 'secrets', f)).filter((p) => existsSync(p)).map((p) => readFileSync(p, 'utf8').trim());
+    expect(secrets.length).toBeGreaterThanOrEqual(3);
+    const section = (name: string) => out.split(`---${name}`)[1]?.split('\n---')[0] ?? '';
+    for (const [name, value] of Object.entries(CANARIES)) {
+      expect(out, name).not.toContain(value);
+      expect(out).not.toContain(`${name}=`);
+    }
+    expect(out).toContain('---end'); // the whole probe ran (its output was not cut at the cap)
+    for (const name of ['DATABASE_URL', 'SVC_DATA_DIR', 'OPENAI_COMPATIBLE_BASE_URL', 'SVC_AGGREGATOR_FAKE_URL', 'SVC_WORKER_TOKEN', 'SVC_WORKER_TOKEN_SECRET']) expect(out).not.toContain(`${name}=`);
+    for (const value of secrets) expect(out).not.toContain(value);
+    expect(out).not.toContain(svc.dataDir);
+    expect(section('found').trim()).toBe('');
+    expect(section('tenant-a').trim()).toBe('');
+    expect(out).not.toContain(A_SECRET);
+    const processes = section('processes').trim().split('\n').filter(Boolean);
+    expect(processes).not.toContain('node');
+    expect(processes).not.toContain('postgres');
+    const hostAccounts = readFileSync('/etc/passwd', 'utf8').split('\n').filter(Boolean).map((l) => l.split(':')[0]);
+    const seenAccounts = section('passwd').split('\n').filter((l) => l.includes(':')).map((l) => l.split(':')[0]);
+    expect(seenAccounts).toContain('root');
+    expect(hostAccounts.filter((name) => !['root', 'nobody'].includes(name)).filter((name) => seenAccounts.includes(name))).toEqual([]);
+  }
+
+  it("items 3–5 on a /v1 session with a hosted environment (run_command on by default there): nothing of the server's, the data folder's or tenant A's", { timeout: 90_000 }, async () => {
+    const agent = await v1B.beta.agents.create({ model: 'svc/fake/fake-model' });
+    const session = await v1B.beta.agents.sessions.create({ agent_id: agent.id, environment: { type: 'openai_hosted' } });
+    const events = await collect(v1B.beta.agents.sessions.stream(session.id, { input: `CALL_TOOL run_command ${JSON.stringify({ command: 'sh', args: ['-c', FULL_PROBE] })}` }));
+    expectNothingReached(textOf(events));
+  });
+
+  it("items 3–5 on a session with a sandbox worker of its own (workerMode sandbox, the process substrate): nothing of the server's, the data folder's or tenant A's", { timeout: 90_000 }, async () => {
+    const profile = { name: 'sandboxed-prober', runtime: 'general', model: MODEL, tools: ['@exec'], workerMode: 'sandbox' };
+    expect((await svc.api('/api/profiles', { key: keyB, json: profile })).status).toBe(201);
+    const out = await commandOutput(svc, keyB, 'sandboxed-prober', FULL_PROBE);
+    // it did run on a worker of its own
+    const leases = await (await svc.api('/api/worker/leases', { key: keyB })).json();
+    expect(JSON.stringify(leases)).toContain('"substrate":"process"');
+    expectNothingReached(out);
   });
 });

@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { inspectRoutes } from 'hono/dev';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { listen, type Listening } from '../support/listen.ts';
 import { runSvc } from '../support/process.ts';
+import { startTestSvc, type TestSvc } from '../support/svc.ts';
+import { startOperatorSvc } from '../support/tenants.ts';
 import { serve, tempDir, type Served } from './support.ts';
 
 /**
@@ -131,5 +134,52 @@ describe('item 2: a session MCP endpoint answers that session\'s runs only', () 
     const own = await mcp(`${bare}${new URL(a).search}`);
     expect(own.status).toBe(200);
     expect(JSON.stringify(await own.json())).toContain('owned.txt');
+  });
+});
+
+describe('every route the runner mounts (read from the app, so routes added later are covered)', () => {
+  const instances: TestSvc[] = [];
+  afterAll(async () => {
+    for (const svc of instances) await svc.stop().catch(() => {});
+  });
+  /** Each runner-owned route of an app, its parameters filled with a made-up id, ALL sent as POST. */
+  const runnerRoutes = (svc: TestSvc) => {
+    const seen = new Map<string, [string, string]>();
+    for (const r of inspectRoutes(svc.server.built.app)) {
+      if (r.isMiddleware || !/^\/(runner|worker\/sessions)\//.test(r.path)) continue;
+      const method = r.method === 'ALL' ? 'POST' : r.method;
+      seen.set(`${method} ${r.path}`, [method, r.path.replace(/:[A-Za-z]+/g, 'sess-made-up')]);
+    }
+    return [...seen.values()];
+  };
+  const isSessionMcp = (path: string) => /^\/runner\/sessions\/[^/]+\/mcp$/.test(path);
+  const isWorkerCallback = (path: string) => path.startsWith('/worker/sessions/');
+
+  it('answers every /runner route of a runner of its own 401 without the internal token, and its worker callbacks 401 without a worker token', async () => {
+    const runner = await startTestSvc({ SVC_DATA_DIR: tempDir('every-runner'), SVC_INTERNAL_TOKEN: INTERNAL, SVC_LOG_LEVEL: 'error' }, 'runner');
+    instances.push(runner);
+    const routes = runnerRoutes(runner);
+    expect(routes.length).toBeGreaterThan(25);
+    for (const [method, path] of routes) {
+      for (const headers of [{}, { 'X-Svc-Internal-Token': 'Bearer guessed' }, { 'X-Svc-Internal-Token': INTERNAL }, { Authorization: `Bearer ${INTERNAL}` }] as Array<Record<string, string>>) {
+        const res = await send(runner.url, [method, path, method === 'GET' || method === 'DELETE' ? undefined : {}], headers);
+        expect({ route: `${method} ${path}`, status: res.status }).toEqual({ route: `${method} ${path}`, status: 401 });
+        const { error } = await res.json();
+        expect(error).toMatch(isSessionMcp(path) || isWorkerCallback(path) ? /worker token/ : /internal token/);
+      }
+    }
+  });
+
+  it('serves none of them on the public port of role all, except the session MCP endpoint and worker callbacks, which ask for their tokens', async () => {
+    const all = await startOperatorSvc({ SVC_DATA_DIR: tempDir('every-all'), SVC_LOG_LEVEL: 'error' });
+    instances.push(all);
+    const runner = await startTestSvc({ SVC_DATA_DIR: tempDir('every-runner-2'), SVC_INTERNAL_TOKEN: INTERNAL, SVC_LOG_LEVEL: 'error' }, 'runner');
+    instances.push(runner);
+    // the runner's own list: what role all would serve if it mounted the runner's app
+    for (const [method, path] of runnerRoutes(runner)) {
+      const res = await send(all.url, [method, path, method === 'GET' || method === 'DELETE' ? undefined : {}], { 'X-Svc-Internal-Token': 'Bearer guessed' });
+      const open = isSessionMcp(path) || isWorkerCallback(path);
+      expect({ route: `${method} ${path}`, status: res.status }).toEqual({ route: `${method} ${path}`, status: open ? 401 : 404 });
+    }
   });
 });

@@ -35,6 +35,18 @@ describe('the command sandbox', () => {
     expect((await svc.api('/api/profiles', { json: { name: 'reader', runtime: 'general', model: 'demo:echo', tools: ['@files'] } })).status).toBe(201);
     const update = await svc.api('/api/profiles/reader', { method: 'PUT', json: { name: 'reader', runtime: 'general', model: 'demo:echo', tools: ['@exec'] } });
     expect(update.status).toBe(400);
+    // a /v1 session with a hosted environment (whose profile runs commands) is refused the same way, in the /v1 error shape
+    const v1 = { 'openai-beta': 'agents=v1' };
+    const agent = await (await svc.api('/v1/agents', { headers: v1, json: { model: 'svc/demo/echo' } })).json();
+    const hosted = await svc.api('/v1/agents/sessions', { headers: v1, json: { agent_id: agent.id, environment: { type: 'openai_hosted' } } });
+    expect(hosted.status).toBe(400);
+    const { error: v1Error } = await hosted.json();
+    expect(v1Error).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/run_command needs the command sandbox, which runner runner-[0-9a-f]{8} cannot provide: bubblewrap \(bwrap\) is not installed.*SVC_SANDBOX=off/) });
+    const plain = await svc.api('/v1/agents/sessions', { headers: v1, json: { agent_id: agent.id, environment: { type: 'none' } } });
+    expect(plain.status).toBe(200);
+    // the refused session left nothing behind
+    const listed = await (await svc.api('/v1/agents/sessions', { headers: v1 })).json();
+    expect(listed.data.map((x: { id: string }) => x.id)).toEqual([(await plain.json()).id]);
 
     const optedOut = await serve(['--role=all'], { PATH: emptyPath, SVC_SANDBOX: 'off', SVC_BOOTSTRAP_TOKEN: OWNER_KEY, SVC_LOG_LEVEL: 'error' }, OWNER_KEY, { database: true });
     started.push(optedOut);

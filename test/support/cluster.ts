@@ -51,6 +51,8 @@ export interface ClusterOptions {
   reconcileMs?: number;
   /** Runners get SVC_CONDUCTOR_URL (the first conductor's URL), so they announce themselves to it when they start. */
   announce?: boolean;
+  /** Extra variables for every node (e.g. OTEL_* to export traces). */
+  env?: Record<string, string>;
 }
 
 
@@ -77,7 +79,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       proc: undefined,
       async start() {
         if (n.proc) earlier.push(n.proc.output() + `(exit ${n.proc.child.exitCode ?? n.proc.child.signalCode})\n`);
-        n.proc = await startSvcProcess([`--role=${role}`, `--port=${port}`], { SVC_INTERNAL_TOKEN: INTERNAL_TOKEN, ...env(url) });
+        n.proc = await startSvcProcess([`--role=${role}`, `--port=${port}`], { SVC_INTERNAL_TOKEN: INTERNAL_TOKEN, ...opts.env, ...env(url) });
         if (n.proc.url !== url) throw new Error(`${name} listens on ${n.proc.url}, expected ${url}`);
       },
       async kill(signal = 'SIGKILL') {

@@ -170,7 +170,23 @@ export interface AgentItemsTable {
   turn_id: string;
   position: Generated<string>;
   item: Json<Record<string, unknown>>;
+  /** Set on a subagent's items (sql/0020); the session's own conversation has NULL. */
+  subagent_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
+}
+
+/** Subagents spawned by a session's model (sql/0020). */
+export interface AgentSubagentsTable {
+  id: string;
+  tenant_id: string;
+  session_id: string;
+  parent_agent_id: string;
+  name: string | null;
+  instructions: Json<unknown[] | null>;
+  status: 'active' | 'closed';
+  runner_session_id: string | null;
+  opened_at: Timestamp;
+  closed_at: NullableTimestamp;
 }
 
 export interface AgentSessionEventsTable {
@@ -217,6 +233,7 @@ export interface AgentsTables {
   agent_sessions: AgentSessionsTable;
   agent_turns: AgentTurnsTable;
   agent_items: AgentItemsTable;
+  agent_subagents: AgentSubagentsTable;
   agent_session_events: AgentSessionEventsTable;
   agent_idempotency_keys: AgentIdempotencyKeysTable;
   agent_session_artifacts: AgentSessionArtifactsTable;

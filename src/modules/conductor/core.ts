@@ -1,4 +1,3 @@
-import * as jose from 'jose';
 import type { Config } from '../../config/config.ts';
 import type { Database } from '../../db/index.ts';
 import type { FetchLike } from '../../contracts/runner.client.ts';
@@ -7,7 +6,7 @@ import { createLogger, type Logger } from '../../shared/log.ts';
 import { prefixedId } from '../../shared/ids.ts';
 import { resolveSecret } from '../../shared/secret-files.ts';
 import type { FeatureDeps } from './feature.ts';
-import { authenticate, bootstrapIdentity, createGuards, mintRunToken, type AuthDeps } from './identity/index.ts';
+import { authenticate, bootstrapIdentity, createGuards, mintRunToken, remoteJwks, type AuthDeps } from './identity/index.ts';
 import { createBroadcaster, createFleet } from './runners/index.ts';
 import { createRunServices } from './runs/index.ts';
 import { createLimiter } from './limits/index.ts';
@@ -42,7 +41,7 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
   const secretsKey = secret(config.identity.secretsKey, 'secrets-key');
   const boot = await bootstrapIdentity({ ...keys, log }, { bootstrapToken: config.identity.bootstrapToken, dataDir: config.dataDir, writeKeyFile: persistent });
   const { jwtIssuer, jwksUrl, jwtAudience } = config.identity;
-  const jwt = jwtIssuer && jwksUrl ? { issuer: jwtIssuer, audience: jwtAudience, jwks: jose.createRemoteJWKSet(new URL(jwksUrl)) } : undefined;
+  const jwt = jwtIssuer && jwksUrl ? { issuer: jwtIssuer, audience: jwtAudience, jwks: remoteJwks(jwksUrl) } : undefined;
   const authDeps: AuthDeps = { db, pepper, runTokenKey, jwt };
 
   const ownerId = config.conductor.instanceId ?? prefixedId('cond', 12);

@@ -36,6 +36,21 @@ describe('offset pages (/api)', () => {
     expect(await answer(list, '?limit=2&offset=2')).toEqual({ status: 200, total: '7', body: ['a', 'b'] });
   });
 
+  it('answers a list that always pages 200 rows by default, with X-Total-Count, and refuses a limit over its cap', async () => {
+    const seen: unknown[] = [];
+    const bounded = (c: Context) => {
+      const page = pageOf(c, { defaultLimit: 200, max: 200 });
+      seen.push(page);
+      return sendList(c, page, { items: ['a', 'b'], total: 7 });
+    };
+    expect(await answer(bounded)).toEqual({ status: 200, total: '7', body: ['a', 'b'] });
+    expect(await answer(bounded, '?limit=5&offset=3')).toEqual({ status: 200, total: '7', body: ['a', 'b'] });
+    expect(seen).toEqual([{ limit: 200, offset: 0 }, { limit: 5, offset: 3 }]);
+    const over = await answer(bounded, '?limit=201');
+    expect(over.status).toBe(400);
+    expect(over.body.error).toBe('limit: expected an integer from 1 to 200');
+  });
+
   it('refuses a bad limit with a 400 naming it', async () => {
     const res = await answer(list, '?limit=-1');
     expect(res.status).toBe(400);

@@ -5,6 +5,7 @@ import { describeError } from '../../shared/errors.ts';
 import { readJson } from '../../shared/http.ts';
 import { createLogger } from '../../shared/log.ts';
 import { ndjsonStream } from '../../shared/ndjson.ts';
+import { bindIterable, contextWith, endSpan, extractTrace, SpanKind, startSpan } from '../../shared/tracing/index.ts';
 import { runtimeFor, type WorkerContext } from './worker.context.ts';
 
 const log = createLogger('worker');
@@ -22,10 +23,19 @@ export function runRoutes(ctx: WorkerContext): Hono {
     const started = Date.now();
     let outcome = 'cancelled';
     let released = false;
+    // the runner's run span continues here; the runtime's model and tool spans (and its MCP calls) are children
+    const parent = extractTrace(c.req.raw.headers);
+    const span = startSpan('svc.worker.run', {
+      parent,
+      kind: SpanKind.SERVER,
+      attributes: { 'svc.session.id': body.sessionId, 'svc.runtime': runtime.id, 'svc.profile': body.profile.name },
+    });
     // Runs once, from the stream's end or its cancellation (a never-pulled generator would skip its finally).
     const release = () => {
       if (released) return;
       released = true;
+      span.setAttribute('svc.run.outcome', outcome);
+      endSpan(span, outcome === 'error' ? 'run ended with an error' : undefined);
       ctx.inflight--;
       ctx.live.delete(abort);
       c.req.raw.signal.removeEventListener('abort', cancel);
@@ -50,7 +60,7 @@ export function runRoutes(ctx: WorkerContext): Hono {
       }
     }
 
-    return c.body(ndjsonStream(events(), cancel), 200, {
+    return c.body(ndjsonStream(bindIterable(contextWith(span, parent), { [Symbol.asyncIterator]: events }), cancel), 200, {
       'content-type': 'application/x-ndjson',
       'cache-control': 'no-store',
       [WORKER_INFLIGHT_HEADER]: String(ctx.inflight),

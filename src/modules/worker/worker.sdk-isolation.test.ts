@@ -142,7 +142,7 @@ describe('optional SDK packages', () => {
     throw Object.assign(new Error(`Cannot find package '${pkg}' imported from /app/src/modules/worker`), { code: 'ERR_MODULE_NOT_FOUND' });
   };
 
-  it.each(Object.entries(PACKAGES))('ends a %s run with one error naming the missing package %s', async (runtime, pkg) => {
+  it.each(Object.entries(PACKAGES))('ends a %s run with one error saying how to install the missing package %s', async (runtime, pkg) => {
     loads = [];
     const w = await startTestWorker(
       { mode: 'all', stateDir: '/nonexistent/svc-state', providerEnv: { ANTHROPIC_API_KEY: 'k', OPENAI_API_KEY: 'k' } },
@@ -152,7 +152,10 @@ describe('optional SDK packages', () => {
       expect((await fetch(`${w.url}/health`)).status).toBe(200);
       expect(loads).toEqual([]); // nothing is imported until a run needs it
       const events = await runToEnd(w.url, runBody('hi', { profile: { runtime: runtime as keyof typeof PACKAGES } }));
-      expect(events).toEqual([expect.objectContaining({ type: 'error', message: `${runtime} needs the optional package ${pkg}; install it (npm install ${pkg}) or use another runtime` })]);
+      const version = { runtime_a: '0.3.330', runtime_b: '0.163.0' }[runtime]; // package.json peerDependencies
+      expect(events).toEqual([
+        expect.objectContaining({ type: 'error', message: `${runtime} needs the optional package ${pkg}, which is not installed: run \`npm run install:runtimes\` in a clone of svc, or \`npm install ${pkg}@${version}\` beside an installed svc; or use another runtime` }),
+      ]);
       expect(loads).toEqual([pkg]);
     } finally {
       await w.close();

@@ -40,6 +40,10 @@ export async function streamChat(out: SseOut, plan: Exclude<Plan, { kind: 'fail'
   if (plan.kind === 'tool') {
     delta({ tool_calls: [{ index: 0, id: `call_${ctx.id}`, type: 'function', function: { name: plan.name, arguments: '' } }] });
     delta({ tool_calls: [{ index: 0, function: { arguments: plan.args } }] });
+    (plan.also ?? []).forEach((c, i) => {
+      delta({ tool_calls: [{ index: i + 1, id: `call_${ctx.id}_${i + 1}`, type: 'function', function: { name: c.name, arguments: '' } }] });
+      delta({ tool_calls: [{ index: i + 1, function: { arguments: c.args } }] });
+    });
   }
   const finish = (reason: string) => {
     const extra = ctx.dialect === 'mistral' ? { usage: usage(outputTokens) } : ctx.dialect === 'groq' ? { x_groq: { id: `req_${ctx.id}`, usage: usage(outputTokens) } } : {};
@@ -60,7 +64,11 @@ export async function streamChat(out: SseOut, plan: Exclude<Plan, { kind: 'fail'
 export function jsonChat(plan: Extract<Plan, { kind: 'text' | 'tool' }>, ctx: ReplyContext): unknown {
   const message =
     plan.kind === 'tool'
-      ? { role: 'assistant', content: null, tool_calls: [{ id: `call_${ctx.id}`, type: 'function', function: { name: plan.name, arguments: plan.args } }] }
+      ? {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ name: plan.name, args: plan.args }, ...(plan.also ?? [])].map((c, i) => ({ id: i ? `call_${ctx.id}_${i}` : `call_${ctx.id}`, type: 'function', function: { name: c.name, arguments: c.args } })),
+        }
       : { role: 'assistant', content: plan.deltas.join('') };
   return {
     id: ctx.id,

@@ -11,7 +11,7 @@ export interface LastInput {
 
 export type Plan =
   | { kind: 'text'; deltas: string[]; intervalMs: number }
-  | { kind: 'tool'; name: string; namespace: string | undefined; args: string; custom?: boolean }
+  | { kind: 'tool'; name: string; namespace: string | undefined; args: string; custom?: boolean; also?: Array<{ name: string; args: string }> }
   | { kind: 'fail'; status: number }
   | { kind: 'hang'; first: string };
 
@@ -113,10 +113,12 @@ export function planFor(input: LastInput | undefined): Plan {
   const call = /CALL_TOOL\s+(\S+)(?:[ \t]+(.*))?/.exec(prompt);
   if (call) {
     const args = call[2]?.trim() || '{}';
+    // further CALL_TOOL lines are parallel calls in the same reply (the Chat wire answers with all of them)
+    const also = [...prompt.matchAll(/CALL_TOOL\s+(\S+)(?:[ \t]+(.*))?/g)].slice(1).map((m) => ({ name: m[1], args: m[2]?.trim() || '{}' }));
     const slash = call[1].indexOf('/');
     return slash > 0
-      ? { kind: 'tool', namespace: call[1].slice(0, slash), name: call[1].slice(slash + 1), args }
-      : { kind: 'tool', namespace: undefined, name: call[1], args };
+      ? { kind: 'tool', namespace: call[1].slice(0, slash), name: call[1].slice(slash + 1), args, ...(also.length ? { also } : {}) }
+      : { kind: 'tool', namespace: undefined, name: call[1], args, ...(also.length ? { also } : {}) };
   }
   if (fail) return { kind: 'fail', status: Number(fail[1]) };
   const slow = /SLOW_DELTAS\s+(\d+)\s+(\d+)/.exec(prompt);

@@ -51,7 +51,9 @@ export async function subscribe(store: EventStore, tenantId: string, sessionId: 
         yield e.event;
         if (opts.until?.(e.event)) return;
       }
-      while (!signal.aborted) {
+      // once aborted, what was already published is still delivered (the queue hands out its items before it looks at
+      // the signal): the store publishes everything it wrote before it closes, the last turn's end and idle included
+      for (;;) {
         const e = await queue.next(opts.keepAliveMs, signal);
         if (e) {
           if (e.seq <= cursor) continue;

@@ -3,6 +3,7 @@ import type { AgentsEnv } from '../context.ts';
 import { createEventStore } from '../events/event-store.ts';
 import { eventRoutes } from '../events/events.routes.ts';
 import type { AgentsFeature } from '../feature.ts';
+import { createSubagents } from '../subagents/subagents.service.ts';
 import { createTurnEngine } from '../turns/engine.ts';
 import { functionToolRoutes } from '../turns/function-tools.routes.ts';
 import { publishArtifacts } from './artifacts.service.ts';
@@ -20,22 +21,27 @@ export const sessionsFeature: AgentsFeature = ({ db, conductor, resources, model
   const artifacts = { db, conductor, resources, log: log.child('artifacts') };
   const onTurnEnd = async (tenantId: string, sessionId: string, turnId: string) => void (await publishArtifacts(artifacts, tenantId, sessionId, turnId));
   const engine = createTurnEngine({ db, conductor, store, models, box: resources.box, selfUrl: settings.selfUrl, log: log.child('turns'), onTurnEnd, followKeepAliveMs: settings.keepAliveMs, signals, turnDeadlineMs: settings.turnDeadlineMs });
-  const sessions = { db, conductor, resources, store, models, engine, log, keepAliveMs: settings.keepAliveMs };
+  const subagents = createSubagents({ db, conductor, store, models, box: resources.box, engine, selfUrl: settings.selfUrl, log: log.child('subagents'), keepAliveMs: settings.keepAliveMs });
+  const sessions = { db, conductor, resources, store, models, engine, subagents, log, keepAliveMs: settings.keepAliveMs };
   let recovered: Promise<void> = Promise.resolve();
   return {
     v1: new Hono<AgentsEnv>()
       .route('/agents/sessions', eventRoutes({ db, engine, store, keepAliveMs: settings.keepAliveMs }))
       .route('/agents/sessions', sessionRoutes(sessions)),
-    api: new Hono<AgentsEnv>().route('/', functionToolRoutes({ db, conductor, engine, version: settings.version })),
+    api: new Hono<AgentsEnv>().route('/', functionToolRoutes({ db, conductor, engine, subagents, version: settings.version })),
     async start() {
       await engine.start();
       // turns left in progress by a previous run of this conductor (its runs were interrupted at boot) end now, in the background
-      recovered = engine.recover().catch((err) => log.warn('recovering session turns failed', { error: String(err) }));
+      recovered = Promise.all([engine.recover(), subagents.recover()]).then(
+        () => {},
+        (err) => log.warn('recovering session turns failed', { error: String(err) }),
+      );
     },
     /** After the conductor's drain: let the interrupted turns announce their end, then end every event stream. */
     async drain() {
       await recovered;
       await engine.settled(2000);
+      await subagents.settled(2000);
       await store.close();
     },
     async stop() {

@@ -121,10 +121,10 @@ export const toTurn = (r: TurnRow): Turn => ({
   usage: r.usage,
 });
 
-export async function insertTurn(tx: Tx, t: { id: string; tenantId: string; sessionId: string; agentId: string; ownerId: string }): Promise<Turn> {
+export async function insertTurn(tx: Tx, t: { id: string; tenantId: string; sessionId: string; agentId: string; ownerId: string; subagentId?: string }): Promise<Turn> {
   const row = await tx
     .insertInto('agent_turns')
-    .values({ id: t.id, tenant_id: t.tenantId, session_id: t.sessionId, agent_id: t.agentId, subagent_id: null, status: 'queued', owner_id: t.ownerId })
+    .values({ id: t.id, tenant_id: t.tenantId, session_id: t.sessionId, agent_id: t.agentId, subagent_id: t.subagentId ?? null, status: 'queued', owner_id: t.ownerId })
     .returning(TURN_COLUMNS)
     .executeTakeFirstOrThrow();
   return toTurn(row as unknown as TurnRow);
@@ -157,25 +157,31 @@ export async function getTurn(tx: Tx, sessionId: string, id: string): Promise<Tu
   return row && toTurn(row as unknown as TurnRow);
 }
 
-/** Ordered by creation time then turn id; `after` is exclusive (§1.2 route 13). */
-export async function listTurns(tx: Tx, sessionId: string, q: CursorQuery): Promise<Turn[]> {
-  const rows = await keysetRows(tx.selectFrom('agent_turns').select(TURN_COLUMNS).where('session_id', '=', sessionId), 'agent_turns', q);
+/** Ordered by creation time then turn id; `after` is exclusive (§1.2 route 13). `subagentId`: that subagent's turns only. */
+export async function listTurns(tx: Tx, sessionId: string, q: CursorQuery, subagentId?: string): Promise<Turn[]> {
+  let query = tx.selectFrom('agent_turns').select(TURN_COLUMNS).where('session_id', '=', sessionId);
+  if (subagentId !== undefined) query = query.where('subagent_id', '=', subagentId);
+  const rows = await keysetRows(query, 'agent_turns', q);
   return (rows as unknown as TurnRow[]).map(toTurn);
 }
 
 // ── items ────────────────────────────────────────────────────────────────────────────────────────────────────────
 
-/** Inserts an item, or replaces the stored copy when it is done (same id). */
-export async function saveItem(tx: Tx, tenantId: string, sessionId: string, item: SessionItem): Promise<void> {
+/** Inserts an item, or replaces the stored copy when it is done (same id). `subagentId`: an item of that subagent. */
+export async function saveItem(tx: Tx, tenantId: string, sessionId: string, item: SessionItem, subagentId?: string): Promise<void> {
   await tx
     .insertInto('agent_items')
-    .values({ id: item.id, tenant_id: tenantId, session_id: sessionId, turn_id: item.turn_id, item: jsonb(item) })
+    .values({ id: item.id, tenant_id: tenantId, session_id: sessionId, turn_id: item.turn_id, item: jsonb(item), subagent_id: subagentId ?? null })
     .onConflict((oc) => oc.column('id').doUpdateSet({ item: jsonb(item) }))
     .execute();
 }
 
-export async function listItems(tx: Tx, sessionId: string, q: CursorQuery): Promise<SessionItem[]> {
-  const rows = await keysetRows(tx.selectFrom('agent_items').select(['item']).where('session_id', '=', sessionId), 'agent_items', q, ['position']);
+/** The session's own conversation (no subagent's items), or with `of` a subagent's items (of one of its turns). */
+export async function listItems(tx: Tx, sessionId: string, q: CursorQuery, of?: { subagentId: string; turnId?: string }): Promise<SessionItem[]> {
+  let query = tx.selectFrom('agent_items').select(['item']).where('session_id', '=', sessionId);
+  query = of ? query.where('subagent_id', '=', of.subagentId) : query.where('subagent_id', 'is', null);
+  if (of?.turnId !== undefined) query = query.where('turn_id', '=', of.turnId);
+  const rows = await keysetRows(query, 'agent_items', q, ['position']);
   return rows.map((r) => r.item as unknown as SessionItem);
 }
 

@@ -10,13 +10,15 @@ import type { SessionEvent } from '../wire.ts';
 import { inputMessages, SessionCreateParams, SessionUpdateParams } from './session.schema.ts';
 import { binary } from '../binary.ts';
 import { artifactContent, deleteArtifact, getArtifact, listArtifacts, refreshArtifacts } from './artifacts.service.ts';
+import { getSubagent, listSubagents, toSubagent } from '../subagents/subagents.repo.ts';
 import { getTurn, listItems, listTurns } from './sessions.repo.ts';
 import { createSession, deleteSession, getSession, listSessions, requireSession, updateSessionMetadata, type SessionsDeps } from './sessions.service.ts';
 
 /**
  * Routes 6-13 and 16-25 under `/agents/sessions`: sessions, their items and turns, and the artifact and subagent
- * families. Artifacts come from the sandbox of a hosted environment (artifacts.service.ts). This deployment runs no
- * subagents, so that list is an empty page and its items 404 — with the envelopes and errors the SDK expects.
+ * families. Artifacts come from the sandbox of a hosted environment (artifacts.service.ts); subagents are spawned by
+ * the session's model (subagents/subagents.service.ts). The session's `items` are its own conversation only; a
+ * subagent's items are listed under the subagent, its turns both there and among the session's turns.
  */
 const tenantOf = (c: Context<AgentsEnv>) => c.get('principal').tenantId;
 const TURN_END = new Set(['agent.session.turn.completed', 'agent.session.turn.failed', 'agent.session.turn.cancelled']);
@@ -47,9 +49,17 @@ async function createStreaming(c: Context<AgentsEnv>, deps: SessionsDeps & { kee
 
 export function sessionRoutes(deps: SessionsDeps & { keepAliveMs: number }): Hono<AgentsEnv> {
   const requireSessionOf = (c: Context<AgentsEnv>) => requireSession(deps.db, tenantOf(c), c.req.param('session_id')!);
-  const emptyPage = async (c: Context<AgentsEnv>) => {
-    await requireSessionOf(c);
-    return c.json(cursorPage([], readCursor(c).limit));
+  const requireSubagentOf = async (c: Context<AgentsEnv>) => {
+    const session = await requireSessionOf(c);
+    const sub = await withTenant(deps.db, tenantOf(c), (tx) => getSubagent(tx, session.id, c.req.param('subagent_id')!));
+    if (!sub) throw notFound(`No subagent found with id '${c.req.param('subagent_id')}' in session '${session.id}'.`);
+    return sub;
+  };
+  const requireSubagentTurnOf = async (c: Context<AgentsEnv>) => {
+    const sub = await requireSubagentOf(c);
+    const turn = await withTenant(deps.db, tenantOf(c), (tx) => getTurn(tx, sub.session_id, c.req.param('turn_id')!));
+    if (!turn || turn.subagent_id !== sub.id) throw notFound(`No turn found with id '${c.req.param('turn_id')}' for subagent '${sub.id}'.`);
+    return turn;
   };
 
   return new Hono<AgentsEnv>()
@@ -101,13 +111,26 @@ export function sessionRoutes(deps: SessionsDeps & { keepAliveMs: number }): Hon
       const { path, content } = await artifactContent(deps, tenantOf(c), c.req.param('session_id'), c.req.param('artifact_id'));
       return binary(c, content, 'application/octet-stream', path.split('/').at(-1) || 'artifact');
     })
-    .get('/:session_id/subagents', emptyPage)
-    .get('/:session_id/subagents/:subagent_id/*', async (c) => {
+    .get('/:session_id/subagents', async (c) => {
+      const q = readCursor(c);
       await requireSessionOf(c);
-      throw notFound(`No subagent found with id '${c.req.param('subagent_id')}'.`);
+      return c.json(cursorPage(await withTenant(deps.db, tenantOf(c), (tx) => listSubagents(tx, c.req.param('session_id'), q)), q.limit));
     })
-    .get('/:session_id/subagents/:subagent_id', async (c) => {
-      await requireSessionOf(c);
-      throw notFound(`No subagent found with id '${c.req.param('subagent_id')}'.`);
+    .get('/:session_id/subagents/:subagent_id', async (c) => c.json(toSubagent(await requireSubagentOf(c))))
+    .get('/:session_id/subagents/:subagent_id/items', async (c) => {
+      const q = readCursor(c);
+      const sub = await requireSubagentOf(c);
+      return c.json(cursorPage(await withTenant(deps.db, tenantOf(c), (tx) => listItems(tx, sub.session_id, q, { subagentId: sub.id })), q.limit));
+    })
+    .get('/:session_id/subagents/:subagent_id/turns', async (c) => {
+      const q = readCursor(c);
+      const sub = await requireSubagentOf(c);
+      return c.json(cursorPage(await withTenant(deps.db, tenantOf(c), (tx) => listTurns(tx, sub.session_id, q, sub.id)), q.limit));
+    })
+    .get('/:session_id/subagents/:subagent_id/turns/:turn_id', async (c) => c.json(await requireSubagentTurnOf(c)))
+    .get('/:session_id/subagents/:subagent_id/turns/:turn_id/items', async (c) => {
+      const q = readCursor(c);
+      const turn = await requireSubagentTurnOf(c);
+      return c.json(cursorPage(await withTenant(deps.db, tenantOf(c), (tx) => listItems(tx, turn.session_id, q, { subagentId: turn.subagent_id!, turnId: turn.id })), q.limit));
     });
 }

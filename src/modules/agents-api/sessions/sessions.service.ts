@@ -3,7 +3,7 @@ import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import type { ConductorServices } from '../../conductor/index.ts';
 import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
-import { prefixedId, randomId } from '../../../shared/ids.ts';
+import { AGENT_SESSION_PROFILE_PREFIX, prefixedId, randomId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
 import { sessionSnapshot } from '../agents/agent.config.ts';
 import { refuseStdioMcp } from '../turns/launch.ts';
@@ -14,6 +14,7 @@ import { seedWorkspace } from '../environments/sandbox.ts';
 import type { EventStore } from '../events/event-store.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
 import { cursorPage, deletedObject, findOr404, type CursorPage, type CursorQuery } from '../../crud/index.ts';
+import type { Subagents } from '../subagents/subagents.service.ts';
 import type { TurnEngine } from '../turns/engine.ts';
 import { runtimeModelName, sealSecrets, sessionProfile } from '../turns/launch.ts';
 import { gateTurn } from '../turns/turn-gate.ts';
@@ -34,6 +35,7 @@ export interface SessionsDeps {
   store: EventStore;
   models: ModelResolver;
   engine: TurnEngine;
+  subagents: Subagents;
   log: Logger;
 }
 
@@ -68,7 +70,7 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
   const vaultIds = p.vault_ids ?? [];
   await checkVaults(deps.db, tenantId, vaultIds);
 
-  const profileName = `agent-session-${randomId(16)}`;
+  const profileName = `${AGENT_SESSION_PROFILE_PREFIX}${randomId(16)}`;
   if (p.input || opts.turnFollows) await gateTurn(deps, tenantId, { model: agent.model, profileName, sessionId: null });
   const profile = sessionProfile(profileName, agent, p.environment, runtimeModelName(deps.models, agent.model));
   const placed = await deps.conductor.sessions.create(tenantId, profile);
@@ -130,10 +132,11 @@ export async function updateSessionMetadata(deps: SessionsDeps, tenantId: string
   return toSession(row);
 }
 
-/** Stops a live turn, ends the runner session and its profile, and deletes the session; its saved agent stays. */
+/** Stops a live turn, ends the runner sessions (its own, its subagents') and its profile, and deletes the session; its saved agent stays. */
 export async function deleteSession(deps: SessionsDeps, tenantId: string, id: string): Promise<{ id: string; deleted: true; object: 'agent.session.deleted' }> {
   await requireSession(deps.db, tenantId, id);
   await deps.engine.forget(id);
+  await deps.subagents.forget(tenantId, id);
   await deps.store.flushed(id);
   await deps.conductor.sessions.shutdown(tenantId, id, { dropProfile: true }).catch((err) => {
     if (!(err instanceof AppError && err.status === 404)) deps.log.warn('ending the runner session failed', { sessionId: id, error: String(err) });

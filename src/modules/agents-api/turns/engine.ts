@@ -14,7 +14,7 @@ import type { InputEvent, InputMessage } from '../sessions/session.schema.ts';
 import { getSessionRow, insertTurn, sessionsWithActiveTurns, turnDriver, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
 import type { SessionTurnError } from '../wire.ts';
 import { announceCall, answerCall } from './function-calls.ts';
-import { functionTools, openSecrets, promptOf, runMcpServers, sessionProfile } from './launch.ts';
+import { endpointToolNames, openSecrets, promptOf, runMcpServers, sessionProfile } from './launch.ts';
 import { addUsage } from './translate.ts';
 import { createTurnIo, newLiveTurn } from './turn-io.ts';
 import { answerText, createLocks, turnError, type LiveTurn, type ToolAnswer } from './turn-state.ts';
@@ -34,6 +34,8 @@ export interface TurnEngine {
   admit(tenantId: string, sessionId: string, events: InputEvent[]): Promise<void>;
   /** Called by the function-tool endpoint when the model calls a function tool: announces it and waits for the answer. */
   callFunction(tenantId: string, sessionId: string, runId: string, name: string, args: unknown, signal: AbortSignal): Promise<{ text: string; isError: boolean }>;
+  /** The session's live turn when `runId` is its run in flight (subagent tools act in that turn). */
+  liveTurn(tenantId: string, sessionId: string, runId: string): LiveTurn | undefined;
   /** Cancels the live turn of a session that is being deleted, without announcing anything more. */
   forget(sessionId: string): Promise<void>;
   /** Ends turns left behind by a conductor that stopped (at boot, for every tenant; and when such a session is read). */
@@ -78,7 +80,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
 
   async function start(row: SessionRow, messages: InputMessage[]): Promise<void> {
     const turnId = prefixedId('turn', 24);
-    const t = newLiveTurn(row, turnId, new Set(functionTools(row.agent).map((f) => f.name)));
+    const t = newLiveTurn(row, turnId, endpointToolNames(row.agent));
     const turn = await tx(t.tenantId, (q) => insertTurn(q, { id: turnId, tenantId: t.tenantId, sessionId: t.sessionId, agentId: t.agentId, ownerId: deps.conductor.runs.ownerId }));
     live.set(t.sessionId, t);
     const base = { session_id: t.sessionId, turn_id: turnId };
@@ -287,6 +289,11 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
       // the worker's call reached a replica that does not drive the turn (a Service in front of the replicas)
       if (!live.has(sessionId) && inbox) return inbox.handOffCall(tenantId, sessionId, { runId, name, args }, signal);
       return callHere(tenantId, sessionId, runId, name, args, signal);
+    },
+
+    liveTurn(tenantId, sessionId, runId) {
+      const t = live.get(sessionId);
+      return t && t.runId === runId && !t.cancelling && t.tenantId === tenantId ? t : undefined;
     },
 
     forget(sessionId) {

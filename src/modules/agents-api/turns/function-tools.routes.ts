@@ -8,7 +8,8 @@ import type { ConductorServices } from '../../conductor/index.ts';
 import type { AgentsEnv } from '../context.ts';
 import { getSessionRow } from '../sessions/sessions.repo.ts';
 import type { TurnEngine } from './engine.ts';
-import { functionTools } from './launch.ts';
+import type { Subagents } from '../subagents/subagents.service.ts';
+import { functionTools, subagentTools } from './launch.ts';
 
 /** The MCP SDK's server side, imported on the first function-tool request (most servers never serve one). */
 let sdk:
@@ -21,9 +22,10 @@ const loadSdk = () =>
  * `/api/agent-sessions/{id}/function-tools/mcp`: the streamable-HTTP MCP endpoint that puts an agent's `function`
  * tools in front of the model. The worker of a turn's run connects with that run's token (the conductor's `/api`
  * middleware authenticates it); a call is handed to the turn engine, which announces it to the client and answers
- * the model with the client's `tool_result`. Stateless JSON mode, one server per request, as the runner's endpoint.
+ * the model with the client's `tool_result`. A `multi_agent` agent's subagent tools are served here too (the subagents
+ * service runs them). Stateless JSON mode, one server per request, as the runner's endpoint.
  */
-export function functionToolRoutes(deps: { db: Kysely<DB>; conductor: ConductorServices; engine: TurnEngine; version: string }): Hono<AgentsEnv> {
+export function functionToolRoutes(deps: { db: Kysely<DB>; conductor: ConductorServices; engine: TurnEngine; subagents: Subagents; version: string }): Hono<AgentsEnv> {
   return new Hono<AgentsEnv>().all('/agent-sessions/:id/function-tools/mcp', async (c) => {
     const principal = c.get('principal');
     const runId = principal.authKind === 'run_token' && principal.subject?.startsWith('run:') ? principal.subject.slice(4) : undefined;
@@ -36,7 +38,8 @@ export function functionToolRoutes(deps: { db: Kysely<DB>; conductor: ConductorS
     if (c.req.method === 'GET') {
       return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'this endpoint is stateless and offers no server-initiated stream' }, id: null }, 405, { Allow: 'POST, DELETE' });
     }
-    const tools = functionTools(row.agent);
+    const subagentNames = new Set(subagentTools(row.agent).map((t) => t.name));
+    const tools = [...functionTools(row.agent).filter((t) => !subagentNames.has(t.name)), ...subagentTools(row.agent)];
     const [{ McpServer }, { WebStandardStreamableHTTPServerTransport }, { CallToolRequestSchema, ListToolsRequestSchema }] = await loadSdk();
     const server = new McpServer({ name: 'svc-function-tools', version: deps.version }, { capabilities: { tools: {} } });
     server.server.setRequestHandler(ListToolsRequestSchema, () => ({
@@ -46,6 +49,11 @@ export function functionToolRoutes(deps: { db: Kysely<DB>; conductor: ConductorS
       const name = request.params.name;
       if (!tools.some((t) => t.name === name)) return { content: [{ type: 'text', text: `unknown function ${name}` }], isError: true };
       const signal = AbortSignal.any([extra.signal, c.req.raw.signal]);
+      if (subagentNames.has(name)) {
+        const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+        const { text, isError } = await deps.subagents.call(principal.tenantId, sessionId, runId, name, args, signal);
+        return { content: [{ type: 'text', text }], isError };
+      }
       const { text, isError } = await deps.engine.callFunction(principal.tenantId, sessionId, runId, name, request.params.arguments ?? {}, signal);
       return { content: [{ type: 'text', text }], isError };
     });

@@ -19,6 +19,39 @@ export function functionTools(agent: SessionAgent): Array<{ name: string; descri
   return agent.tools.filter((t) => t.type === 'function') as unknown as Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
 }
 
+/** The tools a `multi_agent` session's model gets for subagents (subagents.service.ts runs them). */
+export const SPAWN_SUBAGENT = 'spawn_subagent';
+export const MESSAGE_SUBAGENT = 'send_subagent_input';
+
+export function subagentTools(agent: SessionAgent): Array<{ name: string; description: string; parameters: Record<string, unknown> }> {
+  if (!agent.multi_agent?.enabled) return [];
+  return [
+    {
+      name: SPAWN_SUBAGENT,
+      description: 'Start a subagent on a task. It works in a conversation of its own and its final answer is returned as {subagent_id, output}.',
+      parameters: {
+        type: 'object',
+        properties: { task: { type: 'string', description: "The subagent's task: its first message" }, name: { type: 'string', description: 'A short nickname' } },
+        required: ['task'],
+      },
+    },
+    {
+      name: MESSAGE_SUBAGENT,
+      description: 'Send another message to a subagent started earlier (it resumes its conversation); its answer is returned as {subagent_id, output}.',
+      parameters: {
+        type: 'object',
+        properties: { subagent_id: { type: 'string' }, message: { type: 'string' } },
+        required: ['subagent_id', 'message'],
+      },
+    },
+  ];
+}
+
+/** Tools served by the function-tool endpoint: the engine announces their calls itself, the translator skips them. */
+export function endpointToolNames(agent: SessionAgent): Set<string> {
+  return new Set([...functionTools(agent), ...subagentTools(agent)].map((t) => t.name));
+}
+
 /**
  * The session's own profile. No sandbox (`environment: none`) means no platform toolkit: `@none` selects nothing. A
  * hosted environment is a sandbox on the runner's process substrate: file tools and `run_command` in `/work`.
@@ -54,9 +87,10 @@ export function openSecrets(box: SecretBox, tenantId: string, sessionId: string,
 }
 
 /**
- * The MCP servers of one run: the function-tool endpoint (bare tool names; a call may wait `callTimeoutMs` for the
- * client's answer) and the agent's HTTP MCP tools, with their `allowed_tools` and auth: the session's own
- * `authorization`, else the vault credential's bearer (`bearers`, by label), plus static headers.
+ * The MCP servers of one run: the function-tool endpoint (function and subagent tools, bare names; a call may wait
+ * `callTimeoutMs` for the client's answer) and the agent's MCP tools: HTTP ones with their auth (the session's own
+ * `authorization`, else the vault credential's bearer from `bearers`, by label, plus static headers), stdio ones for
+ * the runner to start in the environment's sandbox; both with their `allowed_tools`.
  */
 export function runMcpServers(opts: {
   selfUrl: string;
@@ -68,7 +102,7 @@ export function runMcpServers(opts: {
   callTimeoutMs?: number;
 }): McpServerSpec[] {
   const servers: McpServerSpec[] = [];
-  if (functionTools(opts.agent).length && opts.runToken) {
+  if ((functionTools(opts.agent).length || subagentTools(opts.agent).length) && opts.runToken) {
     servers.push({
       name: FUNCTION_TOOLS_SERVER,
       transport: 'http',

@@ -1,11 +1,11 @@
 import { doc } from '../../../shared/route-doc.ts';
-import { Hono, type Context } from 'hono';
+import { Hono } from 'hono';
 import * as v from 'valibot';
 import { Cron } from 'croner';
 import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
-import { readJson, readPaging } from '../../../shared/http.ts';
+import { readJson } from '../../../shared/http.ts';
 import type { IdentityEnv } from '../identity/index.ts';
-import { noContent, tenantOf } from '../../crud/index.ts';
+import { inTenant, noContent, pageOf, sendList, tenantOf } from '../../crud/index.ts';
 import { CreateAutomation, MemoryBody, ParseBody, UpdateAutomation } from './automation.schema.ts';
 import { parseCadence } from './cadence.parser.ts';
 import { validTimezone } from './schedule.ts';
@@ -33,29 +33,22 @@ import { withTenant } from '../../../db/index.ts';
  */
 const OUTCOMES = ['ok', 'failed', 'skipped'] as const;
 
-function listPage(c: Context) {
-  const page = readPaging(c, 1000);
-  return { limit: page.limit ?? 200, offset: page.offset };
-}
+const LISTS = { defaultLimit: 200 };
 
 export function automationRoutes(deps: AutomationDeps & FiringDeps, opts: { prefix: 'automations' | 'schedules' }): Hono<IdentityEnv> {
   const app = new Hono<IdentityEnv>()
     .get('/', async (c) => {
-      const page = listPage(c);
+      const page = pageOf(c, LISTS);
       const includeDeleted = c.req.query('includeDeleted') === 'true';
-      const { items, total } = await listAll(deps, tenantOf(c), { q: c.req.query('q') || undefined, includeDeleted }, page);
-      c.header('X-Total-Count', String(total));
-      return c.json(items);
+      return sendList(c, page, await listAll(deps, tenantOf(c), { q: c.req.query('q') || undefined, includeDeleted }, page));
     })
     .post('/', doc({ body: CreateAutomation }), async (c) => c.json(await createAutomation(deps, tenantOf(c), await readJson(c, CreateAutomation)), 201))
     .get('/firings', async (c) => {
-      const page = listPage(c);
+      const page = pageOf(c, LISTS);
       const outcome = c.req.query('outcome');
       if (outcome !== undefined && !v.is(v.picklist(OUTCOMES), outcome)) throw badRequest('outcome: expected ok, failed or skipped');
       const filter = { automation: c.req.query('automation') || undefined, outcome: outcome as (typeof OUTCOMES)[number] | undefined };
-      const { items, total } = await withTenant(deps.db, tenantOf(c), (tx) => listFirings(tx, filter, page));
-      c.header('X-Total-Count', String(total));
-      return c.json(items);
+      return sendList(c, page, await inTenant(deps.db, c, (tx) => listFirings(tx, filter, page)));
     })
     // the automation_memory tool: a firing's run (run token `run:<runId>`) rewrites its own automation's note
     .put('/self/memory', doc({ body: MemoryBody }), async (c) => {

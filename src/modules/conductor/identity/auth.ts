@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import * as jose from 'jose';
+import type * as jose from 'jose';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import { unauthorized } from '../../../shared/errors.ts';
@@ -7,6 +7,18 @@ import { hashKey, KEY_PATTERN } from './keys.ts';
 import type { Role } from './roles.ts';
 import { ROLES } from './roles.ts';
 import { lookupKey, tenantStatus } from './tenants.repo.ts';
+
+/** jose is loaded with the first token to sign or verify (API keys, the common case, never need it), not at boot. */
+export const loadJose = (): Promise<typeof import('jose')> => import('jose');
+
+/** A remote JWKS (jose caches its keys and refetches on an unknown kid), created on its first use. */
+export function remoteJwks(url: string, options?: jose.RemoteJWKSetOptions): jose.JWTVerifyGetKey {
+  let set: jose.JWTVerifyGetKey | undefined;
+  return async (header, token) => {
+    set ??= (await loadJose()).createRemoteJWKSet(new URL(url), options);
+    return set(header, token);
+  };
+}
 
 /** Who a request acts as. The tenant always comes from the credential, never from a client header. */
 export interface Principal {
@@ -48,6 +60,7 @@ async function verifyApiKey(deps: AuthDeps, token: string): Promise<Principal> {
 }
 
 async function verifyJwt(deps: AuthDeps, token: string): Promise<Principal> {
+  const jose = await loadJose();
   let header: jose.ProtectedHeaderParameters;
   try {
     header = jose.decodeProtectedHeader(token);
@@ -70,6 +83,7 @@ async function verifyJwt(deps: AuthDeps, token: string): Promise<Principal> {
 }
 
 async function verifyRunToken(deps: AuthDeps, token: string): Promise<Principal> {
+  const jose = await loadJose();
   let payload: jose.JWTPayload;
   try {
     ({ payload } = await jose.jwtVerify(token, deps.runTokenKey, { issuer: RUN_TOKEN_ISSUER, algorithms: ['HS256'] }));
@@ -89,6 +103,7 @@ async function assertTenantActive(db: Kysely<DB>, tenantId: string): Promise<str
 
 /** Short-lived run tokens (15 minutes) that let a run's tools call back into the conductor as the tenant. */
 export async function mintRunToken(key: Uint8Array, claims: { tenantId: string; runId: string }, ttlSeconds = 900): Promise<string> {
+  const jose = await loadJose();
   return new jose.SignJWT({ tenant_id: claims.tenantId, run_id: claims.runId })
     .setProtectedHeader({ alg: 'HS256' })
     .setIssuer(RUN_TOKEN_ISSUER)

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import { withTenant, type DB } from '../../../db/index.ts';
 import type { Notification, NotificationDelivery } from '../../../contracts/run-callbacks.ts';
 import type { NotificationsConfig } from '../../../config/config.ts';
@@ -30,20 +30,23 @@ export interface DeliverDeps {
 class Permanent extends Error {}
 
 export function createDeliverer(deps: DeliverDeps) {
-  let transport: Transporter | undefined;
+  // nodemailer is loaded with the first email, not at boot (most servers never send one)
+  let transport: Promise<Transporter> | undefined;
   const mailer = () =>
-    (transport ??= createTransport({
-      url: deps.config.smtpUrl!,
-      connectionTimeout: deps.config.timeoutMs,
-      greetingTimeout: deps.config.timeoutMs,
-      socketTimeout: deps.config.timeoutMs,
-    }));
+    (transport ??= import('nodemailer').then(({ createTransport }) =>
+      createTransport({
+        url: deps.config.smtpUrl!,
+        connectionTimeout: deps.config.timeoutMs,
+        greetingTimeout: deps.config.timeoutMs,
+        socketTimeout: deps.config.timeoutMs,
+      }),
+    ));
 
   async function attempt(n: Notification, d: NotificationDelivery, via: { from: string; secret: string | undefined }): Promise<void> {
     const webhookSecret = via.secret;
     if (d.channel === 'email') {
       if (!deps.config.smtpUrl) throw new Error('no SMTP server is configured (SVC_SMTP_URL)');
-      await mailer().sendMail({
+      await (await mailer()).sendMail({
         from: via.from,
         to: d.target,
         subject: n.subject ?? subjectOf(n),

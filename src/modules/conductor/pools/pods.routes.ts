@@ -1,9 +1,9 @@
 import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import * as v from 'valibot';
-import { readJson, readPaging } from '../../../shared/http.ts';
+import { readJson } from '../../../shared/http.ts';
 import type { IdentityEnv } from '../identity/index.ts';
-import { noContent, sendList, tenantOf } from '../../crud/index.ts';
+import { noContent, pageOf, sendList, tenantOf } from '../../crud/index.ts';
 import { Member, PodPatch, PoolBody } from './pool.schema.ts';
 import { addMember, createPool, deletePool, getPool, listPools, patchPool, pinPool, removeMember, type PoolDeps } from './pools.service.ts';
 
@@ -11,14 +11,12 @@ import { addMember, createPool, deletePool, getPool, listPools, patchPool, pinPo
  * `/api/pods` (variant B's name for pools, over the same rows): list (limit 200 by default, X-Total-Count always,
  * pinned first), get, create, update of the supplied fields, pin and unpin, add and remove a member, delete.
  */
-const DEFAULT_LIMIT = 200;
 const AddMember = v.object({ profile: Member.entries.profile, role: Member.entries.role });
 
 export function podRoutes(deps: PoolDeps): Hono<IdentityEnv> {
   return new Hono<IdentityEnv>()
     .get('/', async (c) => {
-      const { limit, offset } = readPaging(c, 1000);
-      const page = { limit: limit ?? DEFAULT_LIMIT, offset };
+      const page = pageOf(c, { defaultLimit: 200 });
       return sendList(c, page, await listPools(deps, tenantOf(c), page, { pinned: true }));
     })
     .post('/', doc({ body: PoolBody }), async (c) => c.json({ ...(await createPool(deps, tenantOf(c), await readJson(c, PoolBody), 'pod')), pinned: false }, 201))

@@ -3,7 +3,7 @@ import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import type { ProfileSpec } from '../../../contracts/runner.client.ts';
 import { badRequest, conflict, notFound } from '../../../shared/errors.ts';
-import { prefixedId } from '../../../shared/ids.ts';
+import { AGENT_SESSION_PROFILE_PREFIX, prefixedId } from '../../../shared/ids.ts';
 import type { Broadcaster } from '../runners/broadcast.ts';
 import type { Fleet } from '../runners/fleet.ts';
 import type { Page } from '../../crud/index.ts';
@@ -58,6 +58,7 @@ export function actorOf(p: { keyId: string | null; subject: string | null; authK
 }
 
 export async function createProfile(deps: ProfileDeps, tenantId: string, body: ProfileBody, actor: string | null = null): Promise<Spec> {
+  if (body.name.startsWith(AGENT_SESSION_PROFILE_PREFIX)) throw badRequest(`name: the prefix ${AGENT_SESSION_PROFILE_PREFIX} is reserved for the profiles of /v1 agent sessions`);
   assertCommandSandbox(runnerInfos(deps), body.tools);
   await checkSkills(deps.db, tenantId, body.skills);
   const spec: Spec = { ...body, id: body.id ?? prefixedId('prof') };

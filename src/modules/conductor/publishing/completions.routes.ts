@@ -1,15 +1,15 @@
 import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
-import { streamSSE } from 'hono/streaming';
 import * as v from 'valibot';
 import type { Usage } from '../../../contracts/run-event.ts';
 import { AppError, badRequest } from '../../../shared/errors.ts';
 import { readJson, toHttpError } from '../../../shared/http.ts';
+import { sseResponse, type SseFrame } from '../../../shared/sse.ts';
 import { CLIENT_ID_PATTERN } from '../../../shared/ids.ts';
 import type { AgentKeyDeps } from './agent-keys.service.ts';
 import { admit } from './gateway.auth.ts';
 import type { FeatureDeps } from '../feature.ts';
-import { addUsage, cancelTurn, NO_USAGE, findAgent, startTurn, type GatewayDeps } from './gateway.service.ts';
+import { addUsage, cancelTurn, NO_USAGE, findAgent, startTurn, type ChatTurn, type GatewayDeps } from './gateway.service.ts';
 import { grantCors, preflight } from './cors.ts';
 
 /**
@@ -53,6 +53,27 @@ function openAiErrors(app: Hono): Hono {
 
 const usageOf = (u: Usage) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens });
 
+/** The SSE frames of a streamed completion: the role chunk, content chunks, the stop chunk with usage (or an error), `[DONE]`. */
+async function* completionChunks(turn: ChatTurn, model: string, created: number): AsyncGenerator<SseFrame> {
+  const id = `chatcmpl-${turn.runId}`;
+  const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}): SseFrame => ({
+    data: JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra }),
+  });
+  yield chunk({ role: 'assistant', content: '' }, null);
+  let usage = NO_USAGE;
+  for await (const item of turn.events) {
+    if (item === null) continue;
+    const e = item.event;
+    usage = addUsage(usage, e);
+    if (e.type === 'assistant' && e.delta && e.message) yield chunk({ content: e.message }, null);
+    else if (e.type === 'result' || e.type === 'error') {
+      yield e.type === 'error' ? { data: JSON.stringify({ error: { message: e.message ?? 'run failed', type: 'server_error', param: null, code: null } }) } : chunk({}, 'stop', { usage: usageOf(usage) });
+      break;
+    }
+  }
+  yield { data: '[DONE]' };
+}
+
 export function completionsRoutes(deps: GatewayDeps & AgentKeyDeps & { authenticate: FeatureDeps['authenticate'] }): Hono {
   return openAiErrors(new Hono())
     .options('/chat/:slug/v1/chat/completions', async (c) => preflight(c, await findAgent(deps, c.req.param('slug')), deps.chatPublicUrl))
@@ -69,27 +90,8 @@ export function completionsRoutes(deps: GatewayDeps & AgentKeyDeps & { authentic
       const created = Math.floor(Date.now() / 1000);
       if (body.stream) {
         const turn = await startTurn(deps, caller, agent, { message, conversationId }, abort.signal);
-        const id = `chatcmpl-${turn.runId}`;
-        const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
-          JSON.stringify({ id, object: 'chat.completion.chunk', created, model: slug, choices: [{ index: 0, delta, finish_reason: finish }], ...extra });
         c.header('X-Conversation-Id', turn.conversationId);
-        return streamSSE(c, async (stream) => {
-          stream.onAbort(() => abort.abort());
-          await stream.writeSSE({ data: chunk({ role: 'assistant', content: '' }, null) });
-          let usage = NO_USAGE;
-          for await (const item of turn.events) {
-            if (item === null) continue;
-            const e = item.event;
-            usage = addUsage(usage, e);
-            if (e.type === 'assistant' && e.delta && e.message) await stream.writeSSE({ data: chunk({ content: e.message }, null) });
-            else if (e.type === 'result' || e.type === 'error') {
-              if (e.type === 'error') await stream.writeSSE({ data: JSON.stringify({ error: { message: e.message ?? 'run failed', type: 'server_error', param: null, code: null } }) });
-              else await stream.writeSSE({ data: chunk({}, 'stop', { usage: usageOf(usage) }) });
-              break;
-            }
-          }
-          await stream.writeSSE({ data: '[DONE]' });
-        });
+        return sseResponse(c, completionChunks(turn, slug, created), (f) => f, abort);
       }
       const timer = setTimeout(() => abort.abort(), agent.sync_max_duration_seconds * 1000);
       try {

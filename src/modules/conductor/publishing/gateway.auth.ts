@@ -1,6 +1,7 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
-import * as jose from 'jose';
+import type * as jose from 'jose';
+import { loadJose, remoteJwks } from '../identity/index.ts';
 import { unauthorized } from '../../../shared/errors.ts';
 import { callerOf, type AgentKeyDeps } from './agent-keys.service.ts';
 import { assertOpens, rateLimit, type ChatCaller, type GatewayDeps } from './gateway.service.ts';
@@ -28,7 +29,7 @@ function clientAddress(c: Context): string {
 const jwksSets = new Map<string, jose.JWTVerifyGetKey>();
 function jwksOf(url: string): jose.JWTVerifyGetKey {
   let set = jwksSets.get(url);
-  if (!set) jwksSets.set(url, (set = jose.createRemoteJWKSet(new URL(url), { timeoutDuration: 5000 })));
+  if (!set) jwksSets.set(url, (set = remoteJwks(url, { timeoutDuration: 5000 })));
   return set;
 }
 
@@ -38,7 +39,7 @@ async function endUser(agent: PublishedRow, header: string | undefined): Promise
   if (!m) throw unauthorized('missing bearer credential: an end-user token (JWT) from this agent\'s identity provider');
   let payload: jose.JWTPayload;
   try {
-    ({ payload } = await jose.jwtVerify(m[1], jwksOf(agent.jwks_url!), { issuer: agent.jwt_issuer! }));
+    ({ payload } = await (await loadJose()).jwtVerify(m[1], jwksOf(agent.jwks_url!), { issuer: agent.jwt_issuer! }));
   } catch (err) {
     throw unauthorized(`invalid end-user token: ${err instanceof Error ? err.message : 'verification failed'}`);
   }

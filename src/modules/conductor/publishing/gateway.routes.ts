@@ -1,15 +1,15 @@
 import { doc } from '../../../shared/route-doc.ts';
 import { Hono, type Context } from 'hono';
-import { streamSSE } from 'hono/streaming';
 import * as v from 'valibot';
 import type { RunEvent, Usage } from '../../../contracts/run-event.ts';
 import { readJson } from '../../../shared/http.ts';
+import { sseResponse, type SseFrame } from '../../../shared/sse.ts';
 import { CLIENT_ID_PATTERN } from '../../../shared/ids.ts';
 import type { AgentKeyDeps } from './agent-keys.service.ts';
 import { admit } from './gateway.auth.ts';
 import type { FeatureDeps } from '../feature.ts';
 import { chatPage } from './chat-page.ts';
-import { addUsage, cancelTurn, NO_USAGE, findAgent, notPublishedSlug, readConversation, startTurn, type GatewayDeps } from './gateway.service.ts';
+import { addUsage, cancelTurn, NO_USAGE, findAgent, notPublishedSlug, readConversation, startTurn, type ChatTurn, type GatewayDeps } from './gateway.service.ts';
 import { grantCors, preflight } from './cors.ts';
 
 /**
@@ -52,28 +52,7 @@ export function gatewayRoutes(deps: GatewayDeps & AgentKeyDeps & { authenticate:
       const abort = new AbortController();
       if (wantsStream(c, body)) {
         const turn = await startTurn(deps, caller, agent, body, abort.signal);
-        c.header('Cache-Control', 'no-cache');
-        c.header('X-Accel-Buffering', 'no');
-        return streamSSE(c, async (stream) => {
-          stream.onAbort(() => abort.abort());
-          const send = (event: string, data: unknown) => stream.writeSSE({ event, data: JSON.stringify(data) });
-          await send('conversation', { conversationId: turn.conversationId, runId: turn.runId });
-          let usage: Usage = NO_USAGE;
-          for await (const item of turn.events) {
-            if (item === null) {
-              await stream.write(': keep-alive\n\n');
-              continue;
-            }
-            const e = item.event;
-            usage = addUsage(usage, e);
-            if (e.type === 'assistant' && e.delta && e.message) await send('delta', { text: e.message });
-            else if ((e.type === 'tool_call' || e.type === 'tool_result') && agent.expose_tool_events) await send(e.type, toolEvent(e));
-            else if (e.type === 'result') return void (await send('done', { conversationId: turn.conversationId, runId: turn.runId, reply: e.message ?? '', usage }));
-            else if (e.type === 'error') return void (await send('error', { error: e.message ?? 'run failed', conversationId: turn.conversationId, runId: turn.runId }));
-          }
-          // the client left (or the stream ended without a terminal event): say so if anyone still listens
-          if (!abort.signal.aborted) await send('error', { error: 'stream ended without a result', conversationId: turn.conversationId, runId: turn.runId });
-        });
+        return sseResponse(c, chatFrames(turn, agent.expose_tool_events, abort.signal), (f) => f, abort);
       }
       const timer = setTimeout(() => abort.abort(), agent.sync_max_duration_seconds * 1000);
       try {
@@ -92,6 +71,34 @@ export function gatewayRoutes(deps: GatewayDeps & AgentKeyDeps & { authenticate:
         clearTimeout(timer);
       }
     });
+}
+
+/**
+ * The SSE frames of a streamed chat turn: `conversation`, `delta`s (tool events when exposed), then one `done` or
+ * `error`; `null` is a keep-alive tick.
+ */
+async function* chatFrames(turn: ChatTurn, exposeToolEvents: boolean, signal: AbortSignal): AsyncGenerator<SseFrame | null> {
+  const frame = (event: string, data: unknown): SseFrame => ({ event, data: JSON.stringify(data) });
+  yield frame('conversation', { conversationId: turn.conversationId, runId: turn.runId });
+  let usage: Usage = NO_USAGE;
+  for await (const item of turn.events) {
+    if (item === null) {
+      yield null;
+      continue;
+    }
+    const e = item.event;
+    usage = addUsage(usage, e);
+    if (e.type === 'assistant' && e.delta && e.message) yield frame('delta', { text: e.message });
+    else if ((e.type === 'tool_call' || e.type === 'tool_result') && exposeToolEvents) yield frame(e.type, toolEvent(e));
+    else if (e.type === 'result' || e.type === 'error') {
+      yield e.type === 'result'
+        ? frame('done', { conversationId: turn.conversationId, runId: turn.runId, reply: e.message ?? '', usage })
+        : frame('error', { error: e.message ?? 'run failed', conversationId: turn.conversationId, runId: turn.runId });
+      return;
+    }
+  }
+  // the client left (or the stream ended without a terminal event): say so if anyone still listens
+  if (!signal.aborted) yield frame('error', { error: 'stream ended without a result', conversationId: turn.conversationId, runId: turn.runId });
 }
 
 function toolEvent(e: RunEvent) {

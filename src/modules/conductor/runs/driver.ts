@@ -6,6 +6,7 @@ import type { RunOptions, SubTask } from '../../../contracts/runner.client.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Metrics } from '../../../shared/metrics.ts';
 import { retryWithBackoff } from '../../../shared/retry.ts';
+import { contextWith, endSpan, runIn, SpanKind, startSpan } from '../../../shared/tracing/index.ts';
 import { runMetrics } from './run-metrics.ts';
 import type { FleetMember } from '../runners/fleet.ts';
 import type { RunHooks } from '../hooks/index.ts';
@@ -37,7 +38,27 @@ export interface DriverDeps {
 export type RunExtras = Pick<RunOptions, 'model' | 'mcpServers' | 'skills'>;
 
 export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMember, subTask: SubTask, runToken?: string, extras: RunExtras = {}): Promise<void> {
-  await drive(deps, run, runner, 0, () => runner.client.run(run.tenantId, subTask, run.controller.signal, { ...extras, runToken, adoptable: true }));
+  await traced('svc.conductor.run', run, runner, () =>
+    drive(deps, run, runner, 0, () => runner.client.run(run.tenantId, subTask, run.controller.signal, { ...extras, runToken, adoptable: true })),
+  );
+}
+
+/**
+ * The run's root span (one trace per run): the runner client's calls made under it carry its `traceparent`, so the
+ * runner's, the worker's and the model's spans join it. Ends with the run's final status.
+ */
+async function traced(name: string, run: ActiveRun, runner: FleetMember, fn: () => Promise<string>): Promise<void> {
+  const span = startSpan(name, {
+    kind: SpanKind.CLIENT,
+    attributes: { 'svc.run.id': run.runId, 'svc.session.id': run.sessionId, 'svc.tenant.id': run.tenantId, 'server.address': runner.client.baseUrl },
+  });
+  let status: string | undefined;
+  try {
+    status = await runIn(contextWith(span), fn);
+  } finally {
+    span.setAttribute('svc.run.status', status ?? 'error');
+    endSpan(span, status === 'ok' ? undefined : `run ended ${status ?? 'with an exception'}`);
+  }
 }
 
 /**
@@ -46,10 +67,12 @@ export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMe
  * re-attached within its grace) ends the run `interrupted`.
  */
 export async function adoptRun(deps: DriverDeps, run: ActiveRun, runner: FleetMember, stored: number): Promise<void> {
-  await drive(deps, run, runner, stored, () => runner.client.attach(run.tenantId, run.runId, stored, run.controller.signal), (err) => ({
-    terminal: runEvent('error', { message: `run interrupted: the conductor driving it stopped, and its runner no longer has it (${err instanceof Error ? err.message : String(err)})` }),
-    status: 'interrupted',
-  }));
+  await traced('svc.conductor.adopt', run, runner, () =>
+    drive(deps, run, runner, stored, () => runner.client.attach(run.tenantId, run.runId, stored, run.controller.signal), (err) => ({
+      terminal: runEvent('error', { message: `run interrupted: the conductor driving it stopped, and its runner no longer has it (${err instanceof Error ? err.message : String(err)})` }),
+      status: 'interrupted',
+    })),
+  );
 }
 
 type Ending = { terminal: RunEvent; status: 'interrupted' };
@@ -61,7 +84,7 @@ async function drive(
   from: number,
   open: () => Promise<AsyncIterable<RunEvent>>,
   unopened?: (err: unknown) => Ending,
-): Promise<void> {
+): Promise<string> {
   let seq = from;
   /** The highest seq in the log: the terminal event goes right after it, so the log never has a gap. */
   let stored = from;
@@ -126,6 +149,7 @@ async function drive(
   const saving = saveSessionState(deps, run, runner);
   deps.active.settle(saving); // a shutdown must not close the database under this write
   await saving;
+  return final;
 }
 
 /**

@@ -1,11 +1,14 @@
 import type { Tx } from '../../../db/index.ts';
 import { jsonb } from '../../../db/index.ts';
 import type { Page } from '../../crud/index.ts';
+import { AGENT_SESSION_PROFILE_PREFIX } from '../../../shared/ids.ts';
 
 /** SQL for durable session rows and their saved state bundles. */
 export interface SessionRecord {
   id: string;
   profile: string;
+  /** `v1`: a session of the /v1 agents API, whose profile is its agent's private snapshot (not in /api/profiles). */
+  origin: 'api' | 'v1';
   runtime: string;
   status: 'idle' | 'running' | 'errored' | 'shutdown';
   createdAt: string;
@@ -21,6 +24,7 @@ export type SessionRow = Awaited<ReturnType<typeof getSessionRow>> & {};
 export const toRecord = (r: NonNullable<SessionRow>): SessionRecord => ({
   id: r.id,
   profile: r.profile,
+  origin: r.profile.startsWith(AGENT_SESSION_PROFILE_PREFIX) ? 'v1' : 'api',
   runtime: r.runtime,
   status: r.status,
   createdAt: new Date(r.created_at).toISOString(),

@@ -6,7 +6,7 @@ import { withOperator, withTenant, type DB } from '../../../db/index.ts';
 import type { Logger } from '../../../shared/log.ts';
 import { readPackage, type PackageEntry, type SkillPackage } from './skill-package.ts';
 import { filesOfPackage, skillOfPackage } from './skill-import.service.ts';
-import { insertSkillRow, replacePlatformSkill, skillsNamed, tombstoned, type SkillFile } from './skills.repo.ts';
+import { insertSkillRow, liveTenantIds, replacePlatformSkill, skillsNamed, tombstoned, type SkillFile } from './skills.repo.ts';
 
 /**
  * Platform skills: the folders under `skills/` at the repository root ship with the server and are seeded into every
@@ -59,7 +59,7 @@ const sameContent = (a: Comparable, b: Comparable) => fingerprint(a) === fingerp
 /** Seeds every live tenant (or the given ones); answers how many skills were written. */
 export async function seedPlatformSkills(db: Kysely<DB>, skills: readonly PlatformSkill[], tenants?: readonly string[]): Promise<number> {
   if (skills.length === 0) return 0;
-  const ids = tenants ?? (await withOperator(db, (tx) => tx.selectFrom('tenants').select('id').where('deleted_at', 'is', null).execute())).map((t) => t.id);
+  const ids = tenants ?? (await withOperator(db, liveTenantIds));
   let written = 0;
   for (const tenantId of ids) {
     written += await withTenant(db, tenantId, async (tx) => {

@@ -5,7 +5,7 @@ import type { Skill, SkillBody, SkillSource, StoredResource } from './skill.sche
 
 /**
  * SQL for the skill catalog (table `skills`, sql/0002 and 0016; files in `skill_files`, platform tombstones in
- * `skill_tombstones`). Every call runs inside a tenant-scoped transaction.
+ * `skill_tombstones`). Every call runs inside a tenant-scoped transaction, but `liveTenantIds` (an operator one).
  */
 type Row = {
   name: string;
@@ -154,4 +154,9 @@ export async function tombstoned(tx: Tx): Promise<Set<string>> {
 export async function knownSkillNames(tx: Tx, names: readonly string[]): Promise<Array<{ name: string }>> {
   if (names.length === 0) return [];
   return tx.selectFrom('skills').select('name').where('name', 'in', [...names]).execute();
+}
+
+/** The tenants platform skills are seeded into: every one not deleted (an operator transaction). */
+export async function liveTenantIds(tx: Tx): Promise<string[]> {
+  return (await tx.selectFrom('tenants').select('id').where('deleted_at', 'is', null).execute()).map((t) => t.id);
 }

@@ -1,9 +1,9 @@
-import { Hono, type Context } from 'hono';
+import { Hono } from 'hono';
 import { badRequest } from '../../../shared/errors.ts';
-import { readJson, readPaging } from '../../../shared/http.ts';
+import { readJson } from '../../../shared/http.ts';
 import { doc } from '../../../shared/route-doc.ts';
 import { sseResponse } from '../../../shared/sse.ts';
-import { tenantOf } from '../../crud/index.ts';
+import { pageOf, sendList, tenantOf } from '../../crud/index.ts';
 import type { IdentityEnv } from '../identity/index.ts';
 import type { EngineDeps } from './engine.ts';
 import type { PlanFeed } from './plan-stream.ts';
@@ -11,21 +11,16 @@ import { CreateRunBody, NodeUpdateBody, RepairBody } from './workflow.schema.ts'
 import { cancelWorkflowRun, createWorkflowRun, listRuns, repairWorkflowRun, snapshot, startWorkflowRun, updateNode } from './workflows.service.ts';
 
 /** Workflow lists: `limit` default and cap 200 (seed 000 Limits), `offset`, always X-Total-Count. */
-export function listPage(c: Context): { limit: number; offset: number } {
-  const page = readPaging(c, 200);
-  return { limit: page.limit ?? 200, offset: page.offset };
-}
-
-export function sendPage<T>(c: Context, result: { items: T[]; total: number }): Response {
-  c.header('X-Total-Count', String(result.total));
-  return c.json(result.items);
-}
+export const WORKFLOW_LISTS = { defaultLimit: 200, max: 200 };
 
 /** `/api/workflows/runs`: create, list, get, start, cancel, repair, set a node, and the plan stream. */
 export function runRoutes(deps: EngineDeps & { feed: PlanFeed; keepAliveMs: number }): Hono<IdentityEnv> {
   return new Hono<IdentityEnv>()
     .post('/', doc({ summary: 'Create a workflow run (started unless autoStart is false)', body: CreateRunBody }), async (c) => c.json({ workflowRun: await createWorkflowRun(deps, tenantOf(c), await readJson(c, CreateRunBody)) }, 202))
-    .get('/', async (c) => sendPage(c, await listRuns(deps, tenantOf(c), { status: c.req.query('status') || undefined, name: c.req.query('name') || undefined, scheduleId: c.req.query('scheduleId') || undefined }, listPage(c))))
+    .get('/', async (c) => {
+      const page = pageOf(c, WORKFLOW_LISTS);
+      return sendList(c, page, await listRuns(deps, tenantOf(c), { status: c.req.query('status') || undefined, name: c.req.query('name') || undefined, scheduleId: c.req.query('scheduleId') || undefined }, page));
+    })
     .get('/:id', async (c) => c.json({ workflowRun: await snapshot(deps, tenantOf(c), c.req.param('id')) }))
     .post('/:id/start', async (c) => c.json({ workflowRun: await startWorkflowRun(deps, tenantOf(c), c.req.param('id')) }, 202))
     .post('/:id/cancel', async (c) => c.json({ workflowRun: await cancelWorkflowRun(deps, tenantOf(c), c.req.param('id')) }, 202))

@@ -8,6 +8,7 @@ let sdk: Promise<[typeof import('@modelcontextprotocol/sdk/server/webStandardStr
 const loadSdk = () => (sdk ??= Promise.all([import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), import('./session-mcp.ts')]));
 import { SESSION_TOKEN_PARAM, type SessionTokens } from './session-token.ts';
 import { unauthorized } from '../../../shared/errors.ts';
+import { extractTrace } from '../../../shared/tracing/index.ts';
 import type { WorkerTokens } from '../workers/sandbox/worker-token.ts';
 import type { StdioMcpHost } from './stdio-mcp.ts';
 
@@ -79,7 +80,7 @@ export function mcpRoutes(deps: {
     const [{ WebStandardStreamableHTTPServerTransport }, { sessionMcpServer }] = await loadSdk();
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const signal = AbortSignal.any([c.req.raw.signal, deps.closing]);
-    const server = sessionMcpServer({ session, toolkit: deps.toolkit, version: deps.version, signal });
+    const server = sessionMcpServer({ session, toolkit: deps.toolkit, version: deps.version, signal, trace: extractTrace(c.req.raw.headers) });
     await server.connect(transport);
     try {
       return await transport.handleRequest(c.req.raw);

@@ -1,7 +1,8 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { isAppError } from '../../../shared/errors.ts';
+import { describeError, isAppError } from '../../../shared/errors.ts';
+import { contextWith, endSpan, runIn, SpanKind, startSpan, type TraceContext } from '../../../shared/tracing/index.ts';
 import type { SessionRecord } from '../sessions/sessions.store.ts';
 import type { ToolDef } from '../toolkit/tool.ts';
 import type { Toolkit } from '../toolkit/toolkit.service.ts';
@@ -36,18 +37,38 @@ const refusal = (text: string): CallToolResult => ({ content: [{ type: 'text', t
  */
 let validator: AjvJsonSchemaValidator | undefined;
 
-export function sessionMcpServer(opts: { session: SessionRecord; toolkit: Toolkit; version: string; signal: AbortSignal }): McpServer {
+export function sessionMcpServer(opts: { session: SessionRecord; toolkit: Toolkit; version: string; signal: AbortSignal; trace?: TraceContext }): McpServer {
   const { session, toolkit } = opts;
   const mcp = new McpServer({ name: MCP_SERVER_NAME, version: opts.version }, { capabilities: { tools: {} }, jsonSchemaValidator: (validator ??= new AjvJsonSchemaValidator()) });
 
-  mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: toolkit.scopedSpecs(session).map((spec) => ({ name: spec.name, description: spec.description, inputSchema: spec.inputSchema as { type: 'object' } })),
+  mcp.server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: (await toolkit.scopedSpecs(session)).map((spec) => ({ name: spec.name, description: spec.description, inputSchema: spec.inputSchema as { type: 'object' } })),
   }));
 
   mcp.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    // the worker's tool-call span (its `traceparent` on this request) continues here, around the tool's own work
+    const span = startSpan(`svc.runner.tool ${request.params.name}`, {
+      parent: opts.trace,
+      kind: SpanKind.SERVER,
+      attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': request.params.name, 'svc.session.id': session.id },
+    });
+    let failure: string | undefined;
     try {
-      const signal = AbortSignal.any([extra.signal, opts.signal]);
-      const { def, result } = await toolkit.invoke(session, request.params.name, request.params.arguments ?? {}, signal);
+      const result = await runIn(contextWith(span, opts.trace), () => callTool(request.params.name, request.params.arguments ?? {}, extra.signal));
+      if (result.isError) failure = 'tool failed';
+      return result;
+    } catch (err) {
+      failure = describeError(err);
+      throw err;
+    } finally {
+      endSpan(span, failure);
+    }
+  });
+
+  async function callTool(name: string, args: Record<string, unknown>, requestSignal: AbortSignal): Promise<CallToolResult> {
+    try {
+      const signal = AbortSignal.any([requestSignal, opts.signal]);
+      const { def, result } = await toolkit.invoke(session, name, args, signal);
       const value = result.value;
       const structured = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
       const text = result.ok ? textOf(def, value) : String((value as { error?: unknown })?.error ?? 'tool failed');
@@ -57,7 +78,7 @@ export function sessionMcpServer(opts: { session: SessionRecord; toolkit: Toolki
       if (isAppError(err)) return refusal(err.message);
       throw err;
     }
-  });
+  }
 
   return mcp;
 }

@@ -4,6 +4,7 @@ import { RunRequest } from '../../../contracts/runner.wire.ts';
 import { badRequest } from '../../../shared/errors.ts';
 import { readJson } from '../../../shared/http.ts';
 import { ndjsonStream } from '../../../shared/ndjson.ts';
+import { extractTrace } from '../../../shared/tracing/index.ts';
 import type { RunnerEnv } from '../runner.context.ts';
 import { startRun, type RunsDeps } from './runs.service.ts';
 import type { Taps } from './taps.ts';
@@ -22,7 +23,8 @@ export function runRoutes(deps: RunsDeps & { taps: Taps }): Hono<RunnerEnv> {
     const tenant = c.get('tenant');
     const adoptable = c.req.header(RUN_ADOPTABLE_HEADER) === '1';
     if (adoptable && !subTask.id) throw badRequest('subTask.id: an adoptable run needs its id (a conductor re-attaches by it)');
-    const run = startRun(deps, tenant, subTask, { runToken: c.req.header(RUN_TOKEN_HEADER) || undefined, skills, model, mcpServers });
+    const trace = extractTrace(c.req.raw.headers);
+    const run = startRun(deps, tenant, subTask, { runToken: c.req.header(RUN_TOKEN_HEADER) || undefined, skills, model, mcpServers, trace });
     if (adoptable) {
       const runId = subTask.id!;
       deps.taps.open(tenant, runId, run);

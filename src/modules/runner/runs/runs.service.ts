@@ -6,6 +6,7 @@ import { selectTools } from '../../../contracts/toolkit.ts';
 import type { McpServerSpec, ModelOverride, SkillPayload, WorkerRunRequest } from '../../../contracts/worker.ts';
 import { describeError } from '../../../shared/errors.ts';
 import { createLogger } from '../../../shared/log.ts';
+import { bindIterable, contextWith, endSpan, SpanKind, startSpan, type TraceContext } from '../../../shared/tracing/index.ts';
 import { createSession, isSandboxSession, type SessionsDeps } from '../sessions/sessions.service.ts';
 import { newRunId } from '../workers/sandbox/sandbox-workers.ts';
 import type { SessionRecord } from '../sessions/sessions.store.ts';
@@ -48,6 +49,8 @@ export interface RunExtras {
   /** Per-run model override and extra MCP servers (the /v1 agents API); forwarded to the worker, never stored. */
   model?: ModelOverride;
   mcpServers?: McpServerSpec[];
+  /** The caller's trace (its `traceparent`): the run's span is its child. */
+  trace?: TraceContext;
 }
 
 /** Throws (404 unknown profile or session, 409 busy) before anything streams; after that, failures are events. */
@@ -61,6 +64,12 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
   const onClosing = () => ac.abort(new Error('runner shutting down'));
   deps.closing.addEventListener('abort', onClosing, { once: true });
   const cancelMessage = () => `run cancelled: ${describeError(ac.signal.reason ?? 'cancelled')}`;
+  const span = startSpan('svc.runner.run', {
+    parent: extras.trace,
+    kind: SpanKind.SERVER,
+    attributes: { 'svc.run.id': subTask.id ?? '', 'svc.session.id': rec.id, 'svc.tenant.id': tenant, 'svc.runtime': rec.runtime, 'svc.profile': rec.profile.name },
+  });
+  const spanContext = contextWith(span, extras.trace);
 
   const stdioKey = `${rec.id}:${subTask.id ?? newRunId()}`;
   let settled = false;
@@ -68,6 +77,8 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
     if (settled) return;
     settled = true;
     void deps.stdio?.close(stdioKey);
+    span.setAttribute('svc.run.outcome', outcome);
+    endSpan(span, outcome === 'error' ? 'run ended with an error' : undefined);
     deps.closing.removeEventListener('abort', onClosing);
     deps.sessions.finishRun(rec, outcome);
     deps.metrics.runFinished(outcome);
@@ -173,13 +184,14 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
     }
   }
 
-  const gen = forward();
+  // the worker call and every step of the run happen under the run's span (the worker client injects it)
+  const gen = bindIterable(spanContext, { [Symbol.asyncIterator]: forward })[Symbol.asyncIterator]();
   const events: AsyncIterable<RunEvent> = {
     [Symbol.asyncIterator]: () => ({
       next: () => gen.next(),
       // a generator that never started skips its `finally`; settling here keeps the session from staying `running`
       return: async (value?: unknown) => {
-        const result = await gen.return(value as undefined);
+        const result = await gen.return!(value as undefined);
         settle('cancelled');
         return result;
       },

@@ -41,15 +41,7 @@ export function defineTool<S extends z.ZodType>(def: ToolDef<S>): ToolDef {
   return def as unknown as ToolDef;
 }
 
-/** A failure that carries details for the model besides the message (a command's output, for example). */
-export class ToolFailure extends Error {
-  readonly details: Record<string, unknown>;
-  constructor(message: string, details: Record<string, unknown> = {}) {
-    super(message);
-    this.name = 'ToolFailure';
-    this.details = details;
-  }
-}
+export { ToolFailure } from './tool-failure.ts';
 
 export function specOf(def: ToolDef): ToolSpec {
   const { $schema: _drop, ...inputSchema } = z.toJSONSchema(def.input, { io: 'input' }) as Record<string, unknown>;

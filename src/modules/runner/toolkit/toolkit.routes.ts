@@ -14,11 +14,11 @@ import type { Toolkit } from './toolkit.service.ts';
 export function toolkitRoutes(deps: { toolkit: Toolkit; sessions: SessionStore }): Hono<RunnerEnv> {
   const app = new Hono<RunnerEnv>();
 
-  app.get('/runner/toolkit/specs', (c) => c.json({ specs: deps.toolkit.specs() }));
+  app.get('/runner/toolkit/specs', async (c) => c.json({ specs: await deps.toolkit.specs() }));
 
-  app.get('/runner/sessions/:id/toolkit/specs', (c) => {
+  app.get('/runner/sessions/:id/toolkit/specs', async (c) => {
     const session = deps.sessions.require(c.get('tenant'), c.req.param('id'));
-    return c.json({ specs: deps.toolkit.scopedSpecs(session) });
+    return c.json({ specs: await deps.toolkit.scopedSpecs(session) });
   });
 
   app.post('/runner/sessions/:id/toolkit/invoke', async (c) => {

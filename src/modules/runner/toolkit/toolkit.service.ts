@@ -1,32 +1,26 @@
 import type { PoolSpec, ToolResult, ToolSpec } from '../../../contracts/runner.wire.ts';
 import type { RunCallbacksClient } from '../../../contracts/run-callbacks.client.ts';
-import { selectTools } from '../../../contracts/toolkit.ts';
+import { selectTools, TOOL_NAMES } from '../../../contracts/toolkit.ts';
 import { describeError, forbidden, notFound } from '../../../shared/errors.ts';
 import { createLogger } from '../../../shared/log.ts';
 import type { Registry } from '../registry/registry.store.ts';
 import type { SessionRecord } from '../sessions/sessions.store.ts';
 import { VfsError, type VfsManager } from '../vfs/index.ts';
 import type { CommandRunner } from '../substrates/process/commands.ts';
-import { delegateTool } from './delegate.tool.ts';
-import { runCommandTool } from './exec.tool.ts';
-import { fsEdit, fsList, fsRead, fsSearch, fsWrite } from './fs.tools.ts';
-import { notifyTool } from './notify.tool.ts';
-import { automationMemoryTool } from './automation-memory.tool.ts';
-import { describeZodIssue, specOf, ToolFailure, type ToolContext, type ToolDef } from './tool.ts';
+import type { ToolContext, ToolDef } from './tool.ts';
+import { ToolFailure } from './tool-failure.ts';
 
 /**
  * The runner's platform toolkit: the catalog of tools, the profile's scope over it (profile `tools` selectors, see
  * contracts/toolkit.ts), and one invoke path shared by the HTTP invoke route and the session MCP server, so both
  * refuse, validate and fail alike.
  */
-export const TOOLS: readonly ToolDef[] = [fsRead, fsWrite, fsEdit, fsList, fsSearch, runCommandTool, delegateTool, notifyTool, automationMemoryTool];
-
 export interface Toolkit {
   names(): string[];
-  specs(): ToolSpec[];
+  specs(): Promise<ToolSpec[]>;
   /** The tools the session's profile may use, in catalog order. */
-  scoped(session: SessionRecord): ToolDef[];
-  scopedSpecs(session: SessionRecord): ToolSpec[];
+  scoped(session: SessionRecord): Promise<ToolDef[]>;
+  scopedSpecs(session: SessionRecord): Promise<ToolSpec[]>;
   /** Throws 404 for an unknown tool and 403 for one outside the profile's scope; a failing tool is `ok: false`. */
   invoke(session: SessionRecord, toolName: string, input: unknown, signal: AbortSignal): Promise<{ def: ToolDef; result: ToolResult }>;
 }
@@ -39,31 +33,33 @@ export interface ToolkitDeps {
 }
 
 const log = createLogger('runner:toolkit');
-const byName = new Map(TOOLS.map((t) => [t.name as string, t]));
+// the catalog (tool definitions and their zod schemas) loads with the first tool listed or called
+let catalog: Promise<typeof import('./catalog.ts')> | undefined;
+const loadCatalog = () => (catalog ??= import('./catalog.ts'));
 
 export function outOfScopeMessage(toolName: string, profile: string): string {
   return `tool ${toolName} is not in the scope of profile ${profile}`;
 }
 
 export function createToolkit(deps: ToolkitDeps): Toolkit {
-  const specs = TOOLS.map(specOf);
-  const scoped = (session: SessionRecord) => {
+  const scoped = async (session: SessionRecord) => {
     const allowed = selectTools(session.profile.tools);
-    return TOOLS.filter((t) => allowed.has(t.name));
+    return (await loadCatalog()).TOOLS.filter((t) => allowed.has(t.name));
   };
 
   return {
-    names: () => TOOLS.map((t) => t.name),
-    specs: () => specs,
+    names: () => [...TOOL_NAMES],
+    specs: async () => (await loadCatalog()).SPECS,
     scoped,
-    scopedSpecs: (session) => {
-      const names = new Set(scoped(session).map((t) => t.name as string));
-      return specs.filter((s) => names.has(s.name));
+    scopedSpecs: async (session) => {
+      const names = new Set((await scoped(session)).map((t) => t.name as string));
+      return (await loadCatalog()).SPECS.filter((s) => names.has(s.name));
     },
     async invoke(session, toolName, input, signal) {
-      const def = byName.get(toolName);
+      const { BY_NAME, describeZodIssue } = await loadCatalog();
+      const def = BY_NAME.get(toolName);
       if (!def) throw notFound(`unknown tool: ${toolName}`);
-      if (!scoped(session).includes(def)) throw forbidden(outOfScopeMessage(toolName, session.profile.name));
+      if (!(await scoped(session)).includes(def)) throw forbidden(outOfScopeMessage(toolName, session.profile.name));
       const parsed = def.input.safeParse(input ?? {});
       if (!parsed.success) return { def, result: { ok: false, value: { error: describeZodIssue(parsed.error) } } };
       const pools = deps.pools.list(session.tenant);

@@ -21,7 +21,7 @@ export function Sessions() {
           <tbody>${list.map(
             (s) => html`<tr>
               <td><${Link} href=${`/dashboard/sessions/${encodeURIComponent(s.id)}`}><code>${s.id}</code></${Link}></td>
-              <td>${s.profile}</td><td><${Status} status=${s.status} /></td><td>${s.runCount}</td>
+              <td>${s.origin === 'v1' ? html`<span class="muted">/v1 agent session</span>` : s.profile}</td><td><${Status} status=${s.status} /></td><td>${s.runCount}</td>
               <td class="prompt">${excerpt(s.lastPrompt ?? '')}</td><td>${fmtDate(s.lastUsedAt)}</td></tr>`,
           )}</tbody></table></div>`
       : null}
@@ -43,7 +43,7 @@ export function SessionDetail({ id }) {
     <${ErrorNote} error=${session.error ?? runs.error ?? action.error} />
     ${s
       ? html`<dl class="facts">
-          <dt>Profile</dt><dd><${Link} href=${`/dashboard/profiles/${encodeURIComponent(s.profile)}`}>${s.profile}</${Link}> (${s.runtime})</dd>
+          <dt>Profile</dt><dd>${s.origin === 'v1' ? html`none saved: a /v1 agent session (its agent's configuration; continue it through /v1)` : html`<${Link} href=${`/dashboard/profiles/${encodeURIComponent(s.profile)}`}>${s.profile}</${Link}>`} (${s.runtime})</dd>
           <dt>Status</dt><dd><${Status} status=${s.status} /></dd>
           <dt>Created</dt><dd>${fmtDate(s.createdAt)}</dd>
           <dt>Last used</dt><dd>${fmtDate(s.lastUsedAt)}</dd>
@@ -51,6 +51,6 @@ export function SessionDetail({ id }) {
       : session.loading ? html`<${Loading} />` : null}
     <h2>Runs</h2>
     ${runs.data ? html`<${RunTable} runs=${runs.data} />` : null}
-    ${s ? html`<h2>Continue the conversation</h2><${Conversation} profile=${s.profile} sessionId=${id} onSession=${() => runs.reload()} />` : null}
+    ${s && s.origin !== 'v1' ? html`<h2>Continue the conversation</h2><${Conversation} profile=${s.profile} sessionId=${id} onSession=${() => runs.reload()} />` : null}
   </${Page}>`;
 }

@@ -1,4 +1,3 @@
-import { jwtVerify, SignJWT } from 'jose';
 import { WORKER_TOKEN_TTL_MS } from '../../../../contracts/sandbox-worker.ts';
 import { unauthorized } from '../../../../shared/errors.ts';
 
@@ -49,6 +48,7 @@ export function createWorkerTokens(secret: string | undefined, now: () => number
       let token: string;
       try {
         const iat = Math.floor(now() / 1000);
+        const { SignJWT } = await import('jose');
         token = await new SignJWT({ ten: claims.tenant, sid: claims.sessionId })
           .setProtectedHeader({ alg: 'HS256' })
           .setAudience(aud)
@@ -66,6 +66,7 @@ export function createWorkerTokens(secret: string | undefined, now: () => number
       if (unusable) throw bad('this runner has no signing key');
       let payload: Record<string, unknown>;
       try {
+        const { jwtVerify } = await import('jose');
         ({ payload } = await jwtVerify(token, key!, { audience: aud, algorithms: ['HS256'], currentDate: new Date(now()) }));
       } catch (err) {
         const code = (err as { code?: string }).code;

@@ -6,3 +6,4 @@ export { openToolCatalog } from './mcp-catalog.ts';
 export { envWithOverride, resolveModel } from './providers.ts';
 export { applyAllowlist, buildToolSet } from './toolset.ts';
 export { runTurn } from './turn.ts';
+export { aiTelemetry } from './telemetry.ts';

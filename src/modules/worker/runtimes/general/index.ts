@@ -24,7 +24,7 @@ export function createGeneralRuntime(config: Config['worker'], limits: HistoryLi
     id: 'general',
     async *run(req, signal) {
       yield runEvent('session', { runtimeSessionId: req.sessionId });
-      const { envWithOverride, resolveModel, openToolCatalog, runTurn, buildToolSet, applyAllowlist } = await loadEngine();
+      const { envWithOverride, resolveModel, openToolCatalog, runTurn, buildToolSet, applyAllowlist, aiTelemetry } = await loadEngine();
       let resolved;
       try {
         resolved = await resolveModel(envWithOverride(config.providerEnv, req.modelOverride), req.modelOverride?.model ?? req.profile.model);
@@ -47,6 +47,7 @@ export function createGeneralRuntime(config: Config['worker'], limits: HistoryLi
           stallTimeoutMs: config.modelStallTimeoutMs,
           signal,
           commit: (messages) => history.append(req.sessionId, messages),
+          telemetry: await aiTelemetry(config.otel),
         });
       } finally {
         await catalog.close();

@@ -2,6 +2,8 @@ import { createMCPClient, type MCPClient } from '@ai-sdk/mcp';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { TOOLSET_PARAM, type WorkerRunRequest } from '../../../../contracts/worker.ts';
 import { describeError } from '../../../../shared/errors.ts';
+import { tracedFetch } from './telemetry.ts';
+import { injectTrace, tracingOn } from '../../../../shared/tracing/index.ts';
 
 /**
  * Connects the MCP tool sources of one run: the runner's session toolkit (`sessionMcpUrl`, tools keep their names)
@@ -53,7 +55,12 @@ function fetchWithTimeout(ms: number): typeof fetch {
   let dispatcher = dispatchers.get(ms);
   if (!dispatcher) dispatchers.set(ms, (dispatcher = new Agent({ headersTimeout: ms, bodyTimeout: ms })));
   const d = dispatcher;
-  return ((input: string | URL | Request, init?: RequestInit) => undiciFetch(input as never, { ...(init as object), dispatcher: d } as never)) as unknown as typeof fetch;
+  return ((input: string | URL | Request, init?: RequestInit) => {
+    // traced like tracedFetch: the request carries the active span's traceparent
+    const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+    if (tracingOn()) injectTrace(headers);
+    return undiciFetch(input as never, { ...(init as object), headers: [...headers], dispatcher: d } as never);
+  }) as unknown as typeof fetch;
 }
 
 type Tools = Awaited<ReturnType<typeof listAll>>;
@@ -155,7 +162,7 @@ export async function openToolCatalog(req: WorkerRunRequest, signal: AbortSignal
       let client: MCPClient | undefined;
       try {
         client = await createMCPClient({
-          transport: { type: source.transport, url: source.url, headers: source.headers, ...(source.callTimeoutMs ? { fetch: fetchWithTimeout(source.callTimeoutMs) } : {}) },
+          transport: { type: source.transport, url: source.url, headers: source.headers, fetch: source.callTimeoutMs ? fetchWithTimeout(source.callTimeoutMs) : tracedFetch },
           initializationOptions: { signal: bounded },
         });
         const tools = await listAll(client, bounded);

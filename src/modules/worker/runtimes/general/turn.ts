@@ -1,4 +1,4 @@
-import { APICallError, RetryError, stepCountIs, streamText, type LanguageModel, type LanguageModelUsage, type ModelMessage, type ToolSet } from 'ai';
+import { APICallError, RetryError, stepCountIs, streamText, type LanguageModel, type LanguageModelUsage, type ModelMessage, type TelemetryOptions, type ToolSet } from 'ai';
 import { runEvent, type RunEvent, type Usage } from '../../../../contracts/run-event.ts';
 import { describeError } from '../../../../shared/errors.ts';
 import type { ProviderOptions } from './providers.ts';
@@ -22,6 +22,8 @@ export interface TurnInput {
   stallTimeoutMs: number;
   signal: AbortSignal;
   commit(messages: ModelMessage[]): void;
+  /** The AI SDK's OpenTelemetry integration when this process exports traces (telemetry.ts). */
+  telemetry?: TelemetryOptions;
 }
 
 function toUsage(u: LanguageModelUsage): Usage {
@@ -78,6 +80,7 @@ export async function* runTurn(input: TurnInput): AsyncGenerator<RunEvent> {
     timeout: { firstChunkMs: input.stallTimeoutMs, chunkMs: input.stallTimeoutMs },
     providerOptions: input.providerOptions,
     abortSignal: input.signal,
+    ...(input.telemetry ? { telemetry: input.telemetry } : {}),
     // A step ended by a provider error chunk still reports here; it is not a completed step.
     onStepEnd: (step) => {
       if (step.finishReason !== 'error') completedSteps.push(...step.response.messages);

@@ -3,7 +3,8 @@ import type { Config } from '../../../../config/config.ts';
 import type { WorkerRunRequest } from '../../../../contracts/worker.ts';
 import { AppError } from '../../../../shared/errors.ts';
 import { systemPromptOf } from '../prompt.ts';
-import { childEnv, type HostEnv } from '../sdk/child-env.ts';
+import { childEnv, childTraceEnv, type HostEnv } from '../sdk/child-env.ts';
+import { currentTraceparent } from '../../../../shared/tracing/index.ts';
 import { allowedToolsByServer, type McpServerEntry } from '../sdk/mcp.ts';
 import { runModel, runProviderEnv } from '../sdk/provider.ts';
 import type { SessionPaths } from '../sdk/session-store.ts';
@@ -57,6 +58,10 @@ function claudeEnv(input: ClaudeRunInput): Record<string, string> {
     DISABLE_AUTOUPDATER: '1',
     // Fail fast: retrying a run is the runner's and conductor's call, and the stream must end in one terminal.
     CLAUDE_CODE_MAX_RETRIES: '0',
+    // Claude Code's own OpenTelemetry (traces are its enhanced-telemetry beta), under the run's span via TRACEPARENT
+    ...(config.otel
+      ? { CLAUDE_CODE_ENABLE_TELEMETRY: '1', CLAUDE_CODE_ENHANCED_TELEMETRY_BETA: '1', OTEL_TRACES_EXPORTER: 'otlp', ...childTraceEnv(config.otel, currentTraceparent()) }
+      : {}),
   };
   const baseUrl = claudeBaseUrl(providerEnv.ANTHROPIC_BASE_URL);
   if (baseUrl) own.ANTHROPIC_BASE_URL = baseUrl;

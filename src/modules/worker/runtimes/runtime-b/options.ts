@@ -3,7 +3,8 @@ import type { Config } from '../../../../config/config.ts';
 import type { WorkerRunRequest } from '../../../../contracts/worker.ts';
 import { AppError } from '../../../../shared/errors.ts';
 import { systemPromptOf } from '../prompt.ts';
-import { childEnv, type HostEnv } from '../sdk/child-env.ts';
+import { childEnv, childTraceEnv, otlpTracesEndpoint, type HostEnv } from '../sdk/child-env.ts';
+import { currentTraceparent } from '../../../../shared/tracing/index.ts';
 import { allowedToolsByServer, type McpServerEntry } from '../sdk/mcp.ts';
 import { runModel, runProviderEnv } from '../sdk/provider.ts';
 import type { SessionPaths } from '../sdk/session-store.ts';
@@ -98,10 +99,21 @@ export function codexOptions(input: CodexRunInput): CodexOptions {
         ...(hostTools ? {} : { shell_tool: false, unified_exec: false, view_image: false, computer_use: false, browser_use: false, multi_agent: false }),
       },
       mcp_servers: mcp.table,
+      ...(config.otel ? { otel: codexOtel(config.otel) } : {}),
       ...(instructions ? { developer_instructions: instructions } : {}),
     },
-    env: childEnv({ host: input.host, paths, providerEnv, providerVars: ['OPENAI_API_KEY'], allow: config.childEnvAllow, own: { ...mcp.env, CODEX_HOME: paths.config } }),
+    env: childEnv({ host: input.host, paths, providerEnv, providerVars: ['OPENAI_API_KEY'], allow: config.childEnvAllow, own: { ...mcp.env, ...childTraceEnv(config.otel, currentTraceparent()), CODEX_HOME: paths.config } }),
   };
+}
+
+/**
+ * Codex's own OpenTelemetry is configured in its config (`[otel]`), not by OTEL_* variables: its traces go to the
+ * same OTLP/HTTP endpoint in the same encoding, and TRACEPARENT (childTraceEnv) puts them under the run's span.
+ * Exporter headers are not passed: config values travel on Codex's command line, where credentials must not.
+ */
+function codexOtel(otel: Readonly<Record<string, string>>): CodexConfigObject {
+  const protocol = (otel.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || otel.OTEL_EXPORTER_OTLP_PROTOCOL) === 'http/json' ? 'json' : 'binary';
+  return { environment: 'svc', trace_exporter: { 'otlp-http': { endpoint: otlpTracesEndpoint(otel), protocol } } };
 }
 
 export function threadOptions(input: CodexRunInput): ThreadOptions {

@@ -40,3 +40,19 @@ export function childEnv(input: ChildEnvInput): Record<string, string> {
   env.TMPDIR = input.paths.tmp;
   return { ...env, ...input.own };
 }
+
+/**
+ * What an SDK child needs to join the run's trace with its own OpenTelemetry spans: the operator's OTEL_* variables
+ * and TRACEPARENT (the worker's active span, which Claude Code and Codex both read); nothing when this worker does
+ * not export traces.
+ */
+export function childTraceEnv(otel: Readonly<Record<string, string>> | undefined, traceparent: string | undefined): Record<string, string> {
+  if (!otel) return {};
+  return { ...otel, ...(traceparent ? { TRACEPARENT: traceparent } : {}) };
+}
+
+/** Where OTLP/HTTP traces go, resolved as the OpenTelemetry SDKs resolve it (for children configured by file, not env). */
+export function otlpTracesEndpoint(otel: Readonly<Record<string, string>>): string {
+  if (otel.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return otel.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  return `${(otel.OTEL_EXPORTER_OTLP_ENDPOINT || 'http://localhost:4318').replace(/\/+$/, '')}/v1/traces`;
+}

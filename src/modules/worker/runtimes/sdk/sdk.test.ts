@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runEvent, type RunEvent } from '../../../../contracts/run-event.ts';
-import { childEnv } from './child-env.ts';
+import { childEnv, childTraceEnv, otlpTracesEndpoint } from './child-env.ts';
 import { allowedToolsByServer, mcpServersOf } from './mcp.ts';
 import { createSessionStore, sessionFolderName } from './session-store.ts';
 import { settle } from './settle.ts';
@@ -58,6 +58,19 @@ describe('SDK child environment', () => {
       own: { CODEX_HOME: '/s/config' },
     });
     expect(env).toEqual({ PATH: '/usr/bin', HOME: '/s/home', TMPDIR: '/s/tmp', OPENAI_API_KEY: 'sk', HTTPS_PROXY: 'http://proxy:3128', EXTRA: 'x', CODEX_HOME: '/s/config' });
+  });
+
+  it('gives a child the OTEL_* variables and the run span as TRACEPARENT only when the worker exports traces', () => {
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    expect(childTraceEnv(undefined, traceparent)).toEqual({});
+    expect(childTraceEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }, traceparent)).toEqual({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', TRACEPARENT: traceparent });
+    expect(childTraceEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }, undefined)).toEqual({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' });
+  });
+
+  it('resolves the OTLP/HTTP traces endpoint as the SDKs do', () => {
+    expect(otlpTracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/' })).toBe('http://c:4318/v1/traces');
+    expect(otlpTracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t:9/x' })).toBe('http://t:9/x');
+    expect(otlpTracesEndpoint({ OTEL_TRACES_EXPORTER: 'otlp' })).toBe('http://localhost:4318/v1/traces');
   });
 });
 
