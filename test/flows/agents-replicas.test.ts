@@ -102,7 +102,9 @@ describe('agent session turns across conductor replicas', () => {
     await a.client.beta.agents.sessions.events.create(session.id, {
       events: [{ type: 'agent.session.input.message', input: [{ role: 'user', content: [{ type: 'input_text', text: 'CALL_TOOL get_weather {"city":"Oslo"}' }] }] }],
     });
-    const call = (await stream.until((e: any) => e.type === 'agent.session.turn.item.added' && e.item.type === 'function_call')).at(-1) as any;
+    // the call is announced, then the session moves to requires_action (its event follows the item's)
+    const announced = (await stream.until((e: any) => e.type === 'agent.session.requires_action')) as any[];
+    const call = announced.find((e) => e.type === 'agent.session.turn.item.added' && e.item.type === 'function_call');
     expect((await b.client.beta.agents.sessions.retrieve(session.id)).status).toBe('requires_action');
 
     // an unknown call is refused by the driver, and B answers with the driver's 400
