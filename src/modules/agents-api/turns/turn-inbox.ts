@@ -1,11 +1,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
-import { jsonb, withSystem, withTenant } from '../../../db/index.ts';
+import { withSystem, withTenant } from '../../../db/index.ts';
 import { AppError, isAppError } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { InputEvent } from '../sessions/session.schema.ts';
+import { answerHandOff, claimHandOff, deleteHandOff, insertHandOff, purgeHandOffs, readHandOff, unclaimHandOff, withdrawHandOff } from './inbox.repo.ts';
 
 /**
  * Input events for a turn driven by another conductor replica (issue 24 item 5): the replica that received them
@@ -74,12 +75,8 @@ export function createTurnInbox(deps: InboxDeps): TurnInbox {
   const unlisteners: Array<() => Promise<void>> = [];
   const stopping = new AbortController();
 
-  const claim = (tenantId: string, id: string) =>
-    withTenant(deps.db, tenantId, (tx) =>
-      tx.updateTable('agent_session_inbox').set({ claimed_by: deps.ownerId }).where('id', '=', id).where('claimed_by', 'is', null).returning(['session_id', 'events', 'call']).executeTakeFirst(),
-    );
-  const unclaim = (tenantId: string, id: string, owner = deps.ownerId) =>
-    withTenant(deps.db, tenantId, (tx) => tx.updateTable('agent_session_inbox').set({ claimed_by: null }).where('id', '=', id).where('claimed_by', '=', owner).execute());
+  const claim = (tenantId: string, id: string) => withTenant(deps.db, tenantId, (tx) => claimHandOff(tx, id, deps.ownerId));
+  const unclaim = (tenantId: string, id: string, owner = deps.ownerId) => withTenant(deps.db, tenantId, (tx) => unclaimHandOff(tx, id, owner));
   /** A row claimed by a replica that has since stopped is released (checked once the first wait is over). */
   async function releaseIfOrphaned(tenantId: string, id: string, claimedBy: string | null, since: number): Promise<void> {
     if (!claimedBy || claimedBy === deps.ownerId || Date.now() < since) return;
@@ -89,7 +86,7 @@ export function createTurnInbox(deps: InboxDeps): TurnInbox {
   async function answer(tenantId: string, id: string, err: unknown): Promise<void> {
     const error: StoredError | null = err === undefined ? null : isAppError(err) ? { status: err.status, message: err.message, code: err.code, extra: err.extra, headers: err.headers } : { status: 500, message: 'applying the input failed on the conductor driving the turn' };
     if (err !== undefined && !isAppError(err)) deps.log.error('applying handed-off input failed', { id, error: String(err) });
-    await withTenant(deps.db, tenantId, (tx) => tx.updateTable('agent_session_inbox').set({ answered: true, error: error && jsonb(error) }).where('id', '=', id).execute());
+    await withTenant(deps.db, tenantId, (tx) => answerHandOff(tx, id, { error }));
     await deps.signals.notify(ANSWER_CHANNEL, id);
   }
 
@@ -104,7 +101,7 @@ export function createTurnInbox(deps: InboxDeps): TurnInbox {
         deps.log.warn('a handed-off function call failed', { id, error: String(err) });
         return { text: 'the function call failed on the conductor driving the turn', isError: true };
       });
-      await withTenant(deps.db, tenantId, (tx) => tx.updateTable('agent_session_inbox').set({ answered: true, result: jsonb(result) }).where('id', '=', id).execute());
+      await withTenant(deps.db, tenantId, (tx) => answerHandOff(tx, id, { result }));
       return deps.signals.notify(ANSWER_CHANNEL, id);
     }
     try {
@@ -119,14 +116,14 @@ export function createTurnInbox(deps: InboxDeps): TurnInbox {
   return {
     async handOff(tenantId, sessionId, events) {
       const id = prefixedId('inbox', 24);
-      await withTenant(deps.db, tenantId, (tx) => tx.insertInto('agent_session_inbox').values({ id, tenant_id: tenantId, session_id: sessionId, events: jsonb(events) }).execute());
+      await withTenant(deps.db, tenantId, (tx) => insertHandOff(tx, { id, tenantId, sessionId, events }));
       const payload = JSON.stringify({ t: tenantId, s: sessionId, i: id });
       const giveUpAt = Date.now() + waitMs;
       try {
         await deps.signals.notify(INBOX_CHANNEL, payload);
         for (;;) {
           const answered = new Promise<void>((resolve) => answerWaiters.set(id, resolve));
-          const row = await withTenant(deps.db, tenantId, (tx) => tx.selectFrom('agent_session_inbox').select(['claimed_by', 'answered', 'error']).where('id', '=', id).executeTakeFirst());
+          const row = await withTenant(deps.db, tenantId, (tx) => readHandOff(tx, id));
           if (!row) throw new AppError(404, `No session found with id '${sessionId}'.`, { code: 'not_found' });
           if (row.answered) {
             const e = row.error as StoredError | null;
@@ -146,8 +143,7 @@ export function createTurnInbox(deps: InboxDeps): TurnInbox {
               }
             }
             if (Date.now() > giveUpAt) {
-              const withdrawn = await withTenant(deps.db, tenantId, (tx) => tx.deleteFrom('agent_session_inbox').where('id', '=', id).where('claimed_by', 'is', null).executeTakeFirst());
-              if (withdrawn.numDeletedRows > 0n) throw new AppError(503, "the conductor driving the session's turn did not take the input; retry", { code: 'server_error' });
+              if (await withTenant(deps.db, tenantId, (tx) => withdrawHandOff(tx, id))) throw new AppError(503, "the conductor driving the session's turn did not take the input; retry", { code: 'server_error' });
             }
             await deps.signals.notify(INBOX_CHANNEL, payload); // in case the driver missed it
           }
@@ -156,13 +152,15 @@ export function createTurnInbox(deps: InboxDeps): TurnInbox {
         }
       } finally {
         answerWaiters.delete(id);
-        await withTenant(deps.db, tenantId, (tx) => tx.deleteFrom('agent_session_inbox').where('id', '=', id).where((eb) => eb.or([eb('answered', '=', true), eb('claimed_by', '=', deps.ownerId)])).execute()).catch(() => {});
+        // answered, applied here, or withdrawn: the row's work is done (a claim by the driver in flight stays)
+        const row = await withTenant(deps.db, tenantId, (tx) => readHandOff(tx, id)).catch(() => undefined);
+        if (row && (row.answered || row.claimed_by === deps.ownerId)) await withTenant(deps.db, tenantId, (tx) => deleteHandOff(tx, id)).catch(() => {});
       }
     },
 
     async handOffCall(tenantId, sessionId, call, signal) {
       const id = prefixedId('inbox', 24);
-      await withTenant(deps.db, tenantId, (tx) => tx.insertInto('agent_session_inbox').values({ id, tenant_id: tenantId, session_id: sessionId, call: jsonb(call) }).execute());
+      await withTenant(deps.db, tenantId, (tx) => insertHandOff(tx, { id, tenantId, sessionId, call }));
       const payload = JSON.stringify({ t: tenantId, s: sessionId, i: id });
       const giveUpAt = Date.now() + waitMs;
       const gone = AbortSignal.any([signal, stopping.signal]);
@@ -171,7 +169,7 @@ export function createTurnInbox(deps: InboxDeps): TurnInbox {
         // a claimed call waits as long as the driver keeps it (up to the turn's deadline, its tool_result, the run's end)
         while (!gone.aborted) {
           const answered = new Promise<void>((resolve) => answerWaiters.set(id, resolve));
-          const row = await withTenant(deps.db, tenantId, (tx) => tx.selectFrom('agent_session_inbox').select(['claimed_by', 'answered', 'result']).where('id', '=', id).executeTakeFirst());
+          const row = await withTenant(deps.db, tenantId, (tx) => readHandOff(tx, id));
           if (row?.answered) return row.result as CallAnswer;
           if (row) await releaseIfOrphaned(tenantId, id, row.claimed_by, giveUpAt);
           if (!row || (!row.claimed_by && Date.now() > giveUpAt)) break;
@@ -181,7 +179,7 @@ export function createTurnInbox(deps: InboxDeps): TurnInbox {
         return gone.aborted ? { text: 'the call was abandoned', isError: true } : { text: 'this function call does not belong to a live turn of the session', isError: true };
       } finally {
         answerWaiters.delete(id);
-        await withTenant(deps.db, tenantId, (tx) => tx.deleteFrom('agent_session_inbox').where('id', '=', id).execute()).catch(() => {});
+        await withTenant(deps.db, tenantId, (tx) => deleteHandOff(tx, id)).catch(() => {});
       }
     },
 
@@ -199,7 +197,7 @@ export function createTurnInbox(deps: InboxDeps): TurnInbox {
         await deps.signals.listen(ANSWER_CHANNEL, (id) => answerWaiters.get(id)?.()),
       );
       // hand-offs whose receiving replica stopped mid-request
-      await withSystem(deps.db, (q) => q.deleteFrom('agent_session_inbox').where('created_at', '<', sql<Date>`now() - interval '1 hour'`).execute()).catch(() => {});
+      await withSystem(deps.db, (q) => purgeHandOffs(q)).catch(() => {});
     },
 
     async stop() {
