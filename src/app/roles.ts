@@ -181,6 +181,7 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
           db: database.db,
           conductor: conductor.services,
           limiter: conductor.services.limiter,
+          signals: database,
           limits: { perKey: config.agents.rateLimitPerKey, perOrg: config.agents.rateLimitPerOrg, windowMs: 60_000 },
           settings: {
             ...config.agents,

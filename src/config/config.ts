@@ -138,6 +138,8 @@ export interface Config {
     rateLimitPerOrg: number;
     /** Period of `: keep-alive` comments on session event streams (SVC_SSE_KEEPALIVE_MS, default 15 s). */
     keepAliveMs: number;
+    /** How long a client-executed function call of a turn may wait for its tool_result (SVC_AGENT_TURN_DEADLINE_MS, default 1 h). */
+    turnDeadlineMs: number;
     /**
      * Operator-configured OpenAI-compatible aggregators behind `svc/<name>/<model id>` models: SVC_AGGREGATOR_<NAME>_URL
      * and SVC_AGGREGATOR_<NAME>_KEY (name lowercased, `_` → `-`). `demo` is built in and needs none.
@@ -375,6 +377,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       rateLimitPerKey: int('SVC_RATE_LIMIT_PER_KEY', env.SVC_RATE_LIMIT_PER_KEY, 300, 1, 1_000_000),
       rateLimitPerOrg: int('SVC_RATE_LIMIT_PER_ORG', env.SVC_RATE_LIMIT_PER_ORG, 600, 1, 1_000_000),
       keepAliveMs: int('SVC_SSE_KEEPALIVE_MS', env.SVC_SSE_KEEPALIVE_MS, 15_000, 50, 270_000),
+      turnDeadlineMs: int('SVC_AGENT_TURN_DEADLINE_MS', env.SVC_AGENT_TURN_DEADLINE_MS, 3_600_000, 1000, 24 * 3_600_000),
       aggregators: aggregatorsOf(env),
     },
     cli: {

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { CLIENT_ID_PATTERN } from '../shared/ids.ts';
-import { McpServerSpec, ModelOverride, RUNTIMES, SkillPayload, type Runtime } from './worker.ts';
+import { McpServerSpec, ModelOverride, ProfileMcpServerSpec, RUNTIMES, SkillPayload, type Runtime } from './worker.ts';
 import { PROFILE_NETWORK } from './toolkit.ts';
 import type { SessionStatus } from './runner.ts';
 
@@ -19,7 +19,7 @@ export const ProfileSpec = v.looseObject({
   systemPrompt: v.optional(v.string()),
   skills: v.optional(v.array(v.string())),
   tools: v.optional(v.array(v.string())),
-  mcpServers: v.optional(v.array(McpServerSpec)),
+  mcpServers: v.optional(v.array(ProfileMcpServerSpec)),
   fs: v.optional(v.record(v.string(), v.unknown())),
   network: v.optional(v.picklist(PROFILE_NETWORK, `one of ${PROFILE_NETWORK.join(', ')}`)),
   workerMode: v.optional(v.picklist(['static', 'sandbox'])),

@@ -12,13 +12,29 @@ export type WorkerMode = (typeof WORKER_MODES)[number];
 
 export const McpServerSpec = v.object({
   name: v.pipe(v.string(), v.minLength(1)),
+  /** `http` (default) or `sse`: at `url`; `stdio`: `command` started by the runner in the session's sandbox for the run. */
   transport: v.optional(v.string(), 'http'),
-  url: v.pipe(v.string(), v.url()),
+  url: v.optional(v.pipe(v.string(), v.url())),
+  command: v.optional(v.pipe(v.string(), v.minLength(1))),
+  args: v.optional(v.array(v.string())),
+  /** Working directory inside the sandbox (`/workspace…` is the session's `/work…`). */
+  cwd: v.optional(v.string()),
+  env: v.optional(v.record(v.string(), v.string())),
   headers: v.optional(v.record(v.string(), v.string())),
   /** What the server's tool names are prefixed with for the model; default `<name>__`, `''` keeps them bare. */
   toolPrefix: v.optional(v.string()),
+  /** Only these tools of the server are offered to the model (the server's own names); absent = all. */
+  allowedTools: v.optional(v.array(v.string())),
+  /** How long one call to this server may wait for its answer (HTTP header and body timeouts); absent = fetch's own (5 min). */
+  callTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
 });
 export type McpServerSpec = v.InferOutput<typeof McpServerSpec>;
+
+/** What a profile may name: a server at a URL (a stdio server exists only as one run's, started by the runner). */
+export const ProfileMcpServerSpec = v.object({
+  ...v.omit(McpServerSpec, ['url', 'command', 'args', 'cwd', 'env']).entries,
+  url: v.pipe(v.string(), v.url()),
+});
 
 /**
  * A resolved skill. Between conductor and runner a packaged skill's resources carry `content` (base64) and

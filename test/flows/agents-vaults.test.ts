@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { withTenant } from '../../src/db/index.ts';
 import { createSecretBox } from '../../src/modules/agents-api/secret-box.ts';
-import { resolveCredential } from '../../src/modules/agents-api/vaults/credentials.service.ts';
+import { mcpBearer } from '../../src/modules/agents-api/vaults/mcp-auth.ts';
 import { rawV1, SECRETS_KEY, startSdkSvc, type SdkSvc } from '../support/agents-sdk.ts';
 import { backends, startOn } from '../support/backends.ts';
 
@@ -73,8 +73,8 @@ describe.each(backends)('vaults and credentials through the openai SDK on $name'
     // The run-time resolver sees the rotated secret; the database holds only ciphertext.
     const db = t.svc.server.built.database!.db;
     const deps = { db, box: createSecretBox(SECRETS_KEY) };
-    expect(await resolveCredential(deps, 'default', { vaultIds: [vault.id], serverUrl: 'https://mcp.example.com/mcp' })).toEqual({ credentialId: cred.id, bearer: SECRETS[4] });
-    expect(await resolveCredential(deps, 'default', { vaultIds: [vault.id], serverUrl: 'https://nowhere.example.com' })).toBeUndefined();
+    expect(await mcpBearer(deps, 'default', { vaultIds: [vault.id], serverUrl: 'https://mcp.example.com/mcp', label: 'docs' })).toBe(SECRETS[4]);
+    expect(await mcpBearer(deps, 'default', { vaultIds: [vault.id], serverUrl: 'https://nowhere.example.com', label: 'docs' })).toBeUndefined();
     const stored = await withTenant(db, 'default', (tx) => tx.selectFrom('vault_credentials').selectAll().execute());
     expect(stored.length).toBeGreaterThan(0);
     expect(JSON.stringify(stored)).not.toMatch(/SECRET/);

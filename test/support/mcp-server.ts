@@ -3,6 +3,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { z } from 'zod';
 import { listen } from './listen.ts';
+import { listenTls, type TestCert } from './tls.ts';
 
 /**
  * A tiny real MCP server for tests (RUNTIMES.md §5: SDK web-standard transport in Hono, stateless JSON): an `echo`
@@ -15,6 +16,8 @@ export interface TestMcpServer {
   calls: Array<{ name: string; args: unknown }>;
   /** The `authorization` header of every request that carried one (header-forwarding tests). */
   authorizations: string[];
+  /** The `x-*` headers of every request (static headers a client was configured with). */
+  extraHeaders: Array<Record<string, string>>;
   /** The JSON-RPC method of every request, in order (`initialize`, `tools/list`, `tools/call`, …). */
   methods: string[];
   close(): Promise<void>;
@@ -24,9 +27,14 @@ export interface TestMcpServer {
  * `sessionToken`: like the runner's session endpoint, answer 401 unless the URL carries `?svc_worker_token=<it>`
  * (`url` then includes it), so a test proves a client keeps the query string of the URL it is given.
  */
-export async function startMcpServer(opts: { name?: string; extraTools?: number; sessionToken?: string } = {}): Promise<TestMcpServer> {
+/**
+ * `tls`: serve HTTPS with this certificate. `bearer`: answer 401 (with `WWW-Authenticate: Bearer`) to a request whose
+ * `Authorization` is not `Bearer <bearer()>`, as an MCP server behind OAuth does.
+ */
+export async function startMcpServer(opts: { name?: string; extraTools?: number; sessionToken?: string; tls?: TestCert; bearer?: () => string } = {}): Promise<TestMcpServer> {
   const calls: TestMcpServer['calls'] = [];
   const authorizations: string[] = [];
+  const extraHeaders: Array<Record<string, string>> = [];
   const methods: string[] = [];
   const build = () => {
     const server = new McpServer({ name: opts.name ?? 'test-mcp', version: '1.0.0' });
@@ -51,6 +59,8 @@ export async function startMcpServer(opts: { name?: string; extraTools?: number;
     if (opts.sessionToken && c.req.query('svc_worker_token') !== opts.sessionToken) return c.json({ error: 'invalid or missing worker token' }, 401);
     const authorization = c.req.header('authorization');
     if (authorization) authorizations.push(authorization);
+    extraHeaders.push(Object.fromEntries([...c.req.raw.headers].filter(([k]) => k.startsWith('x-'))));
+    if (opts.bearer && authorization !== `Bearer ${opts.bearer()}`) return c.json({ error: 'invalid_token' }, 401, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
     if (c.req.method === 'POST') {
       const body = (await c.req.raw.clone().json().catch(() => undefined)) as { method?: string } | Array<{ method?: string }> | undefined;
       for (const m of Array.isArray(body) ? body : body ? [body] : []) if (m.method) methods.push(m.method);
@@ -60,7 +70,7 @@ export async function startMcpServer(opts: { name?: string; extraTools?: number;
     await build().connect(transport);
     return transport.handleRequest(c.req.raw);
   });
-  const http = await listen(app.fetch);
+  const http = opts.tls ? await listenTls(app.fetch, opts.tls) : await listen(app.fetch);
   const query = opts.sessionToken ? `?svc_worker_token=${encodeURIComponent(opts.sessionToken)}` : '';
-  return { url: `${http.url}/mcp${query}`, calls, authorizations, methods, close: http.close };
+  return { url: `${http.url}/mcp${query}`, calls, authorizations, extraHeaders, methods, close: http.close };
 }

@@ -112,6 +112,20 @@ export interface AgentsTable {
   updated_at: Timestamp;
 }
 
+/** Input events handed from the replica that received them to the one driving the session's turn (0021). */
+export interface AgentSessionInboxTable {
+  id: string;
+  tenant_id: string;
+  session_id: string;
+  events: Json | null;
+  call: Json | null;
+  result: Json | null;
+  claimed_by: string | null;
+  answered: Generated<boolean>;
+  error: Json | null;
+  created_at: Generated<Date>;
+}
+
 export interface AgentSessionsTable {
   id: string;
   tenant_id: string;
@@ -223,4 +237,5 @@ export interface AgentsTables {
   agent_session_events: AgentSessionEventsTable;
   agent_idempotency_keys: AgentIdempotencyKeysTable;
   agent_session_artifacts: AgentSessionArtifactsTable;
+  agent_session_inbox: AgentSessionInboxTable;
 }

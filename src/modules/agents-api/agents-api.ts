@@ -13,6 +13,7 @@ import { createModelCatalog, createModelResolver } from './models/index.ts';
 import { v1LimitRules, type RateLimits } from './rate-limits.ts';
 import { createSecretBox } from './secret-box.ts';
 import { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.ts';
+import type { Signals } from './turns/turn-inbox.ts';
 
 /**
  * The `/v1` agents API (seed 001, and ../shared/specs/agents-api-v1.md as the `openai` 7.15.0 SDK reads it), built on
@@ -35,6 +36,8 @@ export interface AgentsApiDeps {
   limiter: Limiter;
   limits?: RateLimits;
   settings?: Partial<AgentSettings>;
+  /** The database's LISTEN/NOTIFY: input posted to a replica that does not drive the turn is handed to the one that does. */
+  signals?: Signals;
 }
 
 export async function createAgentsApi(deps: AgentsApiDeps): Promise<AgentsApi> {
@@ -47,7 +50,7 @@ export async function createAgentsApi(deps: AgentsApiDeps): Promise<AgentsApi> {
       return apiKey ? { apiKey } : undefined;
     },
   });
-  const featureDeps = { db: deps.db, conductor: deps.conductor, resources, models, catalog: createModelCatalog(settings.aggregators), settings, log: createLogger('agents') };
+  const featureDeps = { db: deps.db, conductor: deps.conductor, resources, models, catalog: createModelCatalog(settings.aggregators), settings, log: createLogger('agents'), signals: deps.signals };
   const parts: AgentsFeatureParts[] = AGENTS_FEATURES.map((feature) => feature(featureDeps));
 
   const v1 = new Hono<AgentsEnv>();

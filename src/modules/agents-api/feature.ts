@@ -9,6 +9,7 @@ import type { ResourceDeps } from './deps.ts';
 import type { ModelCatalog } from './models/catalog.ts';
 import type { ModelResolver } from './models/model-ref.ts';
 import type { AgentSettings } from './settings.ts';
+import type { Signals } from './turns/turn-inbox.ts';
 
 /**
  * The agents API's feature contract, the conductor's (conductor/feature.ts) with `/v1` in place of `public`: a family
@@ -34,4 +35,6 @@ export interface AgentsDeps {
   catalog: ModelCatalog;
   settings: AgentSettings;
   log: Logger;
+  /** LISTEN/NOTIFY of the database (input handed between replicas); absent: such input is refused 409. */
+  signals?: Signals;
 }

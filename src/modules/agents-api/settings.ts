@@ -5,6 +5,8 @@ export interface AgentSettings {
   /** Operator-configured aggregators behind `svc/<name>/<model id>` (config `agents.aggregators`). */
   aggregators: Readonly<Record<string, Aggregator>>;
   keepAliveMs: number;
+  /** How long a client-executed function call may wait for its tool_result (default 1 h). */
+  turnDeadlineMs: number;
   /** Base URL at which workers reach this conductor (the function-tool endpoint). */
   selfUrl: string;
   version: string;
@@ -12,4 +14,4 @@ export interface AgentSettings {
   serverKeys: readonly string[];
 }
 
-export const DEFAULT_AGENT_SETTINGS: AgentSettings = { aggregators: {}, keepAliveMs: 15_000, selfUrl: 'http://127.0.0.1:8080', version: '0.0.0', serverKeys: [] };
+export const DEFAULT_AGENT_SETTINGS: AgentSettings = { aggregators: {}, keepAliveMs: 15_000, turnDeadlineMs: 3_600_000, selfUrl: 'http://127.0.0.1:8080', version: '0.0.0', serverKeys: [] };

@@ -6,6 +6,7 @@ import { createCore, type ConductorDeps } from './core.ts';
 import type { Feature } from './feature.ts';
 import { FEATURES } from './features.ts';
 import { requireAuth, type IdentityEnv } from './identity/index.ts';
+import { isExtensionPath, principalLimitRules } from './limits/index.ts';
 import { createConductorServices, type ConductorServices } from './services.ts';
 import { conductorReadiness } from './runners/readiness.ts';
 import type { ReadyReport } from '../../shared/readiness.ts';
@@ -40,6 +41,9 @@ export async function createConductor(deps: ConductorDeps & { features?: readonl
   const api = new Hono<IdentityEnv>();
   useJsonErrors(api);
   api.use('*', requireAuth(core.authDeps));
+  // the extension routes of seed 001 share /v1's per-key and per-organisation limits (counted in PostgreSQL)
+  const limits = { perKey: deps.config.agents.rateLimitPerKey, perOrg: deps.config.agents.rateLimitPerOrg, windowMs: 60_000 };
+  api.use('*', core.featureDeps.limiter.middleware(principalLimitRules<IdentityEnv>(limits, (c) => isExtensionPath(c.req.path))));
   for (const p of parts) if (p.api) api.route('/', p.api);
   const app = new Hono<IdentityEnv>();
   useJsonErrors(app);

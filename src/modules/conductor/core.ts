@@ -58,7 +58,7 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
     ownerId,
     leaseTtlMs: config.conductor.leaseTtlMs,
     runWriteRetryMs: config.conductor.runWriteRetryMs,
-    mintRunToken: (tenantId, runId) => mintRunToken(runTokenKey, { tenantId, runId }),
+    mintRunToken: (tenantId, runId, ttlSeconds) => mintRunToken(runTokenKey, { tenantId, runId }, ttlSeconds),
     jobs,
     hooks,
   });

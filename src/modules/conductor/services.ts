@@ -47,8 +47,8 @@ export interface RunsService {
   ownerAlive(ownerId: string): Promise<boolean>;
   /** Asks the run gates (billing's credit check) about a run before anything is allocated for it; throws 402 to refuse. */
   checkGates(ctx: RunGateContext): Promise<void>;
-  /** A token the run's tools call back with (function tools, delegate), when run tokens are configured. */
-  mintToken(tenantId: string, runId: string): Promise<string>;
+  /** A token the run's tools call back with (function tools, delegate), when run tokens are configured; 15 minutes unless `ttlSeconds`. */
+  mintToken(tenantId: string, runId: string, ttlSeconds?: number): Promise<string>;
   /** Usage events of the tenant's runs, summed per model. */
   usageByModel(tenantId: string, w: UsageWindow): Promise<Array<UsageCounts & { model: string; events: string }>>;
   /** Usage events newest first (`limit + 1` rows). */
@@ -81,7 +81,7 @@ export function createConductorServices(deps: FeatureDeps): ConductorServices {
       ownerId: run.ownerId,
       ownerAlive: (ownerId) => leaseAlive(deps.db, ownerId),
       checkGates: (ctx) => deps.hooks.checkGates(ctx),
-      mintToken: (tenantId, runId) => run.mintRunToken!(tenantId, runId),
+      mintToken: (tenantId, runId, ttlSeconds) => run.mintRunToken!(tenantId, runId, ttlSeconds),
       usageByModel: (tenantId, w) => withTenant(deps.db, tenantId, (tx) => usageByModel(tx, w)),
       usageEvents: (tenantId, w, page) => withTenant(deps.db, tenantId, (tx) => usageEventRows(tx, w, page)),
     },

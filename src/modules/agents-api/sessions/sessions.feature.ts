@@ -16,12 +16,12 @@ import { sessionRoutes } from './sessions.routes.ts';
  * session event store on the conductor's run services; at start it ends the turns a previous run of this conductor
  * left in progress.
  */
-export const sessionsFeature: AgentsFeature = ({ db, conductor, resources, models, settings, log: parent }) => {
+export const sessionsFeature: AgentsFeature = ({ db, conductor, resources, models, settings, log: parent, signals }) => {
   const log = parent;
   const store = createEventStore({ db, log: log.child('events') });
   const artifacts = { db, conductor, resources, log: log.child('artifacts') };
   const onTurnEnd = async (tenantId: string, sessionId: string, turnId: string) => void (await publishArtifacts(artifacts, tenantId, sessionId, turnId));
-  const engine = createTurnEngine({ db, conductor, store, models, box: resources.box, selfUrl: settings.selfUrl, log: log.child('turns'), onTurnEnd, followKeepAliveMs: settings.keepAliveMs, environments: environmentHooks({ conductor, resources }) });
+  const engine = createTurnEngine({ db, conductor, store, models, box: resources.box, selfUrl: settings.selfUrl, log: log.child('turns'), onTurnEnd, followKeepAliveMs: settings.keepAliveMs, environments: environmentHooks({ conductor, resources }), signals, turnDeadlineMs: settings.turnDeadlineMs });
   const subagents = createSubagents({ db, conductor, store, models, box: resources.box, engine, selfUrl: settings.selfUrl, log: log.child('subagents'), keepAliveMs: settings.keepAliveMs });
   const sessions = { db, conductor, resources, store, models, engine, subagents, log, keepAliveMs: settings.keepAliveMs };
   let recovered: Promise<void> = Promise.resolve();
@@ -31,6 +31,7 @@ export const sessionsFeature: AgentsFeature = ({ db, conductor, resources, model
       .route('/agents/sessions', sessionRoutes(sessions)),
     api: new Hono<AgentsEnv>().route('/', functionToolRoutes({ db, conductor, engine, subagents, version: settings.version })),
     async start() {
+      await engine.start();
       // turns left in progress by a previous run of this conductor (its runs were interrupted at boot) end now, in the background
       recovered = Promise.all([engine.recover(), subagents.recover()]).then(
         () => {},

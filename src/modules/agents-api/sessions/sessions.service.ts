@@ -6,6 +6,7 @@ import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { AGENT_SESSION_PROFILE_PREFIX, prefixedId, randomId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
 import { sessionSnapshot } from '../agents/agent.config.ts';
+import { refuseStdioMcp } from '../turns/launch.ts';
 import { getAgentConfig } from '../agents/agents.service.ts';
 import type { ResourceDeps } from '../deps.ts';
 import { createEnvironment, getEnvironmentInfo } from '../environments/environments.service.ts';
@@ -65,6 +66,7 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
   const base = agentId ? await getAgentConfig(deps, tenantId, agentId) : undefined;
   if (p.agent?.model) deps.models.parse(p.agent.model, 'agent.model');
   const { agent, secrets } = sessionSnapshot(agentId ?? prefixedId('agent', 24), base, p.agent ?? undefined);
+  refuseStdioMcp(agent.tools, p.environment);
   const vaultIds = p.vault_ids ?? [];
   await checkVaults(deps.db, tenantId, vaultIds);
   if (p.environment.type === 'openai_hosted') blockRemoteMcp(agent.tools);

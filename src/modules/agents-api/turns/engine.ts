@@ -20,6 +20,8 @@ import { createTurnIo, newLiveTurn } from './turn-io.ts';
 import { answerText, createLocks, turnError, type LiveTurn, type ToolAnswer } from './turn-state.ts';
 import { gateTurn } from './turn-gate.ts';
 import type { EnvironmentTurnHooks } from '../environments/setup.ts';
+import { createTurnInbox, DrivenElsewhere, type Signals } from './turn-inbox.ts';
+import { mcpBearers } from './mcp-auth.ts';
 
 /**
  * The turn engine of agent sessions: a turn is one run on the session's runner session, or several when messages
@@ -41,6 +43,8 @@ export interface TurnEngine {
   recover(row?: SessionRow): Promise<void>;
   /** Resolves once no turn is live (their runs were interrupted by the conductor's drain), or after `timeoutMs`. */
   settled(timeoutMs: number): Promise<void>;
+  /** Starts listening for input handed over by other replicas (when `signals` is given). */
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -59,7 +63,13 @@ export interface EngineDeps {
   onTurnEnd?: (tenantId: string, sessionId: string, turnId: string) => Promise<void>;
   /** Sets a hosted environment up before a turn's first run, and tells a lost sandbox (environments/setup.ts). */
   environments?: EnvironmentTurnHooks;
+  /** LISTEN/NOTIFY of the database: input for a turn another replica drives is handed to it (else refused 409). */
+  signals?: Signals;
+  /** How long a client-executed function call waits for its `tool_result` (SVC_AGENT_TURN_DEADLINE_MS, default 1 h). */
+  turnDeadlineMs?: number;
 }
+
+export const DEFAULT_TURN_DEADLINE_MS = 3_600_000;
 
 export const unknownPendingCall = (callId: string) => new AppError(400, `Unknown pending tool call: ${callId}`, { code: 'invalid_request_error' });
 
@@ -69,6 +79,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
   const idleWaiters = new Set<() => void>();
   const io = createTurnIo(deps);
   const tx = <T>(tenantId: string, fn: Parameters<typeof withTenant<T>>[2]) => withTenant(deps.db, tenantId, fn);
+  const turnDeadlineMs = deps.turnDeadlineMs ?? DEFAULT_TURN_DEADLINE_MS;
 
   async function start(row: SessionRow, messages: InputMessage[]): Promise<void> {
     const turnId = prefixedId('turn', 24);
@@ -106,9 +117,12 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     const runId = prefixedId('run', 24);
     try {
       const model = withSettings(await deps.models.resolve(t.tenantId, row.agent.model), row.agent);
-      const runToken = await deps.conductor.runs.mintToken(t.tenantId, runId);
+      // the function-tool endpoint is called with it after a wait of up to the deadline: it outlives one
+      const runToken = await deps.conductor.runs.mintToken(t.tenantId, runId, 900 + Math.ceil(turnDeadlineMs / 1000));
       const secrets = openSecrets(deps.box, t.tenantId, t.sessionId, row.secrets);
-      const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, runToken, agent: row.agent, secrets });
+      const bearers = await mcpBearers({ db: deps.db, box: deps.box }, t.tenantId, row);
+      // the worker waits a minute longer than the deadline, so the call ends with the deadline's answer, not a timeout
+      const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, runToken, agent: row.agent, secrets, bearers, callTimeoutMs: turnDeadlineMs + 60_000 });
       const profile = sessionProfile(row.profile_name, row.agent, row.environment, model.model);
       const body = { id: runId, profile: row.profile_name, sessionId: t.sessionId, prompt: promptOf(messages) };
       const keySource = deps.models.parse(row.agent.model).kind === 'byok' ? 'tenant' : 'platform';
@@ -218,6 +232,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     }
     if (drivenElsewhere) {
       if (!strict) return row;
+      if (deps.signals) throw new DrivenElsewhere();
       throw new AppError(409, "the session's turn is driven by another conductor; retry there", { headers: { 'x-should-retry': 'false' } });
     }
     const t = newLiveTurn(row, row.active_turn_id, new Set());
@@ -226,8 +241,9 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     return (await tx(row.tenant_id, (q) => getSessionRow(q, row.id))) ?? row;
   }
 
-  return {
-    admit(tenantId, sessionId, events) {
+  const inbox = deps.signals && createTurnInbox({ db: deps.db, signals: deps.signals, ownerId: deps.conductor.runs.ownerId, log: deps.log, isLive: (id) => live.has(id), ownerAlive: (o) => deps.conductor.runs.ownerAlive(o), admitHere, callHere });
+
+  function admitHere(tenantId: string, sessionId: string, events: InputEvent[]): Promise<void> {
       return locked(sessionId, async () => {
         let row = await tx(tenantId, (q) => getSessionRow(q, sessionId));
         if (!row) throw notFound(`No session found with id '${sessionId}'.`);
@@ -256,17 +272,46 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
           } else if (t) await answerCall(deps.db, io, t, ev);
         }
       });
+  }
+
+  async function callHere(tenantId: string, sessionId: string, runId: string, name: string, args: unknown, signal: AbortSignal): Promise<{ text: string; isError: boolean }> {
+    const registered = await locked(sessionId, async () => {
+      const t = live.get(sessionId);
+      if (!t || t.runId !== runId || t.cancelling || t.tenantId !== tenantId) return undefined;
+      return announceCall(deps.db, io, t, name, args);
+    });
+    if (!registered) return { text: 'this function call does not belong to a live turn of the session', isError: true };
+    const abandoned = new Promise<ToolAnswer>((resolve) => signal.addEventListener('abort', () => resolve({ success: false, error: 'the call was abandoned' }), { once: true }));
+    // past the turn's deadline the call is answered as failed (recorded like a client's failed tool_result)
+    const timer = setTimeout(() => {
+      const error = `no tool_result arrived within the turn's deadline (${Math.round(turnDeadlineMs / 1000)} s)`;
+      void locked(sessionId, async () => {
+        const t = live.get(sessionId);
+        if (t?.pending.has(registered.callId)) await answerCall(deps.db, io, t, { type: 'agent.session.input.tool_result', turn_id: t.turnId, call_id: registered.callId, success: false, error });
+      }).catch((err) => deps.log.warn('ending an unanswered function call failed', { sessionId, error: String(err) }));
+    }, turnDeadlineMs);
+    try {
+      return answerText(await Promise.race([registered.answered, abandoned]));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    async admit(tenantId, sessionId, events) {
+      try {
+        await admitHere(tenantId, sessionId, events);
+      } catch (err) {
+        // the turn is driven by another replica: hand the events to it through PostgreSQL
+        if (err instanceof DrivenElsewhere && inbox) return inbox.handOff(tenantId, sessionId, events);
+        throw err;
+      }
     },
 
     async callFunction(tenantId, sessionId, runId, name, args, signal) {
-      const registered = await locked(sessionId, async () => {
-        const t = live.get(sessionId);
-        if (!t || t.runId !== runId || t.cancelling || t.tenantId !== tenantId) return undefined;
-        return announceCall(deps.db, io, t, name, args);
-      });
-      if (!registered) return { text: 'this function call does not belong to a live turn of the session', isError: true };
-      const abandoned = new Promise<ToolAnswer>((resolve) => signal.addEventListener('abort', () => resolve({ success: false, error: 'the call was abandoned' }), { once: true }));
-      return answerText(await Promise.race([registered.answered, abandoned]));
+      // the worker's call reached a replica that does not drive the turn (a Service in front of the replicas)
+      if (!live.has(sessionId) && inbox) return inbox.handOffCall(tenantId, sessionId, { runId, name, args }, signal);
+      return callHere(tenantId, sessionId, runId, name, args, signal);
     },
 
     liveTurn(tenantId, sessionId, runId) {
@@ -311,7 +356,12 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
       });
     },
 
+    async start() {
+      await inbox?.start();
+    },
+
     async close() {
+      await inbox?.stop();
       for (const t of live.values()) t.stop.abort();
     },
   };

@@ -16,7 +16,7 @@ import type { LiveTurn, ToolAnswer } from './turn-state.ts';
 export type ToolResultEvent = Extract<InputEvent, { type: 'agent.session.input.tool_result' }>;
 
 /** Resolves once announced; `answered` settles with the client's answer (wrapped, so the lock is not held for it). */
-export async function announceCall(db: Kysely<DB>, io: TurnIo, t: LiveTurn, name: string, args: unknown): Promise<{ answered: Promise<ToolAnswer> }> {
+export async function announceCall(db: Kysely<DB>, io: TurnIo, t: LiveTurn, name: string, args: unknown): Promise<{ callId: string; answered: Promise<ToolAnswer> }> {
   const callId = `call_${randomId(24)}`;
   const argsText = typeof args === 'string' ? args : JSON.stringify(args ?? {});
   let settle!: (a: ToolAnswer) => void;
@@ -35,7 +35,7 @@ export async function announceCall(db: Kysely<DB>, io: TurnIo, t: LiveTurn, name
   await withTenant(db, t.tenantId, (tx) => updateTurn(tx, t.turnId, { status: 'waiting' }));
   const waiting = await io.patchSession(t.tenantId, t.sessionId, { status: 'requires_action', required_actions: actions });
   if (waiting) io.emit(t, [io.snapshot('agent.session.requires_action', waiting)]);
-  return { answered };
+  return { callId, answered };
 }
 
 /** Records the answer to a registered call (the caller checked it is pending) and hands it to the waiting model. */

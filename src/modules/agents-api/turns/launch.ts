@@ -1,4 +1,5 @@
 import type { ProfileSpec } from '../../../contracts/runner.wire.ts';
+import { AppError } from '../../../shared/errors.ts';
 import type { McpServerSpec, ModelOverride } from '../../../contracts/worker.ts';
 import { DEFAULT_EFFORT } from '../agents/agent.config.ts';
 import { SANDBOX_TOOLS } from '../environments/sandbox.ts';
@@ -101,8 +102,21 @@ export function openSecrets(box: SecretBox, tenantId: string, sessionId: string,
   return typeof stored.sealed === 'string' ? (JSON.parse(box.open(stored.sealed, aad(tenantId, sessionId))) as SessionSecrets) : {};
 }
 
-/** The MCP servers of one run: the function-tool endpoint (function and subagent tools, bare names) and the agent's HTTP MCP tools. */
-export function runMcpServers(opts: { selfUrl: string; sessionId: string; runToken: string | undefined; agent: SessionAgent; secrets: SessionSecrets }): McpServerSpec[] {
+/**
+ * The MCP servers of one run: the function-tool endpoint (function and subagent tools, bare names; a call may wait
+ * `callTimeoutMs` for the client's answer) and the agent's MCP tools: HTTP ones with their auth (the session's own
+ * `authorization`, else the vault credential's bearer from `bearers`, by label, plus static headers), stdio ones for
+ * the runner to start in the environment's sandbox; both with their `allowed_tools`.
+ */
+export function runMcpServers(opts: {
+  selfUrl: string;
+  sessionId: string;
+  runToken: string | undefined;
+  agent: SessionAgent;
+  secrets: SessionSecrets;
+  bearers?: ReadonlyMap<string, string>;
+  callTimeoutMs?: number;
+}): McpServerSpec[] {
   const servers: McpServerSpec[] = [];
   if ((functionTools(opts.agent).length || subagentTools(opts.agent).length) && opts.runToken) {
     servers.push({
@@ -111,18 +125,51 @@ export function runMcpServers(opts: { selfUrl: string; sessionId: string; runTok
       url: `${opts.selfUrl}/api/agent-sessions/${encodeURIComponent(opts.sessionId)}/function-tools/mcp`,
       headers: { authorization: `Bearer ${opts.runToken}` },
       toolPrefix: '',
+      ...(opts.callTimeoutMs ? { callTimeoutMs: opts.callTimeoutMs } : {}),
     });
   }
   for (const tool of opts.agent.tools) {
     if (tool.type !== 'mcp') continue;
     const transport = tool.transport as { type: string; server_url?: string };
-    if (transport.type !== 'http' || !transport.server_url) continue; // stdio servers run in an environment, not here
     const label = tool.server_label as string;
     const secret: McpSecret = opts.secrets.mcp?.[label] ?? {};
-    const headers = { ...secret.headers, ...(secret.authorization ? { authorization: `Bearer ${secret.authorization}` } : {}) };
-    servers.push({ name: label, transport: 'http', url: transport.server_url, ...(Object.keys(headers).length ? { headers } : {}) });
+    const allowedTools = tool.allowed_tools as string[] | null | undefined;
+    if (transport.type === 'stdio') {
+      // started by the runner inside the environment's sandbox for the run (refused at session creation without one)
+      const stdio = tool.transport as { command: string; cwd?: string; args?: string[] | null };
+      servers.push({
+        name: label,
+        transport: 'stdio',
+        command: stdio.command,
+        ...(stdio.args?.length ? { args: stdio.args } : {}),
+        ...(stdio.cwd ? { cwd: stdio.cwd } : {}),
+        ...(secret.env ? { env: secret.env } : {}),
+        ...(allowedTools ? { allowedTools } : {}),
+      });
+      continue;
+    }
+    if (transport.type !== 'http' || !transport.server_url) continue;
+    const bearer = secret.authorization ?? opts.bearers?.get(label);
+    const headers = { ...secret.headers, ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) };
+    servers.push({ name: label, transport: 'http', url: transport.server_url, ...(Object.keys(headers).length ? { headers } : {}), ...(allowedTools ? { allowedTools } : {}) });
   }
   return servers;
+}
+
+/**
+ * stdio MCP servers start inside the environment's sandbox, so a session without one (`environment: none`) cannot
+ * have them (400); `env_vars` (values taken from the environment) are not supported yet (501).
+ */
+export function refuseStdioMcp(tools: SessionAgent['tools'], environment: { type: string }): void {
+  tools.forEach((t, i) => {
+    if (t.type !== 'mcp') return;
+    const transport = t.transport as { type?: string; env_vars?: string[] | null };
+    if (transport.type !== 'stdio') return;
+    if (environment.type === 'none') {
+      throw new AppError(400, `agent.tools[${i}].transport: a stdio MCP server runs in the session's environment; environment none has none`, { code: 'invalid_request_error' });
+    }
+    if (transport.env_vars?.length) throw new AppError(501, `agent.tools[${i}].transport.env_vars: not supported yet; give the values in env`, { code: 'not_implemented' });
+  });
 }
 
 /** The `general` runtime's model name of a session model, without its key (the profile and usage records show it). */

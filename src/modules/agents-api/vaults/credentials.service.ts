@@ -3,7 +3,7 @@ import type { ResourceStatus } from '../../../db/types.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import { seconds, type ResourceDeps } from '../deps.ts';
 import { cursorPage, deletedObject, found, type CursorPage, type CursorQuery } from '../../crud/index.ts';
-import { deleteCredentialRow, insertCredential, lockCredential, matchingCredentials, selectCredential, selectCredentials, updateCredentialAuth } from './vaults.repo.ts';
+import { deleteCredentialRow, insertCredential, lockCredential, selectCredential, selectCredentials, updateCredentialAuth } from './vaults.repo.ts';
 import { openJson, sealJson } from '../secret-box.ts';
 import { rotateAuth, splitAuth, type AuthCreateInput, type AuthRotateInput, type AuthSecrets, type PublicAuth } from './credential-auth.ts';
 import { findVault } from './vaults.service.ts';
@@ -76,22 +76,4 @@ export async function deleteCredential(deps: ResourceDeps, tenantId: string, vau
   });
   found(gone, `No such credential: ${id}`);
   return deletedObject(id, 'vault.credential.deleted');
-}
-
-/**
- * For run time (sessions with `vault_ids`): the bearer token for an MCP server, from the credential named by id or,
- * without one, the single credential of the given vaults whose `mcp_server_url` matches. Undefined when none or
- * several match.
- */
-export async function resolveCredential(
-  deps: ResourceDeps,
-  tenantId: string,
-  query: { vaultIds: readonly string[]; serverUrl: string; credentialId?: string | null },
-): Promise<{ credentialId: string; bearer: string } | undefined> {
-  if (query.vaultIds.length === 0) return undefined;
-  const rows = await withTenant(deps.db, tenantId, (tx) => matchingCredentials(tx, [...query.vaultIds], { credentialId: query.credentialId ?? undefined, serverUrl: query.serverUrl }));
-  if (rows.length !== 1) return undefined;
-  const secrets = openJson<AuthSecrets>(deps.box, rows[0].sealed, aad(tenantId, rows[0].id));
-  const bearer = secrets.access_token ?? secrets.token;
-  return bearer ? { credentialId: rows[0].id, bearer } : undefined;
 }

@@ -58,7 +58,7 @@ export async function deleteCredentialRow(tx: Tx, vaultId: string, id: string): 
 
 /** Active credentials of the vaults, by id or by the MCP server URL in their public auth. */
 export function matchingCredentials(tx: Tx, vaultIds: string[], by: { credentialId?: string; serverUrl: string }) {
-  let q = tx.selectFrom('vault_credentials').select(['id', 'auth', 'sealed']).where('vault_id', 'in', vaultIds).where('status', '=', 'active');
+  let q = tx.selectFrom('vault_credentials').select(['id', 'vault_id', 'auth', 'sealed']).where('vault_id', 'in', vaultIds).where('status', '=', 'active');
   q = by.credentialId ? q.where('id', '=', by.credentialId) : q.where(sql<string>`auth->>'mcp_server_url'`, '=', by.serverUrl);
   return q.execute();
 }

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { McpServerSpec, RUNTIMES } from '../../../contracts/worker.ts';
+import { ProfileMcpServerSpec, RUNTIMES } from '../../../contracts/worker.ts';
 import { WORKER_SUBSTRATES } from '../../../contracts/runner.wire.ts';
 import { PROFILE_NETWORK } from '../../../contracts/toolkit.ts';
 import { JsonObject } from '../../../shared/http.ts';
@@ -21,7 +21,7 @@ export const ProfileBody = v.pipe(
     systemPrompt: v.optional(v.string()),
     skills: v.optional(Strings),
     tools: v.optional(Strings),
-    mcpServers: v.optional(v.array(McpServerSpec)),
+    mcpServers: v.optional(v.array(ProfileMcpServerSpec)),
     fs: v.optional(JsonObject),
     network: v.optional(v.picklist(PROFILE_NETWORK, `one of ${PROFILE_NETWORK.join(', ')}`)),
     workerMode: v.optional(v.picklist(['static', 'sandbox'], 'one of static, sandbox')),

@@ -21,7 +21,7 @@ import { runMetrics } from './run-metrics.ts';
  */
 export interface RunDeps extends DriverDeps, SessionDeps {
   ownerId: string;
-  mintRunToken?: (tenantId: string, runId: string) => Promise<string>;
+  mintRunToken?: (tenantId: string, runId: string, ttlSeconds?: number) => Promise<string>;
 }
 
 /** The body of POST /api/runs. Id rules are checked first so their errors read exactly as the seed says. */

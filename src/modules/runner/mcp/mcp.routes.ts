@@ -10,6 +10,7 @@ import { SESSION_TOKEN_PARAM, type SessionTokens } from './session-token.ts';
 import { unauthorized } from '../../../shared/errors.ts';
 import { extractTrace } from '../../../shared/tracing/index.ts';
 import type { WorkerTokens } from '../workers/sandbox/worker-token.ts';
+import type { StdioMcpHost } from './stdio-mcp.ts';
 
 /**
  * `POST, GET, DELETE /runner/sessions/{id}/mcp`: the session's streamable-HTTP MCP endpoint (RUNTIMES.md §5, SDK
@@ -22,8 +23,44 @@ import type { WorkerTokens } from '../workers/sandbox/worker-token.ts';
  * even looked up, so the endpoint tells nothing about which sessions exist. The worker calls without a tenant
  * header; the token names the session.
  */
-export function mcpRoutes(deps: { sessions: SessionStore; toolkit: Toolkit; tokens: SessionTokens; workerTokens: WorkerTokens; version: string; closing: AbortSignal }): Hono<RunnerEnv> {
+export function mcpRoutes(deps: {
+  sessions: SessionStore;
+  toolkit: Toolkit;
+  tokens: SessionTokens;
+  workerTokens: WorkerTokens;
+  version: string;
+  closing: AbortSignal;
+  stdio?: StdioMcpHost;
+}): Hono<RunnerEnv> {
   const app = new Hono<RunnerEnv>();
+
+  /**
+   * `/runner/sessions/{id}/mcp/stdio/{name}`: a stdio MCP server the session's current run started in its sandbox
+   * (stdio-mcp.ts), relayed as a stateless streamable-HTTP MCP server under the same token rules.
+   */
+  app.all('/runner/sessions/:id/mcp/stdio/:name', async (c) => {
+    const id = c.req.param('id');
+    const token = c.req.query(SESSION_TOKEN_PARAM);
+    if (!deps.tokens.verify(id, token)) throw unauthorized(`invalid or missing worker token: the session MCP endpoint needs its session's ${SESSION_TOKEN_PARAM}`);
+    const server = deps.sessions.findLive(id) ? deps.stdio?.find(id, c.req.param('name')) : undefined;
+    if (!server) return c.json({ jsonrpc: '2.0', error: { code: -32001, message: `no stdio MCP server ${c.req.param('name')} runs for session ${id}` }, id: null }, 404);
+    if (c.req.method === 'GET') {
+      return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'this endpoint is stateless and offers no server-initiated stream' }, id: null }, 405, { Allow: 'POST, DELETE' });
+    }
+    const [{ WebStandardStreamableHTTPServerTransport }] = await loadSdk();
+    const { Server } = await import('@modelcontextprotocol/sdk/server/index.js');
+    const { CallToolRequestSchema, ListToolsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    const relay = new Server({ name: `svc-stdio-${server.name}`, version: deps.version }, { capabilities: { tools: {} } });
+    relay.setRequestHandler(ListToolsRequestSchema, (req, extra) => server.client.listTools(req.params, { signal: extra.signal }));
+    relay.setRequestHandler(CallToolRequestSchema, (req, extra) => server.client.callTool(req.params, undefined, { signal: extra.signal, timeout: 3_600_000 }) as never);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await relay.connect(transport);
+    try {
+      return await transport.handleRequest(c.req.raw);
+    } finally {
+      await relay.close();
+    }
+  });
 
   app.all('/runner/sessions/:id/mcp', async (c) => {
     const id = c.req.param('id');

@@ -14,6 +14,7 @@ import { SESSION_TOKEN_PARAM, type SessionTokens } from '../mcp/session-token.ts
 import { TOOLSET_PARAM } from '../../../contracts/worker.ts';
 import type { VfsView } from '../vfs/index.ts';
 import { carriesFiles, forWorker, writeSkillFiles } from './skill-files.ts';
+import type { StdioMcpHost } from '../mcp/stdio-mcp.ts';
 
 /**
  * One run on this runner: resolve the session, hand the subtask to the session's worker, forward its events. The
@@ -28,6 +29,8 @@ export interface RunsDeps extends SessionsDeps {
   closing: AbortSignal;
   /** The session's VirtualFS, where packaged skills' files are written before the worker starts. */
   skillView?: (rec: SessionRecord) => VfsView;
+  /** Starts a run's stdio MCP servers in the session's sandbox (absent: such servers are refused). */
+  stdio?: StdioMcpHost;
 }
 
 export interface StartedRun {
@@ -73,10 +76,12 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
   });
   const spanContext = contextWith(span, extras.trace);
 
+  const stdioKey = `${rec.id}:${subTask.id ?? newRunId()}`;
   let settled = false;
   const settle = (outcome: Outcome) => {
     if (settled) return;
     settled = true;
+    void deps.stdio?.close(stdioKey);
     span.setAttribute('svc.run.outcome', outcome);
     endSpan(span, outcome === 'error' ? 'run ended with an error' : undefined);
     deps.closing.removeEventListener('abort', onClosing);
@@ -112,6 +117,22 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
     }
     const failed = await placeSkillFiles();
     if (failed) return yield runEvent('error', { message: failed });
+    // stdio MCP servers start here, in the session's sandbox; the worker reaches them through this runner
+    const stdioSpecs = (extras.mcpServers ?? []).filter((m) => m.transport === 'stdio');
+    if (stdioSpecs.length) {
+      if (!deps.stdio) return yield runEvent('error', { message: 'this runner cannot start stdio MCP servers' });
+      try {
+        await deps.stdio.open(rec, stdioKey, stdioSpecs);
+      } catch (err) {
+        return yield runEvent('error', { message: describeError(err) });
+      }
+      const relayed = (extras.mcpServers ?? []).map((m) =>
+        m.transport === 'stdio'
+          ? { name: m.name, transport: 'http', url: `${deps.publicUrl}/runner/sessions/${encodeURIComponent(rec.id)}/mcp/stdio/${encodeURIComponent(m.name)}?${SESSION_TOKEN_PARAM}=${deps.tokens.mint(rec.id)}`, ...(m.allowedTools ? { allowedTools: m.allowedTools } : {}) }
+          : m,
+      );
+      extras = { ...extras, mcpServers: relayed };
+    }
     let run;
     try {
       run = await endpoint.client.run(workerBody(rec, subTask, extras, sessionMcpUrl(deps.publicUrl, rec.id, deps.tokens, rec.profile.tools)), ac.signal);

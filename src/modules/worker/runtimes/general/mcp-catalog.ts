@@ -1,7 +1,9 @@
 import { createMCPClient, type MCPClient } from '@ai-sdk/mcp';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { TOOLSET_PARAM, type WorkerRunRequest } from '../../../../contracts/worker.ts';
 import { describeError } from '../../../../shared/errors.ts';
 import { tracedFetch } from './telemetry.ts';
+import { injectTrace, tracingOn } from '../../../../shared/tracing/index.ts';
 
 /**
  * Connects the MCP tool sources of one run: the runner's session toolkit (`sessionMcpUrl`, tools keep their names)
@@ -38,6 +40,27 @@ interface Source {
   prefix: string;
   /** Set for the session toolkit when the runner names its toolset: the connection may be kept across runs. */
   keepKey?: string;
+  /** The server's tools the model may see (absent: all). */
+  allowedTools?: readonly string[];
+  /** A longer (or shorter) wait for one call's answer than fetch's default 5 minutes (a client-executed function). */
+  callTimeoutMs?: number;
+}
+
+/**
+ * A fetch whose header and body timeouts are `ms` (undici's defaults, 5 minutes each, would end a call that waits
+ * longer for its answer, e.g. a function tool the client runs for an hour). One dispatcher per distinct timeout.
+ */
+const dispatchers = new Map<number, Agent>();
+function fetchWithTimeout(ms: number): typeof fetch {
+  let dispatcher = dispatchers.get(ms);
+  if (!dispatcher) dispatchers.set(ms, (dispatcher = new Agent({ headersTimeout: ms, bodyTimeout: ms })));
+  const d = dispatcher;
+  return ((input: string | URL | Request, init?: RequestInit) => {
+    // traced like tracedFetch: the request carries the active span's traceparent
+    const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+    if (tracingOn()) injectTrace(headers);
+    return undiciFetch(input as never, { ...(init as object), headers: [...headers], dispatcher: d } as never);
+  }) as unknown as typeof fetch;
 }
 
 type Tools = Awaited<ReturnType<typeof listAll>>;
@@ -97,12 +120,15 @@ function sourcesOf(req: WorkerRunRequest): Source[] {
   const sources: Source[] = [];
   if (req.sessionMcpUrl) sources.push({ label: 'session toolkit', url: req.sessionMcpUrl, headers: undefined, transport: 'http', prefix: '', keepKey: keepKeyOf(req.sessionMcpUrl) });
   for (const server of req.mcpServers ?? []) {
+    if (!server.url) continue; // a stdio server the runner did not start (noted by openToolCatalog)
     sources.push({
       label: `MCP server ${server.name}`,
       url: server.url,
       headers: server.headers,
       transport: server.transport === 'sse' ? 'sse' : 'http',
       prefix: server.toolPrefix ?? `${toolNameSafe(server.name)}__`,
+      ...(server.allowedTools ? { allowedTools: server.allowedTools } : {}),
+      ...(server.callTimeoutMs ? { callTimeoutMs: server.callTimeoutMs } : {}),
     });
   }
   return sources;
@@ -126,6 +152,7 @@ export async function openToolCatalog(req: WorkerRunRequest, signal: AbortSignal
   const entries: CatalogEntry[] = [];
   const seen = new Set<string>();
   if (!req.sessionMcpUrl) notes.push('session toolkit unavailable: no sessionMcpUrl given; continuing without it');
+  for (const s of req.mcpServers ?? []) if (!s.url) notes.push(`MCP server ${s.name} unavailable: a ${s.transport} server is started by the runner, and none was; continuing without it`);
 
   const connected = await Promise.all(
     sourcesOf(req).map(async (source) => {
@@ -135,7 +162,7 @@ export async function openToolCatalog(req: WorkerRunRequest, signal: AbortSignal
       let client: MCPClient | undefined;
       try {
         client = await createMCPClient({
-          transport: { type: source.transport, url: source.url, headers: source.headers, fetch: tracedFetch },
+          transport: { type: source.transport, url: source.url, headers: source.headers, fetch: source.callTimeoutMs ? fetchWithTimeout(source.callTimeoutMs) : tracedFetch },
           initializationOptions: { signal: bounded },
         });
         const tools = await listAll(client, bounded);
@@ -153,6 +180,7 @@ export async function openToolCatalog(req: WorkerRunRequest, signal: AbortSignal
   for (const found of connected) {
     if (!found) continue;
     for (const tool of found.tools) {
+      if (found.source.allowedTools && !found.source.allowedTools.includes(tool.name)) continue; // hidden from the model
       const name = toolNameSafe(found.source.prefix + tool.name);
       if (seen.has(name)) continue; // the session toolkit is listed first and wins a clash
       seen.add(name);

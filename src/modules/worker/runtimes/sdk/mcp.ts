@@ -25,6 +25,10 @@ export function mcpServersOf(req: WorkerRunRequest): { servers: McpServerEntry[]
   else notes.push('session toolkit unavailable: no sessionMcpUrl given; continuing without it');
   for (const spec of req.mcpServers ?? []) {
     // Names become config keys and tool-name prefixes; `svc` is taken by the session toolkit.
+    if (!spec.url) {
+      notes.push(`MCP server ${spec.name} skipped: a ${spec.transport} server is started by the runner, and none was`);
+      continue;
+    }
     const name = toolNameSafe(spec.name).replace(/__+/g, '_');
     if (name === SESSION_MCP_SERVER || servers.some((s) => s.name === name)) {
       notes.push(`MCP server ${spec.name} skipped: its name clashes with ${name === SESSION_MCP_SERVER ? 'the session toolkit' : 'another server'}`);
