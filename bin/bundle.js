@@ -1,5 +1,5 @@
 // The boot bundle of a clone: `src/cli/main.ts` and what it imports, svc's dependencies included, bundled by rolldown
-// (rolldown.config.js) into node_modules/.cache/svc/. bin/svc.js runs it instead of the sources when it was built from
+// (rolldown.config.js) into .svc-bundle/ (git-ignored; not in node_modules, which clones may share through a link). bin/svc.js runs it instead of the sources when it was built from
 // the sources as they are now; SVC_NO_BUNDLE=1 runs the sources anyway. The npm package has no bundle (it runs dist/).
 //
 //   node bin/bundle.js               build it (`npm run bundle`)
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/+$/, '');
-export const CACHE_DIR = join(ROOT, 'node_modules', '.cache', 'svc');
+export const CACHE_DIR = join(ROOT, '.svc-bundle');
 const STAMP = join(CACHE_DIR, 'stamp.json');
 /** Besides src/: what changes the bundle's content (dependency versions, the bundler's settings). */
 const OTHER_INPUTS = ['package.json', 'package-lock.json', 'rolldown.config.js', 'bin/bundle.js'];

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * Where svc's own files are, wherever its code runs from: the TypeScript sources of a clone (`src/`), the compiled
- * npm package (`dist/`), or the boot bundle of a clone (`node_modules/.cache/svc/bundle/`, see bin/bundle.js). Each
+ * npm package (`dist/`), or the boot bundle of a clone (`.svc-bundle/b-<time>/`, see bin/bundle.js). Each
  * is a different depth below the package root, so no path is computed relative to a module's own URL: the root is the
  * nearest folder above this module whose package.json names `bin/svc.js` as its `svc` command, and every asset folder
  * (migrations, platform skills, the dashboard's UI files) is found from there.

@@ -9,7 +9,7 @@ import { readSse } from '../support/sse.ts';
 
 /**
  * The boot bundle of a clone (bin/bundle.js): `svc serve` runs it when it is fresh, and the sandbox workers of a server
- * on the bundle run it too (it lives in node_modules/.cache/svc, mounted with node_modules); SVC_NO_BUNDLE=1 runs the
+ * on the bundle run it too (`.svc-bundle/`, mounted into their sandbox with its inputs); SVC_NO_BUNDLE=1 runs the
  * sources, for the server and, passed on, for its workers.
  */
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -88,7 +88,7 @@ describe('the boot bundle', () => {
       const { last, worker, bundleInside } = await sandboxRun(p);
       expect(last).toMatchObject({ type: 'result', message: 'FAKE-REPLY: hello from the bundle' });
       expect(worker.SVC_NO_BUNDLE).toBeUndefined();
-      expect(bundleInside).toMatch(/\/root\/opt\/svc\/node_modules\/\.cache\/svc\/b-\d+-\d+\/main\.mjs$/);
+      expect(bundleInside).toMatch(/\/root\/opt\/svc\/\.svc-bundle\/b-\d+-\d+\/main\.mjs$/);
     } finally {
       await p.stop();
     }

@@ -32,9 +32,8 @@ const log = createLogger('runner:substrate:process');
 
 /**
  * The package this runner runs from, mounted read-only under `/opt` (not at its host path, which a session mount such
- * as `/work` could cover), with the Node binary running it. A clone's boot bundle (bin/bundle.js) lives in
- * `node_modules/.cache/svc`, so it is mounted with node_modules, and its other inputs are mounted too: bin/svc.js inside
- * decides from the same files as outside. The worker runs the code its runner runs: a runner on the sources (no bundle, a stale one, or
+ * as `/work` could cover), with the Node binary running it. A clone's boot bundle (bin/bundle.js, `.svc-bundle/`) is
+ * mounted with the inputs its stamp names, so bin/svc.js inside decides from the same files as outside. The worker runs the code its runner runs: a runner on the sources (no bundle, a stale one, or
  * SVC_NO_BUNDLE=1) starts its workers with SVC_NO_BUNDLE=1, so a bundle built meanwhile does not mix two versions.
  */
 const codeEnv = (): Record<string, string> => (RUNNING_FROM === 'src' ? { SVC_NO_BUNDLE: '1' } : {});
@@ -48,8 +47,9 @@ function programMounts(): { argv: [string, ...string[]]; hostArgv: [string, ...s
     map.push([dirname(root), '/opt/node_modules']);
     inside = `/opt/node_modules/${basename(root)}`;
   } else {
-    // package-lock.json and rolldown.config.js: inputs of the boot bundle, which bin/svc.js compares with its stamp
-    for (const p of ['src', 'bin', 'package.json', 'package-lock.json', 'rolldown.config.js', 'node_modules']) map.push([join(root, p), `/opt/svc/${p}`]);
+    // .svc-bundle: the boot bundle; package-lock.json and rolldown.config.js: its inputs beside src/ and package.json,
+    // which bin/svc.js compares with the bundle's stamp
+    for (const p of ['src', 'bin', 'package.json', 'package-lock.json', 'rolldown.config.js', '.svc-bundle', 'node_modules']) map.push([join(root, p), `/opt/svc/${p}`]);
     inside = '/opt/svc';
   }
   const mapped = (host: string) => {
