@@ -1,6 +1,7 @@
 // The boot bundle of a clone: `src/cli/main.ts` and what it imports, svc's dependencies included, bundled by rolldown
-// (rolldown.config.js) into .svc-bundle/ (git-ignored; not in node_modules, which clones may share through a link). bin/svc.js runs it instead of the sources when it was built from
-// the sources as they are now; SVC_NO_BUNDLE=1 runs the sources anyway. The npm package has no bundle (it runs dist/).
+// (rolldown.config.js) into .svc-bundle/ (git-ignored; not in node_modules, which clones may share through a link).
+// bin/svc.js runs it instead of the sources when it was built from the sources as they are now; SVC_NO_BUNDLE=1 runs
+// the sources anyway. The npm package has no bundle (it runs dist/).
 //
 //   node bin/bundle.js               build it (`npm run bundle`)
 //   node bin/bundle.js --if-stale    build it unless it is fresh (`npm start`, `prepare` after npm ci / npm install)
