@@ -20,30 +20,39 @@ const STAMP = join(CACHE_DIR, 'stamp.json');
 const OTHER_INPUTS = ['package.json', 'package-lock.json', 'rolldown.config.js', 'bin/bundle.js'];
 const KEEP_PREVIOUS = 2;
 
-/** The newest modification time of the bundle's inputs, and how many there are: every file and folder under src/ (a
- * folder's time changes when an entry is added, removed or renamed) and OTHER_INPUTS. */
-export function inputsNow() {
-  let newest = 0;
-  let count = 0;
-  const visit = (path, st) => {
-    count++;
-    if (st.mtimeMs > newest) newest = st.mtimeMs;
-  };
-  const walk = (dir) => {
-    visit(dir, statSync(dir));
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, e.name);
+/**
+ * The bundle's inputs: every file and folder under src/ (a folder's time changes when an entry is added, removed or
+ * renamed in it), and OTHER_INPUTS; paths relative to the root. Listing them reads every folder, so the build does it
+ * once and the stamp keeps the list: the check only stats what it names.
+ */
+function listInputs() {
+  const out = [];
+  const walk = (rel) => {
+    out.push(rel);
+    for (const e of readdirSync(join(ROOT, rel), { withFileTypes: true })) {
+      const path = `${rel}/${e.name}`;
       if (e.isDirectory()) walk(path);
-      else visit(path, statSync(path));
+      else out.push(path);
     }
   };
-  walk(join(ROOT, 'src'));
-  for (const f of OTHER_INPUTS) {
-    const path = join(ROOT, f);
-    const st = statSync(path, { throwIfNoEntry: false });
-    if (st) visit(path, st);
+  walk('src');
+  for (const f of OTHER_INPUTS) if (existsSync(join(ROOT, f))) out.push(f);
+  return out;
+}
+
+/** The inputs' modification times, summed (any change to any of them changes it) and the newest; undefined when one
+ * of them is gone. */
+function timesOf(paths) {
+  let sum = 0;
+  let newest = 0;
+  const noThrow = { throwIfNoEntry: false };
+  for (const rel of paths) {
+    const st = statSync(`${ROOT}/${rel}`, noThrow); // not path.join: this loop is most of svc's start-up check
+    if (!st) return undefined;
+    sum += st.mtimeMs;
+    if (st.mtimeMs > newest) newest = st.mtimeMs;
   }
-  return { newestMtimeMs: newest, count };
+  return { sum, newest };
 }
 
 function readStamp() {
@@ -57,17 +66,18 @@ function readStamp() {
 /** The bundle's entry file when one was built from the inputs as they are now, else undefined. */
 export function freshBundle() {
   const stamp = readStamp();
-  if (!stamp?.dir) return undefined;
+  if (!stamp?.dir || !Array.isArray(stamp.inputs?.paths)) return undefined;
   const entry = join(CACHE_DIR, stamp.dir, 'main.mjs');
   if (!existsSync(entry)) return undefined;
-  const now = inputsNow();
-  return now.newestMtimeMs === stamp.inputs.newestMtimeMs && now.count === stamp.inputs.count ? entry : undefined;
+  const now = timesOf(stamp.inputs.paths);
+  return now && now.sum === stamp.inputs.sum && now.newest === stamp.inputs.newest ? entry : undefined;
 }
 
 export async function build() {
   const t0 = performance.now();
   // Read before the build reads the sources: a file saved during the build makes this build stale.
-  const inputs = inputsNow();
+  const paths = listInputs();
+  const inputs = { ...timesOf(paths), paths };
   const { build: rolldown, VERSION } = await import('rolldown');
   const config = (await import('../rolldown.config.js')).default;
   mkdirSync(CACHE_DIR, { recursive: true });
@@ -88,7 +98,7 @@ export async function build() {
   } catch {
     git = undefined; // not a git checkout, or no git
   }
-  const stamp = { dir, builtAt: new Date().toISOString(), inputs, node: process.version, rolldown: VERSION, root: ROOT, ...(git ? { git } : {}) };
+  const stamp = { dir, builtAt: new Date().toISOString(), node: process.version, rolldown: VERSION, root: ROOT, ...(git ? { git } : {}), inputs };
   writeFileSync(`${STAMP}.tmp`, JSON.stringify(stamp, null, 2) + '\n');
   renameSync(`${STAMP}.tmp`, STAMP);
   const builds = readdirSync(CACHE_DIR)
