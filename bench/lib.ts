@@ -31,7 +31,8 @@ export function startProcess(args: string[], env: Record<string, string>, opts: 
   return new Promise((resolve, reject) => {
     const argv = opts.script ? [...(opts.nodeArgs ?? []), opts.script, ...args] : [...(opts.nodeArgs ?? []), BIN, 'serve', '--port=0', ...args];
     const child = spawn(process.execPath, argv, {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_LOG_LEVEL: 'warn', ...env },
+      // SVC_NO_BUNDLE=1 on the bench measures svc from its sources instead of its boot bundle
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_LOG_LEVEL: 'warn', ...(process.env.SVC_NO_BUNDLE ? { SVC_NO_BUNDLE: process.env.SVC_NO_BUNDLE } : {}), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

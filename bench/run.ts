@@ -23,6 +23,7 @@
  * profiled runs write to bench/results/tmp/ (ignored by git). A process that does not stop within 30 s of SIGTERM is
  * killed and reported on stderr.
  */
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -611,6 +612,10 @@ function table(results: any): string {
 // ---------------------------------------------------------------------------------------------------------------------
 
 const started = performance.now();
+// svc as `npm start` runs it: from the boot bundle, built first when stale; SVC_NO_BUNDLE=1 measures the sources
+const BUNDLE_JS: string = join(HERE, '..', 'bin', 'bundle.js');
+if (process.env.SVC_NO_BUNDLE !== '1') execFileSync(process.execPath, [BUNDLE_JS, '--if-stale'], { stdio: 'inherit' });
+const code = process.env.SVC_NO_BUNDLE === '1' ? 'sources (SVC_NO_BUNDLE=1)' : ((await import(BUNDLE_JS)) as { freshBundle(): string | undefined }).freshBundle() ? 'boot bundle' : 'sources (no fresh bundle)';
 const results: any = {
   date: new Date().toISOString(),
   node: process.version,
@@ -618,6 +623,7 @@ const results: any = {
   cpuModel: cpus()[0]?.model,
   memoryGiB: Math.round(totalmem() / 2 ** 30),
   quick: QUICK,
+  code,
   profiled: Boolean(profileDir),
   config: CFG,
   notes:
@@ -663,6 +669,6 @@ const temp = QUICK || profileDir || values.deployments !== 'embedded,split' || v
 const outFile = values.out ?? join(HERE, 'results', ...(temp ? ['tmp', `${stamp}.json`] : [`${results.date.slice(0, 10)}.json`]));
 mkdirSync(dirname(outFile), { recursive: true });
 writeFileSync(outFile, JSON.stringify({ ...results, table: md }, null, 2) + '\n');
-console.log(`\nsvc benchmarks, ${results.date.slice(0, 10)}, Node ${process.version}, ${results.cpus} × ${results.cpuModel}, ${results.memoryGiB} GiB${QUICK ? ' (quick)' : ''}${profileDir ? ' (under --cpu-prof)' : ''}\n`);
+console.log(`\nsvc benchmarks, ${results.date.slice(0, 10)}, Node ${process.version}, ${results.cpus} × ${results.cpuModel}, ${results.memoryGiB} GiB, svc from its ${results.code}${QUICK ? ' (quick)' : ''}${profileDir ? ' (under --cpu-prof)' : ''}\n`);
 console.log(md);
 console.log(`\n${results.durationSeconds} s; JSON: ${outFile}${profileDir ? `\nCPU profiles: ${profileDir} (node bench/cpuprofile.ts ${profileDir}/<process>)` : ''}`);

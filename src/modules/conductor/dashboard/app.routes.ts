@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Hono, type Context } from 'hono';
+import { DASHBOARD_UI_DIR, packageRequire } from '../../../shared/package-root.ts';
 import { escape, pageHeaders } from './html.ts';
 import type { SessionCodec } from './session.ts';
 import { signInUrl } from './sign-in.routes.ts';
@@ -12,9 +12,8 @@ import { signInUrl } from './sign-in.routes.ts';
  * htm's tagged templates so no build step is needed), and its assets served by the conductor itself from this
  * folder's `ui/` and from node_modules (Preact, htm, uPlot): nothing is fetched from another origin at run time.
  */
-const UI_DIR = join(import.meta.dirname, 'ui');
-const require = createRequire(import.meta.url);
-const fromPackage = (specifier: string, file: string) => join(dirname(require.resolve(specifier)), file);
+const UI_DIR = DASHBOARD_UI_DIR;
+const fromPackage = (specifier: string, file: string) => join(dirname(packageRequire.resolve(specifier)), file);
 
 /** Asset name → file. The vendor modules are named in the import map, so the UI imports them by bare name. */
 function assetFiles(): Map<string, string> {

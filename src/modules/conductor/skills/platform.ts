@@ -1,6 +1,5 @@
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Kysely } from 'kysely';
 import { withOperator, withTenant, type DB } from '../../../db/index.ts';
 import type { Logger } from '../../../shared/log.ts';
@@ -13,7 +12,7 @@ import { insertSkillRow, liveTenantIds, replacePlatformSkill, skillsNamed, tombs
  * tenant's catalog at boot (source `platform`). A tenant that deleted one has a tombstone, and seeding skips it; a
  * newer shipped copy replaces an older platform copy in place; a user or imported skill of the same name is left alone.
  */
-export const PLATFORM_SKILLS_DIR = fileURLToPath(new URL('../../../../skills/', import.meta.url));
+export { PLATFORM_SKILLS_DIR } from '../../../shared/package-root.ts';
 
 export interface PlatformSkill {
   pkg: SkillPackage;

@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomId } from '../../../../shared/ids.ts';
+import { PACKAGE_ROOT, RUNNING_FROM } from '../../../../shared/package-root.ts';
 import { createLogger } from '../../../../shared/log.ts';
 import type { Sandbox, SandboxMount } from '../../sandbox/index.ts';
 import type { LaunchedWorker, SubstrateStatus, WorkerLaunch, WorkerSubstrate } from '../substrate.ts';
@@ -32,10 +32,14 @@ const log = createLogger('runner:substrate:process');
 
 /**
  * The package this runner runs from, mounted read-only under `/opt` (not at its host path, which a session mount such
- * as `/work` could cover), with the Node binary running it.
+ * as `/work` could cover), with the Node binary running it. A clone's boot bundle (bin/bundle.js, `.svc-bundle/`) is
+ * mounted with the inputs its stamp names, so bin/svc.js inside decides from the same files as outside. The worker runs the code its runner runs: a runner on the sources (no bundle, a stale one, or
+ * SVC_NO_BUNDLE=1) starts its workers with SVC_NO_BUNDLE=1, so a bundle built meanwhile does not mix two versions.
  */
+const codeEnv = (): Record<string, string> => (RUNNING_FROM === 'src' ? { SVC_NO_BUNDLE: '1' } : {});
+
 function programMounts(): { argv: [string, ...string[]]; hostArgv: [string, ...string[]]; mounts: SandboxMount[] } {
-  const root = fileURLToPath(new URL('../../../../../', import.meta.url)).replace(/\/+$/, '');
+  const root = PACKAGE_ROOT;
   const map: Array<[string, string]> = [];
   let inside: string;
   if (basename(dirname(root)) === 'node_modules') {
@@ -43,7 +47,9 @@ function programMounts(): { argv: [string, ...string[]]; hostArgv: [string, ...s
     map.push([dirname(root), '/opt/node_modules']);
     inside = `/opt/node_modules/${basename(root)}`;
   } else {
-    for (const p of ['src', 'bin', 'package.json', 'node_modules']) map.push([join(root, p), `/opt/svc/${p}`]);
+    // .svc-bundle: the boot bundle; package-lock.json and rolldown.config.js: its inputs beside src/ and package.json,
+    // which bin/svc.js compares with the bundle's stamp
+    for (const p of ['src', 'bin', 'package.json', 'package-lock.json', 'rolldown.config.js', '.svc-bundle', 'node_modules']) map.push([join(root, p), `/opt/svc/${p}`]);
     inside = '/opt/svc';
   }
   const mapped = (host: string) => {
@@ -117,7 +123,7 @@ export function createProcessSubstrate(sandbox: Sandbox): WorkerSubstrate {
     let child: ChildProcess;
     if (isolated) {
       const socketInside = `${SOCKET_DIR}/${basename(l.callbackSocket)}`;
-      const env = { ...l.env, PATH, LANG: 'C.UTF-8', HOME: `${WORKER_HOME}/home`, SVC_STATE_DIR: `${WORKER_HOME}/state`, TMPDIR: '/tmp', SVC_WORKER_RELAY: `${port}:${socketInside}` };
+      const env = { ...l.env, ...codeEnv(), PATH, LANG: 'C.UTF-8', HOME: `${WORKER_HOME}/home`, SVC_STATE_DIR: `${WORKER_HOME}/state`, TMPDIR: '/tmp', SVC_WORKER_RELAY: `${port}:${socketInside}` };
       child = sandbox.spawn(
         {
           argv,
@@ -134,7 +140,7 @@ export function createProcessSubstrate(sandbox: Sandbox): WorkerSubstrate {
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
     } else {
-      const env = { ...l.env, PATH, LANG: 'C.UTF-8', HOME: join(l.sessionDir, 'home'), SVC_STATE_DIR: join(l.sessionDir, 'state'), SVC_WORKER_RELAY: `${port}:${l.callbackSocket}` };
+      const env = { ...l.env, ...codeEnv(), PATH, LANG: 'C.UTF-8', HOME: join(l.sessionDir, 'home'), SVC_STATE_DIR: join(l.sessionDir, 'state'), SVC_WORKER_RELAY: `${port}:${l.callbackSocket}` };
       child = spawn(hostArgv[0], hostArgv.slice(1), { env, cwd: join(l.sessionDir, 'home'), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     }
     const worker = watch(child, `${PROCESS_SUBSTRATE}-${child.pid ?? 0}-${randomId(6)}`, isolated ? 'close' : 'exit');

@@ -1,7 +1,7 @@
-import { createRequire } from 'node:module';
 import type { ModelMessage } from 'ai';
 import { badRequest } from '../../../../shared/errors.ts';
 import { jsonNestsDeeperThan } from '../../../../shared/http.ts';
+import { packageRequire } from '../../../../shared/package-root.ts';
 
 /**
  * Per-session conversation history of the `general` runtime: in memory and bounded, both in messages per session
@@ -86,7 +86,7 @@ export const HISTORY_MAX_DEPTH = 1000;
 
 /** The AI SDK's message schema, loaded on the first import of a bundle (the SDK is not loaded before a worker needs it). */
 let schema: typeof import('ai').modelMessageSchema | undefined;
-const messageSchema = () => (schema ??= (createRequire(import.meta.url)('ai') as typeof import('ai')).modelMessageSchema);
+const messageSchema = () => (schema ??= (packageRequire('ai') as typeof import('ai')).modelMessageSchema);
 
 /** Parses an exported history; anything that is not a JSON array of valid model messages is a 400 naming the problem. */
 export function parseHistory(body: Uint8Array): ModelMessage[] {
