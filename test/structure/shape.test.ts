@@ -61,6 +61,10 @@ describe('the shape of the source tree', () => {
     expect(offenders(inline, (f) => guards.includes(f))).toEqual([]);
   });
 
+  it('finds files of the package only through src/shared/package-root.ts (a path from import.meta breaks in the boot bundle)', () => {
+    expect(offenders(/\bimport\.meta\b/, (f) => f === 'src/shared/package-root.ts')).toEqual([]);
+  });
+
   it('writes server-sent events only through src/shared/sse.ts, the one encoder', () => {
     expect(offenders(/\bstreamSSE\b|\.writeSSE\(|`data: \$\{/, (f) => f === 'src/shared/sse.ts')).toEqual([]);
   });

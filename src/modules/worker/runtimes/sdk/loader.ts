@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Runtime } from '../../../../contracts/worker.ts';
 import { AppError } from '../../../../shared/errors.ts';
+import { PACKAGE_ROOT } from '../../../../shared/package-root.ts';
 
 /**
  * Lazy loading of the runtime SDK packages (optional peer dependencies: `npm ci` leaves them out, `npm run
@@ -18,7 +20,7 @@ function isMissingPackage(err: unknown, pkg: string): boolean {
 /** The version package.json pins (`peerDependencies`), so the hint installs the one this build was tested with. */
 function pinned(pkg: string): string {
   try {
-    const manifest = JSON.parse(readFileSync(new URL('../../../../../package.json', import.meta.url), 'utf8')) as { peerDependencies?: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { peerDependencies?: Record<string, string> };
     const version = manifest.peerDependencies?.[pkg];
     return version ? `${pkg}@${version}` : pkg;
   } catch {
