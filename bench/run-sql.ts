@@ -7,9 +7,10 @@
  * the postmaster's log lines on at SVC_LOG_LEVEL=debug, into a file of the bench's temporary folder), creates a profile, warms up, then does `--runs` sequential runs
  * (POST /api/runs with the fake provider, its stream read to the terminal event), and waits until the run hooks they
  * queued are delivered. It counts the statements the svc role sent in that window, per connection: a transaction is
- * BEGIN…COMMIT/ROLLBACK, or one statement outside them. Background work that does not depend on runs (the job queue's
- * polling and maintenance, the conductor loop) is counted in a quiet window of the same length right after, and
- * subtracted; both figures are printed. `--show` prints the statements of one run, normalised and counted.
+ * BEGIN…COMMIT/ROLLBACK, or one statement outside them. Background work that does not depend on runs (system-scope
+ * transactions of the conductor loop and schedules, the job queue's own statements) is told apart by what the
+ * transaction does and printed beside; a quiet window without runs after it shows the run path is then (close to)
+ * nothing. `--show` prints the run-path statements of one run, normalised and counted.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -98,23 +99,46 @@ function readLog(): Stmt[] {
 const isBegin = (t: string) => /^\s*(begin|start transaction)\b/i.test(t);
 const isEnd = (t: string) => /^\s*(commit|rollback|end)\b/i.test(t);
 
-/** Statements and transactions of the svc connections in `stmts`. */
-function count(stmts: Stmt[]) {
-  const open = new Set<string>();
-  let statements = 0;
-  let transactions = 0;
-  let scope = 0;
+type Kind = 'run' | 'system' | 'queue';
+
+/**
+ * The svc connections' statements in `stmts`, grouped into transactions (per connection: BEGIN…COMMIT/ROLLBACK, or one
+ * statement outside them) and sorted by what they do: `system` (the conductor's own periodic work across tenants:
+ * set_config('app.system')), `queue` (only the job queue's statements, schema pgboss: its polling and maintenance) and
+ * `run` (everything else: tenant-scoped work, key lookups, a run hook's job inserted by the transaction ending a run).
+ */
+function transactions(stmts: Stmt[]): Array<{ kind: Kind; texts: string[] }> {
+  const open = new Map<string, string[]>();
+  const out: Array<{ kind: Kind; texts: string[] }> = [];
+  const close = (texts: string[]) => {
+    const body = texts.filter((t) => !isBegin(t) && !isEnd(t));
+    const kind: Kind = body.some((t) => /set_config\('app\.system'/.test(t)) ? 'system' : body.length > 0 && body.every((t) => /pgboss\./i.test(t)) ? 'queue' : 'run';
+    out.push({ kind, texts });
+  };
   for (const s of stmts) {
     if (s.app !== 'svc') continue;
-    statements++;
-    if (isBegin(s.text)) {
-      open.add(s.session);
-      transactions++;
-    } else if (isEnd(s.text)) open.delete(s.session);
-    else if (!open.has(s.session)) transactions++;
-    if (/^\s*(begin|commit|rollback)\b|set_config\('app\./i.test(s.text) && !/^\s*(insert|update|delete|with)\b/i.test(s.text)) scope++;
+    const cur = open.get(s.session);
+    if (cur) {
+      cur.push(s.text);
+      if (isEnd(s.text)) (open.delete(s.session), close(cur));
+    } else if (isBegin(s.text)) open.set(s.session, [s.text]);
+    else close([s.text]);
   }
-  return { statements, transactions, scope };
+  for (const texts of open.values()) close(texts);
+  return out;
+}
+
+const isScope = (t: string) => isBegin(t) || isEnd(t) || /^\s*select set_config\('app\./i.test(t);
+
+function count(stmts: Stmt[]) {
+  const tally = { run: { statements: 0, transactions: 0, scope: 0 }, system: { statements: 0, transactions: 0, scope: 0 }, queue: { statements: 0, transactions: 0, scope: 0 } };
+  for (const t of transactions(stmts)) {
+    const c = tally[t.kind];
+    c.transactions++;
+    c.statements += t.texts.length;
+    c.scope += t.texts.filter(isScope).length;
+  }
+  return tally;
 }
 
 const normalise = (t: string) => t.replace(/\s+/g, ' ').replace(/\$\d+/g, '$').replace(/'[^']*'/g, "'…'").trim().slice(0, 160);
@@ -146,28 +170,29 @@ try {
   const window = performance.now() - t0;
   const during = readLog().slice(from);
 
-  // a longer time with no runs: what the background (job queue polling, schedule ticks) costs per second
+  // a time with no runs: the background alone, and the check that the run path is then empty
   const quietFrom = readLog().length;
-  const quietMs = Math.max(3 * window, 15_000);
+  const quietMs = Math.max(window, 5000);
   await sleep(quietMs);
   const quiet = readLog().slice(quietFrom);
-  const scale = window / quietMs;
 
   const d = count(during);
   const q = count(quiet);
-  const per = (n: number, b: number) => ((n - b * scale) / RUNS).toFixed(1);
+  const per = (n: number) => (n / RUNS).toFixed(1);
   console.log(`\nSQL per run: ${RUNS} sequential runs of "${values.prompt}", svc role all on its embedded PostgreSQL (log_statement=all)\n`);
-  console.log(`| figure | per run | window with runs (${(window / 1000).toFixed(1)} s) | quiet window (${(quietMs / 1000).toFixed(1)} s, background) |`);
+  console.log(`| figure | per run | window with runs (${(window / 1000).toFixed(1)} s) | quiet window (${(quietMs / 1000).toFixed(1)} s, no runs) |`);
   console.log(`| --- | --- | --- | --- |`);
-  console.log(`| statements | ${per(d.statements, q.statements)} | ${d.statements} | ${q.statements} |`);
-  console.log(`| transactions | ${per(d.transactions, q.transactions)} | ${d.transactions} | ${q.transactions} |`);
-  console.log(`| of the statements: begin / set_config(app.…) / commit | ${per(d.scope, q.scope)} | ${d.scope} | ${q.scope} |`);
-  console.log(`\nper run = (window − quiet × ${scale.toFixed(2)}) / ${RUNS}; the background's share varies by about ±0.5 per run`);
+  console.log(`| statements on the run path | **${per(d.run.statements)}** | ${d.run.statements} | ${q.run.statements} |`);
+  console.log(`| transactions on the run path | **${per(d.run.transactions)}** | ${d.run.transactions} | ${q.run.transactions} |`);
+  console.log(`| of those statements: begin / set_config(app.…) / commit | ${per(d.run.scope)} | ${d.run.scope} | ${q.run.scope} |`);
+  console.log(`| background: system-scope statements (conductor loop, schedules) | – | ${d.system.statements} | ${q.system.statements} |`);
+  console.log(`| background: job queue statements (polling, hooks' jobs fetched and completed) | – | ${d.queue.statements} | ${q.queue.statements} |`);
+  console.log(`\nThe run path is every transaction that is neither system scope nor the job queue's alone; the quiet window shows it is`);
+  console.log(`(close to) nothing without runs, so the per-run figures are deterministic. Scale of the background: per second of time.`);
   if (values.show) {
     const tally = new Map<string, number>();
-    for (const s of during) if (s.app === 'svc') tally.set(normalise(s.text), (tally.get(normalise(s.text)) ?? 0) + 1);
-    for (const s of quiet) if (s.app === 'svc') tally.set(normalise(s.text), (tally.get(normalise(s.text)) ?? 0) - scale);
-    console.log('\nstatements per run (window minus quiet window), most frequent first:');
+    for (const t of transactions(during)) if (t.kind === 'run') for (const x of t.texts) tally.set(normalise(x), (tally.get(normalise(x)) ?? 0) + 1);
+    console.log('\nrun-path statements per run, most frequent first:');
     for (const [t, n] of [...tally].filter(([, n]) => n / RUNS >= 0.05).sort((a, b) => b[1] - a[1])) console.log(`${(n / RUNS).toFixed(1).padStart(6)}  ${t}`);
   }
 } finally {
