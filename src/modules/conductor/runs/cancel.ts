@@ -77,7 +77,6 @@ export async function terminateRun(deps: RunDeps & { hub: Hub }, tenantId: strin
       if (!events.some((e) => e.event.type === 'result' || e.event.type === 'error')) {
         const seq = (await lastSeq(tx, tenantId, runId)) + 1;
         await appendEvents(tx, tenantId, [{ runId, seq, event: runEvent('error', { message: 'run cancelled (force-terminated)' }) }]);
-        await deps.hub.announce([{ tenantId, runId, seq }]);
       }
     });
   } catch {

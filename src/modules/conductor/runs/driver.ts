@@ -179,7 +179,6 @@ async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq:
   const stored = { seq, event: terminal };
   run.events.push(stored);
   deps.hub.publish(run.tenantId, run.runId, stored);
-  await deps.hub.announce([{ tenantId: run.tenantId, runId: run.runId, seq }]).catch(() => {});
   return status;
 }
 

@@ -87,10 +87,8 @@ export function createEventLog(deps: EventLogOptions): EventLog {
       for (const p of live) p.reject(err instanceof Error ? err : new Error(String(err)));
       return;
     }
+    // other replicas hear of them from the insert's trigger (NOTIFY at commit)
     for (const p of live) p.resolve();
-    const ends = new Map<string, { tenantId: string; runId: string; seq: number }>();
-    for (const p of live) ends.set(runKey(p.tenantId, p.runId), { tenantId: p.tenantId, runId: p.runId, seq: p.seq });
-    await deps.hub.announce([...ends.values()]).catch((err) => deps.log.warn('announcing run events failed', { error: String(err) }));
   }
 
   function pump(): void {

@@ -48,7 +48,8 @@ describe('run event hub', () => {
           });
         }),
     );
-    await hub.announce(runs.map((runId) => ({ tenantId: 'default', runId, seq: 2 })));
+    // what the run_events insert trigger sends at commit (sql/0022_run_events_notify.sql): one NOTIFY per run
+    await Promise.all(runs.map((runId) => database.notify('svc_run_events', JSON.stringify({ t: 'default', r: runId, s: 2 }))));
     await Promise.all(finished);
     expect([...seen.values()]).toEqual(runs.map(() => ['assistant', 'result']));
 

@@ -5,8 +5,9 @@ import { runKey } from './active-runs.ts';
 
 /**
  * The live hub: subscribers of a run get its events as they happen. Events of runs driven by this conductor are
- * delivered in-process; every persisted batch is also announced with NOTIFY, so subscribers connected to another
- * replica read the new events from the log and see the same stream. A run is named by tenant and id everywhere (ids
+ * delivered in-process; every persisted batch is also announced with NOTIFY (by the insert's trigger,
+ * sql/0022_run_events_notify.sql, when its transaction commits), so subscribers connected to another replica read the
+ * new events from the log and see the same stream. A run is named by tenant and id everywhere (ids
  * are unique per tenant only), in-process and in the notifications between replicas.
  */
 export interface StoredEvent {
@@ -20,8 +21,6 @@ export interface Hub {
   /** Delivers an event of a locally driven run. */
   publish(tenantId: string, runId: string, e: StoredEvent): void;
   subscribe(tenantId: string, runId: string, fromSeq: number, listener: Listener): Subscribed;
-  /** Announces that events up to `seq` are in the log (other replicas fetch them). */
-  announce(batch: Array<{ tenantId: string; runId: string; seq: number }>): Promise<void>;
   /** Asks whichever replica drives the tenant's run `runId` to cancel it. */
   requestCancel(tenantId: string, runId: string): Promise<void>;
   onCancelRequest(fn: (tenantId: string, runId: string) => void): void;
@@ -117,10 +116,6 @@ export function createHub(deps: { database: Database; fetchAfter: (tenantId: str
           if (set.size === 0) subs.delete(key);
         },
       };
-    },
-    async announce(batch) {
-      // One NOTIFY per run and flush; the payload stays far below PostgreSQL's 8000-byte limit.
-      await Promise.all(batch.map((b) => deps.database.notify(EVENTS_CHANNEL, JSON.stringify({ t: b.tenantId, r: b.runId, s: b.seq }))));
     },
     async requestCancel(tenantId, runId) {
       for (const fn of cancelHandlers) fn(tenantId, runId);

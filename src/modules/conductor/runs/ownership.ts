@@ -85,10 +85,8 @@ export function createOwnership(deps: {
     // driven once the takeover is committed; a runner that no longer has the run ends it `interrupted` (driver.ts)
     for (const run of adopted) deps.adopt(run);
     if (adopted.length) deps.log.warn('adopted orphaned runs', { runs: adopted.map((r) => r.runId) });
-    if (announced.length) {
-      deps.log.warn('interrupted orphaned runs', { runs: ids });
-      await deps.hub.announce(announced).catch(() => {});
-    }
+    // their terminal events reach other replicas through the insert's trigger (NOTIFY at commit)
+    if (announced.length) deps.log.warn('interrupted orphaned runs', { runs: ids });
     return ids;
   }
 
