@@ -7,8 +7,8 @@ import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { CLIENT_ID_PATTERN, prefixedId } from '../../../shared/ids.ts';
 import type { Page } from '../../crud/index.ts';
 import { getSpec } from '../profiles/profiles.repo.ts';
-import { createSessionFor, resumeSession, type SessionDeps } from '../sessions/sessions.service.ts';
-import { markSessionRunning } from '../sessions/sessions.repo.ts';
+import { openSessionOnRunner, resumeSession, type PlacedSession, type SessionDeps } from '../sessions/sessions.service.ts';
+import { insertSession, markSessionRunning, type NewSessionRow } from '../sessions/sessions.repo.ts';
 import { newActiveRun } from './active-runs.ts';
 import { resolveSkills } from '../skills/index.ts';
 import { driveRun, type DriverDeps, type RunExtras } from './driver.ts';
@@ -57,8 +57,8 @@ export async function createRun(
   await deps.hooks.checkGates({ tenantId, profile: body.profile, parentId: body.parentId ?? null, sessionId: (body.sessionId as string | undefined) ?? null, ...cost });
   const skills = await resolveSkills(deps.db, tenantId, profile.skills);
   const runId = (body.id as string | undefined) ?? prefixedId('run');
-  const placed =
-    body.sessionId === undefined ? await createSessionFor(deps, tenantId, profile) : await resumeSession(deps, tenantId, body.sessionId as string, body.profile);
+  const placed: PlacedSession & { row?: NewSessionRow } =
+    body.sessionId === undefined ? await openSessionOnRunner(deps, tenantId, profile) : await resumeSession(deps, tenantId, body.sessionId as string, body.profile);
   const subTask: SubTask = {
     id: runId,
     profile: body.profile,
@@ -68,8 +68,10 @@ export async function createRun(
     prompt: body.prompt ?? '',
     files: body.files ?? [],
   };
+  // a new session is recorded here, already claimed by this run: one transaction for the session and the run
   await withTenant(deps.db, tenantId, async (tx) => {
-    if (!(await markSessionRunning(tx, placed.sessionId, body.prompt ?? null))) throw new AppError(409, 'session busy: a run is in progress on this session');
+    if (placed.row) await insertSession(tx, placed.row, { prompt: body.prompt ?? null });
+    else if (!(await markSessionRunning(tx, placed.sessionId, body.prompt ?? null))) throw new AppError(409, 'session busy: a run is in progress on this session');
     const inserted = await insertRun(tx, { id: runId, tenantId, sessionId: placed.sessionId, profile: body.profile, parentId: body.parentId ?? null, subTask, ownerId: deps.ownerId, cost, origin: opts.origin });
     if (!inserted) throw new AppError(409, `run ${runId} already exists`);
   });

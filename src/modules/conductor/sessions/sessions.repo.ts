@@ -38,10 +38,28 @@ export async function getSessionRow(tx: Tx, id: string) {
   return tx.selectFrom('sessions').select(COLUMNS).where('id', '=', id).executeTakeFirst();
 }
 
-export async function insertSession(tx: Tx, s: { id: string; tenantId: string; profile: string; runtime: string; runnerUrl: string; snapshot: Record<string, unknown> }): Promise<void> {
+export interface NewSessionRow {
+  id: string;
+  tenantId: string;
+  profile: string;
+  runtime: string;
+  runnerUrl: string;
+  snapshot: Record<string, unknown>;
+}
+
+/** Records a new session; with `running`, already claimed by a run (what markSessionRunning would set), in one statement. */
+export async function insertSession(tx: Tx, s: NewSessionRow, running?: { prompt: string | null }): Promise<void> {
   await tx
     .insertInto('sessions')
-    .values({ id: s.id, tenant_id: s.tenantId, profile: s.profile, runtime: s.runtime, runner_url: s.runnerUrl, profile_snapshot: jsonb(s.snapshot) })
+    .values({
+      id: s.id,
+      tenant_id: s.tenantId,
+      profile: s.profile,
+      runtime: s.runtime,
+      runner_url: s.runnerUrl,
+      profile_snapshot: jsonb(s.snapshot),
+      ...(running ? { status: 'running', last_prompt: running.prompt, last_used_at: new Date() } : {}),
+    })
     .execute();
 }
 

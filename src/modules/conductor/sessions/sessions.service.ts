@@ -6,7 +6,7 @@ import { CallError, type ProfileSpec } from '../../../contracts/runner.client.ts
 import { AppError, conflict, notFound, unavailable } from '../../../shared/errors.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Fleet, FleetMember } from '../runners/fleet.ts';
-import { getSessionRow, insertSession, loadState, markSessionRunning, markSessionShutdown, setSessionRunner } from './sessions.repo.ts';
+import { getSessionRow, insertSession, loadState, markSessionRunning, markSessionShutdown, setSessionRunner, type NewSessionRow } from './sessions.repo.ts';
 
 /**
  * Where a run's session lives. A new session is created on a healthy runner; an existing one is reused on the runner
@@ -26,6 +26,16 @@ export interface PlacedSession {
 }
 
 export async function createSessionFor(deps: SessionDeps, tenantId: string, profile: ProfileSpec): Promise<PlacedSession> {
+  const opened = await openSessionOnRunner(deps, tenantId, profile);
+  await withTenant(deps.db, tenantId, (tx) => insertSession(tx, opened.row));
+  return opened;
+}
+
+/**
+ * The runner half of createSessionFor: the session exists on a runner; `row` is what the caller records, in a
+ * transaction of its own choosing (run creation records it together with the run, as already running).
+ */
+export async function openSessionOnRunner(deps: SessionDeps, tenantId: string, profile: ProfileSpec): Promise<PlacedSession & { row: NewSessionRow }> {
   const runner = deps.fleet.pick();
   if (!runner) throw unavailable('no live runner');
   assertCommandSandbox([runner.info], profile.tools);
@@ -36,10 +46,8 @@ export async function createSessionFor(deps: SessionDeps, tenantId: string, prof
   } catch (err) {
     throw upstream(err, 'creating the session on the runner failed');
   }
-  await withTenant(deps.db, tenantId, (tx) =>
-    insertSession(tx, { id: sessionId, tenantId, profile: profile.name, runtime: profile.runtime, runnerUrl: runner.url, snapshot: profile }),
-  );
-  return { sessionId, runner, created: true };
+  const row = { id: sessionId, tenantId, profile: profile.name, runtime: profile.runtime, runnerUrl: runner.url, snapshot: profile as unknown as Record<string, unknown> };
+  return { sessionId, runner, created: true, row };
 }
 
 /**
