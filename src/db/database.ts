@@ -1,7 +1,7 @@
 import { Kysely, sql } from 'kysely';
-import { PostgresJSDialect } from 'kysely-postgres-js';
 import postgres from 'postgres';
 import { createLogger } from '../shared/log.ts';
+import { PipelinedPostgresJSDialect } from './pipelined.ts';
 import { startCluster, type EmbeddedCluster } from './embedded/index.ts';
 import type { DB } from './types.ts';
 
@@ -73,7 +73,7 @@ function openPostgres(connection: Connection, embedded: EmbeddedCluster | undefi
   const options = { onnotice: () => {}, connection: { application_name: 'svc' } } as const;
   const connect = (max: number) => (typeof connection === 'string' ? postgres(connection, { ...options, max }) : postgres({ ...connection, ...options, max }));
   const client = connect(10);
-  const db = new Kysely<DB>({ dialect: new PostgresJSDialect({ postgres: client }) });
+  const db = new Kysely<DB>({ dialect: new PipelinedPostgresJSDialect({ postgres: client }) });
   let listener: ReturnType<typeof postgres> | undefined;
   return {
     db,

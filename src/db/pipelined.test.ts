@@ -1,0 +1,56 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends } from '../../test/support/backends.ts';
+import { openDatabase, withTenant, type Database } from './index.ts';
+
+/**
+ * Scoped transactions with their begin and scope pipelined behind the first statement (pipelined.ts): the statement
+ * still runs inside the transaction with the tenant set, a failure anywhere rolls the whole transaction back and
+ * leaves the connection clean, and a transaction that sends nothing leaves nothing open.
+ */
+describe.each(backends)('pipelined scoped transactions on $name', (backend) => {
+  let database: Database;
+  let cleanup: () => Promise<void>;
+  beforeAll(async () => {
+    const db = await backend.setup();
+    cleanup = db.cleanup;
+    database = await openDatabase({ url: db.url, dataDir: '/nonexistent' });
+    await database.executeText('CREATE TABLE p (n int PRIMARY KEY, tenant text)');
+  }, 60_000);
+  afterAll(async () => {
+    await database?.close();
+    await cleanup?.();
+  });
+
+  it('runs the first statement inside the transaction, with the tenant set', async () => {
+    const row = await withTenant(database.db, 'acme', async (tx) => {
+      const { rows } = await sql<{ tenant: string; xact: boolean }>`
+        select current_setting('app.tenant_id', true) as tenant, now() = statement_timestamp() as xact`.execute(tx);
+      return rows[0];
+    });
+    // inside a transaction begun earlier, now() (its start) is before the statement's own timestamp
+    expect(row).toEqual({ tenant: 'acme', xact: false });
+    // the setting was local to that transaction
+    const { rows } = await sql<{ tenant: string | null }>`select nullif(current_setting('app.tenant_id', true), '') as tenant`.execute(database.db);
+    expect(rows[0].tenant).toBeNull();
+  });
+
+  it('rolls back everything when a later statement fails, and every connection is clean afterwards', async () => {
+    await expect(
+      withTenant(database.db, 'acme', async (tx) => {
+        await sql`insert into p values (1, current_setting('app.tenant_id'))`.execute(tx);
+        await sql`insert into p values (1, 'again')`.execute(tx);
+      }),
+    ).rejects.toThrow(/duplicate key/);
+    await expect(withTenant(database.db, 'acme', (tx) => sql`insert into p values (2, 'x'), (2, 'y')`.execute(tx))).rejects.toThrow(/duplicate key/);
+    const counts = await Promise.all(Array.from({ length: 12 }, () => withTenant(database.db, 'acme', async (tx) => (await sql<{ c: number }>`select count(*)::int as c from p`.execute(tx)).rows[0].c)));
+    expect(counts).toEqual(Array(12).fill(0));
+  });
+
+  it('commits what a transaction wrote, and a transaction that sent nothing leaves no transaction open', async () => {
+    await withTenant(database.db, 'acme', async () => {});
+    await withTenant(database.db, 'acme', (tx) => sql`insert into p values (3, current_setting('app.tenant_id'))`.execute(tx));
+    const states = await Promise.all(Array.from({ length: 12 }, () => sql<{ s: string }>`select coalesce(string_agg(tenant, ','), '') as s from p`.execute(database.db)));
+    expect(states.map((r) => r.rows[0].s)).toEqual(Array(12).fill('acme'));
+  });
+});
