@@ -70,15 +70,18 @@ export async function terminateRun(deps: RunDeps & { hub: Hub }, tenantId: strin
   }
   // The driver did not let go in time (or no replica drives the run): take the session claim and end the log.
   try {
-    await withTenant(deps.db, tenantId, async (tx) => {
+    const forced = await withTenant(deps.db, tenantId, async (tx) => {
       result.claimStolen = await releaseCancelledSession(tx, result.sessionId);
       result.sessionReleased = true;
       const events = await eventsAfter(tx, runId, 0);
-      if (!events.some((e) => e.event.type === 'result' || e.event.type === 'error')) {
-        const seq = (await lastSeq(tx, tenantId, runId)) + 1;
-        await appendEvents(tx, tenantId, [{ runId, seq, event: runEvent('error', { message: 'run cancelled (force-terminated)' }) }]);
-      }
+      if (events.some((e) => e.event.type === 'result' || e.event.type === 'error')) return undefined;
+      const stored = { seq: (await lastSeq(tx, tenantId, runId)) + 1, event: runEvent('error', { message: 'run cancelled (force-terminated)' }) };
+      await appendEvents(tx, tenantId, [{ runId, ...stored }]);
+      return stored;
     });
+    // other replicas hear of it from the insert's trigger; this one's subscribers get it here (a stuck driver of the
+    // run here would never publish it, and the hub skips notifications of runs driven here)
+    if (forced) deps.hub.publish(tenantId, runId, forced);
   } catch {
     result.warnings.push('force_release_failed');
   }

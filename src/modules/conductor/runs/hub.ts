@@ -44,7 +44,17 @@ interface Subscription {
 const EVENTS_CHANNEL = 'svc_run_events';
 const CANCEL_CHANNEL = 'svc_run_cancel';
 
-export function createHub(deps: { database: Database; fetchAfter: (tenantId: string, runId: string, afterSeq: number) => Promise<StoredEvent[]>; log: Logger }): Hub {
+export function createHub(deps: {
+  database: Database;
+  fetchAfter: (tenantId: string, runId: string, afterSeq: number) => Promise<StoredEvent[]>;
+  log: Logger;
+  /**
+   * The run is driven by this process: its driver publishes every stored event here, in order (and publish() reads a
+   * gap from the log itself), so the notification of its stored events needs no read of the log. Without this, the
+   * notification of our own inserts, arriving before the driver's publish, made about one log read per run.
+   */
+  isDrivenHere?: (tenantId: string, runId: string) => boolean;
+}): Hub {
   /** Subscriptions by runKey(tenant, run). */
   const subs = new Map<string, Set<Subscription>>();
   const cancelHandlers: Array<(tenantId: string, runId: string) => void> = [];
@@ -130,7 +140,7 @@ export function createHub(deps: { database: Database; fetchAfter: (tenantId: str
         await deps.database.listen(EVENTS_CHANNEL, (payload) => {
           try {
             const { t, r, s } = JSON.parse(payload) as { t: string; r: string; s: number };
-            void catchUp(t, r, s);
+            if (!deps.isDrivenHere?.(t, r)) void catchUp(t, r, s);
           } catch {
             deps.log.warn('ignoring malformed run event notification', { payload: payload.slice(0, 200) });
           }

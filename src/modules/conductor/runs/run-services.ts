@@ -44,9 +44,14 @@ export function createRunServices(opts: {
   hooks: RunHooks;
 }): RunServices {
   const { database, db, fleet, log, metrics, ownerId } = opts;
-  const hub = createHub({ database, log: log.child('hub'), fetchAfter: (tenantId, runId, after) => withTenant(db, tenantId, (tx) => eventsAfter(tx, runId, after)) });
-  const eventLog = createEventLog({ db, hub, log: log.child('events'), giveUpMs: opts.runWriteRetryMs });
   const active = createActiveRuns();
+  const hub = createHub({
+    database,
+    log: log.child('hub'),
+    fetchAfter: (tenantId, runId, after) => withTenant(db, tenantId, (tx) => eventsAfter(tx, runId, after)),
+    isDrivenHere: (tenantId, runId) => active.get(tenantId, runId) !== undefined,
+  });
+  const eventLog = createEventLog({ db, hub, log: log.child('events'), giveUpMs: opts.runWriteRetryMs });
   const { jobs, hooks } = opts;
   const deps: RunDeps & { hub: Hub } = { db, fleet, log, metrics, hub, eventLog, active, hooks, ownerId, mintRunToken: opts.mintRunToken };
   hub.onCancelRequest((tenantId, runId) => void stopLocally(deps, tenantId, runId));
