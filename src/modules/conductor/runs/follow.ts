@@ -20,8 +20,8 @@ export async function followRun(
   afterSeq: number,
   opts: { keepAliveMs: number; signal: AbortSignal },
 ): Promise<AsyncGenerator<StoredEvent | null>> {
-  const row = await withTenant(deps.db, tenantId, (tx) => getRun(tx, runId));
-  if (!row) throw notFound(`unknown run: ${runId}`);
+  // a run this process drives exists (the active runs are keyed by tenant too): no read needed to know it
+  if (!deps.active.get(tenantId, runId) && !(await withTenant(deps.db, tenantId, (tx) => getRun(tx, runId)))) throw notFound(`unknown run: ${runId}`);
   const queue = new AsyncQueue<StoredEvent>();
   // Subscribe and snapshot in one synchronous step, so nothing published in between is lost.
   const sub = deps.hub.subscribe(tenantId, runId, afterSeq, (e) => queue.push(e));
