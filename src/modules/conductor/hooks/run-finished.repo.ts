@@ -7,21 +7,38 @@ import type { RunFinished } from './run-hooks.ts';
  * the tenant). Usage is the sum of the run's `usage` events in the durable log.
  */
 export async function readRunFinished(tx: Tx, tenantId: string, runId: string): Promise<RunFinished | undefined> {
-  const run = await tx
-    .selectFrom('runs')
-    .select(['id', 'tenant_id', 'profile', 'session_id', 'parent_id', 'status', 'started_at', 'finished_at', 'runtime', 'model', 'key_source', 'origin'])
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', runId)
-    .executeTakeFirst();
+  // one statement: the run row and its usage sums (a lateral aggregate over its `usage` events)
+  const tokens = (field: string) => sql`coalesce(sum((e.event->'usage'->>${field})::bigint), 0)`;
+  const { rows } = await sql<{
+    id: string;
+    tenant_id: string;
+    profile: string;
+    session_id: string;
+    parent_id: string | null;
+    status: RunFinished['status'] | 'running';
+    started_at: Date | string;
+    finished_at: Date | string | null;
+    runtime: string | null;
+    model: string | null;
+    key_source: RunFinished['cost']['keySource'];
+    origin: string | null;
+    input: string;
+    output: string;
+    cache_read: string;
+    cache_write: string;
+  }>`
+    select r.id, r.tenant_id, r.profile, r.session_id, r.parent_id, r.status, r.started_at, r.finished_at, r.runtime, r.model, r.key_source,
+           r.origin, u.input, u.output, u.cache_read, u.cache_write
+      from runs r
+      cross join lateral (
+        select ${tokens('inputTokens')} as input, ${tokens('outputTokens')} as output,
+               ${tokens('cacheReadTokens')} as cache_read, ${tokens('cacheCreateTokens')} as cache_write
+          from run_events e
+         where e.tenant_id = r.tenant_id and e.run_id = r.id and e.event->>'type' = 'usage') u
+     where r.tenant_id = ${tenantId} and r.id = ${runId}`.execute(tx);
+  const run = rows[0];
   if (!run || run.status === 'running') return undefined;
-  const tokens = (field: string) => sql<string>`coalesce(sum((event->'usage'->>${field})::bigint), 0)`;
-  const usage = await tx
-    .selectFrom('run_events')
-    .select([tokens('inputTokens').as('input'), tokens('outputTokens').as('output'), tokens('cacheReadTokens').as('cache_read'), tokens('cacheCreateTokens').as('cache_write')])
-    .where('tenant_id', '=', tenantId)
-    .where('run_id', '=', runId)
-    .where(sql<string>`event->>'type'`, '=', 'usage')
-    .executeTakeFirstOrThrow();
+  const usage = run;
   return {
     runId: run.id,
     tenantId: run.tenant_id,
