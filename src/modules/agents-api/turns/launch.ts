@@ -108,6 +108,14 @@ export function openSecrets(box: SecretBox, tenantId: string, sessionId: string,
  * `authorization`, else the vault credential's bearer from `bearers`, by label, plus static headers), stdio ones for
  * the runner to start in the environment's sandbox; both with their `allowed_tools`.
  */
+/** The agent's remote MCP servers: tenant-supplied URLs, checked against SVC_PRIVATE_MCP when a run starts. */
+export function agentMcpUrls(agent: SessionAgent): Array<{ name: string; url: string }> {
+  return agent.tools.flatMap((tool) => {
+    const transport = tool.type === 'mcp' ? (tool.transport as { type: string; server_url?: string }) : undefined;
+    return transport?.type === 'http' && transport.server_url ? [{ name: tool.server_label as string, url: transport.server_url }] : [];
+  });
+}
+
 export function runMcpServers(opts: {
   selfUrl: string;
   sessionId: string;
