@@ -102,12 +102,6 @@ export function openSecrets(box: SecretBox, tenantId: string, sessionId: string,
   return typeof stored.sealed === 'string' ? (JSON.parse(box.open(stored.sealed, aad(tenantId, sessionId))) as SessionSecrets) : {};
 }
 
-/**
- * The MCP servers of one run: the function-tool endpoint (function and subagent tools, bare names; a call may wait
- * `callTimeoutMs` for the client's answer) and the agent's MCP tools: HTTP ones with their auth (the session's own
- * `authorization`, else the vault credential's bearer from `bearers`, by label, plus static headers), stdio ones for
- * the runner to start in the environment's sandbox; both with their `allowed_tools`.
- */
 /** The agent's remote MCP servers: tenant-supplied URLs, checked against SVC_PRIVATE_MCP when a run starts. */
 export function agentMcpUrls(agent: SessionAgent): Array<{ name: string; url: string }> {
   return agent.tools.flatMap((tool) => {
@@ -116,6 +110,12 @@ export function agentMcpUrls(agent: SessionAgent): Array<{ name: string; url: st
   });
 }
 
+/**
+ * The MCP servers of one run: the function-tool endpoint (function and subagent tools, bare names; a call may wait
+ * `callTimeoutMs` for the client's answer) and the agent's MCP tools: HTTP ones with their auth (the session's own
+ * `authorization`, else the vault credential's bearer from `bearers`, by label, plus static headers), stdio ones for
+ * the runner to start in the environment's sandbox; both with their `allowed_tools`.
+ */
 export function runMcpServers(opts: {
   selfUrl: string;
   sessionId: string;
