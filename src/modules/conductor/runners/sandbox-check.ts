@@ -10,11 +10,12 @@ import { AppError } from '../../../shared/errors.ts';
  * cause, so a caller whose users never named tools (a /v1 hosted environment) can word it for them.
  */
 export class NoCommandSandbox extends AppError {
-  constructor(
-    readonly runner: string,
-    readonly detail: string,
-  ) {
+  readonly runner: string;
+  readonly detail: string;
+  constructor(runner: string, detail: string) {
     super(400, `tools: run_command needs the command sandbox, which runner ${runner} cannot provide: ${detail}`);
+    this.runner = runner;
+    this.detail = detail;
   }
 }
 

@@ -13,6 +13,7 @@ import { createOwnership, type Ownership } from './ownership.ts';
 import { eventsAfter } from './runs.repo.ts';
 import type { RunDeps } from './runs.service.ts';
 import type { Jobs } from '../jobs/index.ts';
+import type { PrivateMcp } from './mcp-address.ts';
 import type { RunHooks } from '../hooks/index.ts';
 
 /**
