@@ -68,6 +68,12 @@ export interface Config {
      * (right after its last stored event, so the log never has a gap).
      */
     runWriteRetryMs: number;
+    /**
+     * SVC_PRIVATE_MCP: `deny` refuses tenants' remote MCP server URLs (profiles, /v1 agents) on loopback, private and
+     * link-local addresses, as written (400) or resolved when a run starts (the default outside dev); `allow` lets
+     * them through (the default in dev, as for SVC_NOTIFY_PRIVATE_WEBHOOKS).
+     */
+    privateMcp: 'allow' | 'deny';
   };
   runner: {
     /** The URL by which conductors reach this runner; its SHA-256 prefix is the runner hash. */
@@ -339,6 +345,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       reconcileMs: int('SVC_RECONCILE_MS', env.SVC_RECONCILE_MS, 3000, 100, 600_000),
       leaseTtlMs: int('SVC_LEASE_TTL_MS', env.SVC_LEASE_TTL_MS, 15_000, 500, 3_600_000),
       runWriteRetryMs: int('SVC_RUN_WRITE_RETRY_MS', env.SVC_RUN_WRITE_RETRY_MS, 30_000, 100, 3_600_000),
+      privateMcp: pick('SVC_PRIVATE_MCP', env.SVC_PRIVATE_MCP, ['allow', 'deny'] as const, appEnv === 'dev' ? 'allow' : 'deny'),
     },
     runner: {
       publicUrl: url('SVC_RUNNER_PUBLIC_URL', env.SVC_RUNNER_PUBLIC_URL),

@@ -6,6 +6,7 @@ import { configureLogging } from '../../src/shared/log.ts';
 import type { RunEvent } from '../../src/contracts/run-event.ts';
 import { startFakeProvider, modelRequests, type FakeProvider } from '../support/fake-provider.ts';
 import { collect, runnerHarness, TENANT, testDataDir, MODEL } from '../support/runner.ts';
+import { RELAY_KEY_PLACEHOLDER } from '../../src/modules/runner/workers/sandbox/worker-socket.ts';
 
 configureLogging({ level: 'warn' });
 
@@ -93,6 +94,8 @@ describe('sandbox workers', () => {
     const sessionId = await client.createSession(TENANT, 'sbx');
     const events = await collect(await client.run(TENANT, { id: 'run-1', profile: 'sbx', sessionId, prompt: 'hello sandbox' }));
     expect(resultOf(events)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: hello sandbox' });
+    // the worker holds no key; the provider still got the runner's, added by the runner as it forwarded the call
+    expect(modelRequests(fake).at(-1)!.headers.authorization).toBe('Bearer fake-key-of-the-provider');
   }, 30_000);
 
   it('isolates two sessions in two worker processes: no view of each other, the data folder, /root, the server env or the network', async () => {
@@ -150,9 +153,11 @@ describe('sandbox workers', () => {
       expect(environ.SVC_SESSION_ID).toBe(own);
       expect(environ.SVC_TEST_CANARY).toBeUndefined();
       expect(Object.values(environ)).not.toContain('internal-secret');
-      // its own provider's key, and no other provider's
-      expect(environ.OPENAI_COMPATIBLE_API_KEY).toBe('fake-key-of-the-provider');
+      // no provider key at all: a placeholder for its own provider's (the runner adds the key), none for another's
+      expect(environ.OPENAI_COMPATIBLE_API_KEY).toBe(RELAY_KEY_PLACEHOLDER);
       expect(environ.OPENAI_API_KEY).toBeUndefined();
+      expect(readFileSync(`/proc/${pid}/environ`, 'utf8')).not.toContain('fake-key-of-the-provider');
+      expect(readFileSync(`/proc/${pid}/environ`, 'utf8')).not.toContain('sk-other-provider');
       // a network namespace with only a loopback device: nothing but its relay to the callback socket leads out
       const devices = readFileSync(`/proc/${pid}/net/dev`, 'utf8').split('\n').slice(2).map((l) => l.trim().split(':')[0]).filter(Boolean);
       expect(devices).toEqual(['lo']);
@@ -331,6 +336,7 @@ describe('the SDK runtimes in sandbox workers', () => {
     const sessionId = await r.client.createSession(TENANT, 'claude');
     const events = await collect(await r.client.run(TENANT, { id: 'run-1', profile: 'claude', sessionId, prompt: 'hello claude' }));
     expect(resultOf(events)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: hello claude' });
+    expect(modelRequests(fake).at(-1)!.headers['x-api-key']).toBe('sk-ant-fake');
   });
 
   it('runs runtime_b (Codex) in a sandbox worker, reaching openai through the runner', { timeout: 90_000 }, async () => {
@@ -341,5 +347,6 @@ describe('the SDK runtimes in sandbox workers', () => {
     const sessionId = await r.client.createSession(TENANT, 'codex');
     const events = await collect(await r.client.run(TENANT, { id: 'run-1', profile: 'codex', sessionId, prompt: 'hello codex' }));
     expect(resultOf(events)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: hello codex' });
+    expect(modelRequests(fake).at(-1)!.headers.authorization).toBe('Bearer sk-fake');
   });
 });

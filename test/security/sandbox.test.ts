@@ -35,13 +35,19 @@ describe('the command sandbox', () => {
     expect((await svc.api('/api/profiles', { json: { name: 'reader', runtime: 'general', model: 'demo:echo', tools: ['@files'] } })).status).toBe(201);
     const update = await svc.api('/api/profiles/reader', { method: 'PUT', json: { name: 'reader', runtime: 'general', model: 'demo:echo', tools: ['@exec'] } });
     expect(update.status).toBe(400);
-    // a /v1 session with a hosted environment (whose profile runs commands) is refused the same way, in the /v1 error shape
+    // a /v1 session with a hosted environment (whose profile runs commands) is refused too, in the /v1 error shape and
+    // worded for /v1 users, who never named tools: the environment, the cause and the fixes
     const v1 = { 'openai-beta': 'agents=v1' };
     const agent = await (await svc.api('/v1/agents', { headers: v1, json: { model: 'svc/demo/echo' } })).json();
     const hosted = await svc.api('/v1/agents/sessions', { headers: v1, json: { agent_id: agent.id, environment: { type: 'openai_hosted' } } });
     expect(hosted.status).toBe(400);
     const { error: v1Error } = await hosted.json();
-    expect(v1Error).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/run_command needs the command sandbox, which runner runner-[0-9a-f]{8} cannot provide: bubblewrap \(bwrap\) is not installed.*SVC_SANDBOX=off/) });
+    expect(v1Error).toMatchObject({
+      type: 'invalid_request_error',
+      param: 'environment',
+      message: expect.stringMatching(/^environment: a hosted environment runs its commands in the command sandbox, which runner runner-[0-9a-f]{8} cannot provide: bubblewrap \(bwrap\) is not installed.*apt-get install bubblewrap.*SVC_SANDBOX=off.*; or use environment type none/),
+    });
+    expect(v1Error.message).not.toMatch(/tools|run_command/);
     const plain = await svc.api('/v1/agents/sessions', { headers: v1, json: { agent_id: agent.id, environment: { type: 'none' } } });
     expect(plain.status).toBe(200);
     // the refused session left nothing behind

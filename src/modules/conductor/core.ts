@@ -58,6 +58,7 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
     ownerId,
     leaseTtlMs: config.conductor.leaseTtlMs,
     runWriteRetryMs: config.conductor.runWriteRetryMs,
+    privateMcp: config.conductor.privateMcp,
     mintRunToken: (tenantId, runId, ttlSeconds) => mintRunToken(runTokenKey, { tenantId, runId }, ttlSeconds),
     jobs,
     hooks,

@@ -35,7 +35,7 @@ export interface ConductorServices {
 
 export interface RunsService {
   /** Starts a run (`opts.profile`: a profile outside the profiles table; `opts.extras`: this run only; `opts.keySource`: whose provider key pays). */
-  create(tenantId: string, body: v.InferOutput<typeof RunBody>, opts?: { profile?: ProfileSpec; extras?: RunExtras; keySource?: 'platform' | 'tenant' }): Promise<{ runId: string; sessionId: string }>;
+  create(tenantId: string, body: v.InferOutput<typeof RunBody>, opts?: { profile?: ProfileSpec; extras?: RunExtras; keySource?: 'platform' | 'tenant'; tenantMcp?: ReadonlyArray<{ name: string; url: string }> }): Promise<{ runId: string; sessionId: string }>;
   /** 404 when the tenant has no such run. */
   get(tenantId: string, runId: string): Promise<RunSummary>;
   /** The run's events after `afterSeq`, then live until its terminal event (`null`: a keep-alive tick). */

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
-import { notFound } from '../../../shared/errors.ts';
+import { badRequest, notFound } from '../../../shared/errors.ts';
+import { mcpLiteralProblem, type PrivateMcp } from '../../conductor/index.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
 import { cursorPage, deletedObject, findOr404, type CursorPage, type CursorQuery } from '../../crud/index.ts';
@@ -14,12 +15,26 @@ import { deleteAgent as deleteRow, getAgentRow, insertAgent, listAgents as listR
 export interface AgentsDeps {
   db: Kysely<DB>;
   models: ModelResolver;
+  /** SVC_PRIVATE_MCP (conductor runs/mcp-address.ts); absent: allow. */
+  privateMcp?: PrivateMcp;
+}
+
+/** A 400 naming the first remote MCP server whose URL is an internal address, when SVC_PRIVATE_MCP denies them. */
+function refuseInternalMcp(deps: AgentsDeps, tools: AgentCreateParams['tools']): void {
+  if (deps.privateMcp !== 'deny' || !tools) return;
+  const servers = tools.flatMap((tool, i) => {
+    const transport = tool.type === 'mcp' ? (tool.transport as { type: string; server_url?: string }) : undefined;
+    return transport?.type === 'http' && transport.server_url ? [{ url: transport.server_url, field: `tools[${i}].transport.server_url` }] : [];
+  });
+  const problem = mcpLiteralProblem(servers);
+  if (problem) throw badRequest(problem);
 }
 
 export const noSuchAgent = (id: string) => notFound(`No agent found with id '${id}'.`);
 
 export async function createAgent(deps: AgentsDeps, tenantId: string, p: AgentCreateParams): Promise<Agent> {
   deps.models.parse(p.model);
+  refuseInternalMcp(deps, p.tools);
   return withTenant(deps.db, tenantId, (tx) => insertAgent(tx, tenantId, prefixedId('agent', 24), configFromCreate(p)));
 }
 
@@ -36,6 +51,7 @@ export async function getAgentConfig(deps: AgentsDeps, tenantId: string, id: str
 
 export async function updateAgent(deps: AgentsDeps, tenantId: string, id: string, p: AgentUpdateParams): Promise<Agent> {
   if (p.model !== undefined) deps.models.parse(p.model);
+  refuseInternalMcp(deps, p.tools);
   return withTenant(deps.db, tenantId, async (tx) => {
     const row = await getAgentRow(tx, id);
     if (!row) throw noSuchAgent(id);

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
-import type { ConductorServices } from '../../conductor/index.ts';
+import { NoCommandSandbox, type ConductorServices } from '../../conductor/index.ts';
 import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { AGENT_SESSION_PROFILE_PREFIX, prefixedId, randomId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
@@ -74,7 +74,12 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
   const profileName = `${AGENT_SESSION_PROFILE_PREFIX}${randomId(16)}`;
   if (p.input || opts.turnFollows) await gateTurn(deps, tenantId, { model: agent.model, profileName, sessionId: null });
   const profile = sessionProfile(profileName, agent, p.environment, runtimeModelName(deps.models, agent.model));
-  const placed = await deps.conductor.sessions.create(tenantId, profile);
+  const placed = await deps.conductor.sessions.create(tenantId, profile).catch((err: unknown) => {
+    // a /v1 user never named tools: the refusal names the environment, its cause and the fixes
+    if (err instanceof NoCommandSandbox && p.environment.type === 'openai_hosted')
+      throw badRequest(`environment: a hosted environment runs its commands in the command sandbox, which runner ${err.runner} cannot provide: ${err.detail}; or use environment type none (no commands)`);
+    throw err;
+  });
   const sessionId = placed.sessionId;
   let row;
   try {

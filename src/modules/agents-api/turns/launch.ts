@@ -102,6 +102,14 @@ export function openSecrets(box: SecretBox, tenantId: string, sessionId: string,
   return typeof stored.sealed === 'string' ? (JSON.parse(box.open(stored.sealed, aad(tenantId, sessionId))) as SessionSecrets) : {};
 }
 
+/** The agent's remote MCP servers: tenant-supplied URLs, checked against SVC_PRIVATE_MCP when a run starts. */
+export function agentMcpUrls(agent: SessionAgent): Array<{ name: string; url: string }> {
+  return agent.tools.flatMap((tool) => {
+    const transport = tool.type === 'mcp' ? (tool.transport as { type: string; server_url?: string }) : undefined;
+    return transport?.type === 'http' && transport.server_url ? [{ name: tool.server_label as string, url: transport.server_url }] : [];
+  });
+}
+
 /**
  * The MCP servers of one run: the function-tool endpoint (function and subagent tools, bare names; a call may wait
  * `callTimeoutMs` for the client's answer) and the agent's MCP tools: HTTP ones with their auth (the session's own

@@ -40,10 +40,13 @@ export function isInternalAddress(ip: string): boolean {
 
 const hostOf = (url: string) => new URL(url).hostname.replace(/^\[|\]$/g, '');
 
-/** The problem with a webhook URL as written (an internal address or `localhost`), or undefined. */
-export function literalProblem(url: string): string | undefined {
+/**
+ * The problem with a URL as written (an internal address or `localhost`), or undefined. `what` names what the URL is
+ * for (webhooks here; tenants' MCP servers, runs/mcp-address.ts, use the same rule).
+ */
+export function literalProblem(url: string, what = 'webhooks'): string | undefined {
   const host = hostOf(url).toLowerCase();
-  if (host === 'localhost' || host.endsWith('.localhost') || isInternalAddress(host)) return `${host} is an internal address; webhooks go to public addresses`;
+  if (host === 'localhost' || host.endsWith('.localhost') || isInternalAddress(host)) return `${host} is an internal address; ${what} go to public addresses`;
   return undefined;
 }
 
@@ -51,12 +54,12 @@ type Resolve = (host: string) => Promise<Array<{ address: string }>>;
 const resolveAll: Resolve = (host) => lookup(host, { all: true });
 
 /** Before a call: the problem when the URL's host resolves to an internal address, or undefined. */
-export async function resolvedProblem(url: string, resolve: Resolve = resolveAll): Promise<string | undefined> {
-  const literal = literalProblem(url);
+export async function resolvedProblem(url: string, resolve: Resolve = resolveAll, what = 'webhooks'): Promise<string | undefined> {
+  const literal = literalProblem(url, what);
   if (literal) return literal;
   const host = hostOf(url);
   if (isIP(host)) return undefined;
   const addresses = await resolve(host);
   const internal = addresses.find((a) => isInternalAddress(a.address));
-  return internal ? `${host} resolves to the internal address ${internal.address}; webhooks go to public addresses` : undefined;
+  return internal ? `${host} resolves to the internal address ${internal.address}; ${what} go to public addresses` : undefined;
 }

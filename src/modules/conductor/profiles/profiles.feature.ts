@@ -4,6 +4,6 @@ import type { IdentityEnv } from '../identity/index.ts';
 import { profileRoutes } from './profiles.routes.ts';
 
 /** `/api/profiles`. */
-export const profilesFeature: Feature = ({ db, fleet, broadcaster }) => ({
-  api: new Hono<IdentityEnv>().route('/profiles', profileRoutes({ db, fleet, broadcaster })),
+export const profilesFeature: Feature = ({ db, fleet, broadcaster, config }) => ({
+  api: new Hono<IdentityEnv>().route('/profiles', profileRoutes({ db, fleet, broadcaster, privateMcp: config.conductor.privateMcp })),
 });

@@ -1,6 +1,8 @@
 import { doc } from '../../../shared/route-doc.ts';
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { readJson } from '../../../shared/http.ts';
+import { badRequest } from '../../../shared/errors.ts';
+import { mcpLiteralProblem } from '../runs/mcp-address.ts';
 import type { IdentityEnv } from '../identity/index.ts';
 import { pageOf, sendList } from '../../crud/index.ts';
 import { ProfileBody } from './profile.schema.ts';
@@ -25,19 +27,26 @@ import {
  * detach a skill, seed the helper profile. `/api/profiles/{name}/runs` is mounted by the runs routes.
  */
 export function profileRoutes(deps: ProfileDeps): Hono<IdentityEnv> {
+  /** The body, its MCP server URLs refused (400) where they name an internal address and SVC_PRIVATE_MCP denies it. */
+  const readProfile = async (c: Context<IdentityEnv>) => {
+    const body = await readJson(c, ProfileBody);
+    const problem = deps.privateMcp === 'deny' ? mcpLiteralProblem((body.mcpServers ?? []).map((s, i) => ({ url: s.url, field: `mcpServers.${i}.url` }))) : undefined;
+    if (problem) throw badRequest(problem);
+    return body;
+  };
   return new Hono<IdentityEnv>()
     .get('/', async (c) => {
       const page = pageOf(c);
       return sendList(c, page, await listProfiles(deps, c.get('principal').tenantId, page));
     })
-    .post('/', doc({ body: ProfileBody }), async (c) => c.json(await createProfile(deps, c.get('principal').tenantId, await readJson(c, ProfileBody), actorOf(c.get('principal'))), 201))
+    .post('/', doc({ body: ProfileBody }), async (c) => c.json(await createProfile(deps, c.get('principal').tenantId, await readProfile(c), actorOf(c.get('principal'))), 201))
     .post('/helper', async (c) => {
       const seeded = await seedHelper(deps, c.get('principal').tenantId, actorOf(c.get('principal')));
       return c.json(seeded, seeded.created ? 201 : 200);
     })
     .get('/:name', async (c) => c.json(await getProfile(deps, c.get('principal').tenantId, c.req.param('name'))))
     .put('/:name', doc({ body: ProfileBody }), async (c) =>
-      c.json(await replaceProfileByName(deps, c.get('principal').tenantId, c.req.param('name'), await readJson(c, ProfileBody), actorOf(c.get('principal')))),
+      c.json(await replaceProfileByName(deps, c.get('principal').tenantId, c.req.param('name'), await readProfile(c), actorOf(c.get('principal')))),
     )
     .delete('/:name', async (c) => {
       await deleteProfile(deps, c.get('principal').tenantId, c.req.param('name'));

@@ -14,6 +14,7 @@ import { resolveSkills } from '../skills/index.ts';
 import { driveRun, type DriverDeps, type RunExtras } from './driver.ts';
 import { getRun, insertRun, listRuns, toSummary, type RunSummary } from './runs.repo.ts';
 import { runMetrics } from './run-metrics.ts';
+import { refusePrivateMcp, type PrivateMcp } from './mcp-address.ts';
 
 /**
  * Runs: creation with the seed's rules 1-4, listing, cooperative cancel and force-terminate. The run itself is driven
@@ -22,6 +23,8 @@ import { runMetrics } from './run-metrics.ts';
 export interface RunDeps extends DriverDeps, SessionDeps {
   ownerId: string;
   mintRunToken?: (tenantId: string, runId: string, ttlSeconds?: number) => Promise<string>;
+  /** SVC_PRIVATE_MCP (mcp-address.ts); absent: allow. */
+  privateMcp?: PrivateMcp;
 }
 
 /** The body of POST /api/runs. Id rules are checked first so their errors read exactly as the seed says. */
@@ -40,19 +43,21 @@ export const RunBody = v.looseObject({
  * hidden profile, snapshotted on its session); `opts.extras` travel with this run only (driver.ts RunExtras);
  * `opts.keySource` says whose provider key the model is called with (the /v1 `<provider>/…` models: the tenant's).
  * `opts.origin` names the feature that starts the run (`automation`, `workflow`): runFinished subscribers may ask for
- * their origins only.
+ * their origins only. `opts.tenantMcp` are the tenant-supplied remote MCP servers among `opts.extras.mcpServers` (a
+ * /v1 agent's); with the profile's own they are checked against SVC_PRIVATE_MCP before anything is created.
  * The run hooks' gates are asked before anything is created.
  */
 export async function createRun(
   deps: RunDeps,
   tenantId: string,
   body: v.InferOutput<typeof RunBody>,
-  opts: { profile?: ProfileSpec; extras?: RunExtras; keySource?: 'platform' | 'tenant'; origin?: string } = {},
+  opts: { profile?: ProfileSpec; extras?: RunExtras; keySource?: 'platform' | 'tenant'; origin?: string; tenantMcp?: ReadonlyArray<{ name: string; url: string }> } = {},
 ): Promise<{ runId: string; sessionId: string }> {
   if (body.id !== undefined && (typeof body.id !== 'string' || !CLIENT_ID_PATTERN.test(body.id))) throw badRequest('invalid run id');
   if (body.sessionId !== undefined && (typeof body.sessionId !== 'string' || !CLIENT_ID_PATTERN.test(body.sessionId))) throw badRequest('invalid session id');
   const profile = opts.profile ?? ((await withTenant(deps.db, tenantId, (tx) => getSpec(tx, 'profiles', body.profile))) as ProfileSpec | undefined);
   if (!profile) throw badRequest(`unknown_profile: ${body.profile}`);
+  if (deps.privateMcp === 'deny') await refusePrivateMcp([...(profile.mcpServers ?? []), ...(opts.tenantMcp ?? [])]);
   const cost = { runtime: profile.runtime, model: opts.extras?.model?.model ?? profile.model ?? null, keySource: opts.keySource ?? 'platform' } as const;
   await deps.hooks.checkGates({ tenantId, profile: body.profile, parentId: body.parentId ?? null, sessionId: (body.sessionId as string | undefined) ?? null, ...cost });
   const skills = await resolveSkills(deps.db, tenantId, profile.skills);

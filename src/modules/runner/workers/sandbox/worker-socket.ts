@@ -7,7 +7,8 @@ import type { SessionRecord } from '../../sessions/sessions.store.ts';
  * A sandbox worker's one way out: a unix socket per session on which the runner answers that session's callbacks and
  * MCP endpoint, and forwards `/provider/<name>/…` to the session's own model provider (and `/provider/override/…` to
  * the active run's per-run model address). Anything else is 404, so a worker reaches no other session, no internal
- * runner route and no other address.
+ * runner route and no other address. The worker never holds the runner's provider key: its key variable holds
+ * RELAY_KEY_PLACEHOLDER, which the runner replaces with the real key in the headers it forwards to the provider.
  */
 export interface SocketSession {
   sessionId: string;
@@ -36,12 +37,22 @@ export function providerOf(rec: SessionRecord): string | undefined {
   return Object.hasOwn(PROVIDER_VARS, name) ? name : undefined;
 }
 
-/** The worker's provider variables: its own provider only, its address through the socket, the runner's key for it. */
+/**
+ * What a sandbox worker holds in place of the runner's provider key (its SDKs need a key to send a request at all);
+ * the socket puts the real key where this appears in a forwarded request's headers (`Authorization: Bearer …`,
+ * `x-api-key: …`).
+ */
+export const RELAY_KEY_PLACEHOLDER = 'svc-relay-adds-the-key';
+
+/**
+ * The worker's provider variables: its own provider only, its address through the socket, and a placeholder key when
+ * the runner has a key for it (never the key itself).
+ */
 export function providerEnvFor(provider: string | undefined, providerEnv: Readonly<Record<string, string>>, runnerUrl: string): Record<string, string> {
   const vars = provider ? PROVIDER_VARS[provider] : undefined;
   if (!vars || !(providerEnv[vars.base] || vars.defaultBase)) return {};
   const env: Record<string, string> = { [vars.base]: `${runnerUrl}/provider/${provider}` };
-  if (providerEnv[vars.key]) env[vars.key] = providerEnv[vars.key];
+  if (providerEnv[vars.key]) env[vars.key] = RELAY_KEY_PLACEHOLDER;
   return env;
 }
 
@@ -56,7 +67,7 @@ export async function listenWorkerSocket(
     const vars = PROVIDER_VARS[name];
     const base = vars && (deps.providerEnv[vars.base] || vars.defaultBase);
     if (!base) return Response.json({ error: `model provider ${name} is not configured on this runner` }, { status: 404 });
-    return forward(base, `model provider ${name}`, rest, search, req);
+    return forward(base, `model provider ${name}`, rest, search, req, deps.providerEnv[vars.key]);
   }
 
   const handler = async (req: Request): Promise<Response> => {
@@ -77,10 +88,12 @@ export async function listenWorkerSocket(
   return server;
 }
 
-async function forward(base: string, name: string, rest: string, search: string, req: Request): Promise<Response> {
+/** Forwards a worker's request to `base`; with `key`, the runner's key replaces the placeholder in its headers. */
+async function forward(base: string, name: string, rest: string, search: string, req: Request, key?: string): Promise<Response> {
   const headers = new Headers(req.headers);
   headers.delete('host');
   headers.delete('connection');
+  if (key) for (const [header, value] of [...headers]) if (value.includes(RELAY_KEY_PLACEHOLDER)) headers.set(header, value.replaceAll(RELAY_KEY_PLACEHOLDER, key));
   try {
     const res = await fetch(base.replace(/\/+$/, '') + rest + search, {
       method: req.method,
