@@ -16,6 +16,7 @@ import { createTurnIo } from '../turns/turn-io.ts';
 import { createLocks, turnError, type LiveTurn } from '../turns/turn-state.ts';
 import type { SessionEventBody, SessionItem, SessionTurnError } from '../wire.ts';
 import { getSubagent, insertSubagent, setSubagentStatus, subagentRunnerSessions, toSubagent, unfinishedSubagentTurns, type SubagentRow } from './subagents.repo.ts';
+import { idleWaiters } from '../../../shared/idle.ts';
 
 /**
  * Subagents (seed 001 "Subagent", `multi_agent`): the model of a session whose agent has `multi_agent.enabled` gets two
@@ -65,7 +66,7 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
   let running = 0;
   /** Serialises the subagents' additions to their session's usage. */
   const usageLock = createLocks();
-  const idleWaiters = new Set<() => void>();
+  const idle = idleWaiters();
 
   /** A place among the session's running subagents; waits in line when `max` run already. */
   function acquire(sessionId: string, max: number, signal: AbortSignal): Promise<() => void> {
@@ -243,7 +244,7 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
       return { answer: fail(`the subagent failed: ${describeError(err)}`) };
     } finally {
       release();
-      if (--running === 0) idleWaiters.forEach((w) => w());
+      if (--running === 0) idle.wake();
     }
   }
 
@@ -322,16 +323,7 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
     },
 
     settled(timeoutMs) {
-      if (running === 0) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          idleWaiters.delete(done);
-          resolve();
-        };
-        const timer = setTimeout(done, timeoutMs);
-        idleWaiters.add(done);
-      });
+      return idle.settled(running === 0, timeoutMs);
     },
 
     async forget(tenantId, sessionId) {

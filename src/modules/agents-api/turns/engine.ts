@@ -22,6 +22,7 @@ import { gateTurn } from './turn-gate.ts';
 import type { EnvironmentTurnHooks } from '../environments/setup.ts';
 import { createTurnInbox, DrivenElsewhere, type Signals } from './turn-inbox.ts';
 import { mcpBearers } from './mcp-auth.ts';
+import { idleWaiters } from '../../../shared/idle.ts';
 
 /**
  * The turn engine of agent sessions: a turn is one run on the session's runner session, or several when messages
@@ -76,7 +77,7 @@ export const unknownPendingCall = (callId: string) => new AppError(400, `Unknown
 export function createTurnEngine(deps: EngineDeps): TurnEngine {
   const live = new Map<string, LiveTurn>();
   const locked = createLocks();
-  const idleWaiters = new Set<() => void>();
+  const idle = idleWaiters();
   const io = createTurnIo(deps);
   const tx = <T>(tenantId: string, fn: Parameters<typeof withTenant<T>>[2]) => withTenant(deps.db, tenantId, fn);
   const turnDeadlineMs = deps.turnDeadlineMs ?? DEFAULT_TURN_DEADLINE_MS;
@@ -197,7 +198,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     const row = await io.patchSession(t.tenantId, t.sessionId, { ...end, active_turn_id: null, required_actions: [], usage: addUsage(before?.usage ?? null, usage) });
     live.delete(t.sessionId);
     t.stop.abort();
-    if (live.size === 0) idleWaiters.forEach((w) => w());
+    if (live.size === 0) idle.wake();
     io.emit(t, [{ type: `agent.session.turn.${status}`, session_id: t.sessionId, turn_id: t.turnId, turn, usage }]);
     if (row) io.emit(t, [io.snapshot(sessionFails ? 'agent.session.failed' : 'agent.session.idle', row)]);
     if (row && !sessionFails && t.afterCancel.length) await start(row, t.afterCancel);
@@ -344,16 +345,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     },
 
     settled(timeoutMs) {
-      if (live.size === 0) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          idleWaiters.delete(done);
-          resolve();
-        };
-        const timer = setTimeout(done, timeoutMs);
-        idleWaiters.add(done);
-      });
+      return idle.settled(live.size === 0, timeoutMs);
     },
 
     async start() {

@@ -67,18 +67,8 @@ async function withDeliveries(tx: Tx, rows: Row[]): Promise<Notification[]> {
   return rows.map((r) => toNotification(r, deliveries));
 }
 
-export interface NewNotification {
-  id: string;
-  tenantId: string;
-  channel: string;
-  to: string | null;
-  subject: string | null;
-  message: string;
-  status: NotificationStatus;
-  detail: string;
-  event: string;
-  runId: string | null;
-}
+/** A notification as it is first written: the stored shape without its timestamp and deliveries, with its tenant. */
+export type NewNotification = Omit<Notification, 'createdAt' | 'deliveries'> & { tenantId: string };
 
 export async function insertNotification(tx: Tx, n: NewNotification): Promise<void> {
   await tx
