@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
-import { withTenant } from '../../../db/index.ts';
+import { withTenant, withTenantStatement } from '../../../db/index.ts';
 import { runEvent, type RunEvent } from '../../../contracts/run-event.ts';
 import type { RunOptions, SubTask } from '../../../contracts/runner.client.ts';
 import type { Logger } from '../../../shared/log.ts';
@@ -192,7 +192,7 @@ async function saveSessionState(deps: DriverDeps, run: ActiveRun, runner: FleetM
   try {
     const bundle = await runner.client.exportState(run.tenantId, run.sessionId);
     if (!bundle) return;
-    await withTenant(deps.db, run.tenantId, (tx) =>
+    await withTenantStatement(deps.db, run.tenantId, (tx) =>
       saveState(tx, { sessionId: run.sessionId, tenantId: run.tenantId, contentType: bundle.contentType, runtimeSessionId: bundle.runtimeSessionId, bundle: bundle.bytes }),
     );
   } catch (err) {

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import * as v from 'valibot';
 import type { DB } from '../../../db/index.ts';
-import { withTenant } from '../../../db/index.ts';
+import { withTenant, withTenantStatement } from '../../../db/index.ts';
 import type { SubTask, ProfileSpec } from '../../../contracts/runner.client.ts';
 import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { CLIENT_ID_PATTERN, prefixedId } from '../../../shared/ids.ts';
@@ -55,7 +55,7 @@ export async function createRun(
 ): Promise<{ runId: string; sessionId: string }> {
   if (body.id !== undefined && (typeof body.id !== 'string' || !CLIENT_ID_PATTERN.test(body.id))) throw badRequest('invalid run id');
   if (body.sessionId !== undefined && (typeof body.sessionId !== 'string' || !CLIENT_ID_PATTERN.test(body.sessionId))) throw badRequest('invalid session id');
-  const profile = opts.profile ?? ((await withTenant(deps.db, tenantId, (tx) => getSpec(tx, 'profiles', body.profile))) as ProfileSpec | undefined);
+  const profile = opts.profile ?? ((await withTenantStatement(deps.db, tenantId, (tx) => getSpec(tx, 'profiles', body.profile))) as ProfileSpec | undefined);
   if (!profile) throw badRequest(`unknown_profile: ${body.profile}`);
   if (deps.privateMcp === 'deny') await refusePrivateMcp([...(profile.mcpServers ?? []), ...(opts.tenantMcp ?? [])]);
   const cost = { runtime: profile.runtime, model: opts.extras?.model?.model ?? profile.model ?? null, keySource: opts.keySource ?? 'platform' } as const;
