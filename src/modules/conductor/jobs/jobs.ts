@@ -86,6 +86,9 @@ export interface JobsDeps {
 export const JOBS_SCHEMA = 'pgboss';
 const STOP_TIMEOUT_MS = 10_000;
 
+/** How long the queues subscribed to an event are used without reading them again (see queuesOf). */
+export const SUBSCRIBED_MS = 5_000;
+
 export function createJobs(deps: JobsDeps): Jobs {
   const cron = deps.scheduleCheckSeconds ? { cronMonitorIntervalSeconds: deps.scheduleCheckSeconds, cronWorkerIntervalSeconds: deps.scheduleCheckSeconds } : {};
   const pool = poolAdapter(deps.database);
@@ -129,6 +132,21 @@ export function createJobs(deps: JobsDeps): Jobs {
     );
   }
 
+  /**
+   * The queues subscribed to an event, read at most every SUBSCRIBED_MS per event (a run's end publishes one: the read
+   * was a statement and a round trip inside every run-end transaction). Subscriptions are made at start by the same
+   * features on every replica and never removed; a queue another replica subscribes (a rolling deploy adding a
+   * subscriber) gets this process's events from at most SUBSCRIBED_MS later. A subscribe here clears it.
+   */
+  const subscribed = new Map<string, { queues: string[]; at: number }>();
+  async function queuesOf(db: Parameters<typeof subscribedQueues>[0], event: string): Promise<string[]> {
+    const hit = subscribed.get(event);
+    if (hit && performance.now() - hit.at < SUBSCRIBED_MS) return hit.queues;
+    const queues = await subscribedQueues(db, JOBS_SCHEMA, event);
+    subscribed.set(event, { queues, at: performance.now() });
+    return queues;
+  }
+
   const toBoss = (opts: SendOptions = {}): BossSendOptions => {
     const { tx, ...rest } = opts;
     return { ...rest, ...(tx ? { db: fromKysely(tx) } : {}) };
@@ -150,12 +168,13 @@ export function createJobs(deps: JobsDeps): Jobs {
     async subscribe(event, name) {
       subscriptions.push([event, name]);
       if (started) await boss.subscribe(event, name);
+      subscribed.clear();
     },
     async publish(event, data, opts) {
       assertStarted(`publish(${event})`);
       // one send per subscribed queue, all on the caller's connection (see subscriptions.repo.ts)
       const options = toBoss(opts);
-      const queues = await subscribedQueues(options.db ?? pool, JOBS_SCHEMA, event);
+      const queues = await queuesOf(options.db ?? pool, event);
       if (queues.length === 0) return;
       const payload = typeof data === 'function' ? await data() : data;
       if (payload === undefined) return;
@@ -174,6 +193,7 @@ export function createJobs(deps: JobsDeps): Jobs {
       // (a define or subscribe arriving meanwhile is appended to what these loops still visit)
       for (const [name, { handler, opts }] of defined) await work(name, handler, opts);
       for (const [event, name] of subscriptions) await boss.subscribe(event, name);
+      subscribed.clear();
       started = true;
     },
     async stop() {
