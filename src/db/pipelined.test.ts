@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../test/support/backends.ts';
-import { openDatabase, withTenant, withTenantStatement, type Database } from './index.ts';
+import { commitWithNext, openDatabase, withTenant, withTenantStatement, type Database } from './index.ts';
 
 /**
  * Scoped transactions with their begin and scope pipelined behind the first statement (pipelined.ts): the statement
@@ -68,9 +68,27 @@ describe.each(backends)('pipelined scoped transactions on $name', (backend) => {
         await sql`insert into p values (12, current_setting('app.tenant_id'))`.execute(tx);
         await sql`insert into p values (13, 'unscoped')`.execute(tx);
       }),
-    ).rejects.toThrow(/after the last one/);
+    ).rejects.toThrow(/commit went out with/);
     const states = await Promise.all(Array.from({ length: 12 }, () => sql<{ s: string; scope: string | null }>`
       select coalesce(string_agg(n || ':' || tenant, ',' order by n) filter (where n >= 10), '') as s, nullif(current_setting('app.tenant_id', true), '') as scope from p`.execute(database.db)));
     expect(states.map((r) => r.rows[0])).toEqual(Array(12).fill({ s: '10:solo,12:solo', scope: null }));
+  });
+
+  it('sends the commit of a longer transaction with its last statement: all of it lands, or none of it when that one fails', async () => {
+    await withTenant(database.db, 'multi', async (tx) => {
+      await sql`insert into p values (20, current_setting('app.tenant_id'))`.execute(tx);
+      await commitWithNext(tx);
+      await sql`insert into p values (21, current_setting('app.tenant_id'))`.execute(tx);
+    });
+    await expect(
+      withTenant(database.db, 'multi', async (tx) => {
+        await sql`insert into p values (22, current_setting('app.tenant_id'))`.execute(tx);
+        await commitWithNext(tx);
+        await sql`insert into p values (20, 'again')`.execute(tx);
+      }),
+    ).rejects.toThrow(/duplicate key/);
+    const states = await Promise.all(Array.from({ length: 12 }, () => sql<{ s: string; scope: string | null }>`
+      select coalesce(string_agg(n || ':' || tenant, ',' order by n) filter (where n >= 20), '') as s, nullif(current_setting('app.tenant_id', true), '') as scope from p`.execute(database.db)));
+    expect(states.map((r) => r.rows[0])).toEqual(Array(12).fill({ s: '20:multi,21:multi', scope: null }));
   });
 });

@@ -11,10 +11,11 @@ import { PostgresJSDialect } from 'kysely-postgres-js';
  * behind it fails too (aborted transaction), and the first error is what the caller sees. A transaction that sent
  * nothing but its prelude sends nothing at all.
  *
- * A transaction of one statement (tenant.ts `withTenantStatement`) says so with COMMIT_WITH_NEXT before it: its commit
- * then goes out with it too, and the whole transaction is one write and one round trip. A statement that fails makes
- * PostgreSQL answer that COMMIT with a rollback; a COMMIT that fails is the caller's error. A statement after that one
- * is refused (it would run outside the transaction and its scope).
+ * A transaction that knows its last statement says so with COMMIT_WITH_NEXT before it (tenant.ts `commitWithNext`,
+ * `withTenantStatement`): its commit goes out with that statement, one round trip fewer (a transaction of one statement
+ * is then one write and one round trip). A statement that fails makes PostgreSQL answer that COMMIT with a rollback; a
+ * COMMIT that fails is the caller's error. A statement after that one is refused (it would run outside the transaction
+ * and its scope).
  */
 export class PipelinedPostgresJSDialect extends PostgresJSDialect {
   override createDriver(): Driver {
@@ -52,14 +53,14 @@ class PipelinedConnection implements DatabaseConnection {
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (this.ended) throw new Error('a statement after the last one of a one-statement transaction');
-    if (this.prelude.length === 0) return this.inner.executeQuery<R>(query);
-    if (SCOPE.test(query.sql)) {
-      this.prelude.push(query);
-      return { rows: [] };
-    }
+    if (this.ended) throw new Error("a statement after the one its transaction's commit went out with");
     if (query.sql === COMMIT_WITH_NEXT) {
       this.commitWithNext = true;
+      return { rows: [] };
+    }
+    if (this.prelude.length === 0 && !this.commitWithNext) return this.inner.executeQuery<R>(query);
+    if (this.prelude.length > 0 && SCOPE.test(query.sql)) {
+      this.prelude.push(query);
       return { rows: [] };
     }
     const queries = [...this.prelude.splice(0), query];
@@ -76,7 +77,7 @@ class PipelinedConnection implements DatabaseConnection {
   }
 
   async *streamQuery<R>(query: CompiledQuery, chunkSize: number): AsyncIterableIterator<QueryResult<R>> {
-    if (this.ended) throw new Error('a statement after the last one of a one-statement transaction');
+    if (this.ended) throw new Error("a statement after the one its transaction's commit went out with");
     const prelude = this.prelude.splice(0);
     for (const q of prelude) await this.inner.executeQuery(q);
     yield* this.inner.streamQuery<R>(query, chunkSize);

@@ -24,9 +24,18 @@ export async function withTenant<T>(db: Kysely<DB>, tenantId: string, fn: (tx: T
 export async function withTenantStatement<T>(db: Kysely<DB>, tenantId: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (tx) => {
     await sql`select set_config('app.tenant_id', ${tenantId}, true)`.execute(tx);
-    await sql.raw(COMMIT_WITH_NEXT).execute(tx);
+    await commitWithNext(tx);
     return fn(tx);
   });
+}
+
+/**
+ * The transaction's next statement is its last: its commit goes out with it (pipelined.ts COMMIT_WITH_NEXT), one round
+ * trip fewer. Only where nothing after that statement could want the transaction rolled back: once it is answered,
+ * the transaction has committed (or, if it failed, rolled back), and another statement is refused.
+ */
+export async function commitWithNext(tx: Tx): Promise<void> {
+  await sql.raw(COMMIT_WITH_NEXT).execute(tx);
 }
 
 /** Operator scope: the tenants table is readable across tenants (operator routes only). */
