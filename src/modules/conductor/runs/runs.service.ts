@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import * as v from 'valibot';
 import type { DB } from '../../../db/index.ts';
-import { withTenant, withTenantStatement } from '../../../db/index.ts';
+import { commitWithNext, withTenant, withTenantStatement } from '../../../db/index.ts';
 import type { SubTask, ProfileSpec } from '../../../contracts/runner.client.ts';
 import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { CLIENT_ID_PATTERN, prefixedId } from '../../../shared/ids.ts';
@@ -77,6 +77,7 @@ export async function createRun(
   await withTenant(deps.db, tenantId, async (tx) => {
     if (placed.row) await insertSession(tx, placed.row, { prompt: body.prompt ?? null });
     else if (!(await markSessionRunning(tx, placed.sessionId, body.prompt ?? null))) throw new AppError(409, 'session busy: a run is in progress on this session');
+    await commitWithNext(tx); // the run's row is the last statement: a run id taken fails it, which rolls back all
     const inserted = await insertRun(tx, { id: runId, tenantId, sessionId: placed.sessionId, profile: body.profile, parentId: body.parentId ?? null, subTask, ownerId: deps.ownerId, cost, origin: opts.origin });
     if (!inserted) throw new AppError(409, `run ${runId} already exists`);
   });
