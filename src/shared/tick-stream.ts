@@ -5,12 +5,13 @@
  * dozen socket writes instead of 1,000, and one TextEncoder pass per chunk instead of one per item.
  *
  * Nothing waits for a timer: the chunk goes at the end of the turn in which its first item arrived (`setImmediate`),
- * and an item that arrives alone is written alone. The source is read ahead of the consumer by at most `MAX_PENDING`
+ * or as soon as it holds `FLUSH_AT` characters, and an item that arrives alone is written alone. The source is read ahead of the consumer by at most `MAX_PENDING`
  * characters; past that it waits until the consumer reads. Cancelling the stream (a client hanging up) calls
  * `onCancel` and ends the source's iteration.
  */
 const encoder = new TextEncoder();
 const MAX_PENDING = 256 * 1024;
+const FLUSH_AT = 16 * 1024;
 
 export function tickStream<T>(source: AsyncIterable<T>, encode: (item: T) => string, onCancel?: () => void): ReadableStream<Uint8Array> {
   const iterator = source[Symbol.asyncIterator]();
@@ -24,8 +25,12 @@ export function tickStream<T>(source: AsyncIterable<T>, encode: (item: T) => str
   /** A flush found the consumer behind: the consumer's next pull writes what is pending. */
   let stalled = false;
 
-  function flush(): void {
+  function onTick(): void {
     scheduled = false;
+    flush();
+  }
+
+  function flush(): void {
     if (done) return;
     stalled = false;
     if (pending) {
@@ -49,9 +54,12 @@ export function tickStream<T>(source: AsyncIterable<T>, encode: (item: T) => str
         if (done) return;
         if (next.done) break;
         pending += encode(next.value);
-        if (!scheduled) {
+        // a burst that runs long within one turn (a runtime working through a buffered model response) goes out in
+        // pieces, so the next process down the line starts on it while this one is still busy
+        if (pending.length >= FLUSH_AT) flush();
+        else if (!scheduled) {
           scheduled = true;
-          setImmediate(flush);
+          setImmediate(onTick);
         }
         if (pending.length >= MAX_PENDING) await new Promise<void>((resolve) => (room = resolve));
       }
