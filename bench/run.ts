@@ -379,7 +379,10 @@ async function measureDeployment(d: Deployment) {
       const perSub: number[] = [];
       const phases: Array<{ firstMs: number; firstDeltaMs: number; endMs: number }> = [];
       let eventsPerRun = NaN;
+      let cpu0: number[] = [];
+      let db0 = 0;
       for (let r = 0; r < CFG.longReps + 1; r++) {
+        if (r === 1) (cpu0 = procs.map(([, p]) => cpuMs(p.child.pid))), (db0 = groupCpuMs(dbPids()));
         const t0 = performance.now();
         const runId = await startRun(d.url, CFG.longPrompt);
         const progress: Progress[] = Array.from({ length: subs }, () => ({ events: 0, lastFrame: '', done: false }));
@@ -401,8 +404,11 @@ async function measureDeployment(d: Deployment) {
       }
       // where a run's time goes: POST → first event (dispatch), → first delta (the model call), → the last event
       const phasesMs = { firstEvent: median(phases.map((p) => p.firstMs)), firstDelta: median(phases.map((p) => p.firstDeltaMs)), end: median(phases.map((p) => p.endMs)) };
-      log(`  ${d.name}: ${subs} subscriber(s): first event ${fmt(phasesMs.firstEvent)} ms, first delta ${fmt(phasesMs.firstDelta)} ms, last event ${fmt(phasesMs.end)} ms (medians)`);
-      out.events[subs] = { eventsPerSecond: median(rates), perSubscriber: median(perSub), eventsPerRun, phasesMs };
+      // CPU per 1,000-delta run by process: what the event path costs, even on a machine busy with other work
+      const cpuMsPerRun: Record<string, number> = Object.fromEntries(procs.map(([k, p], i) => [k, (cpuMs(p.child.pid) - cpu0[i]) / CFG.longReps]));
+      if (d.name === 'embedded') cpuMsPerRun.database = (groupCpuMs(dbPids()) - db0) / CFG.longReps;
+      log(`  ${d.name}: ${subs} subscriber(s): first event ${fmt(phasesMs.firstEvent)} ms, first delta ${fmt(phasesMs.firstDelta)} ms, last event ${fmt(phasesMs.end)} ms (medians); CPU ms per run ${Object.entries(cpuMsPerRun).map(([k, v]) => `${k} ${fmt(v, 0)}`).join(', ')}`);
+      out.events[subs] = { eventsPerSecond: median(rates), perSubscriber: median(perSub), eventsPerRun, phasesMs, cpuMsPerRun };
     }
   }
   if (watch) out.rssUnderLoadMiB = Object.fromEntries(watch.map(([k, w]) => [k, w.stop()]));
