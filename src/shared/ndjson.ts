@@ -13,7 +13,7 @@ export function encodeNdjsonLine(value: unknown): Uint8Array {
  * the event loop written as one chunk (tick-stream.ts). Cancelling the stream aborts `onCancel`.
  */
 export function ndjsonStream(source: AsyncIterable<unknown>, onCancel?: () => void): ReadableStream<Uint8Array> {
-  return tickStream(source, (value) => JSON.stringify(value) + '\n', onCancel);
+  return tickStream(source, (value) => JSON.stringify(value) + '\n', { onCancel });
 }
 
 /** Parses a byte stream of NDJSON into values. A trailing partial line without newline is parsed too. */

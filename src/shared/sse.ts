@@ -46,13 +46,13 @@ const KEEP_ALIVE = ': keep-alive\n\n';
  */
 export function sseResponse<T>(c: Context, items: AsyncIterable<T | null>, toFrame: (item: T) => SseFrame | string, abort: AbortController): Response {
   const body = tickStream(
-    endOnError(items),
+    items,
     (item) => {
       if (item === null) return KEEP_ALIVE;
       const frame = toFrame(item);
       return typeof frame === 'string' ? frame : sseFrameText(frame);
     },
-    () => abort.abort(),
+    { onCancel: () => abort.abort(), onError: (err) => log.warn('an SSE stream source failed; ending the stream', { error: String(err) }) },
   );
   return c.body(body, 200, {
     'content-type': 'text/event-stream',
@@ -62,10 +62,3 @@ export function sseResponse<T>(c: Context, items: AsyncIterable<T | null>, toFra
   });
 }
 
-async function* endOnError<T>(items: AsyncIterable<T>): AsyncGenerator<T> {
-  try {
-    yield* items;
-  } catch (err) {
-    log.warn('an SSE stream source failed; ending the stream', { error: String(err) });
-  }
-}

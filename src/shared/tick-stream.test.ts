@@ -52,7 +52,7 @@ describe('tickStream', () => {
         finished = true;
       }
     }
-    const reader = tickStream(items(), (i) => `${i}\n`, () => (cancelled = true)).getReader();
+    const reader = tickStream(items(), (i) => `${i}\n`, { onCancel: () => (cancelled = true) }).getReader();
     expect(decode([(await reader.read()).value!])).toEqual(['0\n']);
     await reader.cancel();
     expect(cancelled).toBe(true);
@@ -68,5 +68,17 @@ describe('tickStream', () => {
     const reader = tickStream(items(), (s) => s).getReader();
     expect(decode([(await reader.read()).value!])).toEqual(['a']);
     await expect(reader.read()).rejects.toThrow('upstream broke');
+  });
+
+  it('with onError, ends cleanly after what came before a source failure (an SSE client sees an ended stream)', async () => {
+    const failures: string[] = [];
+    async function* items() {
+      yield 'a';
+      yield 'b';
+      throw new Error('upstream broke');
+    }
+    const chunks = await readAll(tickStream(items(), (s) => s, { onError: (err) => failures.push(String(err)) }));
+    expect(chunks.join('')).toBe('ab');
+    expect(failures).toEqual(['Error: upstream broke']);
   });
 });

@@ -13,7 +13,14 @@ const encoder = new TextEncoder();
 const MAX_PENDING = 256 * 1024;
 const FLUSH_AT = 16 * 1024;
 
-export function tickStream<T>(source: AsyncIterable<T>, encode: (item: T) => string, onCancel?: () => void): ReadableStream<Uint8Array> {
+export interface TickStreamOptions {
+  /** The reader hung up (the stream was cancelled). */
+  onCancel?: () => void;
+  /** The source failed: given this, the stream ends cleanly after what came before; without it, it errors. */
+  onError?: (err: unknown) => void;
+}
+
+export function tickStream<T>(source: AsyncIterable<T>, encode: (item: T) => string, opts: TickStreamOptions = {}): ReadableStream<Uint8Array> {
   const iterator = source[Symbol.asyncIterator]();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let pending = '';
@@ -63,19 +70,23 @@ export function tickStream<T>(source: AsyncIterable<T>, encode: (item: T) => str
         }
         if (pending.length >= MAX_PENDING) await new Promise<void>((resolve) => (room = resolve));
       }
-      // the source ended: what is pending goes once the consumer has room, then the stream closes
-      while (pending && !done) {
-        flush();
-        if (pending) await new Promise<void>((resolve) => (room = resolve));
-      }
-      if (!done) {
-        done = true;
-        controller.close();
-      }
     } catch (err) {
       if (done) return;
+      if (!opts.onError) {
+        done = true;
+        controller.error(err);
+        return;
+      }
+      opts.onError(err); // then end like a source that ended, after what came before the failure
+    }
+    // the source ended: what is pending goes once the consumer has room, then the stream closes
+    while (pending && !done) {
+      flush();
+      if (pending) await new Promise<void>((resolve) => (room = resolve));
+    }
+    if (!done) {
       done = true;
-      controller.error(err);
+      controller.close();
     }
   }
 
@@ -92,7 +103,7 @@ export function tickStream<T>(source: AsyncIterable<T>, encode: (item: T) => str
       done = true;
       pending = '';
       room?.();
-      onCancel?.();
+      opts.onCancel?.();
       await iterator.return?.();
     },
   });
