@@ -1,11 +1,10 @@
 /**
  * The byte stream behind every NDJSON and SSE response: `source`'s items, each turned into text by `encode`, written
- * as one chunk per turn of the event loop. The items that arrive within one turn (the events of one socket read from
- * upstream, a group commit's batch published to the hub) leave as one chunk, so a stream of 1,000 deltas costs a few
- * dozen socket writes instead of 1,000, and one TextEncoder pass per chunk instead of one per item.
- *
- * Nothing waits for a timer: the chunk goes at the end of the turn in which its first item arrived (`setImmediate`),
- * or as soon as it holds `FLUSH_AT` characters, and an item that arrives alone is written alone. The source is read ahead of the consumer by at most `MAX_PENDING`
+ * at most twice per turn of the event loop. The first item after a quiet turn is written at once; the items that
+ * follow it within the same turn (the events of one socket read from upstream, a group commit's batch published to
+ * the hub) leave together at the turn's end (`setImmediate`), or as soon as they hold `FLUSH_AT` characters. A stream
+ * of 1,000 deltas costs a few dozen socket writes instead of 1,000, and one TextEncoder pass per chunk instead of one
+ * per item; nothing waits for a timer, and an item that arrives alone is written alone, at once. The source is read ahead of the consumer by at most `MAX_PENDING`
  * characters; past that it waits until the consumer reads. Cancelling the stream (a client hanging up) calls
  * `onCancel` and ends the source's iteration.
  */
@@ -65,6 +64,9 @@ export function tickStream<T>(source: AsyncIterable<T>, encode: (item: T) => str
         // pieces, so the next process down the line starts on it while this one is still busy
         if (pending.length >= FLUSH_AT) flush();
         else if (!scheduled) {
+          // the first item after a quiet turn goes at once (a run's first event waits for nothing); what follows it
+          // within the same turn goes at the turn's end
+          flush();
           scheduled = true;
           setImmediate(onTick);
         }
