@@ -8,7 +8,7 @@ import { clusterDir, PORT, socketDirFor, socketUrl } from './layout.ts';
 import { assertReachable, clusterUser, handOver, runAs, type OsUser } from './os-user.ts';
 import { startPostmaster, type Postmaster } from './postmaster.ts';
 import { clearStaleLock, lockPid } from './processes.ts';
-import { APP_DATABASE, APP_ROLE, ensureTemplate } from './template.ts';
+import { APP_DATABASE, APP_ROLE, ensureTemplate, type TemplateSchema } from './template.ts';
 import { createThrowawayRoot, sweepThrowaways } from './throwaway.ts';
 
 /**
@@ -23,6 +23,11 @@ export interface EmbeddedOptions {
   osUser: string;
   /** `name=value` settings that override the cluster's postgresql.conf (SVC_PG_SETTINGS). */
   settings: readonly string[];
+  /**
+   * The schema a new cluster should start with (baked into the template it is copied from); asked for only when a
+   * cluster is created, never on a restart.
+   */
+  schema?: () => Promise<TemplateSchema>;
   log: Logger;
 }
 
@@ -55,7 +60,7 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
     dir = join(root, 'data');
     try {
       handOver(user, root);
-      await runAs(user, 'cp', ['-R', '-p', await ensureTemplate(user), dir]);
+      await runAs(user, 'cp', ['-R', '-p', await ensureTemplate(user, await opts.schema?.()), dir]);
     } catch (err) {
       rmSync(root, { recursive: true, force: true });
       throw err;
@@ -63,7 +68,7 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
   } else {
     dir = clusterDir(opts.dataDir);
     assertReachable(user, dir, 'the cluster folder');
-    await createPersistentCluster(dir, user, bin.version, log);
+    await createPersistentCluster(dir, user, bin.version, log, opts.schema);
   }
   const socketDir = socketDirFor(dir);
   if (socketDir !== dir) prepareSocketDir(socketDir, user);

@@ -3,14 +3,15 @@ import { open, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../shared/log.ts';
 import { handOver, runAs, type OsUser } from './os-user.ts';
-import { ensureTemplate } from './template.ts';
+import { ensureTemplate, type TemplateSchema } from './template.ts';
 
 /**
  * The first boot of a data folder: the cluster is a copy of the template, made in a staging folder and renamed into
  * place, so a boot killed half-way leaves no half-made cluster. A later boot finds PG_VERSION and checks that the
- * cluster was made by the same major version of PostgreSQL as the one svc ships.
+ * cluster was made by the same major version of PostgreSQL as the one svc ships. `schema` (asked for only here, on a
+ * first boot) names what to bake into the template, so the new cluster has it already.
  */
-export async function createPersistentCluster(dir: string, user: OsUser, packageVersion: string, log: Logger): Promise<void> {
+export async function createPersistentCluster(dir: string, user: OsUser, packageVersion: string, log: Logger, schema?: () => Promise<TemplateSchema>): Promise<void> {
   const major = packageVersion.split('.')[0];
   if (existsSync(join(dir, 'PG_VERSION'))) {
     const made = readFileSync(join(dir, 'PG_VERSION'), 'utf8').trim();
@@ -21,7 +22,7 @@ export async function createPersistentCluster(dir: string, user: OsUser, package
   }
   if (existsSync(dir) && readdirSync(dir).length > 0) throw new Error(`${dir} is not empty and holds no PostgreSQL cluster; move it away`);
   for (const name of readdirSync(dirname(dir)).filter((n) => n.startsWith('.pg-new-'))) rmSync(join(dirname(dir), name), { recursive: true, force: true }); // a first boot killed half-way
-  const template = await ensureTemplate(user);
+  const template = await ensureTemplate(user, await schema?.());
   const staging = mkdtempSync(join(dirname(dir), '.pg-new-'));
   try {
     handOver(user, staging);

@@ -1,4 +1,4 @@
-import { fromKysely, PgBoss, type Job, type JobResult, type SendOptions as BossSendOptions } from 'pg-boss';
+import { fromKysely, getConstructionPlans, PgBoss, type Job, type JobResult, type SendOptions as BossSendOptions } from 'pg-boss';
 import type { Database, Tx } from '../../../db/index.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Metrics } from '../../../shared/metrics.ts';
@@ -85,6 +85,14 @@ export interface JobsDeps {
 /** pg-boss's own schema in the app's database. */
 export const JOBS_SCHEMA = 'pgboss';
 const STOP_TIMEOUT_MS = 10_000;
+
+/**
+ * The SQL that installs the queue's schema as `start()` would on an empty database (one transaction). A new embedded
+ * cluster's template gets it baked in, so the first boot's start finds the queue installed.
+ */
+export function jobsSchemaSql(): string {
+  return getConstructionPlans(JOBS_SCHEMA);
+}
 
 export function createJobs(deps: JobsDeps): Jobs {
   const cron = deps.scheduleCheckSeconds ? { cronMonitorIntervalSeconds: deps.scheduleCheckSeconds, cronWorkerIntervalSeconds: deps.scheduleCheckSeconds } : {};
