@@ -98,6 +98,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
   try {
     const internalToken = resolveInternalToken(config);
     const fetches = new Map<RoleName, typeof fetch>();
+    const checks: Array<Promise<void>> = [];
     const present = new Set(config.roles);
     const has = (role: RoleName) => present.has(role);
     for (const name of BUILD_ORDER.filter(has)) {
@@ -115,6 +116,10 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       if (built.serving) serving.push(built.serving);
       if (built.drain) drainers.push(built.drain);
       if (built.readiness) readiness.push(built.readiness);
+      if (built.ready) {
+        built.ready.catch(() => {}); // awaited below
+        checks.push(built.ready);
+      }
       bootstrapKey ??= built.bootstrapKey;
       runHooks ??= built.runHooks;
       // Reached in-process beside the role it serves: only its public-beside routes (if any) go on the public port.
@@ -132,6 +137,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       app.get('/docs', (c) => c.html(docsPage(reference() as Parameters<typeof docsPage>[0])));
     }
     app.get('/', rootIndex(app, opts.version));
+    await Promise.all(checks);
   } catch (err) {
     if (opening && !database) await opening.then((d) => d.close()).catch(() => {});
     for (const close of closers.reverse()) await close().catch(() => {});

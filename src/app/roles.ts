@@ -93,6 +93,11 @@ export interface BuiltModule {
   runHooks?: RunHooks;
   /** The owner key confirmed or minted at boot. */
   bootstrapKey?: string;
+  /**
+   * Start-up checks still running (the runner's sandbox probe): the modules built after this one are built meanwhile,
+   * and the process serves only once they settled (a failure fails the start).
+   */
+  ready?: Promise<void>;
 }
 
 export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
@@ -155,13 +160,8 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
         drain: () => runner.close(),
         close: () => runner.close(),
         readiness: () => runner.readiness(),
+        ready: runner.ready,
       };
-      try {
-        await runner.ready;
-      } catch (err) {
-        await runner.close().catch(() => {});
-        throw err;
-      }
       return built;
     },
   },
