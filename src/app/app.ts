@@ -107,6 +107,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
         database = await opening!;
         const db = database;
         closers.push(() => db.close());
+        if (db.embedded) checks.push(db.embedded.durable); // a new cluster is flushed to disk before anything is served
         await assertUnprivilegedRole(database.db);
         await migrate(database);
       }

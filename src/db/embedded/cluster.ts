@@ -36,6 +36,11 @@ export interface EmbeddedCluster {
   /** postgres.js connection options for a role and database (default: the app role on the app database). */
   connection(user?: string, database?: string): { host: string; port: number; user: string; database: string };
   url(user?: string, database?: string): string;
+  /**
+   * Settles once a cluster made by this start is flushed to disk (at once for any other): the server serves nothing
+   * before (createPersistentCluster).
+   */
+  durable: Promise<void>;
   /** The running postmaster's pid (tests and benchmarks look at its processes). */
   pid(): number | undefined;
   stop(): Promise<void>;
@@ -54,6 +59,7 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
   const bin = await binariesFor(user);
   let root: string | undefined;
   let dir: string;
+  let durable = Promise.resolve();
   if (opts.dataDir === undefined) {
     sweepThrowaways(log);
     root = createThrowawayRoot();
@@ -68,7 +74,7 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
   } else {
     dir = clusterDir(opts.dataDir);
     assertReachable(user, dir, 'the cluster folder');
-    await createPersistentCluster(dir, user, bin.version, log, opts.schema);
+    ({ flushed: durable } = await createPersistentCluster(dir, user, bin.version, log, opts.schema));
   }
   const socketDir = socketDirFor(dir);
   if (socketDir !== dir) prepareSocketDir(socketDir, user);
@@ -137,9 +143,11 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
     dir,
     connection,
     url: (u, database) => socketUrl(socketDir, u, database),
+    durable,
     pid: () => lockPid(join(dir, 'postmaster.pid')),
     async stop() {
       stopping = true;
+      await durable.catch(() => {}); // a first boot stopped at once still leaves its cluster on disk
       await restarting;
       current.requestStop();
       const stopped = await Promise.race([current.exited.then(() => true), delay(20_000, false, { ref: false })]);
