@@ -3,7 +3,8 @@
  * measured in the same run: the fake model provider called directly, and a bare Hono hello-world on
  * @hono/node-server (one HTTP hop and nothing else).
  *
- *   npm run bench [-- --quick] [--profile] [--deployments embedded,split] [--sections dispatch,throughput,…] [--out f]
+ *   npm run bench [-- --quick] [--profile] [--deployments embedded,split] [--sections dispatch,throughput,…]
+ *                 [--subscribers 1,50] [--out f]
  *
  * Deployments (each a set of real `svc serve` processes on loopback):
  *   embedded  `svc serve` (role all) with DATABASE_URL unset: its own PostgreSQL (child processes) in a fresh temporary
@@ -45,6 +46,7 @@ const { values } = parseArgs({
     profile: { type: 'boolean', default: false },
     deployments: { type: 'string', default: 'embedded,split' },
     sections: { type: 'string', default: 'dispatch,throughput,events,memory,coldstart' },
+    subscribers: { type: 'string', default: '1,50' },
     out: { type: 'string' },
   },
 });
@@ -57,7 +59,7 @@ const CFG = {
   concurrency: [1, 16, 64],
   shortPrompt: 'DELTAS 10',
   longPrompt: 'DELTAS 1000',
-  subscribers: [1, 50],
+  subscribers: values.subscribers.split(',').map(Number),
   longReps: QUICK ? 1 : 5,
   sessions: QUICK ? [1000] : [1000, 10_000],
   coldStarts: QUICK ? 1 : 3,
@@ -375,8 +377,12 @@ async function measureDeployment(d: Deployment) {
       log(`${d.name}: events/s, "${CFG.longPrompt}", ${subs} subscriber(s), ${CFG.longReps} runs`);
       const rates: number[] = [];
       const perSub: number[] = [];
+      const phases: Array<{ firstMs: number; firstDeltaMs: number; endMs: number }> = [];
       let eventsPerRun = NaN;
+      let cpu0: number[] = [];
+      let db0 = 0;
       for (let r = 0; r < CFG.longReps + 1; r++) {
+        if (r === 1) (cpu0 = procs.map(([, p]) => cpuMs(p.child.pid))), (db0 = groupCpuMs(dbPids()));
         const t0 = performance.now();
         const runId = await startRun(d.url, CFG.longPrompt);
         const progress: Progress[] = Array.from({ length: subs }, () => ({ events: 0, lastFrame: '', done: false }));
@@ -394,8 +400,15 @@ async function measureDeployment(d: Deployment) {
         eventsPerRun = reads[0].events;
         rates.push(total / (ms / 1000));
         perSub.push(reads[0].events / (ms / 1000));
+        phases.push({ firstMs: reads[0].firstMs, firstDeltaMs: reads[0].firstDeltaMs, endMs: reads[0].endMs });
       }
-      out.events[subs] = { eventsPerSecond: median(rates), perSubscriber: median(perSub), eventsPerRun };
+      // where a run's time goes: POST → first event (dispatch), → first delta (the model call), → the last event
+      const phasesMs = { firstEvent: median(phases.map((p) => p.firstMs)), firstDelta: median(phases.map((p) => p.firstDeltaMs)), end: median(phases.map((p) => p.endMs)) };
+      // CPU per 1,000-delta run by process: what the event path costs, even on a machine busy with other work
+      const cpuMsPerRun: Record<string, number> = Object.fromEntries(procs.map(([k, p], i) => [k, (cpuMs(p.child.pid) - cpu0[i]) / CFG.longReps]));
+      if (d.name === 'embedded') cpuMsPerRun.database = (groupCpuMs(dbPids()) - db0) / CFG.longReps;
+      log(`  ${d.name}: ${subs} subscriber(s): first event ${fmt(phasesMs.firstEvent)} ms, first delta ${fmt(phasesMs.firstDelta)} ms, last event ${fmt(phasesMs.end)} ms (medians); CPU ms per run ${Object.entries(cpuMsPerRun).map(([k, v]) => `${k} ${fmt(v, 0)}`).join(', ')}`);
+      out.events[subs] = { eventsPerSecond: median(rates), perSubscriber: median(perSub), eventsPerRun, phasesMs, cpuMsPerRun };
     }
   }
   if (watch) out.rssUnderLoadMiB = Object.fromEntries(watch.map(([k, w]) => [k, w.stop()]));
@@ -665,7 +678,7 @@ try {
 results.durationSeconds = Math.round((performance.now() - started) / 1000);
 
 const md = table(results);
-const temp = QUICK || profileDir || values.deployments !== 'embedded,split' || values.sections !== 'dispatch,throughput,events,memory,coldstart';
+const temp = QUICK || profileDir || values.deployments !== 'embedded,split' || values.sections !== 'dispatch,throughput,events,memory,coldstart' || values.subscribers !== '1,50';
 const outFile = values.out ?? join(HERE, 'results', ...(temp ? ['tmp', `${stamp}.json`] : [`${results.date.slice(0, 10)}.json`]));
 mkdirSync(dirname(outFile), { recursive: true });
 writeFileSync(outFile, JSON.stringify({ ...results, table: md }, null, 2) + '\n');

@@ -4,7 +4,7 @@ import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
 import type { Config, RoleName } from '../config/config.ts';
-import { migrate, openDatabase, assertUnprivilegedRole, type Database } from '../db/index.ts';
+import { loadMigrations, migrate, openDatabase, assertUnprivilegedRole, type Database, type DatabaseSchema } from '../db/index.ts';
 import { createLogger } from '../shared/log.ts';
 import { resolveSecret } from '../shared/secret-files.ts';
 import { drainUnreadBody, useJsonErrors } from '../shared/http.ts';
@@ -93,11 +93,12 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
   const stopWork: Array<() => Promise<void>> = [];
   const serving: Array<() => void> = [];
   // The database opens while the modules below load: an embedded cluster boots in parallel with their import.
-  const opening = traits.needsDatabase ? openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, embedded: config.embeddedPostgres }) : undefined;
+  const opening = traits.needsDatabase ? openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, embedded: config.embeddedPostgres, schema: () => newDatabaseSchema(config.roles) }) : undefined;
   opening?.catch(() => {}); // awaited below, or closed when something else fails first
   try {
     const internalToken = resolveInternalToken(config);
     const fetches = new Map<RoleName, typeof fetch>();
+    const checks: Array<Promise<void>> = [];
     const present = new Set(config.roles);
     const has = (role: RoleName) => present.has(role);
     for (const name of BUILD_ORDER.filter(has)) {
@@ -106,6 +107,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
         database = await opening!;
         const db = database;
         closers.push(() => db.close());
+        if (db.embedded) checks.push(db.embedded.durable); // a new cluster is flushed to disk before anything is served
         await assertUnprivilegedRole(database.db);
         await migrate(database);
       }
@@ -115,6 +117,10 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       if (built.serving) serving.push(built.serving);
       if (built.drain) drainers.push(built.drain);
       if (built.readiness) readiness.push(built.readiness);
+      if (built.ready) {
+        built.ready.catch(() => {}); // awaited below
+        checks.push(built.ready);
+      }
       bootstrapKey ??= built.bootstrapKey;
       runHooks ??= built.runHooks;
       // Reached in-process beside the role it serves: only its public-beside routes (if any) go on the public port.
@@ -132,6 +138,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       app.get('/docs', (c) => c.html(docsPage(reference() as Parameters<typeof docsPage>[0])));
     }
     app.get('/', rootIndex(app, opts.version));
+    await Promise.all(checks);
   } catch (err) {
     if (opening && !database) await opening.then((d) => d.close()).catch(() => {});
     for (const close of closers.reverse()) await close().catch(() => {});
@@ -151,6 +158,23 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     },
     async close() {
       for (const close of [...closers].reverse()) await close();
+    },
+  };
+}
+
+/**
+ * What a new embedded cluster starts with: sql/ migrated and what the roles' modules install at start, named by that
+ * SQL itself (a changed migration or job-queue version is another template; boot migrates as ever).
+ */
+async function newDatabaseSchema(roles: readonly RoleName[]): Promise<DatabaseSchema> {
+  const migrations = loadMigrations();
+  const extra: string[] = [];
+  for (const name of BUILD_ORDER) if (roles.includes(name) && ROLES[name].schemaSql) extra.push(await ROLES[name].schemaSql!());
+  return {
+    key: [...migrations.flatMap((m) => [m.name, m.text]), ...extra].join('\0'),
+    async install(database) {
+      await migrate(database, migrations);
+      for (const text of extra) await database.executeText(text);
     },
   };
 }

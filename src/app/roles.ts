@@ -17,6 +17,11 @@ export interface RoleSpec {
   mounts: readonly string[];
   /** Opens PostgreSQL (opened while the modules load, migrated before this role's module is built). */
   needsDatabase: boolean;
+  /**
+   * SQL its module installs at start besides sql/ (the conductor's job queue): baked with the migrations into the
+   * template a new embedded cluster is copied from. Asked for only when a cluster is created.
+   */
+  schemaSql?(): Promise<string>;
   /** Config variables this role cannot start without when AGENT_ORC_ENV is not dev (exit 2 naming the first missing). */
   requiredOutsideDev: readonly string[];
   /** Keeps agents' files under SVC_RUNNER_DATA_DIR, which must neither contain nor lie inside the secrets folder. */
@@ -88,6 +93,11 @@ export interface BuiltModule {
   runHooks?: RunHooks;
   /** The owner key confirmed or minted at boot. */
   bootstrapKey?: string;
+  /**
+   * Start-up checks still running (the runner's sandbox probe): the modules built after this one are built meanwhile,
+   * and the process serves only once they settled (a failure fails the start).
+   */
+  ready?: Promise<void>;
 }
 
 export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
@@ -150,13 +160,8 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
         drain: () => runner.close(),
         close: () => runner.close(),
         readiness: () => runner.readiness(),
+        ready: runner.ready,
       };
-      try {
-        await runner.ready;
-      } catch (err) {
-        await runner.close().catch(() => {});
-        throw err;
-      }
       return built;
     },
   },
@@ -164,6 +169,7 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
     description: 'control plane: tenants, keys, profiles, runs, events, its features (billing, publishing, automations, workflows, kits, …); the /v1 agents API',
     mounts: ['/api/*', '/v1/*', '/chat/*', '/dashboard/*'],
     needsDatabase: true,
+    schemaSql: async () => (await import('../modules/conductor/index.ts')).jobsSchemaSql(),
     requiredOutsideDev: ['AGENT_API_KEY_PEPPER', 'SVC_SECRETS_KEY'],
     keepsAgentFiles: false,
     internalCalls: 'calls',

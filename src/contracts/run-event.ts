@@ -50,7 +50,19 @@ export function isTerminal(event: Pick<RunEvent, 'type'>): boolean {
 }
 
 export function runEvent(type: RunEventType, fields: Omit<Partial<RunEvent>, 'type' | 'ts'> = {}): RunEvent {
-  return { type, ...fields, ts: new Date().toISOString() };
+  return { type, ...fields, ts: isoNow() };
+}
+
+/** The current time as ISO 8601, formatted once per millisecond: a run streams many deltas within one. */
+let lastMs = NaN;
+let lastIso = '';
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
 }
 
 /**

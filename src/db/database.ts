@@ -36,6 +36,16 @@ export interface OpenOptions {
   dataDir: string;
   /** The embedded cluster's OS user when svc is root, and setting overrides (SVC_PG_OS_USER, SVC_PG_SETTINGS). */
   embedded?: { osUser: string; settings: readonly string[] };
+  /**
+   * What a new embedded cluster starts with (asked for only when one is created): `key` names it exactly, `install`
+   * puts it in. It is baked once into the template the cluster is copied from, so a first boot has nothing to migrate.
+   */
+  schema?: () => Promise<DatabaseSchema>;
+}
+
+export interface DatabaseSchema {
+  key: string;
+  install(database: Database): Promise<void>;
 }
 
 type Connection = string | postgres.Options<Record<string, never>>;
@@ -46,6 +56,20 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     dataDir: opts.url === 'memory' ? undefined : opts.dataDir,
     osUser: opts.embedded?.osUser ?? 'nobody',
     settings: opts.embedded?.settings ?? [],
+    schema: opts.schema && (async () => {
+      const schema = await opts.schema!();
+      return {
+        key: schema.key,
+        async install(connection) {
+          const database = openPostgres(connection, undefined);
+          try {
+            await schema.install(database);
+          } finally {
+            await database.close();
+          }
+        },
+      };
+    }),
     log: createLogger('db'),
   });
   return openPostgres(cluster.connection(), cluster);

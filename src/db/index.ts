@@ -1,4 +1,4 @@
-export { openDatabase, APP_ROLE, type Database } from './database.ts';
+export { openDatabase, APP_ROLE, type Database, type DatabaseSchema } from './database.ts';
 export { migrate, loadMigrations } from './migrate.ts';
 export { withTenant, withTenantStatement, commitWithNext, withOperator, withKeyLookup, withSystem, assertUnprivilegedRole, PrivilegedRoleError, type Tx } from './tenant.ts';
 export type { DB } from './types.ts';

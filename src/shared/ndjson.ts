@@ -1,29 +1,19 @@
 /** Newline-delimited JSON: one encoder and one decoder for every NDJSON stream (runner, worker). */
 
+import { tickStream } from './tick-stream.ts';
+
 const encoder = new TextEncoder();
 
 export function encodeNdjsonLine(value: unknown): Uint8Array {
   return encoder.encode(JSON.stringify(value) + '\n');
 }
 
-/** Turns an async iterable of values into a byte stream, one JSON value per line. Cancelling the stream aborts `onCancel`. */
+/**
+ * Turns an async iterable of values into a byte stream, one JSON value per line, the lines that arrive in one turn of
+ * the event loop written as one chunk (tick-stream.ts). Cancelling the stream aborts `onCancel`.
+ */
 export function ndjsonStream(source: AsyncIterable<unknown>, onCancel?: () => void): ReadableStream<Uint8Array> {
-  const iterator = source[Symbol.asyncIterator]();
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const next = await iterator.next();
-        if (next.done) controller.close();
-        else controller.enqueue(encodeNdjsonLine(next.value));
-      } catch (err) {
-        controller.error(err);
-      }
-    },
-    async cancel() {
-      onCancel?.();
-      await iterator.return?.();
-    },
-  });
+  return tickStream(source, (value) => JSON.stringify(value) + '\n', { onCancel });
 }
 
 /** Parses a byte stream of NDJSON into values. A trailing partial line without newline is parsed too. */
@@ -38,12 +28,15 @@ export async function* readNdjson<T = unknown>(body: ReadableStream<Uint8Array>,
       const { value, done } = await reader.read();
       if (done) break;
       buffer += decoder.decode(value, { stream: true });
+      // a chunk may carry many lines: scan it once, and keep only the partial line after the last newline
+      let start = 0;
       let nl: number;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl).trim();
-        buffer = buffer.slice(nl + 1);
+      while ((nl = buffer.indexOf('\n', start)) >= 0) {
+        const line = buffer.slice(start, nl).trim();
+        start = nl + 1;
         if (line) yield JSON.parse(line) as T;
       }
+      buffer = start === 0 ? buffer : buffer.slice(start);
     }
     buffer += decoder.decode();
     if (buffer.trim()) yield JSON.parse(buffer) as T;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -113,6 +113,19 @@ describe('svc serve on its embedded PostgreSQL', { timeout: SLOW }, () => {
     expect(second.output()).toMatch(/stopping an orphaned embedded PostgreSQL/);
     expect(isRunning(postmaster)).toBe(false);
     expect(await profileNames(second)).toEqual(['orphaned']);
+  });
+
+  it('flushes a new cluster to disk before it serves, and makes it again when a first boot ended before that', async () => {
+    const dir = dataDir();
+    let svc = await start(dir);
+    expect(existsSync(join(dir, 'pg', '.svc-unflushed'))).toBe(false); // on disk by the time it answers
+    await createProfile(svc, 'unflushed');
+    await svc.stop('SIGTERM');
+    // as if the machine had gone down during the first boot, before the copy of the template reached the disk
+    writeFileSync(join(dir, 'pg', '.svc-unflushed'), '');
+    svc = await start(dir);
+    expect(await profileNames(svc)).not.toContain('unflushed');
+    expect(existsSync(join(dir, 'pg', '.svc-unflushed'))).toBe(false);
   });
 
   it('restarts PostgreSQL when its postmaster is killed with SIGKILL under a running server', async () => {

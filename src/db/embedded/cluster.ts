@@ -8,7 +8,7 @@ import { clusterDir, PORT, socketDirFor, socketUrl } from './layout.ts';
 import { assertReachable, clusterUser, handOver, runAs, type OsUser } from './os-user.ts';
 import { startPostmaster, type Postmaster } from './postmaster.ts';
 import { clearStaleLock, lockPid } from './processes.ts';
-import { APP_DATABASE, APP_ROLE, ensureTemplate } from './template.ts';
+import { APP_DATABASE, APP_ROLE, ensureTemplate, type TemplateSchema } from './template.ts';
 import { createThrowawayRoot, sweepThrowaways } from './throwaway.ts';
 
 /**
@@ -23,6 +23,11 @@ export interface EmbeddedOptions {
   osUser: string;
   /** `name=value` settings that override the cluster's postgresql.conf (SVC_PG_SETTINGS). */
   settings: readonly string[];
+  /**
+   * The schema a new cluster should start with (baked into the template it is copied from); asked for only when a
+   * cluster is created, never on a restart.
+   */
+  schema?: () => Promise<TemplateSchema>;
   log: Logger;
 }
 
@@ -31,6 +36,11 @@ export interface EmbeddedCluster {
   /** postgres.js connection options for a role and database (default: the app role on the app database). */
   connection(user?: string, database?: string): { host: string; port: number; user: string; database: string };
   url(user?: string, database?: string): string;
+  /**
+   * Settles once a cluster made by this start is flushed to disk (at once for any other): the server serves nothing
+   * before (createPersistentCluster).
+   */
+  durable: Promise<void>;
   /** The running postmaster's pid (tests and benchmarks look at its processes). */
   pid(): number | undefined;
   stop(): Promise<void>;
@@ -49,13 +59,14 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
   const bin = await binariesFor(user);
   let root: string | undefined;
   let dir: string;
+  let durable = Promise.resolve();
   if (opts.dataDir === undefined) {
     sweepThrowaways(log);
     root = createThrowawayRoot();
     dir = join(root, 'data');
     try {
       handOver(user, root);
-      await runAs(user, 'cp', ['-R', '-p', await ensureTemplate(user), dir]);
+      await runAs(user, 'cp', ['-R', '-p', await ensureTemplate(user, await opts.schema?.()), dir]);
     } catch (err) {
       rmSync(root, { recursive: true, force: true });
       throw err;
@@ -63,7 +74,7 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
   } else {
     dir = clusterDir(opts.dataDir);
     assertReachable(user, dir, 'the cluster folder');
-    await createPersistentCluster(dir, user, bin.version, log);
+    ({ flushed: durable } = await createPersistentCluster(dir, user, bin.version, log, opts.schema));
   }
   const socketDir = socketDirFor(dir);
   if (socketDir !== dir) prepareSocketDir(socketDir, user);
@@ -132,9 +143,11 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
     dir,
     connection,
     url: (u, database) => socketUrl(socketDir, u, database),
+    durable,
     pid: () => lockPid(join(dir, 'postmaster.pid')),
     async stop() {
       stopping = true;
+      await durable.catch(() => {}); // a first boot stopped at once still leaves its cluster on disk
       await restarting;
       current.requestStop();
       const stopped = await Promise.race([current.exited.then(() => true), delay(20_000, false, { ref: false })]);

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { chownSync, statSync } from 'node:fs';
+import { chownSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 
 /**
@@ -20,18 +20,34 @@ export function clusterUser(configured: string): OsUser {
   if (process.getuid?.() !== 0) return { name: 'self', uid: undefined, gid: undefined };
   let user = users.get(configured);
   if (!user) {
-    let ids: string;
-    try {
-      ids = execFileSync('id', [configured], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    } catch {
-      throw new Error(`embedded PostgreSQL: svc runs as root and PostgreSQL must not; OS user "${configured}" (SVC_PG_OS_USER) does not exist`);
-    }
-    const uid = Number(/uid=(\d+)/.exec(ids)?.[1]);
-    if (!(uid > 0)) throw new Error(`embedded PostgreSQL: SVC_PG_OS_USER "${configured}" is root; name an unprivileged user`);
-    user = { name: configured, uid, gid: Number(/gid=(\d+)/.exec(ids)?.[1]) };
+    const ids = fromPasswd(configured) ?? fromId(configured);
+    if (!ids) throw new Error(`embedded PostgreSQL: svc runs as root and PostgreSQL must not; OS user "${configured}" (SVC_PG_OS_USER) does not exist`);
+    if (!(ids.uid > 0)) throw new Error(`embedded PostgreSQL: SVC_PG_OS_USER "${configured}" is root; name an unprivileged user`);
+    user = { name: configured, ...ids };
     users.set(configured, user);
   }
   return user;
+}
+
+/** The user's ids from /etc/passwd: read at every boot as root, where running `id` costs a process. */
+function fromPasswd(name: string): { uid: number; gid: number } | undefined {
+  try {
+    const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${name}:`));
+    const [, , uid, gid] = line?.split(':') ?? [];
+    return uid && gid && /^\d+$/.test(uid) && /^\d+$/.test(gid) ? { uid: Number(uid), gid: Number(gid) } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Users only the name service knows (LDAP, systemd's dynamic users): `id` asks it. */
+function fromId(name: string): { uid: number; gid: number } | undefined {
+  try {
+    const ids = execFileSync('id', [name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return { uid: Number(/uid=(\d+)/.exec(ids)?.[1]), gid: Number(/gid=(\d+)/.exec(ids)?.[1]) };
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -52,6 +52,13 @@ export async function createConductor(deps: ConductorDeps & { features?: readonl
   app.route('/api', api);
 
   await startInOrder(parts);
+  try {
+    await core.featureDeps.jobs.settled();
+  } catch (err) {
+    await drainInReverse(parts).catch(() => {});
+    await stopInReverse(parts).catch(() => {});
+    throw err;
+  }
 
   const drain = () => drainInReverse(parts);
   return {

@@ -15,3 +15,4 @@ export { chargeCredit, getWallet, getSpendCap, priceTokens, ratesOf, type Wallet
 export { createLimiter, purgeExpiredLimits, principalLimitRules, DEFAULT_PRINCIPAL_LIMITS, type Limiter, type LimitRule, type PrincipalLimits } from './limits/index.ts';
 export type { RunHooks, RunFinished, RunGate, RunGateContext } from './hooks/index.ts';
 export type { Jobs } from './jobs/index.ts';
+export { jobsSchemaSql } from './jobs/index.ts';

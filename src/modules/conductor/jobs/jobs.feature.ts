@@ -5,6 +5,7 @@ import type { Feature } from '../feature.ts';
  * jobs; a queue defined after the start starts at once), stopped after them.
  */
 export const jobsFeature: Feature = ({ jobs }) => ({
-  start: () => jobs.start(),
+  // the features after it set their queues up side by side; the conductor awaits jobs.settled() after their starts
+  start: () => jobs.start({ settleLater: true }),
   stop: () => jobs.stop(),
 });

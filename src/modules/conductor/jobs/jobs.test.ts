@@ -170,6 +170,19 @@ describe.each(backends)('job queue on $name', (backend) => {
     expect(schedules.rows).toEqual([{ cron, timezone: 'America/New_York' }]);
   });
 
+  it('sets queues up side by side during a boot: a job sent meanwhile waits for its queue, and a failed setup is reported', async () => {
+    const c = jobs();
+    await c.start({ settleLater: true });
+    const ran: number[] = [];
+    await c.define<{ n: number }>('test.boot', ({ n }) => void ran.push(n), { pollingIntervalSeconds: 0.5 });
+    await c.schedule('test.boot', '0 0 1 1 *');
+    await c.send('test.boot', { n: 1 }); // right after define, whose queue is still being created
+    await c.schedule('test.boot-undefined', '* * * * *'); // no such queue: fails in the background…
+    await expect(c.settled()).rejects.toThrow(/test\.boot-undefined/); // …and the boot hears of it
+    await vi.waitFor(() => expect(ran).toEqual([1]), WAIT);
+    await expect(c.schedule('test.boot-undefined', '* * * * *')).rejects.toThrow(); // after the boot, at once
+  });
+
   it('stops gracefully: a running handler finishes and its job completes', async () => {
     const c = jobs();
     await c.start();

@@ -1,4 +1,4 @@
-import { fromKysely, PgBoss, type Job, type JobResult, type SendOptions as BossSendOptions } from 'pg-boss';
+import { fromKysely, getConstructionPlans, PgBoss, type Job, type JobResult, type SendOptions as BossSendOptions } from 'pg-boss';
 import type { Database, Tx } from '../../../db/index.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Metrics } from '../../../shared/metrics.ts';
@@ -26,7 +26,15 @@ export interface Jobs {
   /** A cron schedule (minute granularity) in a timezone; one job per occurrence across replicas. */
   schedule<T extends object>(name: string, cron: string, data?: T, opts?: { tz?: string; key?: string }): Promise<void>;
   unschedule(name: string, key?: string): Promise<void>;
-  start(): Promise<void>;
+  /**
+   * Installs or upgrades the queue's schema and works the queues defined so far. With `settleLater` (the conductor's
+   * boot) a boot phase begins: until `settled()`, `define`, `subscribe` and `schedule` set their queue up in the
+   * background, side by side (a send to a queue, and a publish, wait for the setups), so the features' starts do not
+   * queue their round trips one behind another.
+   */
+  start(opts?: { settleLater?: boolean }): Promise<void>;
+  /** Ends the boot phase: waits for every setup since start and throws the first failure. Then each call resolves once done. */
+  settled(): Promise<void>;
   /** Stops taking jobs and waits (bounded) for the handlers running here; their jobs are retried elsewhere otherwise. */
   stop(): Promise<void>;
 }
@@ -89,6 +97,14 @@ const STOP_TIMEOUT_MS = 10_000;
 /** How long the queues subscribed to an event are used without reading them again (see queuesOf). */
 export const SUBSCRIBED_MS = 5_000;
 
+/**
+ * The SQL that installs the queue's schema as `start()` would on an empty database (one transaction). A new embedded
+ * cluster's template gets it baked in, so the first boot's start finds the queue installed.
+ */
+export function jobsSchemaSql(): string {
+  return getConstructionPlans(JOBS_SCHEMA);
+}
+
 export function createJobs(deps: JobsDeps): Jobs {
   const cron = deps.scheduleCheckSeconds ? { cronMonitorIntervalSeconds: deps.scheduleCheckSeconds, cronWorkerIntervalSeconds: deps.scheduleCheckSeconds } : {};
   const pool = poolAdapter(deps.database);
@@ -100,6 +116,28 @@ export function createJobs(deps: JobsDeps): Jobs {
   const defined = new Map<string, { handler: JobHandler<object>; opts: QueueSettings }>();
   const subscriptions: Array<[event: string, name: string]> = [];
   let started = false;
+  /** Between `start({ settleLater: true })` and settled(): setups run in the background (see `settled`). */
+  let booting = false;
+  /** During the boot phase, each queue's setups chained (what uses a queue waits for them), and all of them. */
+  const setups = new Map<string, Promise<void>>();
+  let pending: Array<Promise<void>> = [];
+  const setUp = async (name: string, fn: () => Promise<void>): Promise<void> => {
+    if (!booting) return fn();
+    const p = (setups.get(name) ?? Promise.resolve()).then(fn);
+    setups.set(name, p.catch(() => {}));
+    pending.push(p);
+    p.catch(() => {}); // reported by settled()
+  };
+  async function settled(): Promise<void> {
+    booting = false;
+    const now = pending;
+    pending = [];
+    try {
+      await Promise.all(now);
+    } finally {
+      setups.clear();
+    }
+  }
 
   async function run(name: string, handler: JobHandler<object>, job: Job<object>): Promise<JobResult> {
     try {
@@ -147,6 +185,12 @@ export function createJobs(deps: JobsDeps): Jobs {
     return queues;
   }
 
+  /** A subscription written, and this process's copy of the subscribed queues dropped once it is. */
+  async function subscribeNow(event: string, name: string): Promise<void> {
+    await boss.subscribe(event, name);
+    subscribed.clear();
+  }
+
   const toBoss = (opts: SendOptions = {}): BossSendOptions => {
     const { tx, ...rest } = opts;
     return { ...rest, ...(tx ? { db: fromKysely(tx) } : {}) };
@@ -159,19 +203,21 @@ export function createJobs(deps: JobsDeps): Jobs {
     async define(name, handler, opts = {}) {
       if (defined.has(name)) throw new Error(`jobs: queue ${name} is defined twice`);
       defined.set(name, { handler: handler as JobHandler<object>, opts });
-      if (started) await work(name, handler as JobHandler<object>, opts);
+      if (started) await setUp(name, () => work(name, handler as JobHandler<object>, opts));
     },
     async send(name, data, opts) {
       assertStarted(`send(${name})`);
+      const setup = setups.get(name);
+      if (setup) await setup;
       return boss.send(name, data, toBoss(opts));
     },
     async subscribe(event, name) {
       subscriptions.push([event, name]);
-      if (started) await boss.subscribe(event, name);
-      subscribed.clear();
+      if (started) await setUp(name, () => subscribeNow(event, name));
     },
     async publish(event, data, opts) {
       assertStarted(`publish(${event})`);
+      if (booting) await Promise.all(pending.map((p) => p.catch(() => {}))); // subscriptions being written
       // one send per subscribed queue, all on the caller's connection (see subscriptions.repo.ts)
       const options = toBoss(opts);
       const queues = await queuesOf(options.db ?? pool, event);
@@ -182,20 +228,22 @@ export function createJobs(deps: JobsDeps): Jobs {
     },
     async schedule(name, cron, data, opts = {}) {
       assertStarted(`schedule(${name})`);
-      await boss.schedule(name, cron, data ?? null, { ...(opts.tz ? { tz: opts.tz } : {}), ...(opts.key ? { key: opts.key } : {}) });
+      await setUp(name, () => boss.schedule(name, cron, data ?? null, { ...(opts.tz ? { tz: opts.tz } : {}), ...(opts.key ? { key: opts.key } : {}) }));
     },
     async unschedule(name, key) {
       assertStarted(`unschedule(${name})`);
       await boss.unschedule(name, key);
     },
-    async start() {
+    async start(opts = {}) {
       await startBoss(boss);
-      // (a define or subscribe arriving meanwhile is appended to what these loops still visit)
-      for (const [name, { handler, opts }] of defined) await work(name, handler, opts);
-      for (const [event, name] of subscriptions) await boss.subscribe(event, name);
-      subscribed.clear();
       started = true;
+      booting = true;
+      // what was defined before start, set up side by side (a subscription after its queue)
+      for (const [name, { handler, opts: queue }] of defined) void setUp(name, () => work(name, handler, queue));
+      for (const [event, name] of subscriptions) void setUp(name, () => subscribeNow(event, name));
+      if (!opts.settleLater) await settled();
     },
+    settled,
     async stop() {
       if (!started) return;
       started = false;

@@ -131,11 +131,16 @@ export async function orphanedRuns(
 }
 
 /** Appends events to the durable log; an event already stored (same tenant, run and seq) is left as it is. */
+/**
+ * One statement for a whole batch whatever its size: the rows go as one JSON array (one JSON.stringify, parsed once by
+ * the server), so the SQL text is the same for every batch and is prepared once, instead of a multi-row VALUES list
+ * whose text and parameter count change with every batch size of the group commit.
+ */
 export async function appendEvents(tx: Tx, tenantId: string, rows: ReadonlyArray<{ runId: string; seq: number; event: RunEvent }>): Promise<void> {
   if (rows.length === 0) return;
-  await tx
-    .insertInto('run_events')
-    .values(rows.map((r) => ({ run_id: r.runId, seq: r.seq, tenant_id: tenantId, event: jsonb(r.event) })))
-    .onConflict((oc) => oc.columns(['tenant_id', 'run_id', 'seq']).doNothing())
-    .execute();
+  const batch = JSON.stringify(rows.map((r) => ({ r: r.runId, s: r.seq, e: r.event })));
+  await sql`
+    insert into run_events (tenant_id, run_id, seq, event)
+    select ${tenantId}, t.r, t.s, t.e from jsonb_to_recordset(cast(cast(${batch} as text) as jsonb)) as t(r text, s integer, e jsonb)
+    on conflict (tenant_id, run_id, seq) do nothing`.execute(tx);
 }

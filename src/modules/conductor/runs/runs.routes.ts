@@ -1,7 +1,7 @@
 import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import { readJson } from '../../../shared/http.ts';
-import { sseResponse } from '../../../shared/sse.ts';
+import { sseFrameText, sseResponse } from '../../../shared/sse.ts';
 import { badRequest } from '../../../shared/errors.ts';
 import type { IdentityEnv } from '../identity/index.ts';
 import { inTenant, pageOf, sendList } from '../../crud/index.ts';
@@ -36,19 +36,19 @@ export function runRoutes(deps: RunDeps & { hub: Hub; keepAliveMs: number }): Ho
       if (!Number.isInteger(after) || after < 0) throw badRequest('Last-Event-ID: expected a non-negative integer event id');
       const abort = new AbortController();
       const events = await followRun(deps, c.get('principal').tenantId, c.req.param('id'), after, { keepAliveMs: deps.keepAliveMs, signal: abort.signal });
-      return sseResponse(c, events, (e) => ({ id: String(e.seq), data: publicJson(e) }), abort);
+      return sseResponse(c, events, publicFrame, abort);
     });
 }
 
 /**
- * An event's JSON as streamed, encoded once for all subscribers: the hub hands every subscriber of a run the same
+ * An event's SSE frame as streamed, encoded once for all subscribers: the hub hands every subscriber of a run the same
  * StoredEvent object (held here only as long as the run's memory or a stream holds it).
  */
 const encoded = new WeakMap<StoredEvent, string>();
-function publicJson(e: StoredEvent): string {
-  let json = encoded.get(e);
-  if (json === undefined) encoded.set(e, (json = JSON.stringify(publicEvent(e.event))));
-  return json;
+function publicFrame(e: StoredEvent): string {
+  let frame = encoded.get(e);
+  if (frame === undefined) encoded.set(e, (frame = sseFrameText({ id: String(e.seq), data: JSON.stringify(publicEvent(e.event)) })));
+  return frame;
 }
 
 /** The conductor stream does not carry the runtime session id (seed 000, "Events"). */

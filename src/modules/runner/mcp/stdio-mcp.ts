@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerSpec } from '../../../contracts/worker.ts';
@@ -29,11 +28,16 @@ export interface StdioMcpHost {
   close(runId: string): Promise<void>;
 }
 
+/** The MCP SDK's client, imported with the first stdio server: its schemas cost about 30 ms of CPU at every boot otherwise. */
+type Sdk = [typeof import('@modelcontextprotocol/sdk/client/index.js'), typeof import('@modelcontextprotocol/sdk/shared/stdio.js')];
+let sdk: Promise<Sdk> | undefined;
+const loadSdk = () => (sdk ??= Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/shared/stdio.js')]));
+
 const PATH = '/usr/local/bin:/usr/bin:/bin';
 const START_TIMEOUT_MS = 15_000;
 
 /** An MCP transport over a child process's stdin/stdout (newline-delimited JSON-RPC, the MCP stdio framing). */
-function childTransport(child: ChildProcess): Transport {
+function childTransport(child: ChildProcess, { ReadBuffer, serializeMessage }: Sdk[1]): Transport {
   const buffer = new ReadBuffer();
   const t: Transport = {
     async start() {
@@ -86,6 +90,7 @@ export function createStdioMcpHost(deps: { sandbox: Sandbox; view: (rec: Session
   };
 
   async function startOne(rec: SessionRecord, spec: McpServerSpec): Promise<StdioServer & { child: ChildProcess }> {
+    const [{ Client }, stdio] = await loadSdk();
     const status = await deps.sandbox.ready();
     const view = deps.view(rec);
     const argv: [string, ...string[]] = [spec.command!, ...(spec.args ?? [])];
@@ -109,7 +114,7 @@ export function createStdioMcpHost(deps: { sandbox: Sandbox; view: (rec: Session
     child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString('utf8')).slice(-2000)));
     const client = new Client({ name: 'svc-runner', version: deps.version });
     try {
-      await client.connect(childTransport(child), { signal: AbortSignal.timeout(START_TIMEOUT_MS) });
+      await client.connect(childTransport(child, stdio), { signal: AbortSignal.timeout(START_TIMEOUT_MS) });
     } catch (err) {
       kill(child);
       throw new Error(`stdio MCP server ${spec.name} did not start: ${describeError(err)}${stderr.trim() ? ` (stderr: ${stderr.trim()})` : ''}`);

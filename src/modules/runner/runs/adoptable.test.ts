@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RUN_ADOPTABLE_HEADER } from '../../../contracts/runner.ts';
 import type { RunEvent } from '../../../contracts/run-event.ts';
@@ -123,5 +124,25 @@ describe('the events kept for re-attaching', () => {
     for await (const e of taps.read('t', 'r', 2, new AbortController().signal)) rest.push(e);
     expect(rest).toEqual(events.slice(2));
     expect(() => taps.read('t', 'r', 1, new AbortController().signal)).toThrow(expect.objectContaining({ status: 410 }));
+  });
+
+  it('keeps one abort listener on a reader that waits through a long run, not one per event', async () => {
+    const taps = createTaps({ graceMs: 60_000, maxEvents: 5_000, log: createLogger('test') });
+    let push!: (e: RunEvent) => void;
+    const source = new ReadableStream<RunEvent>({ start: (c) => void (push = (e) => (e.type === 'result' ? (c.enqueue(e), c.close()) : c.enqueue(e))) });
+    taps.open('t', 'long', { session: {}, events: source, cancel: () => {} } as unknown as StartedRun);
+    const detach = new AbortController();
+    const reader = taps.read('t', 'long', 0, detach.signal)[Symbol.asyncIterator]();
+    for (let i = 0; i < 1_000; i++) {
+      // the reader waits for each event: it is delivered after the reader asked for it
+      const next = reader.next();
+      push({ type: 'assistant', message: String(i), delta: true, ts: String(i) });
+      expect((await next).value).toMatchObject({ message: String(i) });
+    }
+    expect(getEventListeners(detach.signal, 'abort')).toHaveLength(1);
+    push({ type: 'result', message: 'done', ts: 'end' });
+    expect((await reader.next()).value).toMatchObject({ type: 'result' });
+    expect((await reader.next()).done).toBe(true);
+    expect(getEventListeners(detach.signal, 'abort')).toHaveLength(0);
   });
 });

@@ -104,6 +104,10 @@ export function createTaps(opts: { graceMs: number; maxEvents: number; log: Logg
         // counted once iteration starts: a stream cancelled before its first read never runs a `finally`
         tap.readers++;
         clearTimeout(tap.timer);
+        // one abort listener for the reader's life (one per wait made adding a listener per event, O(n²) in a run)
+        let wakeUp: (() => void) | undefined;
+        const onAbort = () => wakeUp?.();
+        signal.addEventListener('abort', onAbort, { once: true });
         try {
           for (;;) {
             if (next <= tap.base) {
@@ -120,12 +124,14 @@ export function createTaps(opts: { graceMs: number; maxEvents: number; log: Logg
             }
             if (tap.ended || signal.aborted) return;
             await new Promise<void>((resolve) => {
+              wakeUp = resolve;
               tap.wake.add(resolve);
-              signal.addEventListener('abort', () => resolve(), { once: true });
             });
+            wakeUp = undefined;
             if (signal.aborted) return;
           }
         } finally {
+          signal.removeEventListener('abort', onAbort);
           tap.readers--;
           if (tap.readers === 0 || tap.ended) arm(k, tap);
         }
