@@ -39,7 +39,11 @@ export type PoolSpec = v.InferOutput<typeof PoolSpec>;
 
 export const PutProfileRequest = v.object({ profile: ProfileSpec });
 export const PutPoolRequest = v.object({ pool: PoolSpec });
-export const CreateSessionRequest = v.object({ profileName: v.pipe(v.string(), v.minLength(1, 'a non-empty string')) });
+/**
+ * Body of `POST /runner/sessions`. `profile` (an extension of the seed's body): the profile as the caller holds it,
+ * stored on the runner as `POST /runner/profiles` would before the session is created (one call instead of two).
+ */
+export const CreateSessionRequest = v.object({ profileName: v.pipe(v.string(), v.minLength(1, 'a non-empty string')), profile: v.optional(ProfileSpec) });
 
 const clientId = v.pipe(v.string(), v.regex(CLIENT_ID_PATTERN, '1-128 letters, digits, underscore or hyphen'));
 

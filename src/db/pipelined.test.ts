@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../test/support/backends.ts';
-import { openDatabase, withTenant, type Database } from './index.ts';
+import { commitWithNext, openDatabase, withTenant, withTenantStatement, type Database } from './index.ts';
 
 /**
  * Scoped transactions with their begin and scope pipelined behind the first statement (pipelined.ts): the statement
@@ -52,5 +52,43 @@ describe.each(backends)('pipelined scoped transactions on $name', (backend) => {
     await withTenant(database.db, 'acme', (tx) => sql`insert into p values (3, current_setting('app.tenant_id'))`.execute(tx));
     const states = await Promise.all(Array.from({ length: 12 }, () => sql<{ s: string }>`select coalesce(string_agg(tenant, ','), '') as s from p`.execute(database.db)));
     expect(states.map((r) => r.rows[0].s)).toEqual(Array(12).fill('acme'));
+  });
+
+  it('sends a one-statement transaction with its commit: it runs scoped inside the transaction, lands, and a failure lands nothing', async () => {
+    const row = await withTenantStatement(database.db, 'solo', async (tx) => {
+      const { rows } = await sql<{ tenant: string; xact: boolean }>`
+        insert into p values (10, current_setting('app.tenant_id')) returning tenant, now() = statement_timestamp() as xact`.execute(tx);
+      return rows[0];
+    });
+    expect(row).toEqual({ tenant: 'solo', xact: false });
+    await expect(withTenantStatement(database.db, 'solo', (tx) => sql`insert into p values (11, 'a'), (11, 'b')`.execute(tx))).rejects.toThrow(/duplicate key/);
+    // a second statement would run outside the transaction: it is refused (the first one has landed)
+    await expect(
+      withTenantStatement(database.db, 'solo', async (tx) => {
+        await sql`insert into p values (12, current_setting('app.tenant_id'))`.execute(tx);
+        await sql`insert into p values (13, 'unscoped')`.execute(tx);
+      }),
+    ).rejects.toThrow(/commit went out with/);
+    const states = await Promise.all(Array.from({ length: 12 }, () => sql<{ s: string; scope: string | null }>`
+      select coalesce(string_agg(n || ':' || tenant, ',' order by n) filter (where n >= 10), '') as s, nullif(current_setting('app.tenant_id', true), '') as scope from p`.execute(database.db)));
+    expect(states.map((r) => r.rows[0])).toEqual(Array(12).fill({ s: '10:solo,12:solo', scope: null }));
+  });
+
+  it('sends the commit of a longer transaction with its last statement: all of it lands, or none of it when that one fails', async () => {
+    await withTenant(database.db, 'multi', async (tx) => {
+      await sql`insert into p values (20, current_setting('app.tenant_id'))`.execute(tx);
+      await commitWithNext(tx);
+      await sql`insert into p values (21, current_setting('app.tenant_id'))`.execute(tx);
+    });
+    await expect(
+      withTenant(database.db, 'multi', async (tx) => {
+        await sql`insert into p values (22, current_setting('app.tenant_id'))`.execute(tx);
+        await commitWithNext(tx);
+        await sql`insert into p values (20, 'again')`.execute(tx);
+      }),
+    ).rejects.toThrow(/duplicate key/);
+    const states = await Promise.all(Array.from({ length: 12 }, () => sql<{ s: string; scope: string | null }>`
+      select coalesce(string_agg(n || ':' || tenant, ',' order by n) filter (where n >= 20), '') as s, nullif(current_setting('app.tenant_id', true), '') as scope from p`.execute(database.db)));
+    expect(states.map((r) => r.rows[0])).toEqual(Array(12).fill({ s: '20:multi,21:multi', scope: null }));
   });
 });

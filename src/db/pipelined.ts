@@ -10,12 +10,21 @@ import { PostgresJSDialect } from 'kysely-postgres-js';
  * first statement runs after the scope is set, inside the transaction. If the begin or the scope fails, the statement
  * behind it fails too (aborted transaction), and the first error is what the caller sees. A transaction that sent
  * nothing but its prelude sends nothing at all.
+ *
+ * A transaction that knows its last statement says so with COMMIT_WITH_NEXT before it (tenant.ts `commitWithNext`,
+ * `withTenantStatement`): its commit goes out with that statement, one round trip fewer (a transaction of one statement
+ * is then one write and one round trip). A statement that fails makes PostgreSQL answer that COMMIT with a rollback; a
+ * COMMIT that fails is the caller's error. A statement after that one is refused (it would run outside the transaction
+ * and its scope).
  */
 export class PipelinedPostgresJSDialect extends PostgresJSDialect {
   override createDriver(): Driver {
     return new PipelinedDriver(super.createDriver());
   }
 }
+
+/** A marker, never sent: the transaction's next statement is its last, and its commit goes out with it. */
+export const COMMIT_WITH_NEXT = '/* svc: commit with the next statement */';
 
 /** The scope statements of tenant.ts: `select set_config('app.<name>', $1 | 'on', true)`. */
 const SCOPE = /^select set_config\('app\.[a-z_]+', (?:\$1|'on'), true\)$/;
@@ -24,6 +33,9 @@ class PipelinedConnection implements DatabaseConnection {
   readonly inner: DatabaseConnection;
   /** Queries held back to go with the next one: the deferred `begin`, then the scope. */
   private prelude: CompiledQuery[] = [];
+  private commitWithNext = false;
+  /** The transaction's commit has been sent (COMMIT_WITH_NEXT): nothing more belongs to it. */
+  ended = false;
 
   constructor(inner: DatabaseConnection) {
     this.inner = inner;
@@ -41,20 +53,31 @@ class PipelinedConnection implements DatabaseConnection {
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (this.prelude.length === 0) return this.inner.executeQuery<R>(query);
-    if (SCOPE.test(query.sql)) {
+    if (this.ended) throw new Error("a statement after the one its transaction's commit went out with");
+    if (query.sql === COMMIT_WITH_NEXT) {
+      this.commitWithNext = true;
+      return { rows: [] };
+    }
+    if (this.prelude.length === 0 && !this.commitWithNext) return this.inner.executeQuery<R>(query);
+    if (this.prelude.length > 0 && SCOPE.test(query.sql)) {
       this.prelude.push(query);
       return { rows: [] };
     }
     const queries = [...this.prelude.splice(0), query];
+    const last = this.commitWithNext;
+    if (last) {
+      queries.push(CompiledQuery.raw('commit'));
+      this.ended = true;
+    }
     // all written now, answered in order; every promise is awaited, so none rejects unhandled
     const settled = await Promise.allSettled(queries.map((q) => this.inner.executeQuery<R>(q)));
     const failed = settled.find((s) => s.status === 'rejected');
     if (failed) throw failed.reason;
-    return (settled.at(-1) as PromiseFulfilledResult<QueryResult<R>>).value;
+    return (settled.at(last ? -2 : -1) as PromiseFulfilledResult<QueryResult<R>>).value;
   }
 
   async *streamQuery<R>(query: CompiledQuery, chunkSize: number): AsyncIterableIterator<QueryResult<R>> {
+    if (this.ended) throw new Error("a statement after the one its transaction's commit went out with");
     const prelude = this.prelude.splice(0);
     for (const q of prelude) await this.inner.executeQuery(q);
     yield* this.inner.streamQuery<R>(query, chunkSize);
@@ -85,12 +108,14 @@ class PipelinedDriver implements Driver {
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const c = connection as PipelinedConnection;
     if (c.dropPrelude()) return; // nothing was sent: there is nothing to commit
+    if (c.ended) return; // committed with its one statement
     return this.#inner.commitTransaction(c.inner);
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const c = connection as PipelinedConnection;
     if (c.dropPrelude()) return;
+    if (c.ended) return; // its commit went out already (a failed statement made it a rollback)
     return this.#inner.rollbackTransaction(c.inner);
   }
 

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { COMMIT_WITH_NEXT } from './pipelined.ts';
 import type { DB } from './types.ts';
 
 /**
@@ -13,6 +14,28 @@ export async function withTenant<T>(db: Kysely<DB>, tenantId: string, fn: (tx: T
     await sql`select set_config('app.tenant_id', ${tenantId}, true)`.execute(tx);
     return fn(tx);
   });
+}
+
+/**
+ * withTenant for a transaction of exactly one statement (`fn` sends one and nothing after it): begin, scope, the
+ * statement and commit go out in one write (pipelined.ts COMMIT_WITH_NEXT), one round trip instead of two. A second
+ * statement is refused. Row security holds as in withTenant: the statement runs inside the transaction, after the scope.
+ */
+export async function withTenantStatement<T>(db: Kysely<DB>, tenantId: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (tx) => {
+    await sql`select set_config('app.tenant_id', ${tenantId}, true)`.execute(tx);
+    await commitWithNext(tx);
+    return fn(tx);
+  });
+}
+
+/**
+ * The transaction's next statement is its last: its commit goes out with it (pipelined.ts COMMIT_WITH_NEXT), one round
+ * trip fewer. Only where nothing after that statement could want the transaction rolled back: once it is answered,
+ * the transaction has committed (or, if it failed, rolled back), and another statement is refused.
+ */
+export async function commitWithNext(tx: Tx): Promise<void> {
+  await sql.raw(COMMIT_WITH_NEXT).execute(tx);
 }
 
 /** Operator scope: the tenants table is readable across tenants (operator routes only). */

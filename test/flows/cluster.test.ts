@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed, vi } from 'vitest';
 import { openDatabase } from '../../src/db/index.ts';
-import { bootstrapIdentity } from '../../src/modules/conductor/identity/index.ts';
+import { bootstrapIdentity, KEY_CACHE_MS } from '../../src/modules/conductor/identity/index.ts';
 import { runnerHash } from '../../src/shared/ids.ts';
 import { createLogger } from '../../src/shared/log.ts';
 import { MODEL, PEPPER, startCluster, type Cluster, type ClusterNode } from '../support/cluster.ts';
@@ -86,6 +86,15 @@ describe('role-split cluster on PostgreSQL (2 conductors, 2 runners, 1 worker)',
     return (await res.json()) as RunView;
   };
   const hasAssistant = (s: LiveSse) => s.frames.some((f) => f.event.type === 'assistant');
+
+  it('refuses a key revoked through one conductor on the other once its key cache lapses (KEY_CACHE_MS), and on the revoking one at once', async () => {
+    const key = await (await cluster.api(A, '/api/api-keys', { method: 'POST', json: { name: 'revoked-across-replicas' } })).json();
+    const whoami = (conductor: ClusterNode) => fetch(`${conductor.url}/api/whoami`, { headers: { authorization: `Bearer ${key.token}` } });
+    expect((await whoami(B)).status).toBe(200); // B holds the key in its cache now
+    expect((await cluster.api(A, `/api/api-keys/${key.id}`, { method: 'DELETE' })).status).toBe(204);
+    expect(await (await whoami(A)).json()).toEqual({ error: 'API key revoked' });
+    await vi.waitFor(async () => expect(await (await whoami(B)).json()).toEqual({ error: 'API key revoked' }), { timeout: KEY_CACHE_MS + 5_000, interval: 100 });
+  });
 
   it('spreads runs over both runners, survives a runner crash, restores it and streams through any conductor', async () => {
     dumpLogsOnFailure();

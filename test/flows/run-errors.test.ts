@@ -48,6 +48,27 @@ describe('run and profile errors a user can act on', () => {
     const same = await svc.api('/api/runs', { method: 'POST', json: { profile: 'beta', prompt: 'second', sessionId } });
     expect(same.status).toBe(202);
   });
+  it('a run id the tenant already used is 409, and the refused run records no session and leaves its session idle', async () => {
+    const first = await svc.api('/api/runs', { method: 'POST', json: { profile: 'beta', prompt: 'first', id: 'run-taken' } });
+    expect(first.status).toBe(202);
+    const { sessionId } = (await first.json()) as { sessionId: string };
+    expect(await finished('run-taken')).toBe('ok');
+    const sessions = async () => ((await (await svc.api('/api/sessions')).json()) as Array<{ id: string }>).map((s) => s.id).sort();
+    const before = await sessions();
+
+    const onNew = await svc.api('/api/runs', { method: 'POST', json: { profile: 'beta', prompt: 'again', id: 'run-taken' } });
+    expect(onNew.status).toBe(409);
+    expect(await onNew.json()).toEqual({ error: 'run run-taken already exists' });
+    expect(await sessions()).toEqual(before);
+
+    const onSession = await svc.api('/api/runs', { method: 'POST', json: { profile: 'beta', prompt: 'again', id: 'run-taken', sessionId } });
+    expect(onSession.status).toBe(409);
+    expect(await (await svc.api(`/api/sessions/${sessionId}`)).json()).toMatchObject({ status: 'idle' });
+    const next = await svc.api('/api/runs', { method: 'POST', json: { profile: 'beta', prompt: 'next', sessionId } });
+    expect(next.status).toBe(202);
+    expect(await finished(((await next.json()) as { runId: string }).runId)).toBe('ok');
+  });
+
   it('a profile with a malformed model says the expected form and the string it got', async () => {
     const res = await svc.api('/api/profiles', { method: 'POST', json: { name: 'bad-model', runtime: 'general', model: 'nope' } });
     expect(res.status).toBe(400);

@@ -6,7 +6,7 @@ import { createLogger, type Logger } from '../../shared/log.ts';
 import { prefixedId } from '../../shared/ids.ts';
 import { resolveSecret } from '../../shared/secret-files.ts';
 import type { FeatureDeps } from './feature.ts';
-import { authenticate, bootstrapIdentity, createGuards, mintRunToken, remoteJwks, type AuthDeps } from './identity/index.ts';
+import { authenticate, bootstrapIdentity, createGuards, createKeyCache, mintRunToken, remoteJwks, type AuthDeps } from './identity/index.ts';
 import { createBroadcaster, createFleet } from './runners/index.ts';
 import { createRunServices } from './runs/index.ts';
 import { createLimiter } from './limits/index.ts';
@@ -37,12 +37,13 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
     resolveSecret({ configured, dir: config.secretsDir, file, persist: persistent, legacyDir: config.dataDir });
   const pepper = secret(config.identity.pepper, 'pepper');
   const runTokenKey = new TextEncoder().encode(secret(config.identity.runTokenSecret, 'run-token-key'));
-  const keys = { db, pepper, keyEnv: config.identity.keyEnv };
+  const keyCache = createKeyCache();
+  const keys = { db, pepper, keyEnv: config.identity.keyEnv, keyCache };
   const secretsKey = secret(config.identity.secretsKey, 'secrets-key');
   const boot = await bootstrapIdentity({ ...keys, log }, { bootstrapToken: config.identity.bootstrapToken, dataDir: config.dataDir, writeKeyFile: persistent });
   const { jwtIssuer, jwksUrl, jwtAudience } = config.identity;
   const jwt = jwtIssuer && jwksUrl ? { issuer: jwtIssuer, audience: jwtAudience, jwks: remoteJwks(jwksUrl) } : undefined;
-  const authDeps: AuthDeps = { db, pepper, runTokenKey, jwt };
+  const authDeps: AuthDeps = { db, pepper, keyCache, runTokenKey, jwt };
 
   const ownerId = config.conductor.instanceId ?? prefixedId('cond', 12);
   const fleet = createFleet({ urls: config.conductor.runners, inProcess: deps.runnerFetch, internalToken: deps.internalToken, log: log.child('fleet') });

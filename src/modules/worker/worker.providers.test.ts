@@ -266,3 +266,28 @@ describe('model settings of a run (the /v1 agent reasoning and service_tier)', (
     expect(request.body.service_tier).toBeUndefined();
   });
 });
+
+describe('the models a worker keeps between runs', () => {
+  let fake: FakeProvider;
+  let w: TestWorker;
+  beforeAll(async () => {
+    fake = await startFakeProvider();
+    w = await startTestWorker({ providerEnv: { OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'worker-key' } });
+  });
+  afterAll(async () => {
+    await Promise.all([w?.close(), fake?.close()]);
+  });
+
+  it("calls the provider with a run's own key when it brings one, and with the worker's before and after", async () => {
+    const model = 'openai-compatible:fake-model';
+    const keyOf = async (sessionId: string, modelOverride?: { model: string; apiKey: string }) => {
+      const events = await runToEnd(w.url, { ...runBody('hello', { model, sessionId }), ...(modelOverride ? { modelOverride } : {}) });
+      expect(events.at(-1)).toMatchObject({ type: 'result' });
+      return modelRequests(fake).at(-1)!.headers.authorization;
+    };
+    expect(await keyOf('sess-keys-1')).toBe('Bearer worker-key');
+    expect(await keyOf('sess-keys-2', { model, apiKey: 'tenant-key' })).toBe('Bearer tenant-key');
+    expect(await keyOf('sess-keys-3')).toBe('Bearer worker-key');
+    expect(await keyOf('sess-keys-4', { model, apiKey: 'other-tenant-key' })).toBe('Bearer other-tenant-key');
+  });
+});

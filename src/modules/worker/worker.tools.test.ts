@@ -66,6 +66,32 @@ describe('general runtime tools', () => {
     }
   });
 
+  it("starts a new session of a listed toolset without a handshake, and connects that session's endpoint at its first tool call", async () => {
+    const toolkit = await startMcpServer({ name: 'listed' });
+    try {
+      // two sessions of one runner and toolset: the same endpoint here, told apart by the session's query string
+      const urlOf = (session: string, token: string) => `${toolkit.url}?session=${session}&svc_worker_token=${token}&svc_toolset=shared`;
+      const first = await runToEnd(w.url, runBody('CALL_TOOL echo {"message":"one"}', { model, sessionId: 'sess-l1', sessionMcpUrl: urlOf('l1', 't1') }));
+      expect(ofType(first, 'tool_result')[0]).toMatchObject({ output: { content: [{ text: 'echo: one' }] } });
+      const handshakes = () => toolkit.methods.filter((m) => m === 'initialize' || m === 'tools/list');
+      expect(handshakes()).toEqual(['initialize', 'tools/list']);
+      // a run of a new session that calls no tool: the model still sees the toolkit's tools, the endpoint hears nothing
+      const before = toolkit.methods.length;
+      await runToEnd(w.url, runBody('hello', { model, sessionId: 'sess-l2', sessionMcpUrl: urlOf('l2', 't2') }));
+      expect(toolNames(modelRequests(fake).at(-1)!.body)).toEqual(expect.arrayContaining(['echo', 'fail']));
+      expect(toolkit.methods.slice(before)).toEqual([]);
+      // its first tool call opens its own connection (no second tool list), which its next run keeps
+      for (const [token, message] of [['t3', 'two'], ['t4', 'three']]) {
+        const events = await runToEnd(w.url, runBody(`CALL_TOOL echo {"message":"${message}"}`, { model, sessionId: 'sess-l2', sessionMcpUrl: urlOf('l2', token) }));
+        expect(ofType(events, 'tool_result')[0]).toMatchObject({ output: { content: [{ text: `echo: ${message}` }] } });
+      }
+      expect(handshakes()).toEqual(['initialize', 'tools/list', 'initialize']);
+      expect(toolkit.calls.map((c) => c.args)).toEqual([{ message: 'one' }, { message: 'two' }, { message: 'three' }]);
+    } finally {
+      await toolkit.close();
+    }
+  });
+
   it('reports an MCP error result as a failed tool result and tells the model', async () => {
     const events = await runToEnd(w.url, runBody('CALL_TOOL fail {}', { model, sessionMcpUrl: session.url }));
     expect(ofType(events, 'tool_result')[0]).toMatchObject({ toolName: 'fail', isError: true });

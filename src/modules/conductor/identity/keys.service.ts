@@ -9,6 +9,7 @@ import type { Principal } from './auth.ts';
 import { hashKey, keyPrefix, mintKeyToken } from './keys.ts';
 import type { Role } from './roles.ts';
 import { hasRole } from './guards.ts';
+import type { KeyCache } from './auth.ts';
 import { insertKeyRow, markKeyRevoked, selectKeyOwner, selectKeys } from './keys.repo.ts';
 
 /** Tenant API keys: issue (token shown once), list (members see their own), revoke (immediate, irreversible). */
@@ -29,6 +30,8 @@ export interface KeyDeps {
   db: Kysely<DB>;
   pepper: string;
   keyEnv: string;
+  /** Authentication's key cache (auth.ts), cleared when a key is revoked or a tenant deleted or renamed here. */
+  keyCache?: KeyCache;
 }
 
 type KeyRow = { id: string; tenant_id: string; name: string; role: Role; key_prefix: string; created_by: string | null; created_at: Date; expires_at: Date | null; revoked_at: Date | null };
@@ -110,4 +113,5 @@ export async function revokeKey(deps: KeyDeps, principal: Principal, keyId: stri
     if (!own && !hasRole(principal, 'admin')) throw forbidden('members may revoke only their own keys');
     if (!row.revoked_at) await markKeyRevoked(tx, keyId);
   });
+  deps.keyCache?.clear();
 }

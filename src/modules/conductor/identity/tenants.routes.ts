@@ -24,13 +24,18 @@ export function tenantRoutes(keyDeps: KeyDeps, guards: Guards): Hono<IdentityEnv
     .get('/', async (c) => c.json(await listTenants(db, ['1', 'true'].includes(c.req.query('includeDeleted') ?? ''))))
     .post('/', doc({ body: CreateBody }), async (c) => c.json(await createTenant(db, await readJson(c, CreateBody)), 201))
     .get('/:id', async (c) => c.json(await getTenant(db, c.req.param('id'))))
-    .put('/:id', doc({ body: UpdateBody }), async (c) => c.json(await updateTenant(db, c.req.param('id'), await readJson(c, UpdateBody))))
+    .put('/:id', doc({ body: UpdateBody }), async (c) => {
+      const tenant = await updateTenant(db, c.req.param('id'), await readJson(c, UpdateBody));
+      keyDeps.keyCache?.clear(); // a principal carries its tenant's name
+      return c.json(tenant);
+    })
     .post('/:id/keys', doc({ body: IssueKeyBody }), async (c) => {
       const body = await readJson(c, IssueKeyBody);
       return c.json(await issueOwnerKey(keyDeps, c.get('principal'), c.req.param('id'), body), 201);
     })
     .delete('/:id', async (c) => {
       await softDeleteTenant(db, c.req.param('id'));
+      keyDeps.keyCache?.clear();
       return c.body(null, 204);
     });
 }

@@ -5,6 +5,7 @@ import { createLogger } from '../../../shared/log.ts';
 import { backends } from '../../../../test/support/backends.ts';
 import { connect, createTestDatabase } from '../../../../test/support/pg.ts';
 import { createJobs, JOBS_SCHEMA, type Jobs } from './index.ts';
+import { SUBSCRIBED_MS } from './jobs.ts';
 
 /**
  * The job queue on our one driver and our unprivileged app role, on the embedded cluster and on a server: it installs
@@ -121,6 +122,26 @@ describe.each(backends)('job queue on $name', (backend) => {
     expect(await Promise.race([publishing.then(() => 'published'), stuck])).toBe('published');
     clearTimeout(timer);
     await vi.waitFor(() => expect(seen.sort((x, y) => x - y)).toEqual(Array.from({ length: 10 }, (_, n) => n)), WAIT);
+  });
+
+  it("delivers an event to a queue subscribed after earlier events were published: at once on the subscribing instance, within SUBSCRIBED_MS on another", async () => {
+    const [a, b] = instances;
+    const first: number[] = [];
+    const late: number[] = [];
+    await a.define<{ n: number }>('test.sub-first', ({ n }) => void first.push(n));
+    await a.define<{ n: number }>('test.sub-late', ({ n }) => void late.push(n));
+    await a.subscribe('test.sub-event', 'test.sub-first');
+    await a.publish('test.sub-event', { n: 1 });
+    await b.publish('test.sub-event', { n: 2 }); // both now know the event's queues
+    await a.subscribe('test.sub-event', 'test.sub-late');
+    await a.publish('test.sub-event', { n: 3 });
+    await vi.waitFor(() => expect(late).toEqual([3]), WAIT);
+    // b learns of the new queue once its copy lapses: an event it publishes then reaches it
+    await vi.waitFor(async () => {
+      await b.publish('test.sub-event', { n: 4 });
+      expect(late).toContain(4);
+    }, { timeout: SUBSCRIBED_MS + 10_000, interval: 500 });
+    await vi.waitFor(() => expect(first).toEqual(expect.arrayContaining([1, 2, 3, 4])), WAIT);
   });
 
   it('runs a cron schedule in its timezone, one job per occurrence however many instances schedule it', async () => {

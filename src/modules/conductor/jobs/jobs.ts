@@ -94,6 +94,9 @@ export interface JobsDeps {
 export const JOBS_SCHEMA = 'pgboss';
 const STOP_TIMEOUT_MS = 10_000;
 
+/** How long the queues subscribed to an event are used without reading them again (see queuesOf). */
+export const SUBSCRIBED_MS = 5_000;
+
 /**
  * The SQL that installs the queue's schema as `start()` would on an empty database (one transaction). A new embedded
  * cluster's template gets it baked in, so the first boot's start finds the queue installed.
@@ -167,6 +170,27 @@ export function createJobs(deps: JobsDeps): Jobs {
     );
   }
 
+  /**
+   * The queues subscribed to an event, read at most every SUBSCRIBED_MS per event (a run's end publishes one: the read
+   * was a statement and a round trip inside every run-end transaction). Subscriptions are made at start by the same
+   * features on every replica and never removed; a queue another replica subscribes (a rolling deploy adding a
+   * subscriber) gets this process's events from at most SUBSCRIBED_MS later. A subscribe here clears it.
+   */
+  const subscribed = new Map<string, { queues: string[]; at: number }>();
+  async function queuesOf(db: Parameters<typeof subscribedQueues>[0], event: string): Promise<string[]> {
+    const hit = subscribed.get(event);
+    if (hit && performance.now() - hit.at < SUBSCRIBED_MS) return hit.queues;
+    const queues = await subscribedQueues(db, JOBS_SCHEMA, event);
+    subscribed.set(event, { queues, at: performance.now() });
+    return queues;
+  }
+
+  /** A subscription written, and this process's copy of the subscribed queues dropped once it is. */
+  async function subscribeNow(event: string, name: string): Promise<void> {
+    await boss.subscribe(event, name);
+    subscribed.clear();
+  }
+
   const toBoss = (opts: SendOptions = {}): BossSendOptions => {
     const { tx, ...rest } = opts;
     return { ...rest, ...(tx ? { db: fromKysely(tx) } : {}) };
@@ -189,14 +213,14 @@ export function createJobs(deps: JobsDeps): Jobs {
     },
     async subscribe(event, name) {
       subscriptions.push([event, name]);
-      if (started) await setUp(name, () => boss.subscribe(event, name));
+      if (started) await setUp(name, () => subscribeNow(event, name));
     },
     async publish(event, data, opts) {
       assertStarted(`publish(${event})`);
       if (booting) await Promise.all(pending.map((p) => p.catch(() => {}))); // subscriptions being written
       // one send per subscribed queue, all on the caller's connection (see subscriptions.repo.ts)
       const options = toBoss(opts);
-      const queues = await subscribedQueues(options.db ?? pool, JOBS_SCHEMA, event);
+      const queues = await queuesOf(options.db ?? pool, event);
       if (queues.length === 0) return;
       const payload = typeof data === 'function' ? await data() : data;
       if (payload === undefined) return;
@@ -216,7 +240,7 @@ export function createJobs(deps: JobsDeps): Jobs {
       booting = true;
       // what was defined before start, set up side by side (a subscription after its queue)
       for (const [name, { handler, opts: queue }] of defined) void setUp(name, () => work(name, handler, queue));
-      for (const [event, name] of subscriptions) void setUp(name, () => boss.subscribe(event, name));
+      for (const [event, name] of subscriptions) void setUp(name, () => subscribeNow(event, name));
       if (!opts.settleLater) await settled();
     },
     settled,

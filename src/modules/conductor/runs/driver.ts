@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
-import { withTenant } from '../../../db/index.ts';
+import { commitWithNext, withTenant, withTenantStatement } from '../../../db/index.ts';
 import { runEvent, type RunEvent } from '../../../contracts/run-event.ts';
 import type { RunOptions, SubTask } from '../../../contracts/runner.client.ts';
 import type { Logger } from '../../../shared/log.ts';
@@ -168,6 +168,7 @@ async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq:
         withTenant(deps.db, run.tenantId, async (tx) => {
           await appendEvents(tx, run.tenantId, [{ runId: run.runId, seq, event: terminal }]);
           if (await finishRun(tx, run.runId, status)) await deps.hooks.runFinished(tx, run.tenantId, run.runId);
+          await commitWithNext(tx); // the session's release is the last statement: the commit goes with it
           await finishSessionRun(tx, run.sessionId, status, run.runtimeSessionId);
         }),
       { giveUpMs: deps.endRetryMs ?? 300_000, onRetry: (err, attempt) => deps.log.warn('recording the end of a run failed; retrying', { runId: run.runId, attempt, error: String(err) }) },
@@ -192,7 +193,7 @@ async function saveSessionState(deps: DriverDeps, run: ActiveRun, runner: FleetM
   try {
     const bundle = await runner.client.exportState(run.tenantId, run.sessionId);
     if (!bundle) return;
-    await withTenant(deps.db, run.tenantId, (tx) =>
+    await withTenantStatement(deps.db, run.tenantId, (tx) =>
       saveState(tx, { sessionId: run.sessionId, tenantId: run.tenantId, contentType: bundle.contentType, runtimeSessionId: bundle.runtimeSessionId, bundle: bundle.bytes }),
     );
   } catch (err) {

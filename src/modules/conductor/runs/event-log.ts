@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
-import { withTenant } from '../../../db/index.ts';
+import { withTenantStatement } from '../../../db/index.ts';
 import type { RunEvent } from '../../../contracts/run-event.ts';
 import type { Logger } from '../../../shared/log.ts';
 import { retryWithBackoff } from '../../../shared/retry.ts';
@@ -65,7 +65,7 @@ export function createEventLog(deps: EventLogOptions): EventLog {
       list.push(p);
     }
     for (const [tenantId, rows] of byTenant) {
-      await withTenant(deps.db, tenantId, (tx) => appendEvents(tx, tenantId, rows));
+      await withTenantStatement(deps.db, tenantId, (tx) => appendEvents(tx, tenantId, rows)); // one round trip
     }
   }
 

@@ -42,11 +42,15 @@ export interface CostInputs {
   keySource: 'platform' | 'tenant';
 }
 
+/**
+ * False when the tenant already has a run of this id. The insert then fails (it is not skipped), so the transaction is
+ * rolled back even when its commit went out with this statement (runs.service.ts).
+ */
 export async function insertRun(
   tx: Tx,
   r: { id: string; tenantId: string; sessionId: string; profile: string; parentId: string | null; subTask: Record<string, unknown>; ownerId: string; cost: CostInputs; origin?: string },
 ): Promise<boolean> {
-  const row = await tx
+  const insert = tx
     .insertInto('runs')
     .values({
       id: r.id,
@@ -61,11 +65,15 @@ export async function insertRun(
       model: r.cost.model,
       key_source: r.cost.keySource,
       origin: r.origin ?? null,
-    })
-    .onConflict((oc) => oc.columns(['tenant_id', 'id']).doNothing())
-    .returning('id')
-    .executeTakeFirst();
-  return row !== undefined;
+    });
+  try {
+    await insert.execute();
+    return true;
+  } catch (err) {
+    const e = err as { code?: string; constraint_name?: string };
+    if (e.code === '23505' && e.constraint_name === 'runs_pkey') return false;
+    throw err;
+  }
 }
 
 export async function getRun(tx: Tx, id: string): Promise<RunRow | undefined> {

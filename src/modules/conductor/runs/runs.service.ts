@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import * as v from 'valibot';
 import type { DB } from '../../../db/index.ts';
-import { withTenant } from '../../../db/index.ts';
+import { commitWithNext, withTenant, withTenantStatement } from '../../../db/index.ts';
 import type { SubTask, ProfileSpec } from '../../../contracts/runner.client.ts';
 import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { CLIENT_ID_PATTERN, prefixedId } from '../../../shared/ids.ts';
@@ -55,7 +55,7 @@ export async function createRun(
 ): Promise<{ runId: string; sessionId: string }> {
   if (body.id !== undefined && (typeof body.id !== 'string' || !CLIENT_ID_PATTERN.test(body.id))) throw badRequest('invalid run id');
   if (body.sessionId !== undefined && (typeof body.sessionId !== 'string' || !CLIENT_ID_PATTERN.test(body.sessionId))) throw badRequest('invalid session id');
-  const profile = opts.profile ?? ((await withTenant(deps.db, tenantId, (tx) => getSpec(tx, 'profiles', body.profile))) as ProfileSpec | undefined);
+  const profile = opts.profile ?? ((await withTenantStatement(deps.db, tenantId, (tx) => getSpec(tx, 'profiles', body.profile))) as ProfileSpec | undefined);
   if (!profile) throw badRequest(`unknown_profile: ${body.profile}`);
   if (deps.privateMcp === 'deny') await refusePrivateMcp([...(profile.mcpServers ?? []), ...(opts.tenantMcp ?? [])]);
   const cost = { runtime: profile.runtime, model: opts.extras?.model?.model ?? profile.model ?? null, keySource: opts.keySource ?? 'platform' } as const;
@@ -77,6 +77,7 @@ export async function createRun(
   await withTenant(deps.db, tenantId, async (tx) => {
     if (placed.row) await insertSession(tx, placed.row, { prompt: body.prompt ?? null });
     else if (!(await markSessionRunning(tx, placed.sessionId, body.prompt ?? null))) throw new AppError(409, 'session busy: a run is in progress on this session');
+    await commitWithNext(tx); // the run's row is the last statement: a run id taken fails it, which rolls back all
     const inserted = await insertRun(tx, { id: runId, tenantId, sessionId: placed.sessionId, profile: body.profile, parentId: body.parentId ?? null, subTask, ownerId: deps.ownerId, cost, origin: opts.origin });
     if (!inserted) throw new AppError(409, `run ${runId} already exists`);
   });

@@ -41,8 +41,13 @@ export async function openSessionOnRunner(deps: SessionDeps, tenantId: string, p
   assertCommandSandbox([runner.info], profile.tools);
   let sessionId: string;
   try {
-    await runner.client.putProfile(tenantId, profile); // the runner may not have seen it yet
-    sessionId = await runner.client.createSession(tenantId, profile.name);
+    // the runner may not have seen the profile yet: it comes with the request (one call, not two)
+    sessionId = await runner.client.createSession(tenantId, profile.name, profile).catch(async (err: unknown) => {
+      if (!(err instanceof CallError && err.status === 404)) throw err;
+      // a runner from before the profile travelled with the session ignores it: store it the old way
+      await runner.client.putProfile(tenantId, profile);
+      return runner.client.createSession(tenantId, profile.name);
+    });
   } catch (err) {
     throw upstream(err, 'creating the session on the runner failed');
   }

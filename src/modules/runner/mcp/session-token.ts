@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * Session-scoped MCP tokens (seed 000: "MCP access … requires the session-scoped worker token (query parameter
@@ -19,7 +19,7 @@ export interface SessionTokens {
 }
 
 export function createSessionTokens(now: () => number = Date.now): SessionTokens {
-  const key = randomBytes(32);
+  const key = createSecretKey(randomBytes(32)); // a KeyObject: an HMAC with a raw buffer key imports it every time
   const sign = (payload: string) => createHmac('sha256', key).update(payload).digest('base64url');
   return {
     instance: randomBytes(9).toString('base64url'),

@@ -24,6 +24,19 @@ describe('runner sessions', () => {
     expect(await res.json()).toEqual({ error: 'unknown profile: ghost' });
   });
 
+  it('stores a profile sent with the session, replacing the one it had, and refuses one of another name', async () => {
+    runner = makeRunner();
+    await putProfile(runner, { name: 'helper', runtime: 'runtime_b' });
+    const res = await call(runner, 'POST', '/runner/sessions', { body: { profileName: 'helper', profile: { name: 'helper', runtime: 'general', model: 'openai:gpt-5' } } });
+    expect(res.status).toBe(201);
+    const { sessionId } = await res.json();
+    expect((await (await call(runner, 'GET', `/runner/sessions/${sessionId}`)).json()).session).toMatchObject({ profile: 'helper', runtime: 'general' });
+    expect((await (await call(runner, 'GET', '/runner/profiles')).json()).profiles).toEqual([{ name: 'helper', runtime: 'general' }]);
+    const other = await call(runner, 'POST', '/runner/sessions', { body: { profileName: 'helper', profile: { name: 'other', runtime: 'general' } } });
+    expect(other.status).toBe(400);
+    expect((await other.json()).error).toMatch(/^profile\.name/);
+  });
+
   it('refuses a body without profileName with 400 naming the field', async () => {
     runner = makeRunner();
     const res = await call(runner, 'POST', '/runner/sessions', { body: {} });

@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import { CreateSessionRequest } from '../../../contracts/runner.wire.ts';
 import { SESSION_STATUS_CODES } from '../../../contracts/runner.ts';
-import { readJson } from '../../../shared/http.ts';
+import { INTERNAL_JSON_MAX_DEPTH, readJson } from '../../../shared/http.ts';
+import { badRequest } from '../../../shared/errors.ts';
 import type { RunnerEnv } from '../runner.context.ts';
 import { createSession, sessionHealth, type SessionsDeps } from './sessions.service.ts';
 import { toWire } from './sessions.store.ts';
@@ -17,7 +18,12 @@ export function sessionRoutes(deps: SessionsDeps): Hono<RunnerEnv> {
   });
 
   app.post('/runner/sessions', async (c) => {
-    const body = await readJson(c, CreateSessionRequest);
+    // a profile's free-form `fs` arrives here one level deeper than the conductor accepted it
+    const body = await readJson(c, CreateSessionRequest, { maxDepth: INTERNAL_JSON_MAX_DEPTH });
+    if (body.profile) {
+      if (body.profile.name !== body.profileName) throw badRequest('profile.name: expected the profileName');
+      deps.profiles.put(c.get('tenant'), body.profile);
+    }
     const rec = createSession(deps, c.get('tenant'), body.profileName);
     return c.json({ sessionId: rec.id }, 201);
   });

@@ -40,6 +40,8 @@ interface Source {
   prefix: string;
   /** Set for the session toolkit when the runner names its toolset: the connection may be kept across runs. */
   keepKey?: string;
+  /** With keepKey: the runner and toolset name, whose tool list serves every session of that toolset. */
+  toolsetKey?: string;
   /** The server's tools the model may see (absent: all). */
   allowedTools?: readonly string[];
   /** A longer (or shorter) wait for one call's answer than fetch's default 5 minutes (a client-executed function). */
@@ -93,6 +95,34 @@ function keepKeyOf(url: string): string | undefined {
   }
 }
 
+/**
+ * The tool lists of session toolkits by runner and toolset name: one toolset (a runner process and a tool selection)
+ * lists the same tools on every session, so a new session of a known toolset starts its run without a handshake: the
+ * model is offered the listed tools, and the session's own connection is opened with the first call of one.
+ */
+const listed = new Map<string, { tools: Tools; at: number }>();
+
+function toolsetKeyOf(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    const toolset = u.searchParams.get(TOOLSET_PARAM);
+    return toolset ? `${u.origin}\u0000${toolset}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function listedTools(key: string): Tools | undefined {
+  const entry = listed.get(key);
+  if (entry && Date.now() - entry.at > KEEP_AGE_MS) listed.delete(key);
+  else return entry?.tools;
+}
+
+function remember(key: string, tools: Tools): void {
+  if (listed.size >= KEEP_MAX && !listed.has(key)) listed.delete(listed.keys().next().value!);
+  listed.set(key, { tools, at: Date.now() });
+}
+
 function drop(key: string, entry: Kept): void {
   if (kept.get(key) === entry) kept.delete(key);
   void entry.client.close().catch(() => {});
@@ -118,7 +148,7 @@ function keep(key: string, client: MCPClient, tools: Tools): Kept {
 
 function sourcesOf(req: WorkerRunRequest): Source[] {
   const sources: Source[] = [];
-  if (req.sessionMcpUrl) sources.push({ label: 'session toolkit', url: req.sessionMcpUrl, headers: undefined, transport: 'http', prefix: '', keepKey: keepKeyOf(req.sessionMcpUrl) });
+  if (req.sessionMcpUrl) sources.push({ label: 'session toolkit', url: req.sessionMcpUrl, headers: undefined, transport: 'http', prefix: '', keepKey: keepKeyOf(req.sessionMcpUrl), toolsetKey: toolsetKeyOf(req.sessionMcpUrl) });
   for (const server of req.mcpServers ?? []) {
     if (!server.url) continue; // a stdio server the runner did not start (noted by openToolCatalog)
     sources.push({
@@ -146,6 +176,43 @@ async function listAll(client: MCPClient, signal: AbortSignal) {
   return tools;
 }
 
+/** A connected source: its tools, and its client (opened on first use for a session of a known toolset). */
+interface Connected {
+  source: Source;
+  tools: Tools;
+  client(): Promise<MCPClient>;
+  /** The kept connection the calls go through, if any (dropped when a call fails). */
+  kept(): Kept | undefined;
+}
+
+function connect(source: Source, signal: AbortSignal): Promise<MCPClient> {
+  return createMCPClient({
+    transport: { type: source.transport, url: source.url, headers: source.headers, fetch: source.callTimeoutMs ? fetchWithTimeout(source.callTimeoutMs) : tracedFetch },
+    initializationOptions: { signal },
+  });
+}
+
+/**
+ * A new session of a toolset this worker has listed: its tools are known, and its connection (kept for the session's
+ * later runs) is opened by the first tool call. A run that calls no tool costs the runner nothing. A failed open
+ * fails that call (the model reads the error) and the next call tries again.
+ */
+function lazily(source: Source, keepKey: string, tools: Tools, signal: AbortSignal): Connected {
+  let opening: Promise<Kept> | undefined;
+  let entry: Kept | undefined;
+  const open = () =>
+    (opening ??= (async () => {
+      const again = takeKept(keepKey);
+      if (again) return (entry = again);
+      const client = await connect(source, AbortSignal.any([signal, AbortSignal.timeout(CONNECT_TIMEOUT_MS)]));
+      return (entry = keep(keepKey, client, tools));
+    })().catch((err: unknown) => {
+      opening = undefined;
+      throw err;
+    }));
+  return { source, tools, client: async () => (await open()).client, kept: () => entry };
+}
+
 export async function openToolCatalog(req: WorkerRunRequest, signal: AbortSignal): Promise<ToolCatalog> {
   const clients: MCPClient[] = [];
   const notes: string[] = [];
@@ -155,20 +222,24 @@ export async function openToolCatalog(req: WorkerRunRequest, signal: AbortSignal
   for (const s of req.mcpServers ?? []) if (!s.url) notes.push(`MCP server ${s.name} unavailable: a ${s.transport} server is started by the runner, and none was; continuing without it`);
 
   const connected = await Promise.all(
-    sourcesOf(req).map(async (source) => {
+    sourcesOf(req).map(async (source): Promise<Connected | undefined> => {
       const reused = source.keepKey ? takeKept(source.keepKey) : undefined;
-      if (reused) return { source, client: reused.client, tools: reused.tools, kept: reused };
+      if (reused) return { source, tools: reused.tools, client: async () => reused.client, kept: () => reused };
+      const known = source.keepKey && source.toolsetKey ? listedTools(source.toolsetKey) : undefined;
+      if (known) return lazily(source, source.keepKey!, known, signal);
       const bounded = AbortSignal.any([signal, AbortSignal.timeout(CONNECT_TIMEOUT_MS)]);
       let client: MCPClient | undefined;
       try {
-        client = await createMCPClient({
-          transport: { type: source.transport, url: source.url, headers: source.headers, fetch: source.callTimeoutMs ? fetchWithTimeout(source.callTimeoutMs) : tracedFetch },
-          initializationOptions: { signal: bounded },
-        });
+        client = await connect(source, bounded);
         const tools = await listAll(client, bounded);
-        if (source.keepKey) return { source, client, tools, kept: keep(source.keepKey, client, tools) };
+        if (source.toolsetKey) remember(source.toolsetKey, tools);
+        const opened = client;
+        if (source.keepKey) {
+          const entry = keep(source.keepKey, client, tools);
+          return { source, tools, client: async () => opened, kept: () => entry };
+        }
         clients.push(client);
-        return { source, client, tools, kept: undefined };
+        return { source, tools, client: async () => opened, kept: () => undefined };
       } catch (err) {
         if (client) void client.close().catch(() => {});
         notes.push(`${source.label} unavailable (${describeError(err)}); continuing without it`);
@@ -190,10 +261,11 @@ export async function openToolCatalog(req: WorkerRunRequest, signal: AbortSignal
         inputSchema: (tool.inputSchema as Record<string, unknown> | undefined) ?? { type: 'object', properties: {} },
         call: async (args, callSignal) => {
           try {
-            return await found.client.callTool({ name: tool.name, arguments: args, options: { signal: callSignal } });
+            return await (await found.client()).callTool({ name: tool.name, arguments: args, options: { signal: callSignal } });
           } catch (err) {
             // a kept connection that fails (the runner restarted, the session went) is not offered to the next run
-            if (found.kept && !callSignal?.aborted) drop(found.source.keepKey!, found.kept);
+            const entry = found.kept();
+            if (entry && !callSignal?.aborted) drop(found.source.keepKey!, entry);
             throw err;
           }
         },

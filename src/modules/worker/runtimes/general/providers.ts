@@ -207,6 +207,26 @@ export async function resolveModel(env: Env, id: string | undefined): Promise<Re
   const entry = PROVIDERS[provider];
   const missing = entry.missing(env);
   if (missing) throw new AppError(400, `${missing} is not set (needed by model provider ${provider})`);
+  return { provider, modelId, model: await modelOf(env, provider, modelId), providerOptions: entry.callOptions };
+}
+
+/**
+ * Language models built for the worker's own provider variables, by provider and model id: a model object holds no
+ * per-call state, and building one costs (the OpenAI-compatible model builds its response schemas in its constructor).
+ * A run with a model override brings variables of its own and gets a model of its own.
+ */
+const models = new WeakMap<Env, Map<string, LanguageModel>>();
+const MODELS_MAX = 64;
+
+async function modelOf(env: Env, provider: string, modelId: string): Promise<LanguageModel> {
   const factory = await factoryOf(provider);
-  return { provider, modelId, model: factory(env).languageModel(modelId), providerOptions: entry.callOptions };
+  let byId = models.get(env);
+  if (!byId) models.set(env, (byId = new Map()));
+  const key = `${provider}\u0000${modelId}`;
+  let model = byId.get(key);
+  if (!model) {
+    if (byId.size >= MODELS_MAX) byId.clear();
+    byId.set(key, (model = factory(env).languageModel(modelId)));
+  }
+  return model;
 }
