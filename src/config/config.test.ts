@@ -20,10 +20,10 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(c.identity)).toBe(true);
   });
 
-  it("bounds the server's V8 heap by default, unless SVC_HEAP_* or NODE_OPTIONS say otherwise", () => {
-    expect(loadConfig({}).heap).toEqual({ youngMiB: 32, growingPercent: 50 });
-    expect(loadConfig({ SVC_HEAP_YOUNG_MIB: '0', SVC_HEAP_GROWING_PERCENT: '100' }).heap).toEqual({ youngMiB: 0, growingPercent: 100 });
-    expect(loadConfig({ NODE_OPTIONS: '--max-semi-space-size=64 --heap_growing_percent=30' }).heap).toEqual({ youngMiB: 0, growingPercent: 0 });
+  it("leaves the server's V8 heap to V8 unless SVC_HEAP_* ask for limits, and NODE_OPTIONS wins over them", () => {
+    expect(loadConfig({}).heap).toEqual({ youngMiB: 0, growingPercent: 0 });
+    expect(loadConfig({ SVC_HEAP_YOUNG_MIB: '32', SVC_HEAP_GROWING_PERCENT: '50' }).heap).toEqual({ youngMiB: 32, growingPercent: 50 });
+    expect(loadConfig({ SVC_HEAP_YOUNG_MIB: '32', SVC_HEAP_GROWING_PERCENT: '50', NODE_OPTIONS: '--max-semi-space-size=64 --heap_growing_percent=30' }).heap).toEqual({ youngMiB: 0, growingPercent: 0 });
     expect(configError({ SVC_HEAP_YOUNG_MIB: '-1' }).message).toBe('SVC_HEAP_YOUNG_MIB: got "-1"; allowed: an integer from 0 to 1024');
   });
 
