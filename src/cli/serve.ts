@@ -3,6 +3,7 @@ import { loadConfig, ConfigError } from '../config/config.ts';
 import { portlessModeOf, startPortless, startServer } from '../app/index.ts';
 import { PrivilegedRoleError } from '../db/index.ts';
 import { describeError } from '../shared/errors.ts';
+import { limitHeap } from '../shared/heap.ts';
 import { createLogger } from '../shared/log.ts';
 import { RUNNING_FROM } from '../shared/package-root.ts';
 
@@ -26,6 +27,8 @@ export default defineCommand({
       }
       throw err;
     }
+    // a server's heap, not a library's (startSvc() leaves its host process alone)
+    limitHeap(config.heap);
     const portless = portlessModeOf(config);
     if (portless) {
       // no port (the outbound worker): ends on its own (the runner's shutdown command) or on a signal, after saving its state

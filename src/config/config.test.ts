@@ -20,6 +20,13 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(c.identity)).toBe(true);
   });
 
+  it("leaves the server's V8 heap to V8 unless SVC_HEAP_* ask for limits, and NODE_OPTIONS wins over them", () => {
+    expect(loadConfig({}).heap).toEqual({ youngMiB: 0, growingPercent: 0 });
+    expect(loadConfig({ SVC_HEAP_YOUNG_MIB: '32', SVC_HEAP_GROWING_PERCENT: '50' }).heap).toEqual({ youngMiB: 32, growingPercent: 50 });
+    expect(loadConfig({ SVC_HEAP_YOUNG_MIB: '32', SVC_HEAP_GROWING_PERCENT: '50', NODE_OPTIONS: '--max-semi-space-size=64 --heap_growing_percent=30' }).heap).toEqual({ youngMiB: 0, growingPercent: 0 });
+    expect(configError({ SVC_HEAP_YOUNG_MIB: '-1' }).message).toBe('SVC_HEAP_YOUNG_MIB: got "-1"; allowed: an integer from 0 to 1024');
+  });
+
   it('runs the embedded cluster as nobody when root, with laptop settings unless SVC_PG_SETTINGS overrides them', () => {
     expect(loadConfig({}).embeddedPostgres).toEqual({ osUser: 'nobody', settings: [] });
     expect(loadConfig({ SVC_PG_OS_USER: 'svc-db', SVC_PG_SETTINGS: ' shared_buffers=128MB  max_connections=100 ' }).embeddedPostgres).toEqual({

@@ -1,4 +1,6 @@
 import { getEventListeners } from 'node:events';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RUN_ADOPTABLE_HEADER } from '../../../contracts/runner.ts';
 import type { RunEvent } from '../../../contracts/run-event.ts';
@@ -144,5 +146,44 @@ describe('the events kept for re-attaching', () => {
     expect((await reader.next()).value).toMatchObject({ type: 'result' });
     expect((await reader.next()).done).toBe(true);
     expect(getEventListeners(detach.signal, 'abort')).toHaveLength(0);
+  });
+});
+
+describe('an ended adoptable run', () => {
+  it('lets go of its run (worker stream, buffers) and keeps only its events, which a late reader still replays', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const taps = createTaps({ graceMs: 60_000, maxEvents: 100, log: createLogger('test') });
+    const events: RunEvent[] = [
+      { type: 'assistant', message: 'a', ts: '1' },
+      { type: 'result', message: 'done', ts: '2' },
+    ];
+    let reclaimed: (what: string) => void = () => {};
+    const released = new Promise<string>((resolve) => (reclaimed = resolve));
+    const registry = new FinalizationRegistry(reclaimed);
+    registry.register(openRun(), 'the run');
+    /** Opens the run in a frame of its own, so nothing in this test holds it once it is handed over. */
+    function openRun() {
+      // what a run holds until its end: here 8 MiB standing for the worker's stream and its buffers
+      const held = new Uint8Array(8 * 2 ** 20);
+      const run = { session: {}, events: (async function* () { yield* events; })(), cancel: () => held.fill(0) } as unknown as StartedRun;
+      taps.open('t', 'r', run);
+      return run;
+    }
+    const read = async () => {
+      const got: RunEvent[] = [];
+      for await (const e of taps.read('t', 'r', 0, new AbortController().signal)) got.push(e);
+      return got;
+    };
+    expect(await read()).toEqual(events);
+    // the tap is kept for a late reader, but not the run: a full collection reclaims it
+    await vi.waitFor(async () => {
+      gc();
+      expect(await Promise.race([released, new Promise((r) => setImmediate(r, 'held'))])).toBe('the run');
+    });
+    expect(taps.size()).toBe(1);
+    expect(await read()).toEqual(events);
+    expect(taps.cancel('t', 'r', 'late')).toBe(true); // cancelling an ended run changes nothing
+    expect(await read()).toEqual(events);
   });
 });

@@ -8,7 +8,9 @@ import type { StartedRun } from './runs.service.ts';
  * reading it and keeps its events (the last `maxEvents`), numbered from 1 exactly as the conductor numbers them in
  * its log. When the conductor driving it dies, another replica re-attaches after the last event its log holds and
  * drives the run to its end. With no reader attached for `graceMs` the run is cancelled (nobody adopted it); once it
- * ended, its tap stays `graceMs` for a late reader, then goes.
+ * ended, its tap stays `graceMs` for a late reader, then goes. An ended tap keeps only its events: the run itself (its
+ * worker stream, generators and buffers) is let go at its end, since a conductor runs hundreds of runs a minute and
+ * each tap outlives its run by `graceMs`.
  */
 export interface Taps {
   /** Starts keeping `run`'s events under (tenant, runId). */
@@ -30,7 +32,8 @@ interface Tap {
   wake: Set<() => void>;
   timer: NodeJS.Timeout | undefined;
   runId: string;
-  run: StartedRun;
+  /** Until the run ended: what cancels it. */
+  run: StartedRun | undefined;
 }
 
 export function createTaps(opts: { graceMs: number; maxEvents: number; log: Logger }): Taps {
@@ -46,7 +49,7 @@ export function createTaps(opts: { graceMs: number; maxEvents: number; log: Logg
       }
       if (tap.readers > 0) return;
       opts.log.warn('cancelling a run nobody re-attached to', { runId: tap.runId, graceMs: opts.graceMs });
-      tap.run.cancel(`its conductor went away and none re-attached within ${opts.graceMs} ms`);
+      tap.run?.cancel(`its conductor went away and none re-attached within ${opts.graceMs} ms`);
     }, opts.graceMs);
     tap.timer.unref();
   }
@@ -89,6 +92,7 @@ export function createTaps(opts: { graceMs: number; maxEvents: number; log: Logg
         } finally {
           if (!terminal) push(tap, runEvent('error', { message: 'run stream ended without a result' }));
           tap.ended = true;
+          tap.run = undefined;
           for (const fn of tap.wake) fn();
           tap.wake.clear();
           arm(k, tap);
@@ -112,7 +116,7 @@ export function createTaps(opts: { graceMs: number; maxEvents: number; log: Logg
           for (;;) {
             if (next <= tap.base) {
               // this reader fell further behind than the runner keeps: it can never be complete, so end it (and the run)
-              tap.run.cancel('its reader fell behind');
+              tap.run?.cancel('its reader fell behind');
               yield runEvent('error', { message: `run failed: its reader fell more than ${opts.maxEvents} events behind` });
               return;
             }
@@ -140,7 +144,7 @@ export function createTaps(opts: { graceMs: number; maxEvents: number; log: Logg
     cancel(tenant, runId, reason) {
       const tap = taps.get(key(tenant, runId));
       if (!tap) return false;
-      tap.run.cancel(reason);
+      tap.run?.cancel(reason);
       return true;
     },
     size: () => taps.size,
