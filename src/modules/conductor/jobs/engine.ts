@@ -107,7 +107,18 @@ export function createEngine(deps: EngineDeps) {
       for (const name of queues) if (!opts?.only || opts.only(name, payload)) await boss.send(name, payload, options);
     },
     stop: () => boss.stop({ graceful: true, timeout: STOP_TIMEOUT_MS, close: false }),
+    /** Drops a start that failed half way (its workers and timers), without waiting for anything. */
+    abandon: () => boss.stop({ graceful: false, close: false }).catch(() => {}),
   };
+}
+
+/**
+ * Errors worth bringing the queue up again for: the database unreachable or restarting (the embedded postmaster is
+ * brought back by its supervisor), a serialization failure. A missing privilege or a bad setup is not.
+ */
+export function isTransient(err: unknown): boolean {
+  const code = String((err as { code?: unknown })?.code ?? '');
+  return /^(08|57P0[123]|40001$|40P01$)/.test(code) || /^(ECONNREFUSED|ECONNRESET|ENOENT|EPIPE|ETIMEDOUT|CONNECTION_(CLOSED|ENDED|DESTROYED)|CONNECT_TIMEOUT)$/.test(code);
 }
 
 function privilegeError(schema: string, err: unknown): Error {

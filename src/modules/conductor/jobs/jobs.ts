@@ -92,6 +92,8 @@ export interface JobsDeps {
 
 /** pg-boss's own schema in the app's database. */
 export const JOBS_SCHEMA = 'pgboss';
+/** Attempts at bringing the queue up while the database is unreachable: 1 + 2 + 4 + 8 + 10 × 5 s of waits, about a minute. */
+const START_ATTEMPTS = 9;
 const STOP_TIMEOUT_MS = 10_000;
 
 /**
@@ -112,6 +114,7 @@ export function createJobs(deps: JobsDeps): Jobs {
   let beginning: Promise<void> | undefined;
   let up = false;
   let failure: Error | undefined;
+  let stopped = false;
   /** While the queue comes up: each queue's setups chained (a send waits for its queue's), and all of them. */
   const setups = new Map<string, Promise<void>>();
   let pending: Array<Promise<void>> = [];
@@ -125,9 +128,30 @@ export function createJobs(deps: JobsDeps): Jobs {
     p.catch(() => {}); // reported by begin()
   };
 
+  /**
+   * Loads pg-boss, starts it and sets up what was recorded. The database going away meanwhile (a restart of the
+   * embedded PostgreSQL) drops that attempt and tries again, for about a minute; anything else fails at once.
+   */
   async function bringUp(): Promise<void> {
-    const { createEngine } = await import('./engine.ts');
-    const e = createEngine({ database: deps.database, log: deps.log, schema: JOBS_SCHEMA, pollingIntervalSeconds: deps.pollingIntervalSeconds, scheduleCheckSeconds: deps.scheduleCheckSeconds, ran: ran ? (queue, outcome) => ran.inc({ queue, outcome }) : undefined });
+    const { createEngine, isTransient } = await import('./engine.ts');
+    for (let attempt = 1; ; attempt++) {
+      const e = createEngine({ database: deps.database, log: deps.log, schema: JOBS_SCHEMA, pollingIntervalSeconds: deps.pollingIntervalSeconds, scheduleCheckSeconds: deps.scheduleCheckSeconds, ran: ran ? (queue, outcome) => ran.inc({ queue, outcome }) : undefined });
+      try {
+        await setUpAll(e);
+        return;
+      } catch (err) {
+        engine = undefined;
+        pending = [];
+        setups.clear();
+        await e.abandon();
+        if (stopped || !isTransient(err) || attempt >= START_ATTEMPTS) throw err;
+        deps.log.warn('bringing the job queue up failed; trying again', { attempt, error: String(err) });
+        await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** attempt, 10_000)));
+      }
+    }
+  }
+
+  async function setUpAll(e: Engine): Promise<void> {
     await e.start();
     engine = e;
     // what was recorded so far, set up side by side (a queue's subscriptions and schedules after it)
@@ -184,8 +208,8 @@ export function createJobs(deps: JobsDeps): Jobs {
     },
     async schedule(name, cron, data, opts = {}) {
       assertStarted(`schedule(${name})`);
+      if (!up) schedules.push([name, cron, data ?? null, opts]); // set up (again, if a start is tried again) on the way up
       if (engine) await setUp(name, (e) => e.schedule(name, cron, data ?? null, opts));
-      else schedules.push([name, cron, data ?? null, opts]);
     },
     async unschedule(name, key) {
       assertStarted(`unschedule(${name})`);
@@ -200,6 +224,7 @@ export function createJobs(deps: JobsDeps): Jobs {
     async stop() {
       if (!started) return;
       started = false;
+      stopped = true;
       if (beginning) await beginning.catch(() => {});
       if (engine) await engine.stop();
     },
