@@ -28,8 +28,10 @@ export interface BuiltApp {
   bootstrapKey: string | undefined;
   /** The conductor's run hooks (conductor role only), for code embedding svc: subscribe to runFinished, add gates. */
   runHooks: RunHooks | undefined;
-  /** Called by the server once it serves this app (modules that announce themselves do it now). */
+  /** Called by the server once it serves this app (modules that announce themselves, or start more, do it now). */
   serving(): void;
+  /** Settles (with the error) only if a module's work begun by `serving()` failed for good: the server stops then. */
+  failure: Promise<Error>;
   /** First step of a graceful stop: end what streams (runs in flight) so open responses finish on their own. */
   drain(): Promise<void>;
   close(): Promise<void>;
@@ -92,6 +94,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
   let runHooks: RunHooks | undefined;
   const stopWork: Array<() => Promise<void>> = [];
   const serving: Array<() => void> = [];
+  const failures: Array<Promise<Error>> = [];
   // The database opens while the modules below load: an embedded cluster boots in parallel with their import.
   const opening = traits.needsDatabase ? openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, embedded: config.embeddedPostgres, schema: () => newDatabaseSchema(config.roles) }) : undefined;
   opening?.catch(() => {}); // awaited below, or closed when something else fails first
@@ -115,6 +118,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       closers.push(() => built.close());
       if (built.stopWork) stopWork.push(built.stopWork);
       if (built.serving) serving.push(built.serving);
+      if (built.failure) failures.push(built.failure);
       if (built.drain) drainers.push(built.drain);
       if (built.readiness) readiness.push(built.readiness);
       if (built.ready) {
@@ -152,6 +156,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     bootstrapKey,
     runHooks,
     serving: () => serving.forEach((fn) => fn()),
+    failure: Promise.race([...failures, new Promise<Error>(() => {})]),
     async drain() {
       stopping = true;
       for (const drain of [...stopWork, ...drainers]) await drain().catch(() => {});

@@ -89,6 +89,8 @@ export interface BuiltModule {
   close(): Promise<void>;
   /** For `/readyz`: what this module needs answers (the database, a runner of the fleet, …). */
   readiness?(): Promise<ReadyReport>;
+  /** Settles only if background work the module began once serving failed for good (the server then stops). */
+  failure?: Promise<Error>;
   /** The conductor's run hooks, for code embedding svc (BuiltApp.runHooks). */
   runHooks?: RunHooks;
   /** The owner key confirmed or minted at boot. */
@@ -214,6 +216,8 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
           await conductor.close();
         },
         readiness: () => conductor.readiness(),
+        serving: () => conductor.serving(),
+        failure: conductor.failure,
         runHooks: conductor.hooks,
         bootstrapKey: conductor.bootstrapKey,
       };

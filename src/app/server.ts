@@ -17,6 +17,11 @@ export interface RunningServer {
   built: BuiltApp;
   /** Graceful stop: stop accepting, let in-flight requests finish (up to `graceMs`), then close modules and the database. */
   stop(graceMs?: number): Promise<void>;
+  /**
+   * Settles (with the error) when something the modules start once serving (the job queue) failed for good; the
+   * server has begun its graceful stop then and `svc serve` exits with status 1 once stopped.
+   */
+  failed: Promise<Error>;
 }
 
 const log = createLogger('server');
@@ -47,10 +52,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
   log.info('listening', { url, roles: config.roles.join(','), database: config.databaseUrl === undefined ? 'embedded' : config.databaseUrl === 'memory' ? 'embedded (throwaway)' : 'server' });
 
   let stopping: Promise<void> | undefined;
-  return {
+  const running: RunningServer = {
     url,
     port,
     built,
+    failed: built.failure.then((err) => {
+      log.error('stopping: a module failed after the server began serving', { error: String(err) });
+      void running.stop().catch(() => {});
+      return err;
+    }),
     stop(graceMs = 10_000) {
       stopping ??= (async () => {
         const http = server as Server;
@@ -68,4 +78,5 @@ export async function startServer(config: Config): Promise<RunningServer> {
       return stopping;
     },
   };
+  return running;
 }

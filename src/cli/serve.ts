@@ -73,6 +73,11 @@ export default defineCommand({
         () => process.exit(1),
       );
     };
+    // the job queue comes up after the server serves: if it cannot, the server stops and exits 1, never half up
+    void server.failed.then((err) => {
+      process.stderr.write(`svc: ${describeError(err)}; shutting down\n`);
+      server.stop().finally(() => process.exit(1));
+    });
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));
     // a closed terminal (or the bin/svc.js wrapper passing it on) stops the server gracefully too, not at once

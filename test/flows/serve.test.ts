@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { chmodSync, mkdtempSync, statSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -96,6 +96,65 @@ describe('graceful shutdown of the all-in-one server', () => {
       await p.stop('SIGKILL');
       await fake.close();
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the job queue comes up after the server serves', () => {
+  it('serves a run at once after a restart, and its runFinished subscriber (billing) still charges it', async () => {
+    const { startFakeProvider } = await import('../support/fake-provider.ts');
+    const { isTerminalEvent, readSse } = await import('../support/sse.ts');
+    const fake = await startFakeProvider();
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-queue-later-'));
+    chmodSync(dataDir, 0o711);
+    const key = 'ao_test_queuelaterqueuelater00001';
+    const env = { SVC_DATA_DIR: dataDir, SVC_BOOTSTRAP_TOKEN: key, SVC_BILLING: 'ledger', AGENT_ORC_ADMIN_TENANT: 'default', OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' };
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const procs: SvcProcess[] = [];
+    try {
+      const first = await startSvcProcess([], env);
+      procs.push(first);
+      const post = (p: SvcProcess, path: string, body: unknown) => fetch(p.url + path, { method: 'POST', headers, body: JSON.stringify(body) });
+      expect((await post(first, '/api/profiles', { name: 'priced', runtime: 'general', model: 'openai-compatible:gpt-4o' })).status).toBe(201);
+      expect((await post(first, '/api/billing/grants', { tenantId: 'default', amountMicroUSD: 1_000_000 })).status).toBe(201);
+      expect(await first.stop('SIGTERM')).toBe(0);
+
+      // the restart: the first thing it is asked is a run, streamed to its end, while its job queue may still be starting
+      const again = await startSvcProcess([], env);
+      procs.push(again);
+      const created = await post(again, '/api/runs', { profile: 'priced', prompt: 'hello there' });
+      expect(created.status).toBe(202);
+      const { runId } = (await created.json()) as { runId: string };
+      const frames = await readSse(await fetch(`${again.url}/api/runs/${runId}/stream`, { headers }));
+      expect(frames.map((f) => f.event).filter(isTerminalEvent)).toEqual([expect.objectContaining({ type: 'result' })]);
+      // the run's end reached the billing subscriber through the queue: the wallet is charged once the job ran
+      const balance = async () => ((await (await fetch(again.url + '/api/billing/wallet', { headers })).json()) as { balanceMicroUSD: number }).balanceMicroUSD;
+      await vi.waitFor(async () => expect(await balance()).toBeLessThan(1_000_000), { timeout: 30_000, interval: 100 });
+      const ready = await (await fetch(again.url + '/readyz')).json();
+      expect(ready.checks).toContainEqual(expect.objectContaining({ name: 'job queue', ok: true }));
+      expect(await again.stop('SIGTERM')).toBe(0);
+    } finally {
+      for (const p of procs) await p.stop('SIGKILL');
+      await fake.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('stops and exits 1, naming the fix, when the job queue cannot start after the server began serving', async () => {
+    const { APP_ROLE, connect, createTestDatabase } = await import('../support/pg.ts');
+    const db = await createTestDatabase();
+    const admin = connect(db.adminUrl, { max: 1 });
+    try {
+      // svc's role may create tables in public (the migrations run) but not schemas (the job queue's own)
+      await admin.unsafe(`ALTER DATABASE ${db.name} OWNER TO CURRENT_USER`);
+      await admin.unsafe(`GRANT ALL ON SCHEMA public TO ${APP_ROLE}`);
+      const p = await startSvcProcess(['--role=conductor'], { DATABASE_URL: db.url, SVC_BOOTSTRAP_TOKEN: 'ao_test_queuefailsqueuefails00001' });
+      expect(await p.exited).toBe(1);
+      expect(p.output()).toMatch(/cannot install its schema "pgboss".*GRANT CREATE ON DATABASE/s);
+      expect(p.output()).toMatch(/shutting down/);
+    } finally {
+      await admin.end({ timeout: 1 });
+      await db.drop();
     }
   });
 });

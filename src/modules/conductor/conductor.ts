@@ -9,7 +9,7 @@ import { requireAuth, type IdentityEnv } from './identity/index.ts';
 import { isExtensionPath, principalLimitRules } from './limits/index.ts';
 import { createConductorServices, type ConductorServices } from './services.ts';
 import { conductorReadiness } from './runners/readiness.ts';
-import type { ReadyReport } from '../../shared/readiness.ts';
+import { allOf, merge, type ReadyReport } from '../../shared/readiness.ts';
 import type { RunHooks } from './hooks/index.ts';
 
 /**
@@ -26,8 +26,12 @@ export interface Conductor {
   hooks: RunHooks;
   /** What other modules (the /v1 agents API) may use of the conductor: its services, never its tables' SQL. */
   services: ConductorServices;
-  /** For `/readyz`: the database answers and a runner of the fleet does. */
+  /** For `/readyz`: the database answers, a runner of the fleet does, and the job queue is up. */
   readiness(): Promise<ReadyReport>;
+  /** Called once the server serves: brings the job queue up (pg-boss loads and starts off the boot's path). */
+  serving(): void;
+  /** Settles (with the error) only if the job queue failed to come up after the boot: the server then stops. */
+  failure: Promise<Error>;
   /** Ends the runs this conductor drives (`interrupted`, with their terminal event) so their streams finish. */
   drain(): Promise<void>;
   close(): Promise<void>;
@@ -51,14 +55,12 @@ export async function createConductor(deps: ConductorDeps & { features?: readonl
   for (const p of parts) if (p.public) app.route('/', p.public);
   app.route('/api', api);
 
+  // The features' queues are recorded, not yet set up: the job queue comes up once the server serves (serving()).
   await startInOrder(parts);
-  try {
-    await core.featureDeps.jobs.settled();
-  } catch (err) {
-    await drainInReverse(parts).catch(() => {});
-    await stopInReverse(parts).catch(() => {});
-    throw err;
-  }
+  const jobs = core.featureDeps.jobs;
+  let failed!: (err: Error) => void;
+  const failure = new Promise<Error>((resolve) => (failed = resolve));
+  const ready = conductorReadiness({ db: core.featureDeps.db, fleet: core.featureDeps.fleet });
 
   const drain = () => drainInReverse(parts);
   return {
@@ -67,7 +69,17 @@ export async function createConductor(deps: ConductorDeps & { features?: readonl
     ownerId: core.ownerId,
     hooks: core.featureDeps.hooks,
     services: createConductorServices(core.featureDeps),
-    readiness: conductorReadiness({ db: core.featureDeps.db, fleet: core.featureDeps.fleet }),
+    async readiness() {
+      const state = jobs.state();
+      return merge([await ready(), allOf([{ name: 'job queue', ok: state.up, ms: 0, ...(state.up ? {} : { error: state.why }) }])]);
+    },
+    serving() {
+      jobs.begin().catch((err: unknown) => {
+        log.error('the job queue failed to start', { error: String(err) });
+        failed(err instanceof Error ? err : new Error(String(err)));
+      });
+    },
+    failure,
     drain,
     async close() {
       await drain();

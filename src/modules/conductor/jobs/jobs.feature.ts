@@ -1,11 +1,11 @@
 import type { Feature } from '../feature.ts';
 
 /**
- * The job queue's lifecycle: started before the features after it in the list (which define, send and schedule
- * jobs; a queue defined after the start starts at once), stopped after them.
+ * The job queue's lifecycle: opened before the features after it in the list (which define, subscribe and schedule
+ * their queues, recorded), brought up once the server serves (the conductor's `serving()` begins it; a send or
+ * publish before then begins it and waits), stopped after them.
  */
 export const jobsFeature: Feature = ({ jobs }) => ({
-  // the features after it set their queues up side by side; the conductor awaits jobs.settled() after their starts
-  start: () => jobs.start({ settleLater: true }),
+  start: () => jobs.start({ later: true }),
   stop: () => jobs.stop(),
 });

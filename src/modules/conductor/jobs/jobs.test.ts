@@ -170,17 +170,31 @@ describe.each(backends)('job queue on $name', (backend) => {
     expect(schedules.rows).toEqual([{ cron, timezone: 'America/New_York' }]);
   });
 
-  it('sets queues up side by side during a boot: a job sent meanwhile waits for its queue, and a failed setup is reported', async () => {
+  it('comes up later: calls made before then begin it and wait, and nothing is lost', async () => {
     const c = jobs();
-    await c.start({ settleLater: true });
+    await c.start({ later: true });
     const ran: number[] = [];
     await c.define<{ n: number }>('test.boot', ({ n }) => void ran.push(n), { pollingIntervalSeconds: 0.5 });
+    await c.subscribe('test.boot-event', 'test.boot');
     await c.schedule('test.boot', '0 0 1 1 *');
-    await c.send('test.boot', { n: 1 }); // right after define, whose queue is still being created
-    await c.schedule('test.boot-undefined', '* * * * *'); // no such queue: fails in the background…
-    await expect(c.settled()).rejects.toThrow(/test\.boot-undefined/); // …and the boot hears of it
-    await vi.waitFor(() => expect(ran).toEqual([1]), WAIT);
-    await expect(c.schedule('test.boot-undefined', '* * * * *')).rejects.toThrow(); // after the boot, at once
+    expect(c.state()).toEqual({ up: false, why: 'starting' });
+    // before the queue is up: the send begins it and waits for its queue, the publish for the subscription
+    await Promise.all([c.send('test.boot', { n: 1 }), c.publish('test.boot-event', { n: 2 })]);
+    expect(c.state()).toEqual({ up: true });
+    await vi.waitFor(() => expect([...ran].sort()).toEqual([1, 2]), WAIT);
+    const schedules = await sql<{ cron: string }>`select cron from pgboss.schedule where name = 'test.boot'`.execute(database.db);
+    expect(schedules.rows).toEqual([{ cron: '0 0 1 1 *' }]);
+  });
+
+  it('a setup that fails fails the start: begin() and the calls waiting on it throw, and state() says why', async () => {
+    const c = jobs();
+    await c.start({ later: true });
+    await c.define('test.boot-ok', () => undefined);
+    await c.schedule('test.boot-undefined', '* * * * *'); // no such queue
+    const waiting = c.send('test.boot-ok', {});
+    await expect(c.begin()).rejects.toThrow(/test\.boot-undefined/);
+    await expect(waiting).rejects.toThrow(/test\.boot-undefined/);
+    expect(c.state()).toEqual({ up: false, why: expect.stringMatching(/^failed to start: .*test\.boot-undefined/) });
   });
 
   it('stops gracefully: a running handler finishes and its job completes', async () => {

@@ -1,18 +1,18 @@
-import { fromKysely, getConstructionPlans, PgBoss, type Job, type JobResult, type SendOptions as BossSendOptions } from 'pg-boss';
 import type { Database, Tx } from '../../../db/index.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Metrics } from '../../../shared/metrics.ts';
-import { poolAdapter } from './db-adapter.ts';
-import { subscribedQueues } from './subscriptions.repo.ts';
-
-/** Jobs fetched at once per worker; they run side by side (handlers of one queue are independent by contract). */
-const BATCH = 10;
+import type { Engine } from './engine.ts';
 
 /**
  * Durable background work on PostgreSQL (pg-boss): each job runs once across conductor replicas, failed jobs retry
  * with backoff, and queued jobs survive restarts. One instance per conductor process; features define their queues
  * and handlers before `start()` (or after, then they start at once), and send jobs, also inside their own transaction
  * (`tx`), so a job exists exactly when the caller's writes commit. Workers poll (no LISTEN connection).
+ *
+ * The queue (pg-boss, engine.ts) may come up after the server serves: `start({ later: true })` only opens the queue
+ * to the features' `define`/`subscribe`/`schedule` (recorded), and `begin()` loads and starts it in the background.
+ * A call that needs the queue before then (`send`, `publish`, `unschedule`) begins it and waits until it is up with
+ * every queue recorded so far set up; nothing is dropped. A failed start fails those calls and `begin()`.
  */
 export interface Jobs {
   /** Creates the queue (idempotent across replicas) and works it in this process. */
@@ -27,14 +27,14 @@ export interface Jobs {
   schedule<T extends object>(name: string, cron: string, data?: T, opts?: { tz?: string; key?: string }): Promise<void>;
   unschedule(name: string, key?: string): Promise<void>;
   /**
-   * Installs or upgrades the queue's schema and works the queues defined so far. With `settleLater` (the conductor's
-   * boot) a boot phase begins: until `settled()`, `define`, `subscribe` and `schedule` set their queue up in the
-   * background, side by side (a send to a queue, and a publish, wait for the setups), so the features' starts do not
-   * queue their round trips one behind another.
+   * Installs or upgrades the queue's schema and works the queues defined so far, their setups side by side. With
+   * `later` (the conductor's boot) it only opens the queue to the features (see above) until `begin()`.
    */
-  start(opts?: { settleLater?: boolean }): Promise<void>;
-  /** Ends the boot phase: waits for every setup since start and throws the first failure. Then each call resolves once done. */
-  settled(): Promise<void>;
+  start(opts?: { later?: boolean }): Promise<void>;
+  /** Loads and starts the queue (once; later calls return the same promise): resolves when it is up, throws why not. */
+  begin(): Promise<void>;
+  /** For `/readyz`: whether the queue is up, and else why not ("starting", or the start's failure). */
+  state(): { up: true } | { up: false; why: string };
   /** Stops taking jobs and waits (bounded) for the handlers running here; their jobs are retried elsewhere otherwise. */
   stop(): Promise<void>;
 }
@@ -92,188 +92,143 @@ export interface JobsDeps {
 
 /** pg-boss's own schema in the app's database. */
 export const JOBS_SCHEMA = 'pgboss';
-const STOP_TIMEOUT_MS = 10_000;
-
-/** How long the queues subscribed to an event are used without reading them again (see queuesOf). */
+/** How long the queues subscribed to an event are used without reading them again (engine.ts, queuesOf). */
 export const SUBSCRIBED_MS = 5_000;
+/** Attempts at bringing the queue up while the database is unreachable: 1 + 2 + 4 + 8 + 10 × 5 s of waits, about a minute. */
+const START_ATTEMPTS = 9;
+const STOP_TIMEOUT_MS = 10_000;
 
 /**
  * The SQL that installs the queue's schema as `start()` would on an empty database (one transaction). A new embedded
  * cluster's template gets it baked in, so the first boot's start finds the queue installed.
  */
-export function jobsSchemaSql(): string {
-  return getConstructionPlans(JOBS_SCHEMA);
+export async function jobsSchemaSql(): Promise<string> {
+  return (await import('./engine.ts')).constructionSql(JOBS_SCHEMA);
 }
 
 export function createJobs(deps: JobsDeps): Jobs {
-  const cron = deps.scheduleCheckSeconds ? { cronMonitorIntervalSeconds: deps.scheduleCheckSeconds, cronWorkerIntervalSeconds: deps.scheduleCheckSeconds } : {};
-  const pool = poolAdapter(deps.database);
-  const boss = new PgBoss({ db: pool, schema: JOBS_SCHEMA, migrate: true, schedule: true, supervise: true, ...cron });
-  boss.on('error', (err) => deps.log.warn('job queue error', { error: String(err) }));
-  // slow queries, a queue backing up, clock skew between this process and the database
-  boss.on('warning', (w) => deps.log.warn('job queue warning', { message: w.message, ...(w.data ? { data: w.data } : {}) }));
   const ran = deps.metrics?.counter({ name: 'svc_jobs_total', help: 'Jobs this process ran, by queue and outcome', labels: ['queue', 'outcome'] });
   const defined = new Map<string, { handler: JobHandler<object>; opts: QueueSettings }>();
   const subscriptions: Array<[event: string, name: string]> = [];
+  const schedules: Array<[name: string, cron: string, data: object | null, opts: { tz?: string; key?: string }]> = [];
   let started = false;
-  /** Between `start({ settleLater: true })` and settled(): setups run in the background (see `settled`). */
-  let booting = false;
-  /** During the boot phase, each queue's setups chained (what uses a queue waits for them), and all of them. */
+  let engine: Engine | undefined;
+  let beginning: Promise<void> | undefined;
+  let up = false;
+  let failure: Error | undefined;
+  let stopped = false;
+  /** While the queue comes up: each queue's setups chained (a send waits for its queue's), and all of them. */
   const setups = new Map<string, Promise<void>>();
   let pending: Array<Promise<void>> = [];
-  const setUp = async (name: string, fn: () => Promise<void>): Promise<void> => {
-    if (!booting) return fn();
-    const p = (setups.get(name) ?? Promise.resolve()).then(fn);
+  /** Once the engine exists: at once when up, else in the background beside the others (begin() awaits them). */
+  const setUp = async (name: string, fn: (e: Engine) => Promise<void>): Promise<void> => {
+    const e = engine!;
+    if (up) return fn(e);
+    const p = (setups.get(name) ?? Promise.resolve()).then(() => fn(e));
     setups.set(name, p.catch(() => {}));
     pending.push(p);
-    p.catch(() => {}); // reported by settled()
+    p.catch(() => {}); // reported by begin()
   };
-  async function settled(): Promise<void> {
-    booting = false;
-    const now = pending;
-    pending = [];
-    try {
-      await Promise.all(now);
-    } finally {
-      setups.clear();
-    }
-  }
-
-  async function run(name: string, handler: JobHandler<object>, job: Job<object>): Promise<JobResult> {
-    try {
-      const output = await handler(job.data, { id: job.id, retryCount: job.retryCount, signal: job.signal });
-      ran?.inc({ queue: name, outcome: 'completed' });
-      return { id: job.id, status: 'completed', output: output ?? undefined };
-    } catch (err) {
-      ran?.inc({ queue: name, outcome: 'failed' });
-      deps.log.warn('job failed', { queue: name, jobId: job.id, attempt: job.retryCount + 1, error: String(err) });
-      return { id: job.id, status: 'failed', output: { message: err instanceof Error ? err.message : String(err) } };
-    }
-  }
-
-  async function work(name: string, handler: JobHandler<object>, opts: QueueSettings): Promise<void> {
-    const { pollingIntervalSeconds, concurrency, ...queue } = opts;
-    await boss.createQueue(name, queue);
-    // Up to BATCH jobs per fetch, each completed or failed (and retried) on its own; while fetches come back full the
-    // worker fetches again at once, so a backlog (every run that ended in a burst) drains without a poll interval
-    // between jobs. An idle queue is still polled at the interval.
-    await boss.work<object>(
-      name,
-      {
-        pollingIntervalSeconds: pollingIntervalSeconds ?? deps.pollingIntervalSeconds ?? 2,
-        batchSize: BATCH,
-        burstWhenBatchFull: true,
-        perJobResults: true,
-        localConcurrency: concurrency ?? 1,
-      },
-      async (jobs: Job<object>[]) => Promise.all(jobs.map((job) => run(name, handler, job))),
-    );
-  }
 
   /**
-   * The queues subscribed to an event, read at most every SUBSCRIBED_MS per event (a run's end publishes one: the read
-   * was a statement and a round trip inside every run-end transaction). Subscriptions are made at start by the same
-   * features on every replica and never removed; a queue another replica subscribes (a rolling deploy adding a
-   * subscriber) gets this process's events from at most SUBSCRIBED_MS later. A subscribe here clears it.
+   * Loads pg-boss, starts it and sets up what was recorded. The database going away meanwhile (a restart of the
+   * embedded PostgreSQL) drops that attempt and tries again, for about a minute; anything else fails at once.
    */
-  const subscribed = new Map<string, { queues: string[]; at: number }>();
-  async function queuesOf(db: Parameters<typeof subscribedQueues>[0], event: string): Promise<string[]> {
-    const hit = subscribed.get(event);
-    if (hit && performance.now() - hit.at < SUBSCRIBED_MS) return hit.queues;
-    const queues = await subscribedQueues(db, JOBS_SCHEMA, event);
-    subscribed.set(event, { queues, at: performance.now() });
-    return queues;
+  async function bringUp(): Promise<void> {
+    const { createEngine, isTransient } = await import('./engine.ts');
+    for (let attempt = 1; ; attempt++) {
+      const e = createEngine({ database: deps.database, log: deps.log, schema: JOBS_SCHEMA, pollingIntervalSeconds: deps.pollingIntervalSeconds, scheduleCheckSeconds: deps.scheduleCheckSeconds, ran: ran ? (queue, outcome) => ran.inc({ queue, outcome }) : undefined });
+      try {
+        await setUpAll(e);
+        return;
+      } catch (err) {
+        engine = undefined;
+        pending = [];
+        setups.clear();
+        await e.abandon();
+        if (stopped || !isTransient(err) || attempt >= START_ATTEMPTS) throw err;
+        deps.log.warn('bringing the job queue up failed; trying again', { attempt, error: String(err) });
+        await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** attempt, 10_000)));
+      }
+    }
   }
 
-  /** A subscription written, and this process's copy of the subscribed queues dropped once it is. */
-  async function subscribeNow(event: string, name: string): Promise<void> {
-    await boss.subscribe(event, name);
-    subscribed.clear();
+  async function setUpAll(e: Engine): Promise<void> {
+    await e.start();
+    engine = e;
+    // what was recorded so far, set up side by side (a queue's subscriptions and schedules after it)
+    for (const [name, { handler, opts }] of defined) void setUp(name, (x) => x.work(name, handler, opts));
+    for (const [event, name] of subscriptions) void setUp(name, (x) => x.subscribe(event, name));
+    for (const [name, cron, data, opts] of schedules) void setUp(name, (x) => x.schedule(name, cron, data, opts));
+    // setups recorded while these run join `pending`: wait until none is left
+    while (pending.length) {
+      const now = pending;
+      pending = [];
+      await Promise.all(now);
+    }
+    up = true;
+    setups.clear();
   }
 
-  const toBoss = (opts: SendOptions = {}): BossSendOptions => {
-    const { tx, ...rest } = opts;
-    return { ...rest, ...(tx ? { db: fromKysely(tx) } : {}) };
-  };
+  function begin(): Promise<void> {
+    beginning ??= bringUp().catch((err: unknown) => {
+      failure = err instanceof Error ? err : new Error(String(err));
+      throw failure;
+    });
+    return beginning;
+  }
   const assertStarted = (what: string) => {
     if (!started) throw new Error(`jobs: ${what} before start()`);
+  };
+  /** The engine once up (begun by this call if needed), and the named queue's setup done. */
+  const upFor = async (name?: string): Promise<Engine> => {
+    if (!up) {
+      await begin();
+      const setup = name ? setups.get(name) : undefined;
+      if (setup) await setup;
+    }
+    return engine!;
   };
 
   return {
     async define(name, handler, opts = {}) {
       if (defined.has(name)) throw new Error(`jobs: queue ${name} is defined twice`);
       defined.set(name, { handler: handler as JobHandler<object>, opts });
-      if (started) await setUp(name, () => work(name, handler as JobHandler<object>, opts));
+      if (engine) await setUp(name, (e) => e.work(name, handler as JobHandler<object>, opts));
     },
     async send(name, data, opts) {
       assertStarted(`send(${name})`);
-      const setup = setups.get(name);
-      if (setup) await setup;
-      return boss.send(name, data, toBoss(opts));
+      return (await upFor(name)).send(name, data, opts);
     },
     async subscribe(event, name) {
       subscriptions.push([event, name]);
-      if (started) await setUp(name, () => subscribeNow(event, name));
+      if (engine) await setUp(name, (e) => e.subscribe(event, name));
     },
     async publish(event, data, opts) {
       assertStarted(`publish(${event})`);
-      if (booting) await Promise.all(pending.map((p) => p.catch(() => {}))); // subscriptions being written
-      // one send per subscribed queue, all on the caller's connection (see subscriptions.repo.ts)
-      const options = toBoss(opts);
-      const queues = await queuesOf(options.db ?? pool, event);
-      if (queues.length === 0) return;
-      const payload = typeof data === 'function' ? await data() : data;
-      if (payload === undefined) return;
-      for (const name of queues) if (!opts?.only || opts.only(name, payload)) await boss.send(name, payload, options);
+      return (await upFor()).publish(event, data, opts);
     },
     async schedule(name, cron, data, opts = {}) {
       assertStarted(`schedule(${name})`);
-      await setUp(name, () => boss.schedule(name, cron, data ?? null, { ...(opts.tz ? { tz: opts.tz } : {}), ...(opts.key ? { key: opts.key } : {}) }));
+      if (!up) schedules.push([name, cron, data ?? null, opts]); // set up (again, if a start is tried again) on the way up
+      if (engine) await setUp(name, (e) => e.schedule(name, cron, data ?? null, opts));
     },
     async unschedule(name, key) {
       assertStarted(`unschedule(${name})`);
-      await boss.unschedule(name, key);
+      await (await upFor(name)).unschedule(name, key);
     },
     async start(opts = {}) {
-      await startBoss(boss);
       started = true;
-      booting = true;
-      // what was defined before start, set up side by side (a subscription after its queue)
-      for (const [name, { handler, opts: queue }] of defined) void setUp(name, () => work(name, handler, queue));
-      for (const [event, name] of subscriptions) void setUp(name, () => subscribeNow(event, name));
-      if (!opts.settleLater) await settled();
+      if (!opts.later) await begin();
     },
-    settled,
+    begin,
+    state: () => (up ? { up: true } : { up: false, why: failure ? `failed to start: ${failure.message}` : 'starting' }),
     async stop() {
       if (!started) return;
       started = false;
-      await boss.stop({ graceful: true, timeout: STOP_TIMEOUT_MS, close: false });
+      stopped = true;
+      if (beginning) await beginning.catch(() => {});
+      if (engine) await engine.stop();
     },
   };
-}
-
-/**
- * Starting installs or upgrades the queue's schema as the app role. Replicas booting together race to install it;
- * the loser fails on an object the winner just created and succeeds on its next attempt (starting again is safe). A
- * role that may not create schemas fails at once, with a way out instead of a bare 42501.
- */
-async function startBoss(boss: PgBoss): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await boss.start();
-      return;
-    } catch (err) {
-      if ((err as { code?: string })?.code === '42501') throw privilegeError(err);
-      if (attempt >= 5) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
-    }
-  }
-}
-
-function privilegeError(err: unknown): Error {
-  return new Error(
-    `the job queue cannot install its schema "${JOBS_SCHEMA}": the database role may not create schemas in this database (${String(err)}). ` +
-      `Let svc's role own the database (\`svc db init --admin-url …\` sets that up) or GRANT CREATE ON DATABASE <db> TO <role>.`,
-    { cause: err },
-  );
 }
