@@ -21,6 +21,7 @@ export interface Database {
    * SQL text from a library that brings its own (the job queue): with `values`, one parameterised statement; without,
    * any number of statements on one connection, its own BEGIN…COMMIT included. Several statements answer an array of
    * row arrays (postgres.js gives one to each statement that answers rows or a count: BEGIN and COMMIT get none).
+   * It has connections of its own (up to 3), apart from the pool behind `db`.
    */
   executeText(text: string, values?: readonly unknown[]): Promise<Array<Record<string, unknown>> | Array<Array<Record<string, unknown>>>>;
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
@@ -99,6 +100,9 @@ function openPostgres(connection: Connection, embedded: EmbeddedCluster | undefi
   const client = connect(10);
   const db = new Kysely<DB>({ dialect: new PipelinedPostgresJSDialect({ postgres: client }) });
   let listener: ReturnType<typeof postgres> | undefined;
+  // The job queue's own connections (executeText is its driver): its start and polling never wait behind the app's
+  // pool, whose transactions may be waiting for the queue (a run that ends while the queue is still starting).
+  let queue: ReturnType<typeof postgres> | undefined;
   return {
     db,
     embedded,
@@ -112,9 +116,10 @@ function openPostgres(connection: Connection, embedded: EmbeddedCluster | undefi
       });
     },
     async executeText(text, values) {
-      if (values?.length) return [...(await client.unsafe(text, values as never[]))];
+      queue ??= connect(3);
+      if (values?.length) return [...(await queue.unsafe(text, values as never[]))];
       // postgres.js refuses a BEGIN on a pooled connection it may hand to someone else mid-transaction: reserve one.
-      const reserved = await client.reserve();
+      const reserved = await queue.reserve();
       try {
         const result = (await reserved.unsafe(text).catch(async (err) => {
           // A script that failed between its BEGIN and COMMIT leaves the transaction open and aborted: end it before
@@ -142,6 +147,7 @@ function openPostgres(connection: Connection, embedded: EmbeddedCluster | undefi
         await client.end({ timeout: 5 });
         await db.destroy();
         await listener?.end({ timeout: 5 });
+        await queue?.end({ timeout: 5 });
       } finally {
         await embedded?.stop();
       }

@@ -186,6 +186,35 @@ describe.each(backends)('job queue on $name', (backend) => {
     expect(schedules.rows).toEqual([{ cron: '0 0 1 1 *' }]);
   });
 
+  it('comes up while transactions holding every pooled connection wait on it to publish (runs ending during a boot)', async () => {
+    const c = jobs();
+    await c.start({ later: true });
+    const seen: number[] = [];
+    await c.define<{ n: number }>('test.boot-tx', ({ n }) => void seen.push(n), { pollingIntervalSeconds: 0.5 });
+    await c.subscribe('test.boot-tx-event', 'test.boot-tx');
+    // the app's pool has 10 connections: ten transactions take them all, then each publishes, which brings the queue
+    // up and waits for it; the queue's start must not need one of those connections
+    let holding = 0;
+    let allHeld!: () => void;
+    const held = new Promise<void>((resolve) => (allHeld = resolve));
+    const publishing = Promise.all(
+      Array.from({ length: 10 }, (_, n) =>
+        withSystem(database.db, async (tx) => {
+          await sql`select 1`.execute(tx);
+          if (++holding === 10) allHeld();
+          await held;
+          await c.publish('test.boot-tx-event', { n }, { tx });
+        }),
+      ),
+    );
+    let timer!: NodeJS.Timeout;
+    const stuck = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('stuck: the queue start waits for a pooled connection'), 20_000)));
+    expect(await Promise.race([publishing.then(() => 'published'), stuck])).toBe('published');
+    clearTimeout(timer);
+    expect(c.state()).toEqual({ up: true });
+    await vi.waitFor(() => expect([...seen].sort((x, y) => x - y)).toEqual(Array.from({ length: 10 }, (_, n) => n)), WAIT);
+  });
+
   it('a setup that fails fails the start: begin() and the calls waiting on it throw, and state() says why', async () => {
     const c = jobs();
     await c.start({ later: true });
