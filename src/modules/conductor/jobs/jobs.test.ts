@@ -98,12 +98,11 @@ describe.each(backends)('job queue on $name', (backend) => {
     expect(seen).toEqual(['committed']);
   });
 
-  it('publishes inside transactions that hold every pooled connection (an outbox under load never waits on the pool)', async () => {
-    const [a] = instances;
-    const seen: number[] = [];
-    await a.define<{ n: number }>('test.published', ({ n }) => void seen.push(n));
-    await a.subscribe('test.event', 'test.published');
-    // the conductor's pool has 10 connections: ten transactions take them all, then each publishes
+  /**
+   * Ten transactions take every connection of the app's pool (10), then each publishes `event` with `{ n }` inside
+   * it: resolves with what became of them, 'published' or `stuckWith` if they still wait after `patienceMs`.
+   */
+  async function publishHoldingEveryConnection(j: Jobs, event: string, stuckWith: string, patienceMs: number): Promise<string> {
     let holding = 0;
     let allHeld!: () => void;
     const held = new Promise<void>((resolve) => (allHeld = resolve));
@@ -113,15 +112,27 @@ describe.each(backends)('job queue on $name', (backend) => {
           await sql`select 1`.execute(tx);
           if (++holding === 10) allHeld();
           await held;
-          await a.publish('test.event', { n }, { tx });
+          await j.publish(event, { n }, { tx });
         }),
       ),
     );
     let timer!: NodeJS.Timeout;
-    const stuck = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('stuck waiting for a pooled connection'), 10_000)));
-    expect(await Promise.race([publishing.then(() => 'published'), stuck])).toBe('published');
-    clearTimeout(timer);
-    await vi.waitFor(() => expect(seen.sort((x, y) => x - y)).toEqual(Array.from({ length: 10 }, (_, n) => n)), WAIT);
+    const stuck = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(stuckWith), patienceMs)));
+    try {
+      return await Promise.race([publishing.then(() => 'published'), stuck]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  const zeroToNine = Array.from({ length: 10 }, (_, n) => n);
+
+  it('publishes inside transactions that hold every pooled connection (an outbox under load never waits on the pool)', async () => {
+    const [a] = instances;
+    const seen: number[] = [];
+    await a.define<{ n: number }>('test.published', ({ n }) => void seen.push(n));
+    await a.subscribe('test.event', 'test.published');
+    expect(await publishHoldingEveryConnection(a, 'test.event', 'stuck waiting for a pooled connection', 10_000)).toBe('published');
+    await vi.waitFor(() => expect([...seen].sort((x, y) => x - y)).toEqual(zeroToNine), WAIT);
   });
 
   it("delivers an event to a queue subscribed after earlier events were published: at once on the subscribing instance, within SUBSCRIBED_MS on another", async () => {
@@ -192,27 +203,10 @@ describe.each(backends)('job queue on $name', (backend) => {
     const seen: number[] = [];
     await c.define<{ n: number }>('test.boot-tx', ({ n }) => void seen.push(n), { pollingIntervalSeconds: 0.5 });
     await c.subscribe('test.boot-tx-event', 'test.boot-tx');
-    // the app's pool has 10 connections: ten transactions take them all, then each publishes, which brings the queue
-    // up and waits for it; the queue's start must not need one of those connections
-    let holding = 0;
-    let allHeld!: () => void;
-    const held = new Promise<void>((resolve) => (allHeld = resolve));
-    const publishing = Promise.all(
-      Array.from({ length: 10 }, (_, n) =>
-        withSystem(database.db, async (tx) => {
-          await sql`select 1`.execute(tx);
-          if (++holding === 10) allHeld();
-          await held;
-          await c.publish('test.boot-tx-event', { n }, { tx });
-        }),
-      ),
-    );
-    let timer!: NodeJS.Timeout;
-    const stuck = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('stuck: the queue start waits for a pooled connection'), 20_000)));
-    expect(await Promise.race([publishing.then(() => 'published'), stuck])).toBe('published');
-    clearTimeout(timer);
+    // each publish brings the queue up and waits for it: the queue's start must not need one of those connections
+    expect(await publishHoldingEveryConnection(c, 'test.boot-tx-event', 'stuck: the queue start waits for a pooled connection', 20_000)).toBe('published');
     expect(c.state()).toEqual({ up: true });
-    await vi.waitFor(() => expect([...seen].sort((x, y) => x - y)).toEqual(Array.from({ length: 10 }, (_, n) => n)), WAIT);
+    await vi.waitFor(() => expect([...seen].sort((x, y) => x - y)).toEqual(zeroToNine), WAIT);
   });
 
   it('a setup that fails fails the start: begin() and the calls waiting on it throw, and state() says why', async () => {
