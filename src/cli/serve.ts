@@ -9,6 +9,9 @@ import { RUNNING_FROM } from '../shared/package-root.ts';
 
 const log = createLogger('serve');
 
+/** How long a signalled `svc serve` waits for its graceful stop before it exits anyway. */
+const STOP_DEADLINE_MS = 25_000;
+
 export default defineCommand({
   meta: { name: 'serve', description: 'Start the server (roles: all, conductor, runner, worker, or a comma list)' },
   args: {
@@ -68,6 +71,12 @@ export default defineCommand({
     });
     const shutdown = (signal: string) => {
       process.stderr.write(`svc: ${signal} received, shutting down\n`);
+      // a graceful stop that cannot finish (a part waiting on a database that went away mid-start) ends the process
+      // anyway, before an orchestrator's SIGKILL (Kubernetes waits 30 s); the embedded cluster's watchdog stops it
+      setTimeout(() => {
+        process.stderr.write(`svc: still stopping after ${STOP_DEADLINE_MS / 1000} s; exiting\n`);
+        process.exit(1);
+      }, STOP_DEADLINE_MS).unref();
       server.stop().then(
         () => process.exit(0),
         () => process.exit(1),

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { VERSION } from '../../src/app/index.ts';
 import { startTestSvc, type TestSvc } from '../support/svc.ts';
 
@@ -19,7 +19,9 @@ describe('GET / on an all-in-one server', () => {
     const body = (await res.json()) as { name: string; version: string; links: Record<string, string> };
     expect(body).toMatchObject({ name: 'svc', version: VERSION });
     expect(body.links).toMatchObject({ healthz: '/healthz', readyz: '/readyz' });
-    // every link answers; nothing is linked that is not there
+    // every link answers once the server is ready (the job queue comes up just after the server starts serving);
+    // nothing is linked that is not there
+    await vi.waitFor(async () => expect((await fetch(svc.url + '/readyz')).status).toBe(200), { timeout: 15_000, interval: 50 });
     for (const [name, path] of Object.entries(body.links)) {
       expect((await fetch(svc.url + path)).status, `${name} ${path}`).toBe(200);
     }

@@ -113,6 +113,8 @@ export function createJobs(deps: JobsDeps): Jobs {
   const schedules: Array<[name: string, cron: string, data: object | null, opts: { tz?: string; key?: string }]> = [];
   let started = false;
   let engine: Engine | undefined;
+  /** The engine of the start in progress, if any (abandoned by a stop that could not wait for it). */
+  let starting: Engine | undefined;
   let beginning: Promise<void> | undefined;
   let up = false;
   let failure: Error | undefined;
@@ -138,6 +140,7 @@ export function createJobs(deps: JobsDeps): Jobs {
     const { createEngine, isTransient } = await import('./engine.ts');
     for (let attempt = 1; ; attempt++) {
       const e = createEngine({ database: deps.database, log: deps.log, schema: JOBS_SCHEMA, pollingIntervalSeconds: deps.pollingIntervalSeconds, scheduleCheckSeconds: deps.scheduleCheckSeconds, ran: ran ? (queue, outcome) => ran.inc({ queue, outcome }) : undefined });
+      starting = e;
       try {
         await setUpAll(e);
         return;
@@ -227,7 +230,21 @@ export function createJobs(deps: JobsDeps): Jobs {
       if (!started) return;
       started = false;
       stopped = true;
-      if (beginning) await beginning.catch(() => {});
+      // a start still in progress (retrying while the database restarts, or stuck on a connection it lost) is waited
+      // for at most STOP_TIMEOUT_MS, then dropped: a shutdown never hangs on the queue's start
+      if (beginning && !up) {
+        let timer: NodeJS.Timeout | undefined;
+        const settled = await Promise.race([
+          beginning.then(() => true, () => true),
+          new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), STOP_TIMEOUT_MS))),
+        ]);
+        clearTimeout(timer);
+        if (!settled) {
+          deps.log.warn('the job queue was still starting; stopping without it');
+          await starting?.abandon();
+          return;
+        }
+      }
       if (engine) await engine.stop();
     },
   };
