@@ -216,7 +216,10 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
           await conductor.close();
         },
         readiness: () => conductor.readiness(),
-        serving: () => conductor.serving(),
+        serving() {
+          conductor.serving();
+          api.serving();
+        },
         failure: conductor.failure,
         runHooks: conductor.hooks,
         bootstrapKey: conductor.bootstrapKey,

@@ -4,8 +4,13 @@
  * drain and stop in reverse, so a part may rely on those listed before it for its whole life.
  */
 export interface Lifecycle {
-  /** Background work, started in list order after every part is built. */
+  /** What requests rely on (LISTENs, hooks, queues), started in list order after every part is built. */
   start?(): Promise<void>;
+  /**
+   * Background work nothing answered at boot waits for (loops, sweeps, recoveries): begun in list order once the process
+   * serves, so a restart answers without it. Fire and forget: the part logs its own failures.
+   */
+  serving?(): void;
   /** First phase of a graceful stop, in reverse list order. */
   drain?(): Promise<void>;
   /** Last phase, in reverse list order, after every part drained. */
@@ -27,6 +32,11 @@ export async function startInOrder(parts: readonly Lifecycle[]): Promise<void> {
     }
     throw err;
   }
+}
+
+/** Begins the parts' `serving` work, in list order. */
+export function servingInOrder(parts: readonly Lifecycle[]): void {
+  for (const p of parts) p.serving?.();
 }
 
 export async function drainInReverse(parts: readonly Lifecycle[]): Promise<void> {

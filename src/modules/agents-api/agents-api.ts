@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/index.ts';
 import { createLogger } from '../../shared/log.ts';
-import { drainInReverse, startInOrder, stopInReverse } from '../../shared/lifecycle.ts';
+import { drainInReverse, servingInOrder, startInOrder, stopInReverse } from '../../shared/lifecycle.ts';
 import { readOnlyViewers, type ConductorServices, type Limiter } from '../conductor/index.ts';
 import type { AgentsEnv } from './context.ts';
 import { answerUnknownRoutes, useOpenAiErrors } from './errors.ts';
@@ -23,6 +23,8 @@ import type { Signals } from './turns/turn-inbox.ts';
 export interface AgentsApi {
   v1: Hono<AgentsEnv>;
   api: Hono<AgentsEnv>;
+  /** Called once the server serves: the families' background work begins (interrupted turns recover). */
+  serving(): void;
   /** Called after the conductor's drain, before connections close: ends live turns' event streams cleanly. */
   drain(): Promise<void>;
   close(): Promise<void>;
@@ -71,6 +73,7 @@ export async function createAgentsApi(deps: AgentsApiDeps): Promise<AgentsApi> {
   return {
     v1,
     api,
+    serving: () => servingInOrder(parts),
     drain: () => drainInReverse(parts),
     close: () => stopInReverse(parts),
   };

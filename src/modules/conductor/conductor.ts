@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { createLogger } from '../../shared/log.ts';
 import { useJsonErrors } from '../../shared/http.ts';
-import { drainInReverse, startInOrder, stopInReverse } from '../../shared/lifecycle.ts';
+import { drainInReverse, servingInOrder, startInOrder, stopInReverse } from '../../shared/lifecycle.ts';
 import { createCore, type ConductorDeps } from './core.ts';
 import type { Feature } from './feature.ts';
 import { FEATURES } from './features.ts';
@@ -28,7 +28,7 @@ export interface Conductor {
   services: ConductorServices;
   /** For `/readyz`: the database answers, a runner of the fleet does, and the job queue is up. */
   readiness(): Promise<ReadyReport>;
-  /** Called once the server serves: brings the job queue up (pg-boss loads and starts off the boot's path). */
+  /** Called once the server serves: brings the job queue up (pg-boss loads and starts off the boot's path), then the features' `serving` work. */
   serving(): void;
   /** Settles (with the error) only if the job queue failed to come up after the boot: the server then stops. */
   failure: Promise<Error>;
@@ -78,6 +78,7 @@ export async function createConductor(deps: ConductorDeps & { features?: readonl
         log.error('the job queue failed to start', { error: String(err) });
         failed(err instanceof Error ? err : new Error(String(err)));
       });
+      servingInOrder(parts);
     },
     failure,
     drain,

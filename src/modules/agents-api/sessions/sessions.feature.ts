@@ -32,6 +32,8 @@ export const sessionsFeature: AgentsFeature = ({ db, conductor, resources, model
     api: new Hono<AgentsEnv>().route('/', functionToolRoutes({ db, conductor, engine, subagents, version: settings.version })),
     async start() {
       await engine.start();
+    },
+    serving() {
       // turns left in progress by a previous run of this conductor (its runs were interrupted at boot) end now, in the background
       recovered = Promise.all([engine.recover(), subagents.recover()]).then(
         () => {},

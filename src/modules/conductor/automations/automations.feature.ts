@@ -14,10 +14,8 @@ export const automationsFeature: Feature = ({ db, runs, hooks, jobs, log }) => {
   const scheduler = createScheduler(deps);
   return {
     api: new Hono<IdentityEnv>().route('/automations', automationRoutes(deps, { prefix: 'automations' })).route('/schedules', automationRoutes(deps, { prefix: 'schedules' })),
-    start: async () => {
-      await hooks.onRunFinished('automations', async (ev) => void (await onRunFinished(deps, ev)), { origins: [AUTOMATION_ORIGIN] });
-      scheduler.start();
-    },
+    start: () => hooks.onRunFinished('automations', async (ev) => void (await onRunFinished(deps, ev)), { origins: [AUTOMATION_ORIGIN] }),
+    serving: () => scheduler.start(),
     drain: () => scheduler.stop(),
   };
 };

@@ -29,6 +29,8 @@ export const workflowsFeature: Feature = ({ db, database, runs, hooks, jobs, log
     async start() {
       await feed.start();
       await hooks.onRunFinished('workflows', (ev) => onRunFinished(deps, ev), { origins: [WORKFLOW_ORIGIN] });
+    },
+    serving() {
       timer = setInterval(() => {
         sweeping ??= sweep(deps)
           .catch((err) => deps.log.warn('workflow sweep failed', { error: describeError(err) }))
