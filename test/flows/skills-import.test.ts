@@ -4,9 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withTenant } from '../../src/db/index.ts';
+import { withOperator, withTenant } from '../../src/db/index.ts';
 import { skillFolderForm } from '../../src/cli/client/skill-folder.ts';
 import { loadPlatformSkills, PLATFORM_SKILLS_DIR, seedPlatformSkills } from '../../src/modules/conductor/skills/index.ts';
+import { platformFingerprint } from '../../src/modules/conductor/skills/platform.ts';
+import { insertKey } from '../../src/modules/conductor/identity/index.ts';
 import { createLogger } from '../../src/shared/log.ts';
 import { server } from '../support/backends.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
@@ -203,5 +205,37 @@ describe('platform skills', () => {
     expect((await svc.api('/api/skills/skill-authoring', { method: 'DELETE' })).status).toBe(204);
     expect(await seedPlatformSkills(db(), platform, ['default'])).toBe(0);
     expect((await svc.api('/api/skills/skill-authoring')).status).toBe(404);
+  });
+
+  it('are recorded per tenant: a restart seeds only tenants without them; a tenant created since gets them on its first /api/skills call', async () => {
+    const fingerprint = await platformFingerprint(PLATFORM_SKILLS_DIR);
+    const seededWith = (id: string) => withOperator(db(), async (tx) => (await tx.selectFrom('tenants').select('platform_skills').where('id', '=', id).executeTakeFirstOrThrow()).platform_skills);
+    expect(await seededWith('default')).toBe(fingerprint);
+
+    await withOperator(db(), (tx) => tx.insertInto('tenants').values({ id: 'skills-later', name: 'Later' }).execute());
+    expect(await seededWith('skills-later')).toBeNull();
+    const { token } = await insertKey({ db: db(), pepper: PEPPER, keyEnv: 'test' }, 'skills-later', { name: 'owner', role: 'owner', createdBy: null, expiresAt: null });
+    const listed = (await svc.api('/api/skills', { key: token }).then(json)).body as Array<{ name: string; source: string }>;
+    expect(listed).toContainEqual(expect.objectContaining({ name: 'skill-authoring', source: 'platform' }));
+    expect(await seededWith('skills-later')).toBe(fingerprint);
+
+    // a replica that boots later with the same skills finds every tenant seeded: it writes nothing, and a platform skill
+    // a tenant removed behind the catalog's back (no tombstone) stays removed until the shipped skills change
+    await withTenant(db(), 'skills-later', (tx) => sql`delete from skills where name = 'skill-authoring'`.execute(tx));
+    const replica = await startTestSvc({ DATABASE_URL: databaseUrl, AGENT_API_KEY_PEPPER: PEPPER }, 'conductor');
+    try {
+      expect((await replica.api('/api/skills', { key: token }).then(json)).body).not.toContainEqual(expect.objectContaining({ name: 'skill-authoring' }));
+    } finally {
+      await replica.stop();
+    }
+    // a tenant whose fingerprint is stale (older shipped skills) is seeded again at the next boot
+    await withOperator(db(), (tx) => tx.updateTable('tenants').set({ platform_skills: 'older' }).where('id', '=', 'skills-later').execute());
+    const next = await startTestSvc({ DATABASE_URL: databaseUrl, AGENT_API_KEY_PEPPER: PEPPER }, 'conductor');
+    try {
+      expect(await seededWith('skills-later')).toBe(fingerprint);
+      expect((await next.api('/api/skills', { key: token }).then(json)).body).toContainEqual(expect.objectContaining({ name: 'skill-authoring', source: 'platform' }));
+    } finally {
+      await next.stop();
+    }
   });
 });

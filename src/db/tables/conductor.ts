@@ -9,6 +9,8 @@ export interface TenantsTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   deleted_at: NullableTimestamp;
+  /** Fingerprint of the platform skills last seeded into the tenant (0023); null until the first seeding. */
+  platform_skills: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ApiKeysTable {

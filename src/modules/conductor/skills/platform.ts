@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { Kysely } from 'kysely';
@@ -5,7 +6,7 @@ import { withOperator, withTenant, type DB } from '../../../db/index.ts';
 import type { Logger } from '../../../shared/log.ts';
 import { readPackage, type PackageEntry, type SkillPackage } from './skill-package.ts';
 import { filesOfPackage, skillOfPackage } from './skill-import.service.ts';
-import { insertSkillRow, liveTenantIds, replacePlatformSkill, skillsNamed, tombstoned, type SkillFile } from './skills.repo.ts';
+import { insertSkillRow, liveTenantIds, markSeeded, replacePlatformSkill, skillsNamed, tombstoned, type SkillFile } from './skills.repo.ts';
 
 /**
  * Platform skills: the folders under `skills/` at the repository root ship with the server and are seeded into every
@@ -36,6 +37,23 @@ export async function folderEntries(dir: string): Promise<PackageEntry[]> {
   return out;
 }
 
+/** Bumped when seeding writes platform skills differently: every tenant is seeded again once. */
+const SEEDING_FORMAT = '1';
+
+/**
+ * A fingerprint of the shipped skills (every file's path, kind and bytes, and the seeding format), read without parsing
+ * a package: a tenant seeded with the same fingerprint holds them already.
+ */
+export async function platformFingerprint(dir: string): Promise<string> {
+  const hash = createHash('sha256').update(SEEDING_FORMAT);
+  const folders = (await readdir(dir, { withFileTypes: true }).catch(() => [])).filter((d) => d.isDirectory()).map((d) => d.name);
+  for (const folder of folders.sort()) {
+    const entries = (await folderEntries(join(dir, folder))).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    for (const e of entries) hash.update(`\0${folder}/${e.path}\0${e.link ? 'link' : e.executable ? 'exec' : 'file'}\0${e.bytes.length}\0`).update(e.bytes);
+  }
+  return hash.digest('base64url');
+}
+
 export async function loadPlatformSkills(dir: string, log: Logger): Promise<PlatformSkill[]> {
   const folders = await readdir(dir, { withFileTypes: true }).catch(() => []);
   const out: PlatformSkill[] = [];
@@ -52,12 +70,15 @@ export async function loadPlatformSkills(dir: string, log: Logger): Promise<Plat
 }
 
 type Comparable = { body: string; description: string; resources: Array<{ path: string; sha256: string; executable?: boolean }> };
-const fingerprint = (s: Comparable) => JSON.stringify([s.body, s.description, s.resources.map((r) => [r.path, r.sha256, r.executable ?? false]).sort()]);
-const sameContent = (a: Comparable, b: Comparable) => fingerprint(a) === fingerprint(b);
+const contentKey = (s: Comparable) => JSON.stringify([s.body, s.description, s.resources.map((r) => [r.path, r.sha256, r.executable ?? false]).sort()]);
+const sameContent = (a: Comparable, b: Comparable) => contentKey(a) === contentKey(b);
 
-/** Seeds every live tenant (or the given ones); answers how many skills were written. */
-export async function seedPlatformSkills(db: Kysely<DB>, skills: readonly PlatformSkill[], tenants?: readonly string[]): Promise<number> {
-  if (skills.length === 0) return 0;
+/**
+ * Seeds every live tenant (or the given ones); answers how many skills were written. With the skills' `fingerprint`,
+ * each tenant seeded records it (platformFingerprint).
+ */
+export async function seedPlatformSkills(db: Kysely<DB>, skills: readonly PlatformSkill[], tenants?: readonly string[], fingerprint?: string): Promise<number> {
+  if (skills.length === 0 && !fingerprint) return 0;
   const ids = tenants ?? (await withOperator(db, liveTenantIds));
   let written = 0;
   for (const tenantId of ids) {
@@ -72,6 +93,7 @@ export async function seedPlatformSkills(db: Kysely<DB>, skills: readonly Platfo
         if (!have) n += (await insertSkillRow(tx, tenantId, row, files)) ? 1 : 0;
         else if (have.source === 'platform' && !sameContent(have, row)) n += (await replacePlatformSkill(tx, tenantId, row, files)) ? 1 : 0;
       }
+      if (fingerprint) await markSeeded(tx, tenantId, fingerprint);
       return n;
     });
   }

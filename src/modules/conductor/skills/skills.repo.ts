@@ -160,3 +160,18 @@ export async function knownSkillNames(tx: Tx, names: readonly string[]): Promise
 export async function liveTenantIds(tx: Tx): Promise<string[]> {
   return (await tx.selectFrom('tenants').select('id').where('deleted_at', 'is', null).execute()).map((t) => t.id);
 }
+
+/** The live tenants (of `among`, when given) last seeded with other platform skills than `fingerprint` (an operator transaction). */
+export async function tenantsToSeed(tx: Tx, fingerprint: string, among?: readonly string[]): Promise<string[]> {
+  let q = tx.selectFrom('tenants').select('id').where('deleted_at', 'is', null).where('platform_skills', 'is distinct from', fingerprint);
+  if (among) {
+    if (among.length === 0) return [];
+    q = q.where('id', 'in', [...among]);
+  }
+  return (await q.execute()).map((t) => t.id);
+}
+
+/** Records which platform skills the tenant now holds (inside its own transaction: the row is its own). */
+export async function markSeeded(tx: Tx, tenantId: string, fingerprint: string): Promise<void> {
+  await tx.updateTable('tenants').set({ platform_skills: fingerprint }).where('id', '=', tenantId).execute();
+}
