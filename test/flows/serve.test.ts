@@ -2,7 +2,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { chmodSync, mkdtempSync, statSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runSvc, startSvcProcess, type SvcProcess } from '../support/process.ts';
+import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { NODE, runSvc, startSvcProcess, SVC_BIN, type SvcProcess } from '../support/process.ts';
 
 describe('svc serve as a process', () => {
   const started: SvcProcess[] = [];
@@ -47,6 +49,31 @@ describe('svc serve as a process', () => {
     const again = await fetch(second.url + '/api/whoami', { headers: { authorization: `Bearer ${key}` } });
     expect(again.status).toBe(200);
     expect(await second.stop('SIGINT')).toBe(0);
+  });
+
+  it('answers every request 503 "starting" while its modules start, then /healthz 200 ok', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const child = spawn(NODE, [SVC_BIN, 'serve', '--role=conductor', `--port=${port}`], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_LOG_LEVEL: 'warn', SVC_DATA_DIR: tempDir() }, stdio: 'ignore' });
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    try {
+      // polled back to back from spawn on: refused until it listens, then "starting" (whatever the path) until it serves
+      const early = new Set<string>();
+      for (;;) {
+        const paths = ['/healthz', '/api/whoami'];
+        const answers = await Promise.all(paths.map((p) => fetch(`http://127.0.0.1:${port}${p}`).then(async (r) => `${r.status} ${await r.text()}`, () => 'refused')));
+        if (answers[0] === '200 ok') break;
+        answers.forEach((a) => a !== 'refused' && early.add(a));
+      }
+      expect([...early]).toEqual(['503 starting']);
+    } finally {
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
   });
 
   it('serves Prometheus metrics and a request id', async () => {
