@@ -37,16 +37,16 @@ describe('skill file sets', () => {
     expect(() => inspectSkill([file('SKILL.md', Uint8Array.of(0xff, 0xfe))])).toThrow(/UTF-8/);
   });
 
-  it('zips the files under their paths byte for byte and unzips them back, skipping directories and __MACOSX', () => {
+  it('zips the files under their paths byte for byte and unzips them back, skipping directories and __MACOSX', async () => {
     const bin = Uint8Array.from({ length: 512 }, (_, i) => i % 256);
     const files = [file('s/SKILL.md', md('name: s\ndescription: d')), file('s/bin/data', bin)].sort((a, b) => a.path.localeCompare(b.path));
-    const back = unzip(zipSkill(files, new Date('2030-01-01T00:00:00Z')));
+    const back = await unzip(await zipSkill(files, new Date('2030-01-01T00:00:00Z')));
     expect(back.sort((a, b) => a.path.localeCompare(b.path))).toEqual(files);
     const withJunk = zipSync({ 'd/': new Uint8Array(), '__MACOSX/d/._x': enc('junk'), 'd/SKILL.md': enc('x') });
-    expect(unzip(withJunk).map((f) => f.path)).toEqual(['d/SKILL.md']);
+    expect((await unzip(withJunk)).map((f) => f.path)).toEqual(['d/SKILL.md']);
   });
 
-  it('reports a corrupt zip as a 400 naming files', () => {
-    expect(() => unzip(enc('PK\u0003\u0004 broken'))).toThrow(/^files: /);
+  it('reports a corrupt zip as a 400 naming files', async () => {
+    await expect(unzip(enc('PK\u0003\u0004 broken'))).rejects.toThrow(/^files: /);
   });
 });

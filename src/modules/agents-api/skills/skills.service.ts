@@ -63,7 +63,7 @@ async function findSkill(tx: Tx, id: string): Promise<Skill> {
 
 async function insertVersion(tx: Tx, tenantId: string, skillId: string, version: number, files: SkillFile[], now: Date): Promise<VersionRow> {
   const manifest = inspectSkill(files);
-  return repo.insertVersionRow(tx, { id: prefixedId('skillver'), tenantId, skillId, version, name: manifest.name, description: manifest.description, archive: zipSkill(files, now), createdAt: now });
+  return repo.insertVersionRow(tx, { id: prefixedId('skillver'), tenantId, skillId, version, name: manifest.name, description: manifest.description, archive: await zipSkill(files, now), createdAt: now });
 }
 
 export async function createSkill(db: Kysely<DB>, tenantId: string, files: SkillFile[]): Promise<Skill> {
