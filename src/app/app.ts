@@ -4,7 +4,8 @@ import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
 import type { Config, RoleName } from '../config/config.ts';
-import { loadMigrations, migrate, openDatabase, assertUnprivilegedRole, type Database, type DatabaseSchema } from '../db/index.ts';
+import { migrate, assertUnprivilegedRole, type Database } from '../db/index.ts';
+import { openDatabaseOf } from './database.ts';
 import { createLogger } from '../shared/log.ts';
 import { resolveSecret } from '../shared/secret-files.ts';
 import { drainUnreadBody, useJsonErrors } from '../shared/http.ts';
@@ -41,6 +42,8 @@ export interface BuildOptions {
   /** The URL this process is reachable at (after listening); the runner's hash and MCP URLs derive from it. */
   selfUrl: string;
   version: string;
+  /** The database already being opened (openDatabaseOf, begun by `svc serve`); buildApp opens it otherwise. */
+  database?: Promise<Database>;
 }
 
 const accessLog = createLogger('http');
@@ -96,7 +99,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
   const serving: Array<() => void> = [];
   const failures: Array<Promise<Error>> = [];
   // The database opens while the modules below load: an embedded cluster boots in parallel with their import.
-  const opening = traits.needsDatabase ? openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, embedded: config.embeddedPostgres, schema: () => newDatabaseSchema(config.roles) }) : undefined;
+  const opening = opts.database ?? openDatabaseOf(config);
   opening?.catch(() => {}); // awaited below, or closed when something else fails first
   try {
     const internalToken = resolveInternalToken(config);
@@ -163,23 +166,6 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     },
     async close() {
       for (const close of [...closers].reverse()) await close();
-    },
-  };
-}
-
-/**
- * What a new embedded cluster starts with: sql/ migrated and what the roles' modules install at start, named by that
- * SQL itself (a changed migration or job-queue version is another template; boot migrates as ever).
- */
-async function newDatabaseSchema(roles: readonly RoleName[]): Promise<DatabaseSchema> {
-  const migrations = loadMigrations();
-  const extra: string[] = [];
-  for (const name of BUILD_ORDER) if (roles.includes(name) && ROLES[name].schemaSql) extra.push(await ROLES[name].schemaSql!());
-  return {
-    key: [...migrations.flatMap((m) => [m.name, m.text]), ...extra].join('\0'),
-    async install(database) {
-      await migrate(database, migrations);
-      for (const text of extra) await database.executeText(text);
     },
   };
 }

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/config.ts';
 import { configureLogging, createLogger } from '../shared/log.ts';
 import { startTracing, type Tracing } from '../shared/tracing/index.ts';
+import type { Database } from '../db/index.ts';
 import { buildApp, type BuiltApp } from './app.ts';
 import { VERSION } from './version.ts';
 
@@ -27,8 +28,19 @@ export interface RunningServer {
 const log = createLogger('server');
 const STARTING = 'starting';
 
-export async function startServer(config: Config): Promise<RunningServer> {
+export async function startServer(config: Config, opts: { database?: Promise<Database> } = {}): Promise<RunningServer> {
   configureLogging({ level: config.logLevel });
+  const database = opts.database && { opening: opts.database, taken: false };
+  try {
+    return await serveApp(config, database);
+  } catch (err) {
+    // a database opened for this server that its app never took (the port was taken) is closed here
+    if (database && !database.taken) await database.opening.then((d) => d.close()).catch(() => {});
+    throw err;
+  }
+}
+
+async function serveApp(config: Config, database: { opening: Promise<Database>; taken: boolean } | undefined): Promise<RunningServer> {
   // the SDK is imported only when OTEL_* asks for traces (config.otel); otherwise the API stays a no-op
   const tracing: Tracing | undefined = config.otel ? await startTracing(config.otel, { role: config.roles.join(','), version: VERSION }) : undefined;
   let fetchApp: ((req: Request) => Response | Promise<Response>) | undefined;
@@ -44,13 +56,17 @@ export async function startServer(config: Config): Promise<RunningServer> {
     server.once('listening', resolve);
     server.once('error', reject);
     server.listen(config.port, config.host);
+  }).catch(async (err: unknown) => {
+    await tracing?.shutdown();
+    throw err;
   });
   const port = (server.address() as AddressInfo).port;
   const selfHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${selfHost}:${port}`;
   let built: BuiltApp;
   try {
-    built = await buildApp(config, { selfUrl: url, version: VERSION });
+    if (database) database.taken = true; // buildApp closes it if it fails
+    built = await buildApp(config, { selfUrl: url, version: VERSION, database: database?.opening });
   } catch (err) {
     await new Promise((r) => server.close(r));
     await tracing?.shutdown();

@@ -1,10 +1,11 @@
 import { defineCommand } from 'citty';
 import { loadConfig, ConfigError } from '../config/config.ts';
-import { portlessModeOf, startPortless, startServer } from '../app/index.ts';
-import { PrivilegedRoleError } from '../db/index.ts';
+import { openDatabaseOf } from '../app/database.ts';
+import { portlessModeOf, startPortless } from '../app/portless.ts';
+import type { Database } from '../db/index.ts';
 import { describeError } from '../shared/errors.ts';
 import { limitHeap } from '../shared/heap.ts';
-import { createLogger } from '../shared/log.ts';
+import { configureLogging, createLogger } from '../shared/log.ts';
 import { RUNNING_FROM } from '../shared/package-root.ts';
 
 const log = createLogger('serve');
@@ -46,9 +47,18 @@ export default defineCommand({
       await running.done;
       process.exit(0);
     }
+    // PostgreSQL starts first and boots while the server's modules load: a restart no longer waits for it after them.
+    configureLogging({ level: config.logLevel });
+    let launched!: () => void;
+    const spawned = new Promise<void>((resolve) => (launched = resolve));
+    const database: Promise<Database> | undefined = openDatabaseOf(config, launched);
+    database?.catch(() => {}); // the server reports its failure
+    if (database) await Promise.race([spawned, database.then(() => {}, () => {})]);
+    const { startServer } = await import('../app/server.ts');
+    const { PrivilegedRoleError } = await import('../db/tenant.ts');
     let server;
     try {
-      server = await startServer(config);
+      server = await startServer(config, { database });
     } catch (err) {
       if (err instanceof PrivilegedRoleError) {
         process.stderr.write(`svc: ${err.message}\n`);

@@ -42,6 +42,8 @@ export interface OpenOptions {
    * puts it in. It is baked once into the template the cluster is copied from, so a first boot has nothing to migrate.
    */
   schema?: () => Promise<DatabaseSchema>;
+  /** Called once an embedded cluster's postmaster is spawned (at once on a server, where there is none). */
+  onLaunch?(): void;
 }
 
 export interface DatabaseSchema {
@@ -52,7 +54,10 @@ export interface DatabaseSchema {
 type Connection = string | postgres.Options<Record<string, never>>;
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  if (opts.url && opts.url !== 'memory') return openPostgres(connectionOf(opts.url), undefined);
+  if (opts.url && opts.url !== 'memory') {
+    opts.onLaunch?.();
+    return openPostgres(connectionOf(opts.url), undefined);
+  }
   const cluster = await startCluster({
     dataDir: opts.url === 'memory' ? undefined : opts.dataDir,
     osUser: opts.embedded?.osUser ?? 'nobody',
@@ -71,6 +76,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
         },
       };
     }),
+    onLaunch: opts.onLaunch,
     log: createLogger('db'),
   });
   return openPostgres(cluster.connection(), cluster);

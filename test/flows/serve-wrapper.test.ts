@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, connect, type Server } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { runSvc, SVC_BIN } from '../support/process.ts';
@@ -65,13 +66,22 @@ describe('bin/svc.js as the process a user or a service manager stops', () => {
     expect(out).toMatch(/SIGTERM received, shutting down/);
   });
 
-  it('a port already in use is one line naming the port and exit 2', async () => {
+  it('a port already in use is one line naming the port and exit 2, and the embedded PostgreSQL it started is stopped', async () => {
     const taken = createServer();
     servers.push(taken);
     await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
     const port = (taken.address() as { port: number }).port;
-    const res = await runSvc(['serve', '--role=conductor', `--port=${port}`], { DATABASE_URL: 'memory' });
-    expect(res.code).toBe(2);
-    expect(res.stderr.trim().split('\n')).toEqual([`svc: port ${port} on 127.0.0.1 is already in use; stop what holds it or pass --port (env PORT)`]);
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-port-taken-'));
+    chmodSync(dataDir, 0o711); // as root, the embedded cluster's OS user must be able to reach <dataDir>/pg
+    try {
+      const res = await runSvc(['serve', '--role=conductor', `--port=${port}`], { SVC_DATA_DIR: dataDir });
+      expect(res.code).toBe(2);
+      expect(res.stderr.trim().split('\n')).toEqual([`svc: port ${port} on 127.0.0.1 is already in use; stop what holds it or pass --port (env PORT)`]);
+      // PostgreSQL starts before the port is bound (it boots while the modules load): it was stopped cleanly
+      expect(existsSync(join(dataDir, 'pg', 'PG_VERSION'))).toBe(true);
+      expect(existsSync(join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -28,6 +28,8 @@ export interface EmbeddedOptions {
    * cluster is created, never on a restart.
    */
   schema?: () => Promise<TemplateSchema>;
+  /** Called once the first postmaster process is spawned (svc serve loads its modules while it boots). */
+  onLaunch?(): void;
   log: Logger;
 }
 
@@ -98,6 +100,7 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
       await clearStaleLock(join(dir, 'postmaster.pid'), log);
       await clearStaleLock(join(socketDir, `.s.PGSQL.${PORT}.lock`), log);
       const pm = startPostmaster({ postgres: bin.postgres, args, user, removeOnStop: root, onLog: (line) => log.debug(line) });
+      opts.onLaunch?.();
       try {
         await pm.ready;
         return pm;
