@@ -62,14 +62,19 @@ describe('svc serve as a process', () => {
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     try {
       // polled back to back from spawn on: refused until it listens, then "starting" (whatever the path) until it serves
-      const early = new Set<string>();
-      for (;;) {
-        const paths = ['/healthz', '/api/whoami'];
+      const paths = ['/healthz', '/api/whoami'];
+      const seen: Record<string, string[]> = { '/healthz': [], '/api/whoami': [] };
+      while (seen['/healthz'].at(-1) !== '200 ok') {
         const answers = await Promise.all(paths.map((p) => fetch(`http://127.0.0.1:${port}${p}`).then(async (r) => `${r.status} ${await r.text()}`, () => 'refused')));
-        if (answers[0] === '200 ok') break;
-        answers.forEach((a) => a !== 'refused' && early.add(a));
+        answers.forEach((a, i) => a !== 'refused' && seen[paths[i]].push(a));
       }
-      expect([...early]).toEqual(['503 starting']);
+      // per path: "starting" answers, then only what the started server answers (the two may straddle the moment)
+      const startedAt = (answers: string[]) => answers.findIndex((a) => a !== '503 starting');
+      expect(seen['/healthz'].slice(startedAt(seen['/healthz']))).toEqual(['200 ok']);
+      expect(seen['/healthz'].slice(0, startedAt(seen['/healthz'])).length).toBeGreaterThan(0);
+      const whoami = seen['/api/whoami'];
+      const whoamiStarted = startedAt(whoami) < 0 ? [] : whoami.slice(startedAt(whoami));
+      expect(whoamiStarted.every((a) => a.startsWith('401 '))).toBe(true);
     } finally {
       child.kill('SIGTERM');
       expect(await exited).toBe(0);

@@ -28,7 +28,10 @@ export interface EmbeddedOptions {
    * cluster is created, never on a restart.
    */
   schema?: () => Promise<TemplateSchema>;
-  /** Called once the first postmaster process is spawned (svc serve loads its modules while it boots). */
+  /**
+   * Called once the first postmaster is spawned, or as soon as a new cluster must be made first (longer than loading
+   * svc's modules): `svc serve` waits for it, then loads its modules while PostgreSQL boots.
+   */
   onLaunch?(): void;
   log: Logger;
 }
@@ -62,7 +65,13 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
   let root: string | undefined;
   let dir: string;
   let durable = Promise.resolve();
+  let launched = false;
+  const onLaunch = () => {
+    if (!launched) opts.onLaunch?.();
+    launched = true;
+  };
   if (opts.dataDir === undefined) {
+    onLaunch(); // a copy of the template is made first
     sweepThrowaways(log);
     root = createThrowawayRoot();
     dir = join(root, 'data');
@@ -76,6 +85,7 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
   } else {
     dir = clusterDir(opts.dataDir);
     assertReachable(user, dir, 'the cluster folder');
+    if (!existsSync(join(dir, 'PG_VERSION'))) onLaunch(); // a first boot: the cluster is made first
     ({ flushed: durable } = await createPersistentCluster(dir, user, bin.version, log, opts.schema));
   }
   const socketDir = socketDirFor(dir);
@@ -100,7 +110,7 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
       await clearStaleLock(join(dir, 'postmaster.pid'), log);
       await clearStaleLock(join(socketDir, `.s.PGSQL.${PORT}.lock`), log);
       const pm = startPostmaster({ postgres: bin.postgres, args, user, removeOnStop: root, onLog: (line) => log.debug(line) });
-      opts.onLaunch?.();
+      onLaunch();
       try {
         await pm.ready;
         return pm;

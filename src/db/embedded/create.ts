@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { open, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../shared/log.ts';
@@ -63,11 +64,20 @@ export async function createPersistentCluster(
   return { flushed };
 }
 
-/** The template is made without fsync (it is a cache); a cluster that keeps data is flushed to disk once. */
+/**
+ * The template is made without fsync (it is a cache); a cluster that keeps data is flushed to disk once: on Linux by
+ * one syncfs(2) of its file system (`sync --file-system`, as PostgreSQL's recovery_init_sync_method=syncfs does), which
+ * spares svc's event loop the ~5,000 file operations of flushing it file by file (the way taken elsewhere).
+ */
 async function syncTree(dir: string): Promise<void> {
+  if (process.platform === 'linux' && (await syncFileSystem(dir))) return;
   const list = () => readdir(dir, { withFileTypes: true, recursive: true });
   const entries = await list().catch(list); // a folder PostgreSQL removed while it was read: read again
   await syncPaths([dir, ...entries.map((e) => join(e.parentPath, e.name))]);
+}
+
+function syncFileSystem(dir: string): Promise<boolean> {
+  return new Promise((resolve) => execFile('sync', ['--file-system', dir], { timeout: 120_000 }, (err) => resolve(!err)));
 }
 
 /** fsync, 64 at a time; a file removed meanwhile (PostgreSQL runs in the cluster by then, and flushes its own) is skipped. */
