@@ -1,4 +1,4 @@
-import { buildOpenApi, operationsOf } from './openapi/openapi.ts';
+import { buildOpenApi, hasOperations } from './openapi/openapi.ts';
 import { docsPage } from './openapi/docs-page.ts';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -137,7 +137,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       for (const m of built.mounts ?? []) app.route(m.prefix, m.app);
       fetches.set(name, inProcessFetch(built.app));
     }
-    if (operationsOf(app).length) {
+    if (hasOperations(app)) {
       // the reference of what this process serves, generated once from the assembled routes on first read
       let spec: ReturnType<typeof buildOpenApi> | undefined;
       const reference = () => (spec ??= buildOpenApi(app, opts.version));

@@ -44,13 +44,21 @@ export function openApiPath(route: string): { path: string; params: string[] } {
 }
 
 /** The documented operations of `app`: one per method and path; `ALL` handlers that are endpoints (MCP) as POST. */
+/** A route the reference documents: under a documented prefix, one method (or an endpoint that takes them all). */
+const documented = (r: { method: string; path: string }) =>
+  DOCUMENTED_PREFIXES.some((p) => r.path.startsWith(p)) && (METHODS.has(r.method) || (r.method === 'ALL' && !r.path.endsWith('*')));
+
+/** Whether the app serves anything the reference documents (asked at boot: cheaper than operationsOf). */
+export function hasOperations(app: Hono): boolean {
+  return app.routes.some(documented);
+}
+
 export function operationsOf(app: Hono): Operation[] {
   const ops = new Map<string, Operation>();
   const docs = new Map<string, RouteDoc>();
   for (const r of app.routes) {
-    if (!DOCUMENTED_PREFIXES.some((p) => r.path.startsWith(p))) continue;
+    if (!documented(r)) continue;
     const endpointAll = r.method === 'ALL' && !r.path.endsWith('*');
-    if (!METHODS.has(r.method) && !endpointAll) continue;
     const method = endpointAll ? 'POST' : r.method;
     const key = `${method} ${r.path}`;
     const meta = routeDocOf(r.handler);

@@ -46,7 +46,7 @@ function shell(c: Context, csrf: string): Response {
 const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', mjs: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
 
 export function appRoutes(deps: { sessions: SessionCodec }): Hono {
-  const files = assetFiles();
+  let files: Map<string, string> | undefined; // resolved on the first asset asked for, not at every boot
   const cache = new Map<string, { body: Buffer; etag: string }>();
   const page = async (c: Context) => {
     if (!(await deps.sessions.open(c))) return c.redirect(signInUrl(c), 303);
@@ -55,7 +55,7 @@ export function appRoutes(deps: { sessions: SessionCodec }): Hono {
   return new Hono()
     .get('/assets/:name', (c) => {
       const name = c.req.param('name');
-      const file = files.get(name);
+      const file = (files ??= assetFiles()).get(name);
       if (!file) return c.text('not found', 404);
       let asset = cache.get(name);
       if (!asset) {
