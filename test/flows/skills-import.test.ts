@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -35,6 +35,7 @@ beforeAll(async () => {
   svc = await startTestSvc({ DATABASE_URL: db.url, AGENT_API_KEY_PEPPER: PEPPER, OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' }, 'all');
 });
 afterAll(async () => {
+  for (const dir of folders) await rm(dir, { recursive: true, force: true });
   await svc?.stop();
   await fake?.close();
   await cleanup?.();
@@ -63,8 +64,12 @@ Run scripts/build.sh, then read reference/deep/nested/format.md.
 `;
 const BINARY = new Uint8Array([0, 255, 1, 254, 0x80, 0x81, 10, 13, 0, 42]);
 
+/** The folders skillFolder() made, removed after the file's tests. */
+const folders: string[] = [];
+
 async function skillFolder(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'skill-'));
+  folders.push(dir);
   await mkdir(join(dir, 'scripts'));
   await mkdir(join(dir, 'assets'));
   await mkdir(join(dir, 'reference', 'deep', 'nested'), { recursive: true });
