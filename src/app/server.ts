@@ -30,19 +30,7 @@ const STARTING = 'starting';
 
 export async function startServer(config: Config, opts: { database?: Promise<Database> } = {}): Promise<RunningServer> {
   configureLogging({ level: config.logLevel });
-  const database = opts.database && { opening: opts.database, taken: false };
-  try {
-    return await serveApp(config, database);
-  } catch (err) {
-    // a database opened for this server that its app never took (the port was taken) is closed here
-    if (database && !database.taken) await database.opening.then((d) => d.close()).catch(() => {});
-    throw err;
-  }
-}
-
-async function serveApp(config: Config, database: { opening: Promise<Database>; taken: boolean } | undefined): Promise<RunningServer> {
-  // the SDK is imported only when OTEL_* asks for traces (config.otel); otherwise the API stays a no-op
-  const tracing: Tracing | undefined = config.otel ? await startTracing(config.otel, { role: config.roles.join(','), version: VERSION }) : undefined;
+  let tracing: Tracing | undefined;
   let fetchApp: ((req: Request) => Response | Promise<Response>) | undefined;
   const listener: RequestListener = getRequestListener((req) => fetchApp!(req), { hostname: config.host });
   // Until the app is built every request is answered here, without it: a probe polling /healthz through the boot costs
@@ -52,21 +40,26 @@ async function serveApp(config: Config, database: { opening: Promise<Database>; 
     req.resume();
     res.writeHead(503, { 'Content-Type': 'text/plain; charset=UTF-8', 'Content-Length': STARTING.length }).end(STARTING);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-    server.listen(config.port, config.host);
-  }).catch(async (err: unknown) => {
+  try {
+    // the SDK is imported only when OTEL_* asks for traces (config.otel); otherwise the API stays a no-op
+    tracing = config.otel ? await startTracing(config.otel, { role: config.roles.join(','), version: VERSION }) : undefined;
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', resolve);
+      server.once('error', reject);
+      server.listen(config.port, config.host);
+    });
+  } catch (err) {
+    // the port was taken: a database opened for this server is closed with it (buildApp owns it from here on)
     await tracing?.shutdown();
+    await opts.database?.then((d) => d.close()).catch(() => {});
     throw err;
-  });
+  }
   const port = (server.address() as AddressInfo).port;
   const selfHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${selfHost}:${port}`;
   let built: BuiltApp;
   try {
-    if (database) database.taken = true; // buildApp closes it if it fails
-    built = await buildApp(config, { selfUrl: url, version: VERSION, database: database?.opening });
+    built = await buildApp(config, { selfUrl: url, version: VERSION, database: opts.database });
   } catch (err) {
     await new Promise((r) => server.close(r));
     await tracing?.shutdown();

@@ -26,15 +26,17 @@ export function loadMigrations(dir = SQL_DIR): Migration[] {
   return migrationNames(dir).map((name) => ({ name, text: readFileSync(join(dir, name), 'utf8') }));
 }
 
-/** The migrations recorded as applied; undefined on a database never migrated. */
-async function appliedNames(database: Database): Promise<Set<string> | undefined> {
+/** Whether every migration of sql/ is recorded as applied (false on a database never migrated). */
+async function upToDate(database: Database): Promise<boolean> {
+  let rows: Array<{ name: string }>;
   try {
-    const { rows } = await sql<{ name: string }>`SELECT name FROM svc_migrations`.execute(database.db);
-    return new Set(rows.map((r) => r.name));
+    ({ rows } = await sql<{ name: string }>`SELECT name FROM svc_migrations`.execute(database.db));
   } catch (err) {
-    if ((err as { code?: string }).code === '42P01') return undefined; // undefined_table
+    if ((err as { code?: string }).code === '42P01') return false; // undefined_table
     throw err;
   }
+  const done = new Set(rows.map((r) => r.name));
+  return migrationNames(SQL_DIR).every((n) => done.has(n));
 }
 
 /**
@@ -42,13 +44,8 @@ async function appliedNames(database: Database): Promise<Set<string> | undefined
  * that has every one of them is found by one read, without the lock or reading a file (a restart).
  */
 export async function migrate(database: Database, migrations?: Migration[]): Promise<string[]> {
-  if (!migrations) {
-    const names = migrationNames(SQL_DIR);
-    const done = await appliedNames(database);
-    if (done && names.every((n) => done.has(n))) return [];
-    migrations = loadMigrations();
-  }
-  const pending = migrations;
+  if (!migrations && (await upToDate(database))) return [];
+  const pending = migrations ?? loadMigrations();
   const applied: string[] = [];
   await database.execLocked(LOCK_KEY, async (exec, query) => {
     await exec(`CREATE TABLE IF NOT EXISTS svc_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);

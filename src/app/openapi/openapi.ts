@@ -43,7 +43,6 @@ export function openApiPath(route: string): { path: string; params: string[] } {
   return { path, params };
 }
 
-/** The documented operations of `app`: one per method and path; `ALL` handlers that are endpoints (MCP) as POST. */
 /** A route the reference documents: under a documented prefix, one method (or an endpoint that takes them all). */
 const documented = (r: { method: string; path: string }) =>
   DOCUMENTED_PREFIXES.some((p) => r.path.startsWith(p)) && (METHODS.has(r.method) || (r.method === 'ALL' && !r.path.endsWith('*')));
@@ -53,6 +52,7 @@ export function hasOperations(app: Hono): boolean {
   return app.routes.some(documented);
 }
 
+/** The documented operations of `app`: one per method and path; `ALL` handlers that are endpoints (MCP) as POST. */
 export function operationsOf(app: Hono): Operation[] {
   const ops = new Map<string, Operation>();
   const docs = new Map<string, RouteDoc>();

@@ -3,7 +3,7 @@ import type { Logger } from '../../../shared/log.ts';
 import type { Database } from '../../../db/index.ts';
 import { poolAdapter } from './db-adapter.ts';
 import { subscribedQueues } from './subscriptions.repo.ts';
-import { SUBSCRIBED_MS, type JobHandler, type QueueSettings, type SendOptions } from './jobs.ts';
+import { STOP_TIMEOUT_MS, SUBSCRIBED_MS, type JobHandler, type QueueSettings, type SendOptions } from './jobs.ts';
 
 /**
  * pg-boss behind the job queue (jobs.ts), in a module of its own: the conductor loads it (about 1.1 MB of bundled
@@ -12,7 +12,6 @@ import { SUBSCRIBED_MS, type JobHandler, type QueueSettings, type SendOptions } 
 
 /** Jobs fetched at once per worker; they run side by side (handlers of one queue are independent by contract). */
 const BATCH = 10;
-const STOP_TIMEOUT_MS = 10_000;
 
 export interface EngineDeps {
   database: Database;

@@ -96,7 +96,8 @@ export const JOBS_SCHEMA = 'pgboss';
 export const SUBSCRIBED_MS = 5_000;
 /** Attempts at bringing the queue up while the database is unreachable: 1 + 2 + 4 + 8 + 10 × 5 s of waits, about a minute. */
 const START_ATTEMPTS = 9;
-const STOP_TIMEOUT_MS = 10_000;
+/** How long a stop waits: for the handlers running here (engine.ts), or for a start in progress. */
+export const STOP_TIMEOUT_MS = 10_000;
 
 /**
  * The SQL that installs the queue's schema as `start()` would on an empty database (one transaction). A new embedded
