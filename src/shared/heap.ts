@@ -30,7 +30,8 @@ export function limitHeap(limits: HeapLimits, execArgv: readonly string[] = proc
   let held = false;
   const check = () => {
     const young = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
-    const hold = young >= cap;
+    // held before the resize that would pass the cap (a resize doubles it), not after: the cap is a bound
+    const hold = young * 2 > cap;
     if (hold === held) return;
     held = hold;
     v8.setFlagsFromString(`--semi-space-growth-factor=${hold ? 1 : 2}`);
