@@ -14,6 +14,9 @@ export default {
     dir: '.svc-bundle/main', // bin/bundle.js builds into .svc-bundle/b-<time>/
     format: 'esm',
     codeSplitting: true,
+    // Without comments (svc's sources are richly commented): 9.6 MB of chunks instead of 12, so a start reads, decodes
+    // and hands V8 a fifth less text. The code keeps its lines and names, so stack traces stay readable.
+    comments: false,
     // .mjs: ES modules whatever package.json says about .js
     entryFileNames: '[name].mjs',
     chunkFileNames: '[name]-[hash].mjs',
