@@ -59,7 +59,7 @@ export async function loadPlatformSkills(dir: string, log: Logger): Promise<Plat
   const out: PlatformSkill[] = [];
   for (const f of folders.filter((d) => d.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) {
     const entries = await folderEntries(join(dir, f.name));
-    const pkg = readPackage(entries);
+    const pkg = await readPackage(entries);
     if (!pkg.validation.ok) {
       log.error('platform skill skipped: invalid package', { folder: f.name, errors: pkg.validation.errors.map((e) => e.message) });
       continue;

@@ -37,7 +37,7 @@ export function skillOfPackage(pkg: SkillPackage, source: SkillSource): NewSkill
 }
 
 export async function dryRun(db: Kysely<DB>, tenantId: string, entries: readonly PackageEntry[], now = new Date()): Promise<DryRun> {
-  const pkg = readPackage(entries);
+  const pkg = await readPackage(entries);
   if (pkg.validation.ok) {
     const taken = await withTenant(db, tenantId, (tx) => knownSkillNames(tx, [pkg.skill.name]));
     if (taken.length) pkg.validation.errors.push({ code: 'name_taken', path: 'SKILL.md', message: `SKILL.md: a skill named ${pkg.skill.name} already exists; delete it first or rename this one` });

@@ -21,10 +21,10 @@ Run scripts/fill.sh.
 `;
 
 describe('a skill package', () => {
-  it('reads YAML front matter with lists and maps, and lists every resource with its digest and executable bit', () => {
+  it('reads YAML front matter with lists and maps, and lists every resource with its digest and executable bit', async () => {
     const script = text('scripts/fill.sh', '#!/bin/sh\necho filled\n', true);
     const png = { path: 'assets/logo.png', bytes: new Uint8Array([137, 80, 78, 71, 0, 255]), executable: false, link: false };
-    const pkg = readPackage([text('SKILL.md', SKILL), script, png]);
+    const pkg = await readPackage([text('SKILL.md', SKILL), script, png]);
     expect(pkg.validation).toEqual({ ok: true, errors: [], warnings: [] });
     expect(pkg.skill).toEqual({
       name: 'pdf-tools',
@@ -44,8 +44,8 @@ describe('a skill package', () => {
     expect(pkg.totalBytes).toBe(new TextEncoder().encode(SKILL).byteLength + script.bytes.byteLength + 6);
   });
 
-  it('takes allowed-tools as a space-separated string too, and warns about keys it does not know', () => {
-    const pkg = readPackage([text('SKILL.md', '---\nname: a\ndescription: b\nallowed-tools: Bash Read\nversion: 3\n---\nbody')]);
+  it('takes allowed-tools as a space-separated string too, and warns about keys it does not know', async () => {
+    const pkg = await readPackage([text('SKILL.md', '---\nname: a\ndescription: b\nallowed-tools: Bash Read\nversion: 3\n---\nbody')]);
     expect(pkg.skill.allowedTools).toEqual(['Bash', 'Read']);
     expect(pkg.validation.ok).toBe(true);
     expect(pkg.validation.warnings).toEqual([expect.objectContaining({ code: 'unknown_key', message: expect.stringContaining('version') })]);
@@ -62,8 +62,8 @@ describe('a skill package', () => {
     ['a second SKILL.md', [text('other/SKILL.md', '---\nname: b\ndescription: c\n---\n')], 'second_skill_md', 'other/SKILL.md'],
     ['an oversize file', [{ path: 'big.bin', bytes: new Uint8Array(MAX_FILE_BYTES + 1), executable: false, link: false }], 'file_too_large', 'big.bin'],
     ['a backslash', [text('scripts\\run.sh', 'x')], 'invalid_path', 'scripts\\run.sh'],
-  ])('refuses %s', (_label, extra, code, path) => {
-    const pkg = readPackage([text('SKILL.md', SKILL), ...extra]);
+  ])('refuses %s', async (_label, extra, code, path) => {
+    const pkg = await readPackage([text('SKILL.md', SKILL), ...extra]);
     expect(pkg.validation.ok).toBe(false);
     expect(pkg.validation.errors).toEqual([expect.objectContaining({ code, path })]);
   });
@@ -75,8 +75,8 @@ describe('a skill package', () => {
     ['a missing description', [text('SKILL.md', '---\nname: ok\n---\nbody')], /description: required/],
     ['a bad name', [text('SKILL.md', '---\nname: a/b\ndescription: d\n---\n')], /name: 1-128 letters/],
     ['metadata that is a list', [text('SKILL.md', '---\nname: a\ndescription: d\nmetadata: [1]\n---\n')], /metadata: expected a mapping/],
-  ])('refuses %s in SKILL.md', (_label, entries, message) => {
-    const pkg = readPackage(entries);
+  ])('refuses %s in SKILL.md', async (_label, entries, message) => {
+    const pkg = await readPackage(entries);
     expect(pkg.validation.ok).toBe(false);
     expect(pkg.validation.errors.map((e) => e.message).join('\n')).toMatch(message);
   });

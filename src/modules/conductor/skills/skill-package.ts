@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { parseDocument } from 'yaml';
 import { NAME_PATTERN } from '../profiles/profile.schema.ts';
 import { MAX_SKILL_BODY_CHARS } from './skill.schema.ts';
 
@@ -115,7 +114,7 @@ function splitFrontMatter(text: string): { yaml: string | undefined; body: strin
   return m ? { yaml: m[1], body: text.slice(m[0].length) } : { yaml: undefined, body: text };
 }
 
-function readFrontMatter(text: string, errors: Issue[], warnings: Issue[]): { meta: SkillMeta; body: string } {
+async function readFrontMatter(text: string, errors: Issue[], warnings: Issue[]): Promise<{ meta: SkillMeta; body: string }> {
   const meta: SkillMeta = { name: '', description: '', license: null, compatibility: null, allowedTools: [], metadata: {} };
   const fail = (code: string, message: string) => errors.push({ code, path: 'SKILL.md', message: `SKILL.md: ${message}` });
   const { yaml, body } = splitFrontMatter(text);
@@ -123,6 +122,8 @@ function readFrontMatter(text: string, errors: Issue[], warnings: Issue[]): { me
     fail('front_matter', 'missing the YAML front matter (a block between "---" lines with at least name and description)');
     return { meta, body };
   }
+  // the YAML parser loads with the first package read, not with the server (a restart reads none)
+  const { parseDocument } = await import('yaml');
   const doc = parseDocument(yaml, { uniqueKeys: true });
   if (doc.errors.length) {
     fail('front_matter', `front matter is not valid YAML: ${doc.errors[0].message.split('\n')[0]}`);
@@ -184,7 +185,7 @@ export function withinFolder(entries: readonly PackageEntry[]): PackageEntry[] {
 }
 
 /** Reads a skill folder's files as a package; every problem lands in `validation.errors`, never thrown. */
-export function readPackage(entries: readonly PackageEntry[]): SkillPackage {
+export async function readPackage(entries: readonly PackageEntry[]): Promise<SkillPackage> {
   const errors: Issue[] = [];
   const warnings: Issue[] = [];
   const seen = new Set<string>();
@@ -230,7 +231,7 @@ export function readPackage(entries: readonly PackageEntry[]): SkillPackage {
   } else if (!isUtf8(skillMd.bytes)) {
     errors.push({ code: 'front_matter', path: 'SKILL.md', message: 'SKILL.md: not UTF-8 text' });
   } else {
-    ({ meta, body } = readFrontMatter(new TextDecoder().decode(skillMd.bytes), errors, warnings));
+    ({ meta, body } = await readFrontMatter(new TextDecoder().decode(skillMd.bytes), errors, warnings));
   }
   resources.sort((a, b) => a.path.localeCompare(b.path));
   const requiresSandbox = resources.some((r) => r.executable || r.path.startsWith('scripts/'));

@@ -77,7 +77,7 @@ export interface SearchOptions {
 
 /** Substring or regex search over the text files below a path (files over 1 MiB and binary files are skipped). */
 export async function searchFiles(view: VfsView, raw: unknown, o: SearchOptions) {
-  const test = lineMatcher(o);
+  const test = await lineMatcher(o);
   const start = await view.resolve(raw ?? '/work', 'read');
   const matches: Array<{ path: string; line: number; text: string }> = [];
   const queue: Resolved[] = [];

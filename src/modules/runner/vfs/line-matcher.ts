@@ -1,4 +1,4 @@
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
 import { VfsError } from './paths.ts';
 
 /**
@@ -13,17 +13,19 @@ export interface LinePattern {
   ignoreCase: boolean;
 }
 
-export function lineMatcher(o: LinePattern): (line: string) => boolean {
+export async function lineMatcher(o: LinePattern): Promise<(line: string) => boolean> {
   if (!o.regex) {
     const needle = o.ignoreCase ? o.pattern.toLowerCase() : o.pattern;
     return (line) => (o.ignoreCase ? line.toLowerCase() : line).includes(needle);
   }
   const unsupported = unsupportedSyntax(o.pattern);
   if (unsupported) throw new VfsError(`pattern: ${unsupported} are not supported (fs_search matches in linear time, RE2 syntax); search without them`);
+  // RE2 loads with the first regular-expression search, not with the runner
+  const { RE2JS: RE2 } = await import('re2js');
   let re: RE2JS;
   try {
     // JavaScript spellings a model writes (`\u0041`, `(?<name>…)`) become their RE2 forms first
-    re = RE2JS.compile(RE2JS.translateRegExp(o.pattern), o.ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
+    re = RE2.compile(RE2.translateRegExp(o.pattern), o.ignoreCase ? RE2.CASE_INSENSITIVE : 0);
   } catch (err) {
     throw new VfsError(`pattern: not a valid regular expression (${(err as Error).message})`);
   }
