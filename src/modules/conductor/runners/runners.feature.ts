@@ -11,11 +11,13 @@ export const runnersFeature: Feature = ({ fleet, broadcaster, database, internal
   return {
     public: announceRoutes({ fleet, broadcaster, database, internalToken, log: upkeep }),
     async start() {
-      await broadcaster.restore(await fleet.probe());
+      [, unlisten] = await Promise.all([
+        fleet.probe().then((restarted) => broadcaster.restore(restarted)),
+        database.listen(ANNOUNCE_CHANNEL, (url) => {
+          if (fleet.byUrl(url)) void broadcaster.reconcileNow().catch((err) => upkeep.warn('reconciling an announced runner failed', { url, error: String(err) }));
+        }),
+      ]);
       broadcaster.start();
-      unlisten = await database.listen(ANNOUNCE_CHANNEL, (url) => {
-        if (fleet.byUrl(url)) void broadcaster.reconcileNow().catch((err) => upkeep.warn('reconciling an announced runner failed', { url, error: String(err) }));
-      });
     },
     async drain() {
       broadcaster.stop();

@@ -136,8 +136,8 @@ export function createHub(deps: {
     },
     catchUps: () => fetching.size,
     async start() {
-      unlisteners.push(
-        await deps.database.listen(EVENTS_CHANNEL, (payload) => {
+      const listening = await Promise.all([
+        deps.database.listen(EVENTS_CHANNEL, (payload) => {
           try {
             const { t, r, s } = JSON.parse(payload) as { t: string; r: string; s: number };
             if (!deps.isDrivenHere?.(t, r)) void catchUp(t, r, s);
@@ -145,7 +145,7 @@ export function createHub(deps: {
             deps.log.warn('ignoring malformed run event notification', { payload: payload.slice(0, 200) });
           }
         }),
-        await deps.database.listen(CANCEL_CHANNEL, (payload) => {
+        deps.database.listen(CANCEL_CHANNEL, (payload) => {
           try {
             const { t, r } = JSON.parse(payload) as { t: string; r: string };
             cancelHandlers.forEach((fn) => fn(t, r));
@@ -153,7 +153,8 @@ export function createHub(deps: {
             deps.log.warn('ignoring malformed cancel notification', { payload: payload.slice(0, 200) });
           }
         }),
-      );
+      ]);
+      unlisteners.push(...listening);
     },
     async stop() {
       for (const u of unlisteners.splice(0)) await u().catch(() => {});

@@ -11,8 +11,8 @@ import { runRoutes } from './runs.routes.ts';
 export const runsFeature: Feature = ({ runs }) => ({
   api: new Hono<IdentityEnv>().route('/runs', runRoutes({ ...runs.deps, keepAliveMs: 15_000 })),
   async start() {
-    await runs.hub.start();
-    await runs.ownership.start();
+    // side by side: the hub's LISTENs, and the lease with the sweep of the runs this conductor's id left behind
+    await Promise.all([runs.hub.start(), runs.ownership.start()]);
   },
   async drain() {
     // Runs we drive cannot finish once we are gone: end them `interrupted` now, with their terminal event.
