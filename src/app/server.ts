@@ -66,10 +66,16 @@ export async function startServer(config: Config, opts: { database?: Promise<Dat
     throw err;
   }
   fetchApp = built.app.fetch;
-  built.serving();
+  // The modules' background work (loading and starting the job queue: tens of milliseconds of this thread) begins
+  // after one turn of the event loop's I/O, so the requests that waited for the app (a health probe) are answered first.
+  let stopping: Promise<void> | undefined;
+  setImmediate(() =>
+    setImmediate(() => {
+      if (!stopping) built.serving();
+    }),
+  );
   log.info('listening', { url, roles: config.roles.join(','), database: config.databaseUrl === undefined ? 'embedded' : config.databaseUrl === 'memory' ? 'embedded (throwaway)' : 'server' });
 
-  let stopping: Promise<void> | undefined;
   const running: RunningServer = {
     url,
     port,
