@@ -38,4 +38,18 @@ describe.each(backends)('executeText on $name', (backend) => {
     const answers = await Promise.all(Array.from({ length: 10 }, () => database.executeText('SELECT count(*)::int AS c FROM t')));
     expect(answers).toEqual(Array(10).fill([{ c: 2 }]));
   });
+
+  it('rejects a script whose connection breaks mid-transaction, and the process lives on', async () => {
+    // a PostgreSQL restarted under svc: the job queue's script loses its backend between BEGIN and COMMIT
+    const running = database.executeText('BEGIN; SELECT pg_sleep(60); COMMIT;');
+    running.catch(() => {});
+    // parameterised statements: they do not wait behind the scripts, which run one at a time
+    const sleeper = `SELECT pid FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()`;
+    await expect.poll(async () => (await database.executeText(sleeper, ['%pg_sleep(60)%'])).length).toBe(1);
+    await database.executeText(`SELECT pg_terminate_backend(pid) FROM (${sleeper}) s`, ['%pg_sleep(60)%']);
+    await expect(running).rejects.toThrow();
+    // scripts go on over a new connection (the one after the break may still get the old backend's FATAL error); a
+    // write on the broken connection would have thrown from a timer, outside any promise, and failed this test run
+    await expect.poll(() => database.executeText('SELECT count(*)::int AS c FROM t').catch((err: Error) => err.message)).toEqual([{ c: 2 }]);
+  });
 });
