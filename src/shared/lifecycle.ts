@@ -34,6 +34,22 @@ export async function startInOrder(parts: readonly Lifecycle[]): Promise<void> {
   }
 }
 
+/**
+ * Starts parts that do not rely on one another side by side; when one fails, those that started are drained and
+ * stopped, and the first failure is thrown (as `startInOrder` leaves nothing of a failed start running).
+ */
+export async function startSideBySide(parts: readonly Lifecycle[]): Promise<void> {
+  const results = await Promise.allSettled(parts.map((p) => p.start?.()));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (!failed) return;
+  for (const [i, p] of parts.entries()) {
+    if (results[i].status === 'rejected') continue;
+    await p.drain?.().catch(() => {});
+    await p.stop?.().catch(() => {});
+  }
+  throw failed.reason;
+}
+
 /** Begins the parts' `serving` work, in list order. */
 export function servingInOrder(parts: readonly Lifecycle[]): void {
   for (const p of parts) p.serving?.();

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { startSideBySide } from '../../../shared/lifecycle.ts';
 import type { Feature } from '../feature.ts';
 import type { IdentityEnv } from '../identity/index.ts';
 import { stopLocally } from './cancel.ts';
@@ -11,13 +12,8 @@ import { runRoutes } from './runs.routes.ts';
 export const runsFeature: Feature = ({ runs }) => ({
   api: new Hono<IdentityEnv>().route('/runs', runRoutes({ ...runs.deps, keepAliveMs: 15_000 })),
   async start() {
-    // side by side: the hub's LISTENs, and the lease with the sweep of the runs this conductor's id left behind; when
-    // one fails, the other is stopped before the failure goes up (the lease's heartbeat is a timer)
-    const [hub, lease] = await Promise.allSettled([runs.hub.start(), runs.ownership.start()]);
-    if (hub.status === 'fulfilled' && lease.status === 'fulfilled') return;
-    if (lease.status === 'fulfilled') await runs.ownership.stop().catch(() => {});
-    if (hub.status === 'fulfilled') await runs.hub.stop().catch(() => {});
-    throw hub.status === 'rejected' ? hub.reason : (lease as PromiseRejectedResult).reason;
+    // the hub's LISTENs, and the lease with the sweep of the runs this conductor's id left behind
+    await startSideBySide([runs.hub, runs.ownership]);
   },
   async drain() {
     // Runs we drive cannot finish once we are gone: end them `interrupted` now, with their terminal event.
