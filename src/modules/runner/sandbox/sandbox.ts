@@ -93,7 +93,8 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
     if (opts.mode === 'off') return current;
     bwrap = findOnPath('bwrap', opts.searchPath);
     if (!bwrap) return { mode: 'bwrap', available: false, detail: `bubblewrap (bwrap) is not installed (not found on PATH); fix: ${SANDBOX_FIX}` };
-    const version = (await run(bwrap, ['--version'])).out || 'bubblewrap';
+    // asked beside the first sandbox, not before it: at boot each step waits for a turn of a busy event loop
+    const version = run(bwrap, ['--version']).then((r) => r.out || 'bubblewrap');
     let firstFailure = '';
     for (const variant of VARIANTS) {
       if (variant.rootOnly && hostLayout().uid !== 0) continue;
@@ -104,10 +105,11 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
       const result = await run(bwrap, inv.argv, inv).finally(() => closeSync(fd));
       if (result.code === 0) {
         bwrapOpts = variant.opts;
-        return { mode: 'bwrap', available: true, detail: `${version} at ${bwrap}, ${variant.label}` };
+        return { mode: 'bwrap', available: true, detail: `${await version} at ${bwrap}, ${variant.label}` };
       }
       firstFailure ||= result.out || `exit ${result.code}`;
     }
+    await version;
     return { mode: 'bwrap', available: false, detail: `bubblewrap at ${bwrap} cannot create a sandbox here (${firstFailure}); fix: ${SANDBOX_FIX}` };
   }
 
