@@ -116,7 +116,10 @@ class PipelinedDriver implements Driver {
     const c = connection as PipelinedConnection;
     if (c.dropPrelude()) return;
     if (c.ended) return; // its commit went out already (a failed statement made it a rollback)
-    return this.#inner.rollbackTransaction(c.inner);
+    // Sent here, not through Kysely's PostgresDriver.rollbackTransaction: when the rollback fails (the backend died)
+    // that one marks the connection for discard through a method of Kysely's own connection class, which a
+    // postgres.js connection does not have, and the caller got that TypeError instead of the database's error.
+    await c.inner.executeQuery(CompiledQuery.raw('rollback'));
   }
 
   savepoint(connection: DatabaseConnection, ...rest: [string, Parameters<NonNullable<Driver['savepoint']>>[2]]): Promise<void> {
