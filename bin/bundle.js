@@ -16,8 +16,10 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/+$/, '');
 export const CACHE_DIR = join(ROOT, '.svc-bundle');
 const STAMP = join(CACHE_DIR, 'stamp.json');
-/** Besides src/: what changes the bundle's content (dependency versions, the bundler's settings). */
+/** Besides src/: what changes the bundle's content (dependency versions and patches, the bundler's settings). */
 const OTHER_INPUTS = ['package.json', 'package-lock.json', 'rolldown.config.js', 'bin/bundle.js'];
+/** patch-package's patches of dependencies (npm install applies them to node_modules; the bundle holds the result). */
+const PATCHES = 'patches';
 const KEEP_PREVIOUS = 2;
 
 /**
@@ -37,6 +39,7 @@ function listInputs() {
   };
   walk('src');
   for (const f of OTHER_INPUTS) if (existsSync(join(ROOT, f))) out.push(f);
+  if (existsSync(join(ROOT, PATCHES))) for (const f of readdirSync(join(ROOT, PATCHES))) out.push(`${PATCHES}/${f}`);
   return out;
 }
 

@@ -57,6 +57,12 @@ describe('the npm package', () => {
     expect(readFileSync(join(ROOT, 'LICENSE'), 'utf8')).toMatch(/^Apache License\s+Version 2\.0/);
   });
 
+  it('carries its patched postgres.js inside the package instead of the registry copy (patches/: connections that lose their backend)', () => {
+    expect(files).toContain('node_modules/postgres/src/connection.js');
+    const installed = readFileSync(join(app, 'node_modules/svc/node_modules/postgres/src/connection.js'), 'utf8');
+    expect(installed).toContain('svc patch');
+  });
+
   it('runs `npx svc --version` from node_modules', async () => {
     const { stdout } = await run('npx', ['svc', '--version'], { cwd: app, env });
     expect(stdout.trim()).toBe(VERSION);
