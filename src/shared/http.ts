@@ -196,6 +196,21 @@ export function readPaging(c: Context, max = 1000): { limit: number | undefined;
   return { limit: num('limit', rawLimit, 1, max), offset: num('offset', rawOffset, 0, Number.MAX_SAFE_INTEGER) ?? 0 };
 }
 
+const DATABASE_UNAVAILABLE = new AppError(503, 'database unavailable', { headers: { 'Retry-After': '1' } });
+
+/**
+ * The database went away under the request: a connection closed or refused (PostgreSQL restarting, a failover, the
+ * network), or PostgreSQL shutting down or still starting (SQLSTATE class 08, 57P01-57P03). postgres.js names its own
+ * connection errors in `code`; a refused connect is Node's error of the `connect` call.
+ */
+function lostDatabase(err: unknown): boolean {
+  const e = err as { code?: unknown; syscall?: unknown; severity?: unknown } | undefined;
+  if (typeof e?.code !== 'string') return false;
+  if (/^CONNECT(ION_CLOSED|ION_DESTROYED|ION_ENDED|_TIMEOUT)$/.test(e.code)) return true;
+  if (e.syscall === 'connect' && /^(ECONNREFUSED|ENOENT|ECONNRESET)$/.test(e.code)) return true;
+  return typeof e.severity === 'string' && /^(08[0-9A-Z]{3}|57P0[123])$/.test(e.code);
+}
+
 /** Maps any thrown value to a status and message; unexpected errors are logged and hidden from the client. */
 export function toHttpError(err: unknown): { status: number; message: string; error: AppError | undefined } {
   if (err instanceof AppError) return { status: err.status, message: err.message, error: err };
@@ -204,6 +219,10 @@ export function toHttpError(err: unknown): { status: number; message: string; er
   // PostgreSQL data exceptions (class 22: bad encoding, out of range, invalid text) come from client input.
   const code = (err as { code?: unknown })?.code;
   if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)) return { status: 400, message: `invalid input: ${(err as Error).message}`, error: undefined };
+  if (lostDatabase(err)) {
+    log.warn('database unavailable', { error: describeError(err) });
+    return { status: 503, message: 'database unavailable (restarting or unreachable); retry shortly', error: DATABASE_UNAVAILABLE };
+  }
   log.error('unhandled error', { error: describeError(err), stack: err instanceof Error ? err.stack : undefined });
   return { status: 500, message: 'internal error', error: undefined };
 }

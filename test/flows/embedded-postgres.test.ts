@@ -136,6 +136,49 @@ describe('svc serve on its embedded PostgreSQL', { timeout: SLOW }, () => {
     await waitForOutput(svc, /embedded PostgreSQL restarted/, SLOW - 10_000);
     expect(await profileNames(svc)).toEqual(['survives']);
   });
+
+  it('answers every request while its postmaster is killed under load, 503 with Retry-After while PostgreSQL restarts, and lives on', async () => {
+    const dir = dataDir();
+    const svc = await start(dir);
+    await createProfile(svc, 'kept');
+    // 8 clients read and write in a loop; each request must be answered (a hung one fails on its timeout, a process
+    // that died fails the next fetch)
+    const statuses = new Map<number, number>();
+    const unavailable: Array<{ retryAfter: string | null; error: string }> = [];
+    let restarted = false;
+    let stop = false;
+    const client = async (c: number) => {
+      let after = 0;
+      for (let i = 0; !stop; i++) {
+        const write = i % 4 === 0;
+        const res = await fetch(svc.url + '/api/profiles', {
+          method: write ? 'POST' : 'GET',
+          headers: auth,
+          body: write ? JSON.stringify({ name: `c${c}-${i}`, runtime: 'general', model: 'demo:echo' }) : undefined,
+          signal: AbortSignal.timeout(20_000),
+        });
+        const body = (await res.json()) as { error?: string };
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        if (res.status === 503) unavailable.push({ retryAfter: res.headers.get('retry-after'), error: body.error ?? '' });
+        if (restarted && res.ok && ++after >= 5) return;
+      }
+    };
+    const clients = Array.from({ length: 8 }, (_, c) => client(c));
+    await expect.poll(() => [...statuses.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(40);
+    process.kill(postmasterOf(dir), 'SIGKILL');
+    await waitForOutput(svc, /embedded PostgreSQL restarted/, SLOW - 30_000);
+    restarted = true;
+    try {
+      await Promise.all(clients);
+    } finally {
+      stop = true;
+    }
+    expect([...statuses.keys()].filter((s) => s !== 200 && s !== 201 && s !== 503)).toEqual([]);
+    for (const u of unavailable) expect(u).toEqual({ retryAfter: '1', error: expect.stringMatching(/^database unavailable/) });
+    expect(svc.child.exitCode).toBeNull();
+    expect(svc.output()).not.toMatch(/TypeError|unhandled error/);
+    expect(await profileNames(svc)).toContain('kept');
+  });
 });
 
 describe('throwaway clusters (DATABASE_URL=memory)', () => {
