@@ -47,9 +47,11 @@ function programMounts(): { argv: [string, ...string[]]; hostArgv: [string, ...s
     map.push([dirname(root), '/opt/node_modules']);
     inside = `/opt/node_modules/${basename(root)}`;
   } else {
-    // .svc-bundle: the boot bundle; package-lock.json and rolldown.config.js: its inputs beside src/ and package.json,
-    // which bin/svc.js compares with the bundle's stamp
-    for (const p of ['src', 'bin', 'package.json', 'package-lock.json', 'rolldown.config.js', '.svc-bundle', 'node_modules']) map.push([join(root, p), `/opt/svc/${p}`]);
+    // .svc-bundle: the boot bundle; package-lock.json, rolldown.config.js and patches/: its inputs beside src/ and
+    // package.json, which bin/svc.js compares with the bundle's stamp
+    for (const p of ['src', 'bin', 'package.json', 'package-lock.json', 'rolldown.config.js', 'patches', '.svc-bundle', 'node_modules']) {
+      if (existsSync(join(root, p))) map.push([join(root, p), `/opt/svc/${p}`]);
+    }
     inside = '/opt/svc';
   }
   const mapped = (host: string) => {
