@@ -21,8 +21,7 @@ export interface Database {
    * SQL text from a library that brings its own (the job queue): with `values`, one parameterised statement; without,
    * any number of statements on one connection, its own BEGIN…COMMIT included. Several statements answer an array of
    * row arrays (postgres.js gives one to each statement that answers rows or a count: BEGIN and COMMIT get none).
-   * It has connections of its own apart from the pool behind `db`: up to 3 for statements, and one for scripts, which
-   * run one at a time.
+   * It has connections of its own (up to 3), apart from the pool behind `db`.
    */
   executeText(text: string, values?: readonly unknown[]): Promise<Array<Record<string, unknown>> | Array<Array<Record<string, unknown>>>>;
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
@@ -110,12 +109,6 @@ function openPostgres(connection: Connection, embedded: EmbeddedCluster | undefi
   // The job queue's own connections (executeText is its driver): its start and polling never wait behind the app's
   // pool, whose transactions may be waiting for the queue (a run that ends while the queue is still starting).
   let queue: ReturnType<typeof postgres> | undefined;
-  // Its scripts (a BEGIN…COMMIT of their own) run one at a time on a client of one connection, not on a reserved
-  // connection of the pool: postgres.js 3.4.9 hands a reserved connection back broken once its backend died, and the
-  // next write on it throws from a timer, which ends the process (porsager/postgres#1208: a PostgreSQL restarted
-  // under svc while the queue ran a script). A client of one connection reconnects instead.
-  let scripts: ReturnType<typeof postgres> | undefined;
-  let lastScript: Promise<unknown> = Promise.resolve();
   return {
     db,
     embedded,
@@ -129,23 +122,22 @@ function openPostgres(connection: Connection, embedded: EmbeddedCluster | undefi
       });
     },
     async executeText(text, values) {
-      if (values?.length) {
-        queue ??= connect(3);
-        return [...(await queue.unsafe(text, values as never[]))];
-      }
-      const client = (scripts ??= connect(1));
-      const run = lastScript.then(async () => {
-        const result = (await client.unsafe(text).catch(async (err) => {
+      queue ??= connect(3);
+      if (values?.length) return [...(await queue.unsafe(text, values as never[]))];
+      // postgres.js refuses a BEGIN on a pooled connection it may hand to someone else mid-transaction: reserve one.
+      const reserved = await queue.reserve();
+      try {
+        const result = (await reserved.unsafe(text).catch(async (err) => {
           // A script that failed between its BEGIN and COMMIT leaves the transaction open and aborted: end it before
-          // the next script (a harmless notice when there was none). Only when PostgreSQL refused it: a connection
-          // that broke has no transaction left.
-          if (err instanceof postgres.PostgresError) await client.unsafe('ROLLBACK').catch(() => {});
+          // the connection serves anyone else (a harmless notice when there was none). Only when PostgreSQL refused
+          // it: a connection that broke has no transaction left.
+          if (err instanceof postgres.PostgresError) await reserved.unsafe('ROLLBACK').catch(() => {});
           throw err;
         })) as unknown as Array<Record<string, unknown>> | Array<Array<Record<string, unknown>>>;
         return result.length > 0 && result.every(Array.isArray) ? (result as Array<Array<Record<string, unknown>>>).map((r) => [...r]) : [...(result as Array<Record<string, unknown>>)];
-      });
-      lastScript = run.catch(() => {});
-      return run;
+      } finally {
+        reserved.release();
+      }
     },
     async listen(channel, onPayload) {
       listener ??= connect(1);
@@ -163,7 +155,6 @@ function openPostgres(connection: Connection, embedded: EmbeddedCluster | undefi
         await db.destroy();
         await listener?.end({ timeout: 5 });
         await queue?.end({ timeout: 5 });
-        await scripts?.end({ timeout: 5 });
       } finally {
         await embedded?.stop();
       }

@@ -43,7 +43,7 @@ describe.each(backends)('executeText on $name', (backend) => {
     // a PostgreSQL restarted under svc: the job queue's script loses its backend between BEGIN and COMMIT
     const running = database.executeText('BEGIN; SELECT pg_sleep(60); COMMIT;');
     running.catch(() => {});
-    // parameterised statements: they do not wait behind the scripts, which run one at a time
+    // parameterised statements, on the queue's other connections
     const sleeper = `SELECT pid FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()`;
     await expect.poll(async () => (await database.executeText(sleeper, ['%pg_sleep(60)%'])).length).toBe(1);
     await database.executeText(`SELECT pg_terminate_backend(pid) FROM (${sleeper}) s`, ['%pg_sleep(60)%']);
