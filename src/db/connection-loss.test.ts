@@ -21,6 +21,36 @@ function settlesWithin<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * 16 clients, each running `step(i)` in a loop until stopped: counts what succeeded and what failed, and fails the
+ * test on a step left waiting.
+ */
+function loadOf(step: (i: number) => Promise<unknown>) {
+  let stopped = false;
+  const counts = { ok: 0, failed: 0 };
+  const clients = Array.from({ length: 16 }, async (_, c) => {
+    for (let i = c; !stopped; i += 16) {
+      await settlesWithin(step(i), 15_000, `statement ${i}`).then(
+        () => counts.ok++,
+        (err: Error) => {
+          if (/had not settled/.test(err.message)) throw err;
+          counts.failed++;
+        },
+      );
+    }
+  });
+  return {
+    counts,
+    async stop() {
+      stopped = true;
+      await Promise.all(clients);
+    },
+  };
+}
+
+/** Every other backend of the app's connections to this database. */
+const TERMINATE_OTHERS = `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'svc' and pid <> pg_backend_pid() and datname = current_database()`;
+
 describe('postgres.js when a backend dies', () => {
   let url: string;
   let drop: () => Promise<void>;
@@ -98,37 +128,22 @@ describe.each(backends)('svc database handle when its backends die under load, o
   it('settles every statement and transaction in flight, throws nothing outside them, and serves again', async () => {
     // 16 clients: plain statements and transactions through Kysely (a reserved connection each), statements and
     // scripts through the job queue's path; every backend of the app's pool is terminated three times meanwhile
-    let stop = false;
-    let ok = 0;
-    let failed = 0;
-    const step = async (i: number) => {
+    const load = loadOf(async (i) => {
       if (i % 4 === 0) await withSystem(database.db, async (tx) => sql`select count(*) from t`.execute(tx).then(() => sql`select n from t where n = ${i}`.execute(tx)));
       else if (i % 4 === 1) await database.executeText('select n from t where n = $1', [i]);
       else if (i % 4 === 2) await database.executeText('BEGIN; SELECT count(*) FROM t; COMMIT;');
       else await sql`select n, pg_sleep(0.001) from t where n <= ${i % 100}`.execute(database.db);
-    };
-    const clients = Array.from({ length: 16 }, async (_, c) => {
-      for (let i = c; !stop; i += 16) {
-        await settlesWithin(step(i), 15_000, `statement ${i}`).then(
-          () => ok++,
-          (err: Error) => {
-            if (/had not settled/.test(err.message)) throw err;
-            failed++;
-          },
-        );
-      }
     });
-    const others = `select pid from pg_stat_activity where application_name = 'svc' and pid <> pg_backend_pid() and datname = current_database()`;
+    const { counts } = load;
     for (let round = 0; round < 3; round++) {
-      const before = ok + failed;
-      await expect.poll(() => ok + failed, { timeout: 10_000 }).toBeGreaterThan(before + 50);
-      await killer.unsafe(`select pg_terminate_backend(pid) from (${others}) s`);
+      const before = counts.ok + counts.failed;
+      await expect.poll(() => counts.ok + counts.failed, { timeout: 10_000 }).toBeGreaterThan(before + 50);
+      await killer.unsafe(TERMINATE_OTHERS);
     }
-    const settledBefore = ok;
-    await expect.poll(() => ok, { timeout: 15_000 }).toBeGreaterThan(settledBefore + 50);
-    stop = true;
-    await Promise.all(clients);
-    expect(failed).toBeGreaterThan(0); // the terminations did break statements in flight
+    const settledBefore = counts.ok;
+    await expect.poll(() => counts.ok, { timeout: 15_000 }).toBeGreaterThan(settledBefore + 50);
+    await load.stop();
+    expect(counts.failed).toBeGreaterThan(0); // the terminations did break statements in flight
     const rows = await settlesWithin(withSystem(database.db, async (tx) => (await sql<{ c: number }>`select count(*)::int as c from t`.execute(tx)).rows), 10_000, 'a transaction after the load');
     expect(rows).toEqual([{ c: 100 }]);
   }, 90_000);
@@ -136,24 +151,10 @@ describe.each(backends)('svc database handle when its backends die under load, o
   it('settles everything through a second of back-to-back terminations, connections caught mid-handshake included', async () => {
     // terminated while they reconnect: during their start-up and postgres.js's type fetch, whose rejection nobody
     // awaited (an unhandled rejection, which fails this run)
-    let stop = false;
-    let settled = 0;
-    const clients = Array.from({ length: 16 }, async (_, c) => {
-      for (let i = c; !stop; i += 16) {
-        await settlesWithin(sql`select ${i}::int as n`.execute(database.db), 15_000, `statement ${i}`).then(
-          () => settled++,
-          (err: Error) => {
-            if (/had not settled/.test(err.message)) throw err;
-            settled++;
-          },
-        );
-      }
-    });
-    const others = `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'svc' and pid <> pg_backend_pid() and datname = current_database()`;
-    for (const t0 = performance.now(); performance.now() - t0 < 1_000; ) await killer.unsafe(others);
-    stop = true;
-    await Promise.all(clients);
-    expect(settled).toBeGreaterThan(16);
+    const load = loadOf((i) => sql`select ${i}::int as n`.execute(database.db));
+    for (const t0 = performance.now(); performance.now() - t0 < 1_000; ) await killer.unsafe(TERMINATE_OTHERS);
+    await load.stop();
+    expect(load.counts.ok + load.counts.failed).toBeGreaterThan(16);
     expect(await settlesWithin(sql<{ n: number }>`select 1 as n`.execute(database.db), 15_000, 'a statement after the storm')).toMatchObject({ rows: [{ n: 1 }] });
   }, 60_000);
 });
