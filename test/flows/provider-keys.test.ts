@@ -7,10 +7,12 @@ import { readSse } from '../support/sse.ts';
 
 /**
  * A tenant's own provider key (`PUT /api/providers/<provider>/key`) is what its runs call the model with, wherever
- * they start: POST /api/runs, an automation's firing, a workflow node, a published agent's chat and /v1; a tenant
- * without one runs on the operator's key. Read from the Authorization (OpenAI) and x-api-key (Anthropic) headers the
- * fake provider received. Under `SVC_BILLING=ledger`, runs on the tenant's own key are metered but never charged
- * platform credit nor refused for the lack of it; runs on the operator's key are charged.
+ * they start: POST /api/runs, an automation's firing, a workflow node, a published agent's chat and /v1, on the general
+ * runtime and on Claude Code and Codex; a tenant without one runs on the operator's key. Read from the Authorization
+ * (OpenAI) and x-api-key (Anthropic) headers the fake provider received. A changed key applies from the next run, a
+ * session keeps the provider it started with, and a key that no longer opens refuses the run. Under
+ * `SVC_BILLING=ledger`, runs on the tenant's own key are metered but never charged platform credit nor refused for the
+ * lack of it; runs on the operator's key are charged.
  */
 const WAIT = { timeout: 30_000, interval: 50 };
 const OPERATOR = { openai: 'sk-operator-openai-0000', anthropic: 'sk-ant-operator-0000' };
@@ -173,6 +175,17 @@ describe('changing the key', () => {
     expect(await run()).toBe('sk-second-3333');
     expect((await as('switch')('/api/providers/openai/key', { method: 'DELETE' })).status).toBe(204);
     expect(await run()).toBe(OPERATOR.openai);
+  });
+
+  it("refuses a run whose key no longer opens (the secrets key changed) with 409, never falling back to the operator's", async () => {
+    await tenant('stale', { credit: 1_000_000 });
+    // sealed under another secrets key
+    await withTenant(db(), 'stale', (tx) => sql`insert into provider_keys (tenant_id, provider, sealed, key_hint) values ('stale', 'openai', 'v1.AAAAAAAAAAAAAAAA.AAAA.AAAAAAAAAAAAAAAAAAAAAA', '…0000')`.execute(tx));
+    const res = await as('stale')('/api/runs', { method: 'POST', json: { profile: 'gpt', prompt: 'a stale key' } });
+    expect(res.status).toBe(409);
+    expect(await res.json()).toEqual({ error: expect.stringContaining('set it again with PUT /api/providers/openai/key') });
+    expect(await (await as('stale')('/api/runs')).json()).toEqual([]);
+    expect(h.fake.requests.some((r) => JSON.stringify(r.body ?? '').includes('a stale key'))).toBe(false);
   });
 });
 
