@@ -62,11 +62,12 @@ export const SkillPayload = v.object({
 export type SkillPayload = v.InferOutput<typeof SkillPayload>;
 
 /**
- * A per-run model (the /v1 agents API): replaces `profile.model` for this run, with the provider's base URL and key
- * for this run only (a tenant's own key, or the operator's aggregator). Never stored, never logged.
+ * A per-run model and its credentials: `model` replaces `profile.model` for this run (the /v1 agents API; absent: the
+ * profile's own), and the provider's base URL and key apply to this run only (a tenant's own key, on every surface, or
+ * the operator's aggregator). Never stored, never logged.
  */
 export const ModelOverride = v.object({
-  model: v.pipe(v.string(), v.minLength(1)),
+  model: v.optional(v.pipe(v.string(), v.minLength(1))),
   baseUrl: v.optional(v.pipe(v.string(), v.url())),
   apiKey: v.optional(v.string()),
   /** Model settings of the /v1 agent; each reaches the providers that support it (the worker's providers.ts). */

@@ -3,7 +3,7 @@ import type { DB } from '../../db/index.ts';
 import type { SecretBox } from './secret-box.ts';
 
 /**
- * What the resource services of the agents API (files, skills, vaults, environments, provider keys) run on: the
+ * What the resource services of the agents API (files, skills, vaults, environments) run on: the
  * database handle for the agents API's own tables, and the secret box keyed by SVC_SECRETS_KEY.
  */
 export interface ResourceDeps {

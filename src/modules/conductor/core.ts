@@ -12,6 +12,8 @@ import { createRunServices } from './runs/index.ts';
 import { createLimiter } from './limits/index.ts';
 import { createJobs } from './jobs/index.ts';
 import { createRunHooks } from './hooks/index.ts';
+import { createProviderKeys } from './provider-keys/index.ts';
+import { createSecretBox } from '../../shared/secret-box.ts';
 
 export interface ConductorDeps {
   config: Config;
@@ -63,6 +65,7 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
     mintRunToken: (tenantId, runId, ttlSeconds) => mintRunToken(runTokenKey, { tenantId, runId }, ttlSeconds),
     jobs,
     hooks,
+    providerKeys: createProviderKeys({ db, box: createSecretBox(secretsKey) }),
   });
   const featureDeps: FeatureDeps = {
     config,

@@ -13,6 +13,7 @@ export type { StoredEvent } from './runs/hub.ts';
 export { chargeCredit, getWallet, getSpendCap, priceTokens, ratesOf, type Wallet, type SpendCap } from './billing/index.ts';
 // The shared rate limiter (counters in PostgreSQL), for /v1, /api and public routes.
 export { createLimiter, purgeExpiredLimits, principalLimitRules, DEFAULT_PRINCIPAL_LIMITS, type Limiter, type LimitRule, type PrincipalLimits } from './limits/index.ts';
+export type { ProviderKeys, ProviderKeyMeta } from './provider-keys/index.ts';
 export type { RunHooks, RunFinished, RunGate, RunGateContext } from './hooks/index.ts';
 export type { Jobs } from './jobs/index.ts';
 export { jobsSchemaSql } from './jobs/index.ts';

@@ -15,6 +15,7 @@ import type { RunSummary } from './runs/runs.repo.ts';
 import { createRun, getRunSummary, type RunBody } from './runs/runs.service.ts';
 import { usageByModel, usageEventRows, type UsageEventRow, type UsageCounts, type UsageWindow } from './runs/usage.repo.ts';
 import { getSessionRow } from './sessions/sessions.repo.ts';
+import type { ProviderKeys } from './provider-keys/index.ts';
 import { createSessionFor, shutdownSession, type PlacedSession } from './sessions/sessions.service.ts';
 
 /**
@@ -27,6 +28,8 @@ export interface ConductorServices {
   runs: RunsService;
   sessions: SessionsService;
   keys: KeysService;
+  /** Tenants' own provider keys (`/api/providers/{provider}/key`): every run of the tenant on that provider uses its key. */
+  providerKeys: ProviderKeys;
   /** The at-rest encryption secret for provider keys and vault credentials (SVC_SECRETS_KEY, or generated in dev). */
   secretsKey: string;
   /** The shared rate limiter (the conductor's, so `/v1` and `/api` count in the same PostgreSQL table). */
@@ -100,6 +103,7 @@ export function createConductorServices(deps: FeatureDeps): ConductorServices {
       list: (principal) => listKeys(deps.keys, principal),
       revoke: (principal, keyId) => revokeKey(deps.keys, principal, keyId),
     },
+    providerKeys: run.providerKeys,
     secretsKey: deps.secrets.secretsKey,
     limiter: deps.limiter,
   };

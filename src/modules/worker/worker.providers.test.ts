@@ -280,7 +280,7 @@ describe('the models a worker keeps between runs', () => {
 
   it("calls the provider with a run's own key when it brings one, and with the worker's before and after", async () => {
     const model = 'openai-compatible:fake-model';
-    const keyOf = async (sessionId: string, modelOverride?: { model: string; apiKey: string }) => {
+    const keyOf = async (sessionId: string, modelOverride?: { model?: string; apiKey: string }) => {
       const events = await runToEnd(w.url, { ...runBody('hello', { model, sessionId }), ...(modelOverride ? { modelOverride } : {}) });
       expect(events.at(-1)).toMatchObject({ type: 'result' });
       return modelRequests(fake).at(-1)!.headers.authorization;
@@ -289,5 +289,8 @@ describe('the models a worker keeps between runs', () => {
     expect(await keyOf('sess-keys-2', { model, apiKey: 'tenant-key' })).toBe('Bearer tenant-key');
     expect(await keyOf('sess-keys-3')).toBe('Bearer worker-key');
     expect(await keyOf('sess-keys-4', { model, apiKey: 'other-tenant-key' })).toBe('Bearer other-tenant-key');
+    // a key alone (a tenant's own key for the profile's model, on /api): the profile's model, the run's key
+    expect(await keyOf('sess-keys-5', { apiKey: 'key-only' })).toBe('Bearer key-only');
+    expect(modelRequests(fake).at(-1)!.body.model).toBe('fake-model');
   });
 });

@@ -75,7 +75,7 @@ export function sessionProfile(name: string, agent: SessionAgent, environment: {
  * never set `reasoning` reads back `medium`), so only a chosen effort or a summary is sent; `service_tier: auto` is
  * the provider's default too. The worker passes each to the providers that support it.
  */
-export function withSettings(model: ModelOverride, agent: SessionAgent): ModelOverride {
+export function withSettings<M extends ModelOverride>(model: M, agent: SessionAgent): M {
   const { effort, summary } = agent.reasoning;
   return {
     ...model,

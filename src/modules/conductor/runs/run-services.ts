@@ -15,6 +15,7 @@ import type { RunDeps } from './runs.service.ts';
 import type { Jobs } from '../jobs/index.ts';
 import type { PrivateMcp } from './mcp-address.ts';
 import type { RunHooks } from '../hooks/index.ts';
+import type { ProviderKeys } from '../provider-keys/index.ts';
 
 /**
  * The run machinery every feature shares: the live hub (LISTEN/NOTIFY across replicas), the batched event log, the
@@ -45,6 +46,7 @@ export function createRunServices(opts: {
   privateMcp?: PrivateMcp;
   jobs: Jobs;
   hooks: RunHooks;
+  providerKeys: ProviderKeys;
 }): RunServices {
   const { database, db, fleet, log, metrics, ownerId } = opts;
   const active = createActiveRuns();
@@ -56,7 +58,7 @@ export function createRunServices(opts: {
   });
   const eventLog = createEventLog({ db, hub, log: log.child('events'), giveUpMs: opts.runWriteRetryMs });
   const { jobs, hooks } = opts;
-  const deps: RunDeps & { hub: Hub } = { db, fleet, log, metrics, hub, eventLog, active, hooks, ownerId, mintRunToken: opts.mintRunToken, privateMcp: opts.privateMcp };
+  const deps: RunDeps & { hub: Hub } = { db, fleet, log, metrics, hub, eventLog, active, hooks, ownerId, mintRunToken: opts.mintRunToken, privateMcp: opts.privateMcp, providerKeys: opts.providerKeys };
   hub.onCancelRequest((tenantId, runId) => void stopLocally(deps, tenantId, runId));
   const ownership = createOwnership({
     db,

@@ -5,6 +5,8 @@ import type { RunStatus } from '../../../db/types.ts';
 import type { RunEvent } from '../../../contracts/run-event.ts';
 import type { Page } from '../../crud/index.ts';
 import type { StoredEvent } from './hub.ts';
+import type { ProfileSpec } from '../../../contracts/runner.client.ts';
+import { sealedKeysColumn, type SealedKey } from '../provider-keys/index.ts';
 
 /** SQL for runs and their event log. */
 export interface RunSummary {
@@ -24,6 +26,26 @@ export interface RunRow {
   owner_id: string;
   started_at: Date;
   finished_at: Date | null;
+}
+
+/**
+ * The profile a run starts with, the tenant's sealed provider keys (usually none) and, for a run on an existing session
+ * of that profile, the profile snapshot the session runs on (its model, not the profile's current one, is what the
+ * run calls), in one statement: whose key the run calls its model with (provider-keys/run-key.ts) costs no round trip
+ * of its own.
+ */
+export async function getRunProfile(tx: Tx, name: string, sessionId?: string): Promise<{ spec: ProfileSpec; keys: SealedKey[]; snapshot?: ProfileSpec } | undefined> {
+  const row = await tx
+    .selectFrom('profiles')
+    .select((eb) => [
+      'spec',
+      sealedKeysColumn(tx).as('keys'),
+      eb.selectFrom('sessions').select('profile_snapshot').where('id', '=', sessionId ?? null).where('profile', '=', name).as('snapshot'),
+    ])
+    .where('name', '=', name)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return { spec: row.spec as unknown as ProfileSpec, keys: row.keys, ...(row.snapshot ? { snapshot: row.snapshot as unknown as ProfileSpec } : {}) };
 }
 
 const COLUMNS = ['id', 'tenant_id', 'session_id', 'sub_task', 'status', 'owner_id', 'started_at', 'finished_at'] as const;

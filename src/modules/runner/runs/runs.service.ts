@@ -46,7 +46,7 @@ const log = createLogger('runner:runs');
 export interface RunExtras {
   runToken?: string;
   skills?: SkillPayload[];
-  /** Per-run model override and extra MCP servers (the /v1 agents API); forwarded to the worker, never stored. */
+  /** Per-run model override (a tenant's own key; a /v1 model) and extra MCP servers (the /v1 agents API); forwarded to the worker, never stored. */
   model?: ModelOverride;
   mcpServers?: McpServerSpec[];
   /** Environment variables for the session's commands from now on (a /v1 environment's `env`); never stored. */

@@ -27,7 +27,8 @@ export function createGeneralRuntime(config: Config['worker'], limits: HistoryLi
       const { envWithOverride, resolveModel, applySettings, openToolCatalog, runTurn, buildToolSet, applyAllowlist, aiTelemetry } = await loadEngine();
       let resolved;
       try {
-        resolved = await resolveModel(envWithOverride(config.providerEnv, req.modelOverride), req.modelOverride?.model ?? req.profile.model);
+        const model = req.modelOverride?.model ?? req.profile.model;
+        resolved = await resolveModel(envWithOverride(config.providerEnv, req.modelOverride, model), model);
       } catch (err) {
         yield runEvent('error', { message: describeError(err) });
         return;
