@@ -1,4 +1,5 @@
 import { existsSync, lstatSync, mkdirSync, rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -145,6 +146,9 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
       if (stopping) return;
       if (root) {
         lost.abort(new Error(`the throwaway database (DATABASE_URL=memory) stopped unexpectedly (${exitCause(code, signal, pm.tail())}): memory mode keeps nothing across a database crash`));
+        // nothing will use its files again: they go now, not only once svc's stop reaches them (stop() removes what a
+        // backend still exiting may have left)
+        void rm(root, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
         return;
       }
       log.error('embedded PostgreSQL exited unexpectedly; restarting it', { code, signal, log: pm.tail() });
