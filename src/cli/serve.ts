@@ -92,9 +92,14 @@ export default defineCommand({
         () => process.exit(1),
       );
     };
-    // the job queue comes up after the server serves: if it cannot, the server stops and exits 1, never half up
+    // the job queue comes up after the server serves: if it cannot, the server stops and exits 1, never half up; so
+    // does a throwaway database that died (its last commits may be gone). The server has begun its stop already.
     void server.failed.then((err) => {
       process.stderr.write(`svc: ${describeError(err)}; shutting down\n`);
+      setTimeout(() => {
+        process.stderr.write(`svc: still stopping after ${STOP_DEADLINE_MS / 1000} s; exiting\n`);
+        process.exit(1);
+      }, STOP_DEADLINE_MS).unref();
       server.stop().finally(() => process.exit(1));
     });
     process.once('SIGTERM', () => shutdown('SIGTERM'));

@@ -56,9 +56,9 @@ export function createRunServices(opts: {
     fetchAfter: (tenantId, runId, after) => withTenant(db, tenantId, (tx) => eventsAfter(tx, runId, after)),
     isDrivenHere: (tenantId, runId) => active.get(tenantId, runId) !== undefined,
   });
-  const eventLog = createEventLog({ db, hub, log: log.child('events'), giveUpMs: opts.runWriteRetryMs });
+  const eventLog = createEventLog({ db, hub, log: log.child('events'), giveUpMs: opts.runWriteRetryMs, databaseLost: database.lost });
   const { jobs, hooks } = opts;
-  const deps: RunDeps & { hub: Hub } = { db, fleet, log, metrics, hub, eventLog, active, hooks, ownerId, mintRunToken: opts.mintRunToken, privateMcp: opts.privateMcp, providerKeys: opts.providerKeys };
+  const deps: RunDeps & { hub: Hub } = { db, fleet, log, metrics, hub, eventLog, active, hooks, ownerId, mintRunToken: opts.mintRunToken, privateMcp: opts.privateMcp, providerKeys: opts.providerKeys, databaseLost: database.lost };
   hub.onCancelRequest((tenantId, runId) => void stopLocally(deps, tenantId, runId));
   const ownership = createOwnership({
     db,
