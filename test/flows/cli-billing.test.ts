@@ -19,7 +19,7 @@ describe('svc billing', () => {
   let svc: TestSvc;
   let env: Record<string, string>;
   beforeAll(async () => {
-    svc = await startTestSvc({ AGENT_API_KEY_PEPPER: PEPPER, AGENT_ORC_ADMIN_TENANT: 'default', SVC_SPEND_CAP_MONTHLY_CENTS: '10000', SVC_SPEND_CAP_DAILY_CENTS: '2500' });
+    svc = await startTestSvc({ AGENT_API_KEY_PEPPER: PEPPER, AGENT_ORC_ADMIN_TENANT: 'default', SVC_BILLING: 'ledger', SVC_SPEND_CAP_MONTHLY_CENTS: '10000', SVC_SPEND_CAP_DAILY_CENTS: '2500' });
     env = { SVC_CONFIG_DIR: tempDir(), SVC_API_URL: svc.url, SVC_API_KEY: OWNER };
   });
   afterAll(async () => {
@@ -29,7 +29,8 @@ describe('svc billing', () => {
   it('shows an unconfigured wallet until credit is granted, then the ledger balance', async () => {
     const before = await cli(['billing', 'wallet', '--json'], env);
     expect(before.code, before.stderr).toBe(0);
-    expect(before.json()).toEqual({ configured: false, balanceMicroUSD: 0, balanceUSD: 0, packs: [{ cents: 1000, usd: 10 }, { cents: 2500, usd: 25 }, { cents: 5000, usd: 50 }, { cents: 10000, usd: 100 }] });
+    // a ledger sells nothing (checkout needs Stripe): no packs
+    expect(before.json()).toEqual({ configured: false, balanceMicroUSD: 0, balanceUSD: 0, packs: [] });
     const grant = await svc.api('/api/billing/grants', { method: 'POST', json: { tenantId: 'default', amountMicroUSD: 12_340_000, description: 'welcome credit' } });
     expect(grant.status).toBe(201);
     const after = await cli(['billing', 'wallet', '--json'], env);
