@@ -77,13 +77,19 @@ describe('svc billing', () => {
     expect((await cli(['billing', 'wallet', '--json'], env)).json().balanceMicroUSD).toBe(12_340_000 - 30_000_000);
   });
 
-  it('lets a member read the cap but not set it (exit 3)', async () => {
+  it('lets a member read the cap but not set it: a 403 is a failure (exit 1), not an authentication failure (3)', async () => {
     const member = await insertKey({ db: svc.server.built.database!.db, pepper: PEPPER, keyEnv: 'test' }, 'default', { name: 'member', role: 'member', createdBy: null, expiresAt: null });
     const memberEnv = { ...env, SVC_API_KEY: member.token };
     expect((await cli(['billing', 'cap'], memberEnv)).code).toBe(0);
     const r = await cli(['billing', 'cap', 'set', '5', '--yes'], memberEnv);
-    expect(r.code).toBe(3);
+    expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/permission denied: setting the spend cap needs role admin/);
+    // the raw call too: it prints the refusal and exits 1
+    const raw = await cli(['api', 'PUT', '/api/spend-cap', '--data', '{"limit_usd_cents":500}'], memberEnv);
+    expect(raw.code).toBe(1);
+    expect(JSON.parse(raw.stdout)).toEqual({ error: 'setting the spend cap needs role admin or owner' });
+    // while a key the server does not know is still an authentication failure (3)
+    expect((await cli(['billing', 'cap'], { ...env, SVC_API_KEY: 'ao_test_notakeynotakeynotakey00' })).code).toBe(3);
   });
 
   describe('amount forms and refusals (a stand-in server records what is sent)', () => {
