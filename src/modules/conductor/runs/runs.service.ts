@@ -15,10 +15,12 @@ import { driveRun, type DriverDeps, type RunExtras } from './driver.ts';
 import { getRun, insertRun, listRuns, toSummary, type RunSummary } from './runs.repo.ts';
 import { runMetrics } from './run-metrics.ts';
 import { refusePrivateMcp, type PrivateMcp } from './mcp-address.ts';
+import { assertProfileReady } from './readiness.ts';
 
 /**
- * Runs: creation with the seed's rules 1-4, listing, cooperative cancel and force-terminate. The run itself is driven
- * in the background by driver.ts; the caller gets 202 {runId, sessionId} as soon as the run row exists.
+ * Runs: creation with the seed's rules 1-4 and 7 (a profile whose dependencies are not ready: 409), listing,
+ * cooperative cancel and force-terminate. The run itself is driven in the background by driver.ts; the caller gets
+ * 202 {runId, sessionId} as soon as the run row exists.
  */
 export interface RunDeps extends DriverDeps, SessionDeps {
   ownerId: string;
@@ -58,6 +60,7 @@ export async function createRun(
   const profile = opts.profile ?? ((await withTenantStatement(deps.db, tenantId, (tx) => getSpec(tx, 'profiles', body.profile))) as ProfileSpec | undefined);
   if (!profile) throw badRequest(`unknown_profile: ${body.profile}`);
   if (deps.privateMcp === 'deny') await refusePrivateMcp([...(profile.mcpServers ?? []), ...(opts.tenantMcp ?? [])]);
+  await assertProfileReady(deps.db, tenantId, profile);
   const cost = { runtime: profile.runtime, model: opts.extras?.model?.model ?? profile.model ?? null, keySource: opts.keySource ?? 'platform' } as const;
   await deps.hooks.checkGates({ tenantId, profile: body.profile, parentId: body.parentId ?? null, sessionId: (body.sessionId as string | undefined) ?? null, ...cost });
   const skills = await resolveSkills(deps.db, tenantId, profile.skills);
