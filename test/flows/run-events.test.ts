@@ -25,7 +25,7 @@ describe('run events', () => {
     expect(res.status).toBe(202);
     return (await res.json()) as { runId: string; sessionId: string };
   };
-  const sse = async (runId: string) => (await readSse(await api(`/api/runs/${runId}/stream`))).map((f) => ({ id: f.id, ...f.event }));
+  const sse = async (runId: string): Promise<Array<RunEventLike & { id: number }>> => (await readSse(await api(`/api/runs/${runId}/stream`))).map((f) => ({ id: f.id, ...f.event }));
   const lines = async (runId: string, query = '') => {
     const res = await api(`/api/runs/${runId}/events${query}`);
     expect(res.status).toBe(200);
