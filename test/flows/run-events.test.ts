@@ -45,7 +45,7 @@ describe('run events', () => {
 
   describe('the raw event stream', () => {
     it('carries every stored event with its seq and the runtime session id, which the SSE stream leaves out', async () => {
-      const { runId } = await start('plain', 'hello raw events');
+      const { runId, sessionId } = await start('plain', 'hello raw events');
       const frames = await sse(runId);
       const raw = await lines(runId);
       expect(raw.map((l) => l.seq)).toEqual(frames.map((f) => f.id));
@@ -55,6 +55,8 @@ describe('run events', () => {
       expect(raw.every((l) => l.runtimeSessionId === init.runtimeSessionId)).toBe(true);
       expect(frames.some((f) => 'runtimeSessionId' in f)).toBe(false);
       expect(raw.at(-1)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: hello raw events' });
+      // and the session row's metadata keeps it once the run is over
+      expect((await (await api(`/api/sessions/${sessionId}`)).json()).metadata).toEqual({ runtimeSessionId: init.runtimeSessionId });
       // resumes after a seq
       expect((await lines(runId, '?after=2')).map((l) => l.seq)).toEqual(frames.slice(2).map((f) => f.id));
     });

@@ -16,6 +16,11 @@ export interface SessionRecord {
   lastPrompt: string | null;
   lastRunStatus: string | null;
   runCount: number;
+  /**
+   * What the runner and runtime know the session by: `runtimeSessionId`, the runtime's own id of the conversation, once a
+   * run reported it (seed 000, "Events": the conductor stream leaves it out; the session row's metadata carries it).
+   */
+  metadata: { runtimeSessionId: string | null };
 }
 
 const COLUMNS = ['id', 'tenant_id', 'profile', 'runtime', 'status', 'runner_url', 'runtime_session_id', 'profile_snapshot', 'last_prompt', 'last_run_status', 'run_count', 'created_at', 'last_used_at'] as const;
@@ -32,6 +37,7 @@ export const toRecord = (r: NonNullable<SessionRow>): SessionRecord => ({
   lastPrompt: r.last_prompt,
   lastRunStatus: r.last_run_status,
   runCount: r.run_count,
+  metadata: { runtimeSessionId: r.runtime_session_id ?? null },
 });
 
 export async function getSessionRow(tx: Tx, id: string) {
