@@ -17,7 +17,7 @@ export default defineCommand({
   meta: { name: 'serve', description: 'Start the server (roles: all, conductor, runner, worker, or a comma list)' },
   args: {
     role: { type: 'string', description: 'all | conductor | runner | worker | a comma list (env SVC_ROLE)' },
-    port: { type: 'string', description: 'port to listen on (env PORT, default 8080)' },
+    port: { type: 'string', description: 'port to listen on (env PORT; default 8080, or 7070 for a runner or worker without a conductor)' },
     host: { type: 'string', description: 'address to bind (env SVC_HOST, default 127.0.0.1)' },
   },
   async run({ args }) {

@@ -58,6 +58,14 @@ describe('loadConfig', () => {
     expect(err.message).toMatch(message);
   });
 
+  it('listens on 8080 as a conductor or the all-in-one server, on 7070 as a runner or worker without a conductor', () => {
+    const port = (role: string) => loadConfig({ SVC_ROLE: role }).port;
+    expect(['all', 'conductor', 'conductor,runner', 'conductor,worker'].map(port)).toEqual([8080, 8080, 8080, 8080]);
+    expect(['runner', 'worker', 'runner,worker'].map(port)).toEqual([7070, 7070, 7070]);
+    expect(loadConfig({ SVC_ROLE: 'runner', PORT: '8080' }).port).toBe(8080);
+    expect(loadConfig({ SVC_ROLE: 'worker' }, { port: 0 }).port).toBe(0);
+  });
+
   it('accepts comma lists of roles and lets flags win over the environment', () => {
     expect(loadConfig({ SVC_ROLE: 'runner' }, { role: 'conductor,worker' }).roles).toEqual(['conductor', 'worker']);
     expect(loadConfig({ PORT: '9000' }, { port: '9100' }).port).toBe(9100);
@@ -105,7 +113,7 @@ describe('loadConfig', () => {
   it('keeps secrets in their own folder and asks outside dev for the internal token only where roles are split', () => {
     const c = loadConfig({ SVC_DATA_DIR: '/srv/svc' });
     expect([c.secretsDir, c.runner.dataDir, c.runner.sandbox]).toEqual(['/srv/svc/secrets', '/srv/svc/runner', 'bwrap']);
-    const live = { AGENT_ORC_ENV: 'live', AGENT_API_KEY_PEPPER: 'p'.repeat(16), SVC_SECRETS_KEY: 's'.repeat(16) };
+    const live = { AGENT_ORC_ENV: 'live', AGENT_API_KEY_PEPPER: 'p'.repeat(16), SVC_SECRETS_KEY: 's'.repeat(16), SVC_BILLING: 'off' };
     expect(loadConfig(live).internalToken).toBeUndefined(); // all in one process: in-process calls only
     expect(loadConfig({ ...live, SVC_ROLE: 'worker' }).internalToken).toBeUndefined();
     expect(loadConfig({ ...live, SVC_ROLE: 'runner', SVC_INTERNAL_TOKEN: 't'.repeat(16) }).internalToken).toBe('t'.repeat(16));

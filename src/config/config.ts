@@ -270,7 +270,8 @@ function relayOf(raw: string | undefined): Config['worker']['relay'] {
 /** Validates everything once. Throws ConfigError naming the variable and what is allowed. */
 export function loadConfig(env: Record<string, string | undefined>, flags: Flags = {}): Config {
   const roles = parseRoles(flags.role ?? env.SVC_ROLE ?? 'all');
-  const port = int(flags.port !== undefined ? '--port' : 'PORT', flags.port !== undefined ? String(flags.port) : env.PORT, 8080, 0, 65535);
+  const traits = roleTraits(roles);
+  const port = int(flags.port !== undefined ? '--port' : 'PORT', flags.port !== undefined ? String(flags.port) : env.PORT, traits.defaultPort, 0, 65535);
   const host = flags.host ?? env.SVC_HOST ?? '127.0.0.1';
   if (!host) throw new ConfigError('SVC_HOST (--host)', 'a host name or address');
   const databaseUrl = env.DATABASE_URL || undefined;
@@ -285,7 +286,6 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
   if (!/^[a-z0-9]+$/.test(appEnv)) throw new ConfigError('AGENT_ORC_ENV', 'lowercase letters and digits, e.g. dev, live, test');
   const pepper = env.AGENT_API_KEY_PEPPER || undefined;
   if (pepper !== undefined && pepper.length < 16) throw new ConfigError('AGENT_API_KEY_PEPPER', 'at least 16 characters');
-  const traits = roleTraits(roles);
   for (const name of appEnv === 'dev' ? [] : traits.requiredOutsideDev) {
     if (!env[name]) throw new ConfigError(name, `required when AGENT_ORC_ENV is "${appEnv}" (not dev)`);
   }

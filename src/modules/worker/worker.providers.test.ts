@@ -233,8 +233,8 @@ describe('model settings of a run (the /v1 agent reasoning and service_tier)', (
     await fake?.close();
     await mcp?.close();
   });
-  const reasoningText = (events: RunEvent[]) => ofType(events, 'reasoning').map((e) => e.message).join('');
-  const parts = (events: RunEvent[]) => [...new Set(ofType(events, 'reasoning').map((e) => e.partId))];
+  const reasoningText = (events: RunEvent[]) => ofType(events, 'thinking').map((e) => e.message).join('');
+  const parts = (events: RunEvent[]) => [...new Set(ofType(events, 'thinking').map((e) => e.partId))];
 
   it('sends effort, summary and service tier on the Responses wire and streams the summary as reasoning events', async () => {
     const body = { ...runBody('think first', { model: 'openai:gpt-5', sessionId: 'sess-reason-1', sessionMcpUrl: mcp.url }), modelOverride: { model: 'openai:gpt-5', reasoningEffort: 'high', reasoningSummary: 'auto', serviceTier: 'flex' } };
@@ -243,7 +243,7 @@ describe('model settings of a run (the /v1 agent reasoning and service_tier)', (
     expect(request.body).toMatchObject({ reasoning: { effort: 'high', summary: 'auto' }, service_tier: 'flex' });
     expect(reasoningText(events)).toBe('Reading the prompt closely. Planning a short reply.');
     expect(parts(events)).toHaveLength(2);
-    expect(events.findIndex((e) => e.type === 'reasoning')).toBeLessThan(events.findIndex((e) => e.type === 'assistant'));
+    expect(events.findIndex((e) => e.type === 'thinking')).toBeLessThan(events.findIndex((e) => e.type === 'assistant'));
     expect(events.at(-1)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: think first' });
     // the next turn replays the reasoning item (encrypted, store:false) and still answers
     const next = await runToEnd(w.url, { ...body, subtask: { title: 't', prompt: 'again' } });

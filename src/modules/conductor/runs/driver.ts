@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { commitWithNext, withTenant, withTenantStatement } from '../../../db/index.ts';
-import { runEvent, type RunEvent } from '../../../contracts/run-event.ts';
+import { currentEvent, runEvent, type RunEvent } from '../../../contracts/run-event.ts';
 import type { RunOptions, SubTask } from '../../../contracts/runner.client.ts';
 import { describeError } from '../../../shared/errors.ts';
 import type { Logger } from '../../../shared/log.ts';
@@ -132,7 +132,8 @@ async function drive(
   }
   try {
     if (events) {
-      for await (const event of events) {
+      for await (const received of events) {
+        const event = currentEvent(received); // a runner of an older version may still send an old name
         if (event.type === 'session_init' && event.runtimeSessionId) run.runtimeSessionId = event.runtimeSessionId;
         if (isTerminalEvent(event)) {
           terminal = run.stopping ? stoppedEvent(run) : event;

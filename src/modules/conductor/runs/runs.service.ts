@@ -15,10 +15,12 @@ import { getRun, getRunProfile, insertRun, listRuns, toSummary, type RunSummary 
 import { runKey, type ProviderKeys } from '../provider-keys/index.ts';
 import { runMetrics } from './run-metrics.ts';
 import { refusePrivateMcp, type PrivateMcp } from './mcp-address.ts';
+import { assertProfileReady } from './readiness.ts';
 
 /**
- * Runs: creation with the seed's rules 1-4, listing, cooperative cancel and force-terminate. The run itself is driven
- * in the background by driver.ts; the caller gets 202 {runId, sessionId} as soon as the run row exists.
+ * Runs: creation with the seed's rules 1-4 and 7 (a profile whose dependencies are not ready: 409), listing,
+ * cooperative cancel and force-terminate. The run itself is driven in the background by driver.ts; the caller gets
+ * 202 {runId, sessionId} as soon as the run row exists.
  */
 export interface RunDeps extends DriverDeps, SessionDeps {
   ownerId: string;
@@ -65,6 +67,7 @@ export async function createRun(
   if (!found) throw badRequest(`unknown_profile: ${body.profile}`);
   const profile = found.spec;
   if (deps.privateMcp === 'deny') await refusePrivateMcp([...(profile.mcpServers ?? []), ...(opts.tenantMcp ?? [])]);
+  await assertProfileReady(deps.db, tenantId, profile);
   // the model the run calls: an existing session's snapshot of its profile (a later profile change never alters it)
   const runs = found.snapshot ?? profile;
   const own = opts.extras?.model ? undefined : runKey(runs, found.keys, (row) => deps.providerKeys.open(tenantId, row));

@@ -24,7 +24,7 @@ export function createGeneralRuntime(config: Config['worker'], limits: HistoryLi
     id: 'general',
     async *run(req, signal) {
       yield runEvent('session', { runtimeSessionId: req.sessionId });
-      const { envWithOverride, resolveModel, applySettings, openToolCatalog, runTurn, buildToolSet, applyAllowlist, aiTelemetry } = await loadEngine();
+      const { envWithOverride, resolveModel, applySettings, openToolCatalog, runTurn, planTools, applyAllowlist, aiTelemetry } = await loadEngine();
       let resolved;
       try {
         const model = req.modelOverride?.model ?? req.profile.model;
@@ -37,6 +37,8 @@ export function createGeneralRuntime(config: Config['worker'], limits: HistoryLi
       try {
         for (const note of catalog.notes) yield runEvent('progress', { message: note });
         const settings = applySettings(resolved.provider, resolved.providerOptions, req.modelOverride);
+        const plan = planTools(applyAllowlist(catalog.entries, req.profile.tools));
+        yield* plan.opening;
         yield* runTurn({
           model: resolved.model,
           provider: resolved.provider,
@@ -45,7 +47,8 @@ export function createGeneralRuntime(config: Config['worker'], limits: HistoryLi
           system: systemPromptOf(req),
           history: history.get(req.sessionId),
           prompt: userPromptOf(req),
-          tools: buildToolSet(applyAllowlist(catalog.entries, req.profile.tools)),
+          tools: plan.tools,
+          takeSpan: plan.takeSpan,
           stepCount: config.stepCount,
           stallTimeoutMs: config.modelStallTimeoutMs,
           signal,
