@@ -205,7 +205,7 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
             selfUrl: config.runner.conductorUrl ?? ctx.selfUrl,
             version: ctx.version,
             serverKeys: MODEL_PROVIDERS.filter((p) => keyIsSet(p, config.worker.providerEnv)).map((p) => p.id),
-            privateMcp: config.conductor.privateMcp,
+            privateAddresses: config.privateAddresses,
           },
         });
       } catch (err) {

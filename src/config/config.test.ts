@@ -27,6 +27,25 @@ describe('loadConfig', () => {
     expect(configError({ SVC_HEAP_YOUNG_MIB: '-1' }).message).toBe('SVC_HEAP_YOUNG_MIB: got "-1"; allowed: an integer from 0 to 1024');
   });
 
+  it('takes one address policy for every URL a tenant gives: allow in dev, deny elsewhere, its older names as aliases', () => {
+    const live = { AGENT_ORC_ENV: 'live', AGENT_API_KEY_PEPPER: 'pepper-pepper-pepper', SVC_SECRETS_KEY: 'secrets-secrets-key' };
+    expect(loadConfig({}).privateAddresses).toBe('allow');
+    expect(loadConfig(live).privateAddresses).toBe('deny');
+    expect(loadConfig({ SVC_PRIVATE_ADDRESSES: 'deny' }).privateAddresses).toBe('deny');
+    expect(loadConfig({ ...live, SVC_PRIVATE_ADDRESSES: 'allow' }).privateAddresses).toBe('allow');
+    // the older names, one kind of URL each once, now set the policy of all of them
+    expect(loadConfig({ ...live, SVC_PRIVATE_MCP: 'allow' }).privateAddresses).toBe('allow');
+    expect(loadConfig({ SVC_NOTIFY_PRIVATE_WEBHOOKS: 'deny' }).privateAddresses).toBe('deny');
+    expect(loadConfig({ SVC_PRIVATE_ADDRESSES: 'deny', SVC_PRIVATE_MCP: 'deny', SVC_NOTIFY_PRIVATE_WEBHOOKS: 'deny' }).privateAddresses).toBe('deny');
+    // the runner starts sandbox workers with it, and a worker connects MCP servers under it
+    const c = loadConfig({ SVC_PRIVATE_ADDRESSES: 'deny' });
+    expect([c.runner.privateAddresses, c.worker.privateAddresses]).toEqual(['deny', 'deny']);
+    expect(configError({ SVC_PRIVATE_ADDRESSES: 'deny', SVC_PRIVATE_MCP: 'allow' }).message).toBe(
+      'SVC_PRIVATE_MCP: got "allow" while SVC_PRIVATE_ADDRESSES is "deny"; one address policy covers every URL a tenant gives: set SVC_PRIVATE_ADDRESSES alone',
+    );
+    expect(configError({ SVC_PRIVATE_ADDRESSES: 'sometimes' }).message).toBe('SVC_PRIVATE_ADDRESSES: got "sometimes"; allowed: allow, deny');
+  });
+
   it('runs the embedded cluster as nobody when root, with laptop settings unless SVC_PG_SETTINGS overrides them', () => {
     expect(loadConfig({}).embeddedPostgres).toEqual({ osUser: 'nobody', settings: [] });
     expect(loadConfig({ SVC_PG_OS_USER: 'svc-db', SVC_PG_SETTINGS: ' shared_buffers=128MB  max_connections=100 ' }).embeddedPostgres).toEqual({

@@ -27,12 +27,18 @@ export const McpServerSpec = v.object({
   allowedTools: v.optional(v.array(v.string())),
   /** How long one call to this server may wait for its answer (HTTP header and body timeouts); absent = fetch's own (5 min). */
   callTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  /**
+   * Served by svc itself (the runner's stdio relay, the conductor's function-tool endpoint): connected without the
+   * address policy. Every other server is a tenant's, connected under it (SVC_PRIVATE_ADDRESSES). Set only by svc:
+   * a profile cannot (ProfileMcpServerSpec leaves it out).
+   */
+  platform: v.optional(v.boolean()),
 });
 export type McpServerSpec = v.InferOutput<typeof McpServerSpec>;
 
 /** What a profile may name: a server at a URL (a stdio server exists only as one run's, started by the runner). */
 export const ProfileMcpServerSpec = v.object({
-  ...v.omit(McpServerSpec, ['url', 'command', 'args', 'cwd', 'env']).entries,
+  ...v.omit(McpServerSpec, ['url', 'command', 'args', 'cwd', 'env', 'platform']).entries,
   url: v.pipe(v.string(), v.url()),
 });
 

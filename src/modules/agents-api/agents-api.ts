@@ -43,7 +43,7 @@ export interface AgentsApiDeps {
 
 export async function createAgentsApi(deps: AgentsApiDeps): Promise<AgentsApi> {
   const settings = { ...DEFAULT_AGENT_SETTINGS, ...deps.settings };
-  const resources = { db: deps.db, box: createSecretBox(deps.conductor.secretsKey) };
+  const resources = { db: deps.db, box: createSecretBox(deps.conductor.secretsKey), tenantFetch: deps.conductor.tenantFetch, privateAddresses: settings.privateAddresses };
   const models = createModelResolver({
     aggregators: settings.aggregators,
     providerKeys: async (tenantId, provider) => {

@@ -6,7 +6,7 @@ export { FEATURES } from './features.ts';
 export type { ConductorServices, RunsService, SessionsService, KeysService } from './services.ts';
 export { hasRole, operatorOnly, readOnlyViewers, requireRole, type ApiKeyView, type IdentityEnv, type Principal, type Role } from './identity/index.ts';
 export { RunBody } from './runs/runs.service.ts';
-export { mcpLiteralProblem, type PrivateMcp } from './runs/mcp-address.ts';
+export { mcpUrlProblem } from './runs/mcp-address.ts';
 export { NoCommandSandbox } from './runners/sandbox-check.ts';
 export type { UsageWindow } from './runs/usage.repo.ts';
 export type { StoredEvent } from './runs/hub.ts';

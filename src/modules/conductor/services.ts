@@ -4,6 +4,7 @@ import type { ProfileSpec, RunnerClient } from '../../contracts/runner.client.ts
 import type { FeatureDeps } from './feature.ts';
 import type { RunGateContext } from './hooks/index.ts';
 import type { Limiter } from './limits/index.ts';
+import type { GuardedFetch } from '../../shared/egress/index.ts';
 import type { ApiKeyView, Principal } from './identity/index.ts';
 import { issueKey, listKeys, revokeKey } from './identity/index.ts';
 import type { RunExtras } from './runs/driver.ts';
@@ -34,6 +35,8 @@ export interface ConductorServices {
   secretsKey: string;
   /** The shared rate limiter (the conductor's, so `/v1` and `/api` count in the same PostgreSQL table). */
   limiter: Limiter;
+  /** The guarded fetcher under SVC_PRIVATE_ADDRESSES: how URLs tenants give are called (shared/egress). */
+  tenantFetch: GuardedFetch;
 }
 
 export interface RunsService {
@@ -106,5 +109,6 @@ export function createConductorServices(deps: FeatureDeps): ConductorServices {
     providerKeys: run.providerKeys,
     secretsKey: deps.secrets.secretsKey,
     limiter: deps.limiter,
+    tenantFetch: deps.tenantFetch,
   };
 }

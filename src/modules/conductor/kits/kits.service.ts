@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import { withTenant, type DB, type Tx } from '../../../db/index.ts';
-import { AppError, conflict, forbidden, notFound } from '../../../shared/errors.ts';
+import { AppError, badRequest, conflict, forbidden, notFound } from '../../../shared/errors.ts';
+import type { PrivateAddresses } from '../../../shared/egress/index.ts';
+import { mcpUrlProblem } from '../runs/mcp-address.ts';
 import { randomId } from '../../../shared/ids.ts';
 import type { Broadcaster } from '../runners/broadcast.ts';
 import type { Fleet } from '../runners/fleet.ts';
@@ -35,6 +37,8 @@ export interface KitDeps {
   broadcaster: Broadcaster;
   /** The runners, asked whether they can sandbox commands before a profile with `run_command` is copied in. */
   fleet: Fleet;
+  /** SVC_PRIVATE_ADDRESSES: a kit's profile whose MCP server URL the address policy refuses is not copied in (400). */
+  privateAddresses?: PrivateAddresses;
 }
 
 export interface Author {
@@ -193,7 +197,12 @@ export async function copyKitInto(deps: KitDeps, tenantId: string, ref: KitRef, 
   const result: CopyResult & { kit?: { id: string; slug: string; version: number } } = await withKitRead(deps.db, tenantId, async (tx) => {
     const k = await find(tx, ref, tenantId);
     const runners = deps.fleet.members().map((m) => m.info);
-    for (const p of k.manifest.profiles) assertCommandSandbox(runners, p.tools as string[] | undefined);
+    for (const p of k.manifest.profiles) {
+      assertCommandSandbox(runners, p.tools as string[] | undefined);
+      const servers = (p.mcpServers as Array<{ url?: unknown }> | undefined) ?? [];
+      const problem = mcpUrlProblem(servers.flatMap((s, i) => (typeof s.url === 'string' ? [{ url: s.url, field: `profiles.${p.name}.mcpServers.${i}.url` }] : [])), deps.privateAddresses);
+      if (problem) throw badRequest(problem);
+    }
     const r = await copyKit(tx, tenantId, k.manifest, targetName);
     if (r.copied) await recordCopy(tx, tenantId, { kitId: k.id, targetName: r.targetName, version: k.version, created: r.created });
     return { ...r, kit: { id: k.id, slug: k.slug, version: k.version } };

@@ -13,7 +13,7 @@ import { createOwnership, type Ownership } from './ownership.ts';
 import { eventsAfter } from './runs.repo.ts';
 import type { RunDeps } from './runs.service.ts';
 import type { Jobs } from '../jobs/index.ts';
-import type { PrivateMcp } from './mcp-address.ts';
+import type { PrivateAddresses } from '../../../shared/egress/index.ts';
 import type { RunHooks } from '../hooks/index.ts';
 import type { ProviderKeys } from '../provider-keys/index.ts';
 
@@ -42,8 +42,8 @@ export function createRunServices(opts: {
   /** How long a failing event-log write is retried before its runs end with an error (default 30 s). */
   runWriteRetryMs?: number;
   mintRunToken: (tenantId: string, runId: string, ttlSeconds?: number) => Promise<string>;
-  /** SVC_PRIVATE_MCP: whether tenants' MCP servers may be on internal addresses (default allow). */
-  privateMcp?: PrivateMcp;
+  /** SVC_PRIVATE_ADDRESSES: whether tenants' MCP servers may be on internal addresses (default allow). */
+  privateAddresses?: PrivateAddresses;
   jobs: Jobs;
   hooks: RunHooks;
   providerKeys: ProviderKeys;
@@ -58,7 +58,7 @@ export function createRunServices(opts: {
   });
   const eventLog = createEventLog({ db, hub, log: log.child('events'), giveUpMs: opts.runWriteRetryMs, databaseLost: database.lost });
   const { jobs, hooks } = opts;
-  const deps: RunDeps & { hub: Hub } = { db, fleet, log, metrics, hub, eventLog, active, hooks, ownerId, mintRunToken: opts.mintRunToken, privateMcp: opts.privateMcp, providerKeys: opts.providerKeys, databaseLost: database.lost };
+  const deps: RunDeps & { hub: Hub } = { db, fleet, log, metrics, hub, eventLog, active, hooks, ownerId, mintRunToken: opts.mintRunToken, privateAddresses: opts.privateAddresses, providerKeys: opts.providerKeys, databaseLost: database.lost };
   hub.onCancelRequest((tenantId, runId) => void stopLocally(deps, tenantId, runId));
   const ownership = createOwnership({
     db,

@@ -14,7 +14,8 @@ import { driveRun, type DriverDeps, type RunExtras } from './driver.ts';
 import { getRun, getRunProfile, insertRun, listRuns, toSummary, type RunSummary } from './runs.repo.ts';
 import { runKey, type ProviderKeys } from '../provider-keys/index.ts';
 import { runMetrics } from './run-metrics.ts';
-import { refusePrivateMcp, type PrivateMcp } from './mcp-address.ts';
+import { refusePrivateMcp } from './mcp-address.ts';
+import type { PrivateAddresses } from '../../../shared/egress/index.ts';
 import { assertProfileReady } from './readiness.ts';
 
 /**
@@ -25,8 +26,8 @@ import { assertProfileReady } from './readiness.ts';
 export interface RunDeps extends DriverDeps, SessionDeps {
   ownerId: string;
   mintRunToken?: (tenantId: string, runId: string, ttlSeconds?: number) => Promise<string>;
-  /** SVC_PRIVATE_MCP (mcp-address.ts); absent: allow. */
-  privateMcp?: PrivateMcp;
+  /** SVC_PRIVATE_ADDRESSES (mcp-address.ts); absent: allow. */
+  privateAddresses?: PrivateAddresses;
   /** Tenants' own provider keys: a run on a provider the tenant set a key for calls its model with that key. */
   providerKeys: ProviderKeys;
 }
@@ -50,7 +51,7 @@ export const RunBody = v.looseObject({
  * read with the profile in the same statement (provider-keys/run-key.ts), else the operator's.
  * `opts.origin` names the feature that starts the run (`automation`, `workflow`): runFinished subscribers may ask for
  * their origins only. `opts.tenantMcp` are the tenant-supplied remote MCP servers among `opts.extras.mcpServers` (a
- * /v1 agent's); with the profile's own they are checked against SVC_PRIVATE_MCP before anything is created.
+ * /v1 agent's); with the profile's own they are checked against the address policy before anything is created.
  * The run hooks' gates are asked before anything is created.
  */
 export async function createRun(
@@ -66,7 +67,7 @@ export async function createRun(
     : await withTenantStatement(deps.db, tenantId, (tx) => getRunProfile(tx, body.profile, typeof body.sessionId === 'string' ? body.sessionId : undefined));
   if (!found) throw badRequest(`unknown_profile: ${body.profile}`);
   const profile = found.spec;
-  if (deps.privateMcp === 'deny') await refusePrivateMcp([...(profile.mcpServers ?? []), ...(opts.tenantMcp ?? [])]);
+  if (deps.privateAddresses === 'deny') await refusePrivateMcp([...(profile.mcpServers ?? []), ...(opts.tenantMcp ?? [])], deps.privateAddresses);
   await assertProfileReady(deps.db, tenantId, profile);
   // the model the run calls: an existing session's snapshot of its profile (a later profile change never alters it)
   const runs = found.snapshot ?? profile;

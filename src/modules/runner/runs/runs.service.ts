@@ -128,7 +128,7 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
       }
       const relayed = (extras.mcpServers ?? []).map((m) =>
         m.transport === 'stdio'
-          ? { name: m.name, transport: 'http', url: `${deps.publicUrl}/runner/sessions/${encodeURIComponent(rec.id)}/mcp/stdio/${encodeURIComponent(m.name)}?${SESSION_TOKEN_PARAM}=${deps.tokens.mint(rec.id)}`, ...(m.allowedTools ? { allowedTools: m.allowedTools } : {}) }
+          ? { name: m.name, transport: 'http', url: `${deps.publicUrl}/runner/sessions/${encodeURIComponent(rec.id)}/mcp/stdio/${encodeURIComponent(m.name)}?${SESSION_TOKEN_PARAM}=${deps.tokens.mint(rec.id)}`, platform: true, ...(m.allowedTools ? { allowedTools: m.allowedTools } : {}) }
           : m,
       );
       extras = { ...extras, mcpServers: relayed };
@@ -249,7 +249,9 @@ function sideChannel() {
 function workerBody(rec: SessionRecord, subTask: SubTask, extras: RunExtras, mcpUrl: string): WorkerRunRequest {
   const p = rec.profile;
   const { skills } = extras;
-  const mcpServers = extras.mcpServers?.length ? [...(p.mcpServers ?? []), ...extras.mcpServers] : p.mcpServers;
+  // a profile's servers are the tenant's, whatever a stored spec says: only svc's own extras are `platform`
+  const own = p.mcpServers?.map((s) => ({ ...s, platform: undefined }));
+  const mcpServers = extras.mcpServers?.length ? [...(own ?? []), ...extras.mcpServers] : own;
   return {
     sessionId: rec.id,
     profile: { name: p.name, runtime: p.runtime, systemPrompt: p.systemPrompt, tools: workerAllowlist(p.tools), model: p.model },

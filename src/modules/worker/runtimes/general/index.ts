@@ -33,7 +33,7 @@ export function createGeneralRuntime(config: Config['worker'], limits: HistoryLi
         yield runEvent('error', { message: describeError(err) });
         return;
       }
-      const catalog = await openToolCatalog(req, signal);
+      const catalog = await openToolCatalog(req, signal, config.privateAddresses);
       try {
         for (const note of catalog.notes) yield runEvent('progress', { message: note });
         const settings = applySettings(resolved.provider, resolved.providerOptions, req.modelOverride);
