@@ -6,5 +6,6 @@
 export { readZip, type ArchiveFile, type ReadArchiveOptions } from './zip.ts';
 export { readTarGz } from './tar-gz.ts';
 export { packTar, type TarFile } from './tar.ts';
+export { checkEntryName } from './entry-name.ts';
 export { UPLOAD_ARCHIVE_LIMITS, RATIO_FLOOR_BYTES, describeLimit, type ArchiveLimits } from './limits.ts';
 export { ARCHIVE_CHANNEL, type ArchiveProgress } from './progress.ts';
