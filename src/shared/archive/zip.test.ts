@@ -1,8 +1,8 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { zipSync } from 'fflate';
+import { unzipSync, zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { compressibleBytes, craftZip, lyingZip } from '../../../test/support/zip.ts';
-import { ARCHIVE_CHANNEL, readZip, UPLOAD_ARCHIVE_LIMITS, type ArchiveLimits, type ArchiveProgress } from './index.ts';
+import { ARCHIVE_CHANNEL, readZip, UPLOAD_ARCHIVE_LIMITS, writeZip, type ArchiveLimits, type ArchiveProgress } from './index.ts';
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const MiB = 1024 * 1024;
@@ -138,5 +138,12 @@ describe('reading a zip', () => {
     expect(await refusal(enc('PK\u0003\u0004 broken'))).toMatchObject({ status: 400, code: 'archive_invalid', message: expect.stringMatching(/^files: not a readable zip archive/) });
     const corrupt = craftZip([{ name: 'a', data: enc('hello'), deflated: enc('\u00ff\u00ff\u00ff garbage') }]);
     expect(await refusal(corrupt)).toMatchObject({ status: 400, code: 'archive_invalid', message: expect.stringContaining('entry "a" is not valid compressed data') });
+  });
+
+  it('reads back what writeZip writes, as other zip tools do', async () => {
+    const files = [{ path: 'a/SKILL.md', content: enc('---\nname: a\n---\n') }, { path: 'a/data.bin', content: compressibleBytes(300_000) }, { path: 'empty', content: new Uint8Array(0) }];
+    const zip = await writeZip(files, new Date('2030-01-01T00:00:00Z'));
+    expect((await readZip(zip, { field: 'files' })).map(({ path, content }) => ({ path, content }))).toEqual(files);
+    expect(unzipSync(zip)).toEqual(Object.fromEntries(files.map((f) => [f.path, f.content])));
   });
 });

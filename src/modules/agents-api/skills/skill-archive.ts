@@ -1,4 +1,4 @@
-import { checkEntryName, describeLimit, readZip, UPLOAD_ARCHIVE_LIMITS } from '../../../shared/archive/index.ts';
+import { checkEntryName, describeLimit, readZip, UPLOAD_ARCHIVE_LIMITS, writeZip } from '../../../shared/archive/index.ts';
 import { AppError, badRequest } from '../../../shared/errors.ts';
 import { fileParts, type Parts } from '../multipart.ts';
 import { parseFrontMatter } from './front-matter.ts';
@@ -31,9 +31,6 @@ const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04];
 const SKILL_NAME = /^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const MAX_NAME_CHARS = 64;
 
-/** fflate builds its Huffman tables as it loads (~10 ms of a boot): it is loaded with the first archive written instead. */
-let fflate: Promise<typeof import('fflate')> | undefined;
-const loadFflate = () => (fflate ??= import('fflate'));
 
 export async function collectSkillFiles(parts: Parts): Promise<SkillFile[]> {
   const uploads = fileParts(parts, 'files[]', 'files');
@@ -82,11 +79,8 @@ export function skillNameProblem(name: string): string | undefined {
   return undefined;
 }
 
-export async function zipSkill(files: SkillFile[], mtime: Date): Promise<Uint8Array> {
-  const { zipSync } = await loadFflate();
-  const entries: Record<string, [Uint8Array, { mtime: Date }]> = {};
-  for (const f of files) entries[f.path] = [f.content, { mtime }];
-  return zipSync(entries, { level: 6 });
+export function zipSkill(files: SkillFile[], mtime: Date): Promise<Uint8Array> {
+  return writeZip(files, mtime);
 }
 
 /** The files of an uploaded zip, without folders and the `__MACOSX/` resource forks macOS adds. */
