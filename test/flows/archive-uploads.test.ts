@@ -128,12 +128,30 @@ describe('archive entries and skill names on /v1/skills', () => {
   });
 });
 
-describe('skill names and front matter on /api/skills/import', () => {
-  const importFolder = async (skill: string) => {
+describe('skill names, front matter and zips on /api/skills/import', () => {
+  const importParts = async (parts: Array<[Uint8Array, string]>) => {
     const form = new FormData();
-    form.append('file', new Blob([enc(skill)]), 'SKILL.md');
+    for (const [bytes, name] of parts) form.append('file', new Blob([new Uint8Array(bytes)]), name);
     return json(await t.svc.api('/api/skills/import', { method: 'POST', body: form }));
   };
+  const importFolder = (skill: string) => importParts([[enc(skill), 'SKILL.md']]);
+
+  it('dry-runs a zip of the skill folder like the folder, execute bits included', async () => {
+    const zip = craftZip([
+      { name: 'zipped/SKILL.md', data: skillMd('name: zipped\ndescription: From a zip') },
+      { name: 'zipped/scripts/run.sh', data: enc('echo hi\n'), mode: 0o100755 },
+    ]);
+    const res = await importParts([[zip, 'zipped.zip']]);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ skill: { name: 'zipped' }, resources: [{ path: 'scripts/run.sh', executable: true, bytes: 8 }], validation: { ok: true } });
+  });
+
+  it('refuses a zip bomb with a 413 naming the limit, and a zip holding a link with a 400', async () => {
+    const bomb = await importParts([[lyingZip({ entries: 20, entryBytes: MiB }), 'bomb.zip']]);
+    expect(bomb).toEqual({ status: 413, body: { error: 'body: the archive inflates past 16 MiB (16777216 bytes), the limit on total inflated bytes' } });
+    const link = await importParts([[craftZip([{ name: 'SKILL.md', data: skillMd('name: l\ndescription: d') }, { name: 'x', data: enc('/etc/passwd'), mode: 0o120777 }]), 'link.zip']]);
+    expect(link).toEqual({ status: 400, body: { error: 'body: entry "x" is a symbolic link (only regular files and folders are allowed)' } });
+  });
 
   it.each([
     ['a name that climbs', '---\nname: ../../etc\ndescription: d\n---\n', 'is not a name of 1-128 letters'],
