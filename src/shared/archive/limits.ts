@@ -22,11 +22,18 @@ export interface ArchiveLimits {
 
 const MiB = 1024 * 1024;
 
-/** The limits of an archive a tenant uploads (skills, environment plugins and skills); README's security section lists them. */
+/** The limits of an archive a tenant uploads (skills, environment plugins and skills); SECURITY.md lists them. */
 export const UPLOAD_ARCHIVE_LIMITS: Readonly<ArchiveLimits> = Object.freeze({ totalBytes: 64 * MiB, entries: 1000, entryBytes: 16 * MiB, ratio: 100, depth: 16 });
 
 /** Below this many inflated bytes the ratio is not judged: a 40 KiB text file that compresses 200:1 is ordinary. */
 export const RATIO_FLOOR_BYTES = MiB;
+
+/**
+ * Bytes one thread-pool task inflates (zlib's default is 16 KiB). The work runs on the pool, not the event loop, so a
+ * bigger step costs the event loop nothing; it cuts the hand-offs between the pool and the loop, which is what a
+ * refusal waits on when the machine is busy. A limit may be passed by at most one step before it is seen.
+ */
+export const INFLATE_STEP = 256 * 1024;
 
 /** The longest entry name, in characters. */
 export const MAX_NAME_CHARS = 1024;

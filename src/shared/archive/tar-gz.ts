@@ -1,14 +1,14 @@
 import { createGunzip } from 'node:zlib';
 import { isAppError } from '../errors.ts';
 import { checkEntryName, kindProblem } from './entry-name.ts';
-import { describeLimit, entryRefusal, limitRefusal, RATIO_FLOOR_BYTES, type ArchiveLimits } from './limits.ts';
+import { describeLimit, entryRefusal, INFLATE_STEP, limitRefusal, RATIO_FLOOR_BYTES, type ArchiveLimits } from './limits.ts';
 import { publish } from './progress.ts';
 import { TarError, unpackTar } from './tar.ts';
 import type { ArchiveFile, ReadArchiveOptions } from './zip.ts';
 
 /**
  * Reads a gzip-compressed tar held in memory into its regular files. The gzip stream is inflated by
- * `zlib.createGunzip()` on libuv's thread pool, 16 KiB at a time, pulled by a `for await` that counts the real bytes
+ * `zlib.createGunzip()` on libuv's thread pool, INFLATE_STEP at a time, pulled by a `for await` that counts the real bytes
  * and destroys the inflater as soon as the total or the ratio limit trips; the tar inside is then parsed from the
  * (bounded) buffer and its entries judged like a zip's: names, kinds, count, bytes per entry.
  */
@@ -51,7 +51,7 @@ export async function readTarGz(bytes: Uint8Array, { field, limits }: ReadArchiv
 }
 
 async function gunzip(bytes: Uint8Array, field: string, limits: Readonly<ArchiveLimits>, progress: (inflated: number) => void): Promise<Uint8Array> {
-  const inflater = createGunzip();
+  const inflater = createGunzip({ chunkSize: INFLATE_STEP });
   inflater.end(bytes);
   const chunks: Buffer[] = [];
   let total = 0;

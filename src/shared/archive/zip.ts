@@ -3,7 +3,7 @@ import { createInflateRaw } from 'node:zlib';
 import type { Entry, ZipFile } from 'yauzl';
 import { isAppError } from '../errors.ts';
 import { checkEntryName, kindOfMode, kindProblem } from './entry-name.ts';
-import { describeLimit, entryRefusal, limitRefusal, RATIO_FLOOR_BYTES, UPLOAD_ARCHIVE_LIMITS, type ArchiveLimits } from './limits.ts';
+import { describeLimit, entryRefusal, INFLATE_STEP, limitRefusal, RATIO_FLOOR_BYTES, UPLOAD_ARCHIVE_LIMITS, type ArchiveLimits } from './limits.ts';
 import { publish } from './progress.ts';
 
 /**
@@ -27,12 +27,6 @@ export interface ReadArchiveOptions {
   field: string;
   limits?: Readonly<ArchiveLimits>;
 }
-
-/**
- * Bytes one thread-pool task inflates (zlib's default is 16 KiB): each task is well under a millisecond, and four
- * times fewer hand-offs between the pool and the event loop make a refusal that much quicker under load.
- */
-const INFLATE_STEP = 64 * 1024;
 
 /** yauzl is loaded with the first archive, not with the server. */
 let yauzl: Promise<typeof import('yauzl')> | undefined;
