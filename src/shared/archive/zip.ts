@@ -50,6 +50,8 @@ export async function readZip(bytes: Uint8Array, { field, limits = UPLOAD_ARCHIV
   } catch (err) {
     throw entryRefusal(field, 'archive_invalid', `not a readable zip archive (${(err as Error).message})`);
   }
+  // every read below listens for errors itself; this keeps a late one (after a refusal) from crashing the process
+  zip.on('error', () => {});
   try {
     if (zip.entryCount > limits.entries) {
       throw limitRefusal(field, 'entries', `the archive lists ${zip.entryCount} entries, over the limit of ${describeLimit('entries', limits)}`);
