@@ -50,6 +50,11 @@ describe('reading a zip', () => {
     ]);
   });
 
+  it('reads an empty file stored as deflated with no bytes at all, as some writers do', async () => {
+    const zip = craftZip([{ name: 'empty', data: new Uint8Array(0), deflated: new Uint8Array(0) }]);
+    expect(await readZip(zip, { field: 'files' })).toEqual([{ path: 'empty', content: new Uint8Array(0), executable: false }]);
+  });
+
   it('reads what an ordinary zip tool writes (fflate, DOS attributes)', async () => {
     const files = await readZip(zipSync({ 'a/b.txt': enc('b'), 'c.txt': enc('c') }), { field: 'files' });
     expect(files.map((f) => f.path)).toEqual(['a/b.txt', 'c.txt']);

@@ -120,7 +120,8 @@ async function inflate(zip: ZipFile, entry: Entry, path: string, field: string, 
     throw entryRefusal(field, 'archive_invalid', `entry ${JSON.stringify(path)} cannot be read (${(err as Error).message})`);
   }
   let stream = raw;
-  if (entry.compressionMethod === 8) {
+  // some writers store an empty file as "deflated" with no bytes at all, which zlib calls truncated
+  if (entry.compressionMethod === 8 && entry.compressedSize > 0) {
     const inflater = createInflateRaw({ chunkSize: INFLATE_STEP });
     raw.on('error', (err) => inflater.destroy(err));
     stream = raw.pipe(inflater);
