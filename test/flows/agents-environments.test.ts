@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI, { toFile } from 'openai';
+import { zipSync } from 'fflate';
 import { parse } from 'valibot';
 import { EnvironmentParam } from '../../src/modules/agents-api/environments/environment.schema.ts';
 import { createEnvironment, readWorkspace } from '../../src/modules/agents-api/environments/environments.service.ts';
@@ -9,7 +10,7 @@ import { rawV1, SECRETS_KEY, startSdkSvc, type SdkSvc } from '../support/agents-
 import { backends, startOn } from '../support/backends.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
-const zipB64 = b64('PK\u0003\u0004 not really a zip');
+const zipB64 = Buffer.from(zipSync({ 'SKILL.md': new TextEncoder().encode('---\nname: inline\ndescription: inline\n---\n') })).toString('base64');
 const skillMd = (name: string) => new TextEncoder().encode(`---\nname: ${name}\ndescription: ${name} skill\n---\nbody\n`);
 
 describe.each(backends)('environment templates and environments through the openai SDK on $name', (backend) => {

@@ -10,7 +10,7 @@ import { startFakeProvider, modelRequests, lastUserPrompt, type FakeProvider, ty
 import { startMcpServer, type TestMcpServer } from '../../../test/support/mcp-server.ts';
 import { processesMentioning, waitForNoProcesses } from '../../../test/support/proc-table.ts';
 import { startTestWorker, runBody, runToEnd, postRun, ofType, deltaText, exportState, importState, type TestWorker } from '../../../test/support/worker.ts';
-import { packTar } from './runtimes/bundle/tar.ts';
+import { packTar } from '../../shared/archive/index.ts';
 
 configureLogging({ level: 'warn' });
 
@@ -202,7 +202,7 @@ describe.each(CASES)('the $runtime runtime against the fake provider', { timeout
   it.each([
     ['bytes that are not gzip', () => new TextEncoder().encode('not a bundle'), /not a gzip stream/],
     ['gzip that is not a tar', () => gzipSync('just text'), /not a valid tar archive/],
-    ['an entry escaping the state folder', () => tarGz('../../escape.jsonl'), /not a clean relative path/],
+    ['an entry escaping the state folder', () => tarGz('../../escape.jsonl'), /^state: entry "..\/..\/escape.jsonl" climbs out of the archive/],
     ['entries that are not session state', () => tarGz('notes/readme.txt'), /unexpected entry/],
   ])('refuses %s with a 400 and leaves the session unseeded', async (_label, make, pattern) => {
     const w = await start();

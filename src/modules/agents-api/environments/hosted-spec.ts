@@ -1,6 +1,8 @@
 import type { Tx } from '../../../db/index.ts';
+import { readZip } from '../../../shared/archive/index.ts';
 import { badRequest } from '../../../shared/errors.ts';
 import { readFileContent } from '../files/files.service.ts';
+import { skillNameProblem } from '../skills/index.ts';
 import { decodeBase64 } from '../validation.ts';
 import { WORKSPACE, type HostedInput } from './environment.schema.ts';
 import { skillVersionInfo, skillVersions } from './environments.repo.ts';
@@ -9,7 +11,9 @@ import { skillVersionInfo, skillVersions } from './environments.repo.ts';
  * The stored form of a hosted environment's configuration (a template's, or an environment's before resolution):
  * the public fields plus inline contents kept for installation, and the secrets (`env`, `setup_commands`) kept apart
  * so they are stored sealed. `applyHosted` replaces each field present in the input, as template update and
- * session overrides both require, and checks that referenced files and skills exist in the tenant.
+ * session overrides both require, and checks that referenced files and skills exist in the tenant. Inline plugin and
+ * skill zips are read once through the archive module (its limits, its entry rules) so that what is kept for
+ * installation is known to unpack safely, and their names are skill names (never paths).
  */
 export type StoredFile = { type: 'file_id'; file_id: string; path: string } | { type: 'inline'; path: string; data: string; size_bytes: number };
 export type StoredSkill = { type: 'skill_reference'; skill_id: string; version: string | null } | { type: 'inline'; name: string; description: string; data: string };
@@ -58,7 +62,7 @@ export async function applyHosted(tx: Tx, base: { spec: HostedSpec; secrets: Hos
     checkPackages(spec.packages, prefix);
   }
   if (input.files !== undefined) spec.files = await checkFiles(tx, input.files ?? [], prefix);
-  if (input.plugins !== undefined) spec.plugins = (input.plugins ?? []).map((p) => ({ type: 'inline', name: p.name, description: p.description, data: p.source.data }));
+  if (input.plugins !== undefined) spec.plugins = await checkPlugins(input.plugins ?? [], prefix);
   if (input.skills !== undefined) spec.skills = await checkSkills(tx, input.skills ?? [], prefix);
   if (input.env !== undefined) secrets.env = input.env ?? {};
   if (input.setup_commands !== undefined) secrets.setup_commands = (input.setup_commands ?? []).map((s) => ({ command: s.command, cwd: s.cwd ?? WORKSPACE }));
@@ -96,10 +100,27 @@ async function checkFiles(tx: Tx, files: NonNullable<HostedInput['files']>, pref
   return out;
 }
 
+/** An inline zip's name and bytes, judged before it is kept (400/413 naming `<field>.name` or `<field>.source.data`). */
+async function checkInlineZip(field: string, name: string, data: string): Promise<void> {
+  const problem = skillNameProblem(name);
+  if (problem) throw badRequest(`${field}.name: ${problem}`);
+  await readZip(decodeBase64(data), { field: `${field}.source.data` });
+}
+
+async function checkPlugins(plugins: NonNullable<HostedInput['plugins']>, prefix: string): Promise<HostedSpec['plugins']> {
+  const out: HostedSpec['plugins'] = [];
+  for (const [i, p] of plugins.entries()) {
+    await checkInlineZip(`${prefix}plugins.${i}`, p.name, p.source.data);
+    out.push({ type: 'inline', name: p.name, description: p.description, data: p.source.data });
+  }
+  return out;
+}
+
 async function checkSkills(tx: Tx, skills: NonNullable<HostedInput['skills']>, prefix: string): Promise<StoredSkill[]> {
   const out: StoredSkill[] = [];
   for (const [i, s] of skills.entries()) {
     if (s.type === 'inline') {
+      await checkInlineZip(`${prefix}skills.${i}`, s.name, s.source.data);
       out.push({ type: 'inline', name: s.name, description: s.description, data: s.source.data });
       continue;
     }

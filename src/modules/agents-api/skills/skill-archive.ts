@@ -1,4 +1,5 @@
-import { badRequest } from '../../../shared/errors.ts';
+import { checkEntryName, describeLimit, readZip, UPLOAD_ARCHIVE_LIMITS, writeZip } from '../../../shared/archive/index.ts';
+import { AppError, badRequest } from '../../../shared/errors.ts';
 import { fileParts, type Parts } from '../multipart.ts';
 import { parseFrontMatter } from './front-matter.ts';
 
@@ -6,7 +7,9 @@ import { parseFrontMatter } from './front-matter.ts';
  * A skill upload as a list of files: `files[]` parts whose filenames are relative paths (a directory upload), or one
  * `files` part holding a zip. The set must hold exactly one `SKILL.md`, at the skill root (the top level, or the one
  * directory every path shares); its front matter names and describes the skill. Stored and served as a zip whose
- * entries are the uploaded files byte for byte, under the paths they were uploaded with.
+ * entries are the uploaded files byte for byte, under the paths they were uploaded with. A zip is read by the archive
+ * module (real bytes counted, off the event loop); both forms then meet the same limits (UPLOAD_ARCHIVE_LIMITS) and
+ * the same path rules.
  */
 export interface SkillFile {
   path: string;
@@ -18,13 +21,16 @@ export interface SkillManifest {
   description: string;
 }
 
-const MAX_FILES = 1000;
-const MAX_TOTAL_BYTES = 64 * 1024 * 1024;
+const LIMITS = UPLOAD_ARCHIVE_LIMITS;
 const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04];
 
-/** fflate builds its Huffman tables as it loads (~10 ms of a boot): it is loaded with the first archive instead. */
-let fflate: Promise<typeof import('fflate')> | undefined;
-const loadFflate = () => (fflate ??= import('fflate'));
+/**
+ * A skill's name names its folder wherever it is installed and its download (`<name>-v1.zip`): letters, digits, `.`,
+ * `_` and `-`, starting with a letter or digit, no `..`; so never a path (`/`, `\`), a traversal or a control character.
+ */
+const SKILL_NAME = /^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const MAX_NAME_CHARS = 64;
+
 
 export async function collectSkillFiles(parts: Parts): Promise<SkillFile[]> {
   const uploads = fileParts(parts, 'files[]', 'files');
@@ -39,8 +45,8 @@ export async function collectSkillFiles(parts: Parts): Promise<SkillFile[]> {
   return checked(files);
 }
 
-/** Validates the file set and reads `SKILL.md`'s front matter. */
-export function inspectSkill(files: SkillFile[]): SkillManifest {
+/** Validates the file set and reads `SKILL.md`'s front matter; every problem is a 400 naming `files`. */
+export async function inspectSkill(files: SkillFile[]): Promise<SkillManifest> {
   const skillMds = files.filter((f) => f.path === 'SKILL.md' || f.path.endsWith('/SKILL.md'));
   if (skillMds.length > 1) throw badRequest(`files: exactly one SKILL.md is allowed, found ${skillMds.length} (${skillMds.map((f) => f.path).join(', ')})`);
   const root = commonRoot(files);
@@ -54,66 +60,63 @@ export function inspectSkill(files: SkillFile[]): SkillManifest {
   } catch {
     throw badRequest('files: SKILL.md must be UTF-8 text');
   }
-  const fields = parseFrontMatter(text);
-  if (!fields) throw badRequest('files: SKILL.md must start with YAML front matter (--- name: …, description: … ---)');
-  const name = fields.name?.trim() ?? '';
-  const description = fields.description?.trim() ?? '';
+  const front = await parseFrontMatter(text);
+  if (front.problem !== undefined) throw badRequest(`files: SKILL.md ${front.problem}`);
+  const name = stringField(front.fields, 'name');
+  const description = stringField(front.fields, 'description');
   if (!name) throw badRequest('files: SKILL.md front matter must declare a non-empty `name`');
-  if (name.length > 64) throw badRequest('files: SKILL.md `name` must be at most 64 characters');
+  const problem = skillNameProblem(name);
+  if (problem) throw badRequest(`files: SKILL.md \`name\` ${problem}`);
   if (!description) throw badRequest('files: SKILL.md front matter must declare a non-empty `description`');
   if (description.length > 1024) throw badRequest('files: SKILL.md `description` must be at most 1024 characters');
   return { name, description };
 }
 
-export async function zipSkill(files: SkillFile[], mtime: Date): Promise<Uint8Array> {
-  const { zipSync } = await loadFflate();
-  const entries: Record<string, [Uint8Array, { mtime: Date }]> = {};
-  for (const f of files) entries[f.path] = [f.content, { mtime }];
-  return zipSync(entries, { level: 6 });
+/** Why `name` cannot name a skill (a plugin too), or undefined. */
+export function skillNameProblem(name: string): string | undefined {
+  if (name.length > MAX_NAME_CHARS) return `must be at most ${MAX_NAME_CHARS} characters`;
+  if (!SKILL_NAME.test(name)) return `${JSON.stringify(name)} is not a skill name: use letters, digits, ".", "_" and "-", starting with a letter or digit, without ".." (no paths)`;
+  return undefined;
 }
 
+export function zipSkill(files: SkillFile[], mtime: Date): Promise<Uint8Array> {
+  return writeZip(files, mtime);
+}
+
+/** The files of an uploaded zip, without folders and the `__MACOSX/` resource forks macOS adds. */
 export async function unzip(bytes: Uint8Array): Promise<SkillFile[]> {
-  const { unzipSync } = await loadFflate();
-  let total = 0;
-  let count = 0;
-  let entries: Record<string, Uint8Array>;
-  try {
-    entries = unzipSync(bytes, {
-      filter: (f) => {
-        if (f.name.endsWith('/') || f.name.startsWith('__MACOSX/')) return false;
-        total += f.originalSize;
-        if (++count > MAX_FILES || total > MAX_TOTAL_BYTES) throw new RangeError('too large');
-        return true;
-      },
-    });
-  } catch (err) {
-    if (err instanceof RangeError) throw badRequest(`files: the zip expands past ${MAX_FILES} files or ${MAX_TOTAL_BYTES} bytes`);
-    throw badRequest('files: not a readable zip archive');
-  }
-  return Object.entries(entries).map(([path, content]) => ({ path, content }));
+  const files = await readZip(bytes, { field: 'files', limits: LIMITS });
+  return files.filter((f) => !f.path.startsWith('__MACOSX/')).map((f) => ({ path: f.path, content: f.content }));
+}
+
+/** A trimmed string field; absent is ''; any other type is a 400 naming the key. */
+function stringField(fields: Record<string, unknown>, key: string): string {
+  const value = fields[key];
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'string') throw badRequest(`files: SKILL.md \`${key}\` must be a string`);
+  return value.trim();
 }
 
 function isZip(name: string, bytes: Uint8Array): boolean {
   return name.toLowerCase().endsWith('.zip') || ZIP_MAGIC.every((b, i) => bytes[i] === b);
 }
 
-/** Normalises relative paths (`./a`, `a\\b`) and refuses absolute, parent or duplicate paths. */
+/** Normalises relative paths (`./a`, `a\\b`) with the archive rules, and applies the upload limits to both forms. */
 function checked(files: SkillFile[]): SkillFile[] {
-  if (files.length > MAX_FILES) throw badRequest(`files: at most ${MAX_FILES} files`);
+  if (files.length > LIMITS.entries) throw new AppError(413, `files: ${files.length} files, over the limit of ${describeLimit('entries', LIMITS)}`, { code: 'archive_entries' });
   const seen = new Set<string>();
   let total = 0;
   const out = files.map((f) => {
-    const segments = f.path.replace(/\\/g, '/').split('/').filter((s) => s !== '' && s !== '.');
-    const path = segments.join('/');
-    if (!path || f.path.startsWith('/') || /^[A-Za-z]:/.test(f.path) || segments.includes('..') || path.includes('\0')) {
-      throw badRequest(`files: "${f.path}" is not a safe relative path`);
-    }
+    const path = checkEntryName('files', f.path, LIMITS);
     if (seen.has(path)) throw badRequest(`files: duplicate path "${path}"`);
     seen.add(path);
+    if (f.content.byteLength > LIMITS.entryBytes) {
+      throw new AppError(413, `files: "${path}" is ${f.content.byteLength} bytes, over the limit of ${describeLimit('entryBytes', LIMITS)} per file`, { code: 'archive_entry_bytes' });
+    }
     total += f.content.byteLength;
     return { path, content: f.content };
   });
-  if (total > MAX_TOTAL_BYTES) throw badRequest(`files: at most ${MAX_TOTAL_BYTES} bytes in total`);
+  if (total > LIMITS.totalBytes) throw new AppError(413, `files: ${total} bytes in total, over the limit of ${describeLimit('totalBytes', LIMITS)}`, { code: 'archive_total_bytes' });
   return out;
 }
 

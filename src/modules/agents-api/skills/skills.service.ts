@@ -62,12 +62,12 @@ async function findSkill(tx: Tx, id: string): Promise<Skill> {
 }
 
 async function insertVersion(tx: Tx, tenantId: string, skillId: string, version: number, files: SkillFile[], now: Date): Promise<VersionRow> {
-  const manifest = inspectSkill(files);
+  const manifest = await inspectSkill(files);
   return repo.insertVersionRow(tx, { id: prefixedId('skillver'), tenantId, skillId, version, name: manifest.name, description: manifest.description, archive: await zipSkill(files, now), createdAt: now });
 }
 
 export async function createSkill(db: Kysely<DB>, tenantId: string, files: SkillFile[]): Promise<Skill> {
-  inspectSkill(files); // validate before opening a transaction
+  await inspectSkill(files); // validate before opening a transaction
   const now = new Date();
   return withTenant(db, tenantId, async (tx) => {
     const id = prefixedId('skill');
@@ -100,7 +100,7 @@ export async function setDefaultVersion(db: Kysely<DB>, tenantId: string, id: st
 }
 
 export async function createVersion(db: Kysely<DB>, tenantId: string, skillId: string, files: SkillFile[], makeDefault: boolean): Promise<SkillVersion> {
-  inspectSkill(files);
+  await inspectSkill(files);
   const now = new Date();
   return withTenant(db, tenantId, async (tx) => {
     const version = found(await repo.lockSkill(tx, skillId), `No such skill: ${skillId}`).next_version;

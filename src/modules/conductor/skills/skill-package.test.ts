@@ -73,7 +73,12 @@ describe('a skill package', () => {
     ['no front matter', [text('SKILL.md', '# just markdown')], /missing the YAML front matter/],
     ['broken YAML', [text('SKILL.md', '---\nname: [unclosed\n---\n')], /not valid YAML/],
     ['a missing description', [text('SKILL.md', '---\nname: ok\n---\nbody')], /description: required/],
-    ['a bad name', [text('SKILL.md', '---\nname: a/b\ndescription: d\n---\n')], /name: 1-128 letters/],
+    ['a name with a slash', [text('SKILL.md', '---\nname: a/b\ndescription: d\n---\n')], /name: "a\/b" is not a name of 1-128 letters/],
+    ['a name that climbs', [text('SKILL.md', '---\nname: ../../etc\ndescription: d\n---\n')], /name: "..\/..\/etc" is not a name/],
+    ['a name holding ".."', [text('SKILL.md', '---\nname: a..b\ndescription: d\n---\n')], /without "\.\."/],
+    ['a name with a backslash', [text('SKILL.md', '---\nname: a\\b\ndescription: d\n---\n')], /is not a name/],
+    ['a name with a NUL', [text('SKILL.md', '---\nname: "a\\0b"\ndescription: d\n---\n')], /is not a name/],
+    ['a key given twice', [text('SKILL.md', '---\nname: a\nname: b\ndescription: d\n---\n')], /not valid YAML/],
     ['metadata that is a list', [text('SKILL.md', '---\nname: a\ndescription: d\nmetadata: [1]\n---\n')], /metadata: expected a mapping/],
   ])('refuses %s in SKILL.md', async (_label, entries, message) => {
     const pkg = await readPackage(entries);

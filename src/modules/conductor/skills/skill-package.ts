@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { NAME_PATTERN } from '../profiles/profile.schema.ts';
-import { MAX_SKILL_BODY_CHARS } from './skill.schema.ts';
+import { MAX_SKILL_BODY_CHARS, SKILL_NAME_PATTERN, SKILL_NAME_RULE } from './skill.schema.ts';
 
 /**
  * One skill folder read as a package (seed 000, "Skills catalog"): the files of a staged import or of a platform skill
@@ -150,7 +149,7 @@ async function readFrontMatter(text: string, errors: Issue[], warnings: Issue[])
   };
   const name = str('name', 128);
   if (name === null) fail('front_matter', 'name: required');
-  else if (!NAME_PATTERN.test(name)) fail('front_matter', 'name: 1-128 letters, digits, dot, underscore or hyphen');
+  else if (!SKILL_NAME_PATTERN.test(name)) fail('front_matter', `name: ${JSON.stringify(name)} is not ${SKILL_NAME_RULE}`);
   else meta.name = name;
   const description = str('description', 1024);
   if (description === null || description.trim() === '') fail('front_matter', 'description: required');

@@ -1,11 +1,17 @@
 import * as v from 'valibot';
-import { NAME_PATTERN } from '../profiles/profile.schema.ts';
 
 /**
  * The body of `POST /api/skills` (seed 000, "Skills catalog"): a skill is its SKILL.md `body` plus a manifest of the
  * resource files that ship with it. Resource paths are package-relative and may not climb out of the package.
  */
 export const MAX_SKILL_BODY_CHARS = 256 * 1024;
+
+/**
+ * A skill's name is the folder its files are installed in (`/work/.skills/<name>/`): like other catalog names,
+ * 1-128 letters, digits, `.`, `_`, `-`, starting with a letter or digit, but without `..`, so never a path or a traversal.
+ */
+export const SKILL_NAME_PATTERN = /^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+export const SKILL_NAME_RULE = 'a name of 1-128 letters, digits, dot, underscore or hyphen, starting with a letter or digit, without ".."';
 
 const ResourcePath = v.pipe(
   v.string(),
@@ -22,7 +28,7 @@ export const SkillResource = v.object({
 });
 
 export const SkillBody = v.object({
-  name: v.pipe(v.string(), v.regex(NAME_PATTERN, 'a name of 1-128 letters, digits, dot, underscore or hyphen')),
+  name: v.pipe(v.string(), v.check((name) => SKILL_NAME_PATTERN.test(name), SKILL_NAME_RULE)),
   description: v.optional(v.pipe(v.string(), v.maxLength(1024, 'at most 1024 characters')), ''),
   body: v.pipe(v.string(), v.minLength(1, 'the SKILL.md text'), v.maxLength(MAX_SKILL_BODY_CHARS, `at most ${MAX_SKILL_BODY_CHARS} characters`)),
   resources: v.optional(

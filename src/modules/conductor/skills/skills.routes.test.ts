@@ -39,6 +39,8 @@ describe('skill catalog', () => {
     ['a bad digest', { resources: [{ path: 'a.md', sha256: 'xyz', size: 1 }] }, /^resources\.0\.sha256: /],
     ['a missing body', { body: undefined }, /^body: /],
     ['a name with a slash', { name: 'a/b' }, /^name: /],
+    ['a name that climbs', { name: '../../etc' }, /^name: a name of 1-128 letters.*; received "..\/..\/etc"$/],
+    ['a name holding ".."', { name: 'a..b' }, /^name: .*without "\.\."/],
   ])('refuses %s with 400 naming the field', async (_label, over, error) => {
     const res = await api.request('POST', '/api/skills', { json: skill('bad', over) });
     expect(res.status).toBe(400);

@@ -96,7 +96,7 @@ export function createRuntimeA(config: Config['worker'], deps: RuntimeADeps): Wo
       return { contentType: BUNDLE_CONTENT_TYPE, runtimeSessionId, body: packBundle(files) };
     },
     async importState(sessionId, body) {
-      const files = unpackBundle(body);
+      const files = await unpackBundle(body);
       const runtimeSessionId = transcriptSessionId(files); // validate everything before touching the disk
       const release = store.lock(sessionId);
       try {

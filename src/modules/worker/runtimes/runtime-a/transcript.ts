@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { badRequest } from '../../../../shared/errors.ts';
-import type { TarFile } from '../bundle/tar.ts';
+import type { TarFile } from '../../../../shared/archive/index.ts';
 
 /**
  * Claude Code session transcripts (RUNTIMES.md §2): `$CLAUDE_CONFIG_DIR/projects/<cwd-derived>/<sessionId>.jsonl`,

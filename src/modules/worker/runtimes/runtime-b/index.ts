@@ -90,7 +90,7 @@ export function createRuntimeB(config: Config['worker'], deps: RuntimeBDeps): Wo
       return { contentType: BUNDLE_CONTENT_TYPE, runtimeSessionId: threadId, body: packBundle(files) };
     },
     async importState(sessionId, body) {
-      const files = unpackBundle(body);
+      const files = await unpackBundle(body);
       const threadId = rolloutBundleThreadId(files); // validate everything before touching the disk
       const release = store.lock(sessionId);
       try {

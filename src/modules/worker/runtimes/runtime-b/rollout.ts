@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import { badRequest } from '../../../../shared/errors.ts';
-import type { TarFile } from '../bundle/tar.ts';
+import type { TarFile } from '../../../../shared/archive/index.ts';
 
 /**
  * Codex rollouts (RUNTIMES.md §3): `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<YYYY-MM-DDTHH-MM-SS>-<threadId>.jsonl`.

@@ -3,7 +3,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Runtime } from '../../../../contracts/worker.ts';
 import { conflict } from '../../../../shared/errors.ts';
-import type { TarFile } from '../bundle/tar.ts';
+import type { TarFile } from '../../../../shared/archive/index.ts';
 
 /**
  * Per-session folders of an SDK runtime: `<stateDir>/<runtime>/<session>/{config,home,tmp,work}` plus `session.json`

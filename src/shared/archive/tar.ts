@@ -1,13 +1,21 @@
+import type { EntryKind } from './entry-name.ts';
+
 /**
- * A minimal POSIX tar (ustar + pax) reader and writer for state bundles, in memory. Bundles are small (a transcript
- * or a rollout, tens of KB to a few MB), so whole buffers are simpler and safer than streams. The reader is strict on
- * purpose: regular files and directories only (no links, devices or FIFOs), checksums verified, sizes bounded by the
- * buffer; anything else is a `TarError`, which callers turn into a 400.
+ * A minimal POSIX tar (ustar + pax) reader and writer, in memory, for the worker's state bundles (a transcript or a
+ * rollout, tens of KB to a few MB; the reader gets an already size-checked buffer from `readTarGz`). The reader
+ * verifies checksums and bounds sizes by the buffer, and reports each entry's kind for the caller to judge; a malformed
+ * archive is a `TarError`, which callers turn into a 400.
  */
 export interface TarFile {
   path: string;
   data: Uint8Array;
 }
+
+export interface TarEntry extends TarFile {
+  kind: EntryKind;
+}
+
+const KIND_OF_TYPE: Record<string, EntryKind> = { '0': 'file', '7': 'file', '5': 'directory', '1': 'hardlink', '2': 'symlink', '3': 'device', '4': 'device', '6': 'fifo' };
 
 export class TarError extends Error {
   constructor(message: string) {
@@ -110,9 +118,9 @@ function paxPath(data: Uint8Array): string | undefined {
   return path;
 }
 
-/** Unpacks files and directories (directories come back with `path` ending in `/` and no data). */
-export function unpackTar(buffer: Uint8Array): TarFile[] {
-  const files: TarFile[] = [];
+/** Every entry with its kind (directories come back with `path` ending in `/` and no data). */
+export function unpackTar(buffer: Uint8Array): TarEntry[] {
+  const files: TarEntry[] = [];
   let offset = 0;
   let longName: string | undefined;
   for (;;) {
@@ -136,8 +144,9 @@ export function unpackTar(buffer: Uint8Array): TarFile[] {
     const prefix = readString(block, 257, 6) === 'ustar' ? readString(block, 345, 155) : '';
     const name = longName ?? (prefix ? `${prefix}/${readString(block, 0, 100)}` : readString(block, 0, 100));
     longName = undefined;
-    if (type === '5') files.push({ path: name.endsWith('/') ? name : `${name}/`, data: new Uint8Array(0) });
-    else if (type === '0' || type === '7') files.push({ path: name, data: new Uint8Array(data) });
-    else throw new TarError(`entry ${JSON.stringify(name)} is not a regular file or directory (type ${JSON.stringify(type)})`);
+    const kind = KIND_OF_TYPE[type];
+    if (!kind) throw new TarError(`entry ${JSON.stringify(name)} has an unknown type ${JSON.stringify(type)}`);
+    if (kind === 'directory') files.push({ path: name.endsWith('/') ? name : `${name}/`, data: new Uint8Array(0), kind });
+    else files.push({ path: name, data: kind === 'file' ? new Uint8Array(data) : new Uint8Array(0), kind });
   }
 }
