@@ -2,6 +2,7 @@ import { Kysely, sql } from 'kysely';
 import postgres from 'postgres';
 import { createLogger } from '../shared/log.ts';
 import { PipelinedPostgresJSDialect } from './pipelined.ts';
+import { decodeValue, encodeValue } from './storable.ts';
 import { startCluster, type EmbeddedCluster } from './embedded/index.ts';
 import type { DB } from './types.ts';
 
@@ -131,7 +132,8 @@ function openPostgres(connection: Connection, embedded: EmbeddedCluster | undefi
     },
     async executeText(text, values) {
       queue ??= connect(3);
-      if (values?.length) return [...(await queue.unsafe(text, values as never[]))];
+      // the storage encoding, as for every statement through Kysely (pipelined.ts): the queue's jobs hold app text
+      if (values?.length) return decodeValue([...(await queue.unsafe(text, encodeValue(values) as never[]))]);
       // postgres.js refuses a BEGIN on a pooled connection it may hand to someone else mid-transaction: reserve one.
       const reserved = await queue.reserve();
       try {
@@ -142,14 +144,14 @@ function openPostgres(connection: Connection, embedded: EmbeddedCluster | undefi
           if (err instanceof postgres.PostgresError) await reserved.unsafe('ROLLBACK').catch(() => {});
           throw err;
         })) as unknown as Array<Record<string, unknown>> | Array<Array<Record<string, unknown>>>;
-        return result.length > 0 && result.every(Array.isArray) ? (result as Array<Array<Record<string, unknown>>>).map((r) => [...r]) : [...(result as Array<Record<string, unknown>>)];
+        return decodeValue(result.length > 0 && result.every(Array.isArray) ? (result as Array<Array<Record<string, unknown>>>).map((r) => [...r]) : [...(result as Array<Record<string, unknown>>)]);
       } finally {
         reserved.release();
       }
     },
     async listen(channel, onPayload) {
       listener ??= connect(1);
-      const sub = await listener.listen(channel, onPayload);
+      const sub = await listener.listen(channel, (payload) => onPayload(decodeValue(payload)));
       return () => sub.unlisten();
     },
     async notify(channel, payload) {

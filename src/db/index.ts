@@ -4,3 +4,4 @@ export { withTenant, withTenantStatement, commitWithNext, withOperator, withKeyL
 export type { DB } from './types.ts';
 export { jsonb } from './json.ts';
 export { pingDatabase } from './ping.ts';
+export { storableJson, encodeValue, decodeValue, isUnstorable } from './storable.ts';

@@ -1,5 +1,6 @@
 import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, type TransactionSettings } from 'kysely';
 import { PostgresJSDialect } from 'kysely-postgres-js';
+import { decodeValue, encodeValue } from './storable.ts';
 
 /**
  * Kysely over postgres.js with a transaction's prelude pipelined: `begin` and the scope's `select set_config('app.…')`
@@ -16,6 +17,10 @@ import { PostgresJSDialect } from 'kysely-postgres-js';
  * is then one write and one round trip). A statement that fails makes PostgreSQL answer that COMMIT with a rollback; a
  * COMMIT that fails is the caller's error. A statement after that one is refused (it would run outside the transaction
  * and its scope).
+ *
+ * Every statement's parameters and rows also pass the storage encoding here (storable.ts): what PostgreSQL cannot hold
+ * (NUL, lone surrogates) goes in escaped and comes back as it was, whoever sent the statement (Kysely, or the job
+ * queue inside a caller's transaction).
  */
 export class PipelinedPostgresJSDialect extends PostgresJSDialect {
   override createDriver(): Driver {
@@ -58,6 +63,10 @@ class PipelinedConnection implements DatabaseConnection {
       this.commitWithNext = true;
       return { rows: [] };
     }
+    return decodeResult(await this.send<R>(encodeQuery(query)));
+  }
+
+  private async send<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (this.prelude.length === 0 && !this.commitWithNext) return this.inner.executeQuery<R>(query);
     if (this.prelude.length > 0 && SCOPE.test(query.sql)) {
       this.prelude.push(query);
@@ -80,8 +89,18 @@ class PipelinedConnection implements DatabaseConnection {
     if (this.ended) throw new Error("a statement after the one its transaction's commit went out with");
     const prelude = this.prelude.splice(0);
     for (const q of prelude) await this.inner.executeQuery(q);
-    yield* this.inner.streamQuery<R>(query, chunkSize);
+    for await (const chunk of this.inner.streamQuery<R>(encodeQuery(query), chunkSize)) yield decodeResult(chunk);
   }
+}
+
+function encodeQuery(query: CompiledQuery): CompiledQuery {
+  const parameters = encodeValue(query.parameters);
+  return parameters === query.parameters ? query : { ...query, parameters };
+}
+
+function decodeResult<R>(result: QueryResult<R>): QueryResult<R> {
+  const rows = decodeValue(result.rows);
+  return rows === result.rows ? result : { ...result, rows };
 }
 
 class PipelinedDriver implements Driver {

@@ -102,7 +102,8 @@ export function jsonNestsDeeperThan(text: string, max: number): boolean {
 
 /**
  * Parses the text of a JSON request body: every JSON body of every surface goes through here, so the nesting limit
- * and the NUL refusal hold for new routes too. Malformed, over-deep or NUL-carrying JSON is a 400 naming the problem.
+ * holds for new routes too. Malformed or over-deep JSON is a 400 naming the problem. A NUL or a lone surrogate in a
+ * string is text like any other: the storage encoding keeps it (db/storable.ts), as it keeps what agents print.
  */
 export function parseJsonBody(text: string, maxDepth = JSON_MAX_DEPTH): unknown {
   if (jsonNestsDeeperThan(text, maxDepth)) throw badRequest(`body: JSON nested deeper than ${maxDepth} levels`);
@@ -112,8 +113,6 @@ export function parseJsonBody(text: string, maxDepth = JSON_MAX_DEPTH): unknown 
   } catch {
     throw badRequest('body: malformed JSON');
   }
-  // PostgreSQL text cannot hold NUL; refuse it here with a clear message rather than failing in the database.
-  if (text.includes('\\u0000')) throw badRequest('body: NUL characters (\\u0000) are not allowed in strings');
   return body;
 }
 

@@ -9,8 +9,9 @@ import { followSse, isTerminalEvent, readSse } from '../support/sse.ts';
  * Writes of the run path that fail for a while (the database refuses them, through a trigger the test switches on and
  * off as a superuser): a run's end that cannot be stored is not shown to clients and is retried until it lands; an
  * event-log batch that cannot be stored is retried, never dropped, so the log has no gap; a log that stays unwritable
- * past SVC_RUN_WRITE_RETRY_MS ends the run with one error right after its last stored event; and a finish that comes
- * late never overwrites the status another replica wrote meanwhile.
+ * past SVC_RUN_WRITE_RETRY_MS ends the run with one error right after its last stored event; a result the database
+ * refuses for its data ends the run with an error in its place; and a finish that comes late never overwrites the
+ * status another replica wrote meanwhile.
  */
 const KEY = 'ao_test_runwritesrunwritesrunwr01';
 const WAIT = { timeout: 20_000, interval: 50 };
@@ -44,6 +45,12 @@ beforeAll(async () => {
       IF TG_TABLE_NAME = 'run_events' AND EXISTS (SELECT 1 FROM fail_writes WHERE tbl = 'run_events:not-errors') THEN
         IF NEW.event->>'type' <> 'error' THEN
           RAISE EXCEPTION 'test: run events are refused';
+        END IF;
+      END IF;
+      -- 'run_events:results-as-data': a result event is refused for what it holds (a data exception: no retry helps)
+      IF TG_TABLE_NAME = 'run_events' AND EXISTS (SELECT 1 FROM fail_writes WHERE tbl = 'run_events:results-as-data') THEN
+        IF NEW.event->>'type' = 'result' THEN
+          RAISE EXCEPTION 'test: this result cannot be stored' USING ERRCODE = '22P05';
         END IF;
       END IF;
       RETURN NEW;
@@ -116,6 +123,22 @@ describe('run writes that fail for a while', () => {
       await admin.unsafe(`DELETE FROM fail_writes`);
     }
   }, 30_000);
+
+  it('a result the database refuses for what it holds ends the run at once with one error saying so, stored and replayed', async () => {
+    await admin.unsafe(`INSERT INTO fail_writes VALUES ('run_events:results-as-data')`);
+    try {
+      const runId = await startRun('DELTAS 3');
+      const frames = await followSse((signal) => api(`/api/runs/${runId}/stream`, { signal })).ended;
+      expect(frames.filter((f) => isTerminalEvent(f.event)).map((f) => f.event)).toEqual([
+        expect.objectContaining({ type: 'error', message: 'run failed: its final event could not be stored: test: this result cannot be stored' }),
+      ]);
+      expect(frames.filter((f) => f.event.type === 'assistant').length).toBeGreaterThan(0);
+      expect(await statusOf(runId)).toBe('error');
+      expect(await readSse(await api(`/api/runs/${runId}/stream`))).toEqual(frames);
+    } finally {
+      await admin.unsafe(`DELETE FROM fail_writes`);
+    }
+  });
 
   it('a late finish does not overwrite a status another replica wrote meanwhile', async () => {
     const runId = await startRun('HOLD latefinish then answer');

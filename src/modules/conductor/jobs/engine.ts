@@ -1,6 +1,6 @@
 import { fromKysely, getConstructionPlans, PgBoss, type Job, type JobResult, type SendOptions as BossSendOptions } from 'pg-boss';
 import type { Logger } from '../../../shared/log.ts';
-import type { Database } from '../../../db/index.ts';
+import { decodeValue, encodeValue, type Database } from '../../../db/index.ts';
 import { poolAdapter } from './db-adapter.ts';
 import { subscribedQueues } from './subscriptions.repo.ts';
 import { STOP_TIMEOUT_MS, SUBSCRIBED_MS, type JobHandler, type QueueSettings, type SendOptions } from './jobs.ts';
@@ -38,15 +38,18 @@ export function createEngine(deps: EngineDeps) {
   // slow queries, a queue backing up, clock skew between this process and the database
   boss.on('warning', (w) => deps.log.warn('job queue warning', { message: w.message, ...(w.data ? { data: w.data } : {}) }));
 
+  // pg-boss writes a job's data and output as JSON text of its own making, which the statement encoding cannot see
+  // into (a NUL would reach jsonb as `\u0000`): their strings go in the storage encoding before pg-boss sees them,
+  // and come back out of it before a handler does (an automation's last error may hold whatever a command printed).
   async function run(name: string, handler: JobHandler<object>, job: Job<object>): Promise<JobResult> {
     try {
-      const output = await handler(job.data, { id: job.id, retryCount: job.retryCount, signal: job.signal });
+      const output = await handler(decodeValue(job.data), { id: job.id, retryCount: job.retryCount, signal: job.signal });
       deps.ran?.(name, 'completed');
-      return { id: job.id, status: 'completed', output: output ?? undefined };
+      return { id: job.id, status: 'completed', output: encodeValue(output ?? undefined) };
     } catch (err) {
       deps.ran?.(name, 'failed');
       deps.log.warn('job failed', { queue: name, jobId: job.id, attempt: job.retryCount + 1, error: String(err) });
-      return { id: job.id, status: 'failed', output: { message: err instanceof Error ? err.message : String(err) } };
+      return { id: job.id, status: 'failed', output: encodeValue({ message: err instanceof Error ? err.message : String(err) }) };
     }
   }
 
@@ -113,9 +116,9 @@ export function createEngine(deps: EngineDeps) {
       subscribed.clear();
     },
     schedule: (name: string, cron: string, data: object | null, opts: { tz?: string; key?: string }) =>
-      boss.schedule(name, cron, data, { ...(opts.tz ? { tz: opts.tz } : {}), ...(opts.key ? { key: opts.key } : {}) }),
+      boss.schedule(name, cron, encodeValue(data), { ...(opts.tz ? { tz: opts.tz } : {}), ...(opts.key ? { key: opts.key } : {}) }),
     unschedule: (name: string, key?: string) => boss.unschedule(name, key),
-    send: (name: string, data: object, opts?: SendOptions) => boss.send(name, data, toBoss(opts)),
+    send: (name: string, data: object, opts?: SendOptions) => boss.send(name, encodeValue(data), toBoss(opts)),
     async publish<T extends object>(event: string, data: T | (() => Promise<T | undefined>), opts?: SendOptions & { only?: (queue: string, data: T) => boolean }): Promise<void> {
       // one send per subscribed queue, all on the caller's connection (see subscriptions.repo.ts)
       const options = toBoss(opts);
@@ -123,7 +126,8 @@ export function createEngine(deps: EngineDeps) {
       if (queues.length === 0) return;
       const payload = typeof data === 'function' ? await (data as () => Promise<T | undefined>)() : data;
       if (payload === undefined) return;
-      for (const name of queues) if (!opts?.only || opts.only(name, payload)) await boss.send(name, payload, options);
+      const stored = encodeValue(payload);
+      for (const name of queues) if (!opts?.only || opts.only(name, payload)) await boss.send(name, stored, options);
     },
     stop: () => boss.stop({ graceful: true, timeout: STOP_TIMEOUT_MS, close: false }),
     /** Drops a start that failed half way (its workers and timers), without waiting for anything. */

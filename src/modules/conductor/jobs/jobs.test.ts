@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openDatabase, withSystem, type Database } from '../../../db/index.ts';
+import { decodeValue, openDatabase, withSystem, type Database } from '../../../db/index.ts';
 import { createLogger } from '../../../shared/log.ts';
 import { backends } from '../../../../test/support/backends.ts';
 import { connect, createTestDatabase } from '../../../../test/support/pg.ts';
@@ -125,6 +125,23 @@ describe.each(backends)('job queue on $name', (backend) => {
     }
   }
   const zeroToNine = Array.from({ length: 10 }, (_, n) => n);
+
+  it('hands a handler the data it was sent, NUL and lone surrogates included, sent alone or inside a transaction', async () => {
+    const [a] = instances;
+    const text = 'last error: a\u0000b \ud800 \uffff0000 \\u0000';
+    const seen: unknown[] = [];
+    await a.define<{ text: string; nested: { [key: string]: string[] } }>('test.text', (data) => {
+      seen.push(data);
+      throw new Error(`refused: ${data.text}`); // the failure's output holds the text too
+    }, { retryLimit: 0 });
+    const data = { text, nested: { [text]: [text] } };
+    await a.send('test.text', data);
+    await withSystem(database.db, (tx) => a.send('test.text', data, { tx }));
+    await vi.waitFor(async () => expect((await jobStates('test.text')).map((j) => j.state)).toEqual(['failed', 'failed']), WAIT);
+    expect(seen).toEqual([data, data]);
+    // read back through the driver, the output is the message as thrown (pg-boss keeps it in the storage encoding)
+    expect((await jobStates('test.text')).map((j) => decodeValue(j.output))).toEqual([{ message: `refused: ${text}` }, { message: `refused: ${text}` }]);
+  });
 
   it('publishes inside transactions that hold every pooled connection (an outbox under load never waits on the pool)', async () => {
     const [a] = instances;

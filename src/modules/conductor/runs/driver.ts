@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
-import { commitWithNext, withTenant, withTenantStatement } from '../../../db/index.ts';
+import { commitWithNext, isUnstorable, withTenant, withTenantStatement } from '../../../db/index.ts';
 import { currentEvent, runEvent, type RunEvent } from '../../../contracts/run-event.ts';
 import type { RunOptions, SubTask } from '../../../contracts/runner.client.ts';
 import { describeError } from '../../../shared/errors.ts';
@@ -170,12 +170,13 @@ async function drive(
  * (`databaseLost`): no log or sweep remains then, and a terminal event naming the cause is published unstored.
  */
 async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq: number, given?: Ending['status']): Promise<string> {
-  const status = run.stopping ?? given ?? (terminal.type === 'result' ? 'ok' : 'error');
-  try {
-    await retryWithBackoff(
+  const statusOf = (t: RunEvent) => run.stopping ?? given ?? (t.type === 'result' ? 'ok' : 'error');
+  const write = (t: RunEvent) =>
+    retryWithBackoff(
       () =>
         withTenant(deps.db, run.tenantId, async (tx) => {
-          await appendEvents(tx, run.tenantId, [{ runId: run.runId, seq, event: terminal }]);
+          const status = statusOf(t);
+          await appendEvents(tx, run.tenantId, [{ runId: run.runId, seq, event: t }]);
           if (await finishRun(tx, run.runId, status)) await deps.hooks.runFinished(tx, run.tenantId, run.runId);
           await commitWithNext(tx); // the session's release is the last statement: the commit goes with it
           await finishSessionRun(tx, run.sessionId, status, run.runtimeSessionId);
@@ -183,9 +184,19 @@ async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq:
       {
         giveUpMs: deps.endRetryMs ?? 300_000,
         signal: deps.databaseLost,
+        retryIf: (err) => !isUnstorable(err),
         onRetry: (err, attempt) => deps.log.warn('recording the end of a run failed; retrying', { runId: run.runId, attempt, error: String(err) }),
       },
     );
+  try {
+    try {
+      await write(terminal);
+    } catch (err) {
+      if (!isUnstorable(err)) throw err;
+      // the database refuses what the terminal event holds (no retry can change that): the run still ends, saying so
+      terminal = runEvent('error', { message: `run failed: its final event could not be stored: ${err instanceof Error ? err.message : String(err)}` });
+      await write(terminal);
+    }
   } catch (err) {
     if (deps.databaseLost?.aborted) {
       // The log died with the database and the server is stopping: readers get one terminal event naming why.
@@ -195,8 +206,9 @@ async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq:
       return 'interrupted';
     }
     deps.log.error('recording the end of a run failed; leaving it to the orphan sweep', { runId: run.runId, error: String(err) });
-    return status;
+    return statusOf(terminal);
   }
+  const status = statusOf(terminal);
   const stored = { seq, event: terminal };
   run.events.push(stored);
   deps.hub.publish(run.tenantId, run.runId, stored);

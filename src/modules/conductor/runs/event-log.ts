@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
-import { withTenantStatement } from '../../../db/index.ts';
+import { isUnstorable, withTenantStatement } from '../../../db/index.ts';
 import type { RunEvent } from '../../../contracts/run-event.ts';
 import type { Logger } from '../../../shared/log.ts';
 import { retryWithBackoff } from '../../../shared/retry.ts';
@@ -18,6 +18,8 @@ import { appendEvents } from './runs.repo.ts';
  * A write that fails is retried with backoff, never dropped (a gap would make a resuming client skip events). Only
  * after `giveUpMs` of failures are its events rejected; the run is then marked failed, its later events are refused
  * too (nothing may land after the gap), and the driver ends it with one error right after its last stored event.
+ * Each tenant's statement settles on its own, and events the database refuses for what they hold fail only their own
+ * run, at once: a batch shared with other runs (of any tenant) never fails them with it.
  */
 export interface EventLog {
   /** Settles once the event is in the log; rejects if it never can be (the run must then end). */
@@ -59,15 +61,35 @@ export function createEventLog(deps: EventLogOptions): EventLog {
   /** Runs whose events could not be stored: nothing more of theirs is written, until the driver forgets them. */
   const failed = new Set<string>();
 
-  async function write(batch: Pending[]): Promise<void> {
-    const byTenant = new Map<string, Pending[]>();
-    for (const p of batch) {
-      let list = byTenant.get(p.tenantId);
-      if (!list) byTenant.set(p.tenantId, (list = []));
-      list.push(p);
-    }
-    for (const [tenantId, rows] of byTenant) {
-      await withTenantStatement(deps.db, tenantId, (tx) => appendEvents(tx, tenantId, rows)); // one round trip
+  /** One statement per tenant, as before; what it stores is settled at once, whatever happens to the next tenant. */
+  async function store(tenantId: string, rows: Pending[]): Promise<void> {
+    await withTenantStatement(deps.db, tenantId, (tx) => appendEvents(tx, tenantId, rows)); // one round trip
+    for (const p of rows) p.resolve();
+  }
+
+  function giveUp(rows: Pending[], err: unknown): void {
+    for (const p of rows) failed.add(runKey(p.tenantId, p.runId));
+    for (const p of rows) p.reject(err instanceof Error ? err : new Error(String(err)));
+  }
+
+  /**
+   * A statement the database refused for its data (storable.ts isUnstorable) is refused again whenever it is sent, and
+   * it would take every run in it down: the tenant's runs are then written one statement each, and only a run whose own
+   * events are refused fails, at once (no retry can help it). `rows` keeps what is still to write, should a later
+   * statement fail for another reason and the batch be retried.
+   */
+  async function isolate(tenantId: string, rows: Pending[], refusal: unknown): Promise<void> {
+    const byRun = Map.groupBy(rows, (p) => p.runId);
+    for (const [runId, own] of byRun) {
+      try {
+        if (byRun.size === 1) throw refusal; // it was this run's statement already
+        await store(tenantId, own);
+      } catch (err) {
+        if (!isUnstorable(err)) throw err;
+        deps.log.error('run events refused by the database; failing their run', { tenantId, runId, events: own.length, error: String(err) });
+        giveUp(own, err);
+      }
+      rows.splice(0, rows.length, ...rows.filter((p) => p.runId !== runId));
     }
   }
 
@@ -78,20 +100,33 @@ export function createEventLog(deps: EventLogOptions): EventLog {
       return false;
     });
     if (live.length === 0) return;
+    /** What is not stored yet, by tenant: a retry sends only that. */
+    const waiting = Map.groupBy(live, (p) => p.tenantId);
     try {
-      await retryWithBackoff(() => write(live), {
-        giveUpMs,
-        signal: deps.databaseLost,
-        onRetry: (err, attempt) => deps.log.warn('writing run events failed; retrying', { error: String(err), events: live.length, attempt }),
-      });
+      await retryWithBackoff(
+        async () => {
+          for (const [tenantId, rows] of waiting) {
+            try {
+              await store(tenantId, rows);
+            } catch (err) {
+              if (!isUnstorable(err)) throw err;
+              await isolate(tenantId, rows, err);
+            }
+            waiting.delete(tenantId);
+          }
+        },
+        {
+          giveUpMs,
+          signal: deps.databaseLost,
+          onRetry: (err, attempt) => deps.log.warn('writing run events failed; retrying', { error: String(err), events: [...waiting.values()].flat().length, attempt }),
+        },
+      );
     } catch (err) {
-      deps.log.error('writing run events failed; giving up on their runs', { error: String(err), events: live.length });
-      for (const p of live) failed.add(runKey(p.tenantId, p.runId));
-      for (const p of live) p.reject(err instanceof Error ? err : new Error(String(err)));
-      return;
+      const rows = [...waiting.values()].flat();
+      deps.log.error('writing run events failed; giving up on their runs', { error: String(err), events: rows.length });
+      giveUp(rows, err);
     }
     // other replicas hear of them from the insert's trigger (NOTIFY at commit)
-    for (const p of live) p.resolve();
   }
 
   function pump(): void {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Tx } from '../../../db/index.ts';
-import { jsonb } from '../../../db/index.ts';
+import { jsonb, storableJson } from '../../../db/index.ts';
 import type { RunStatus } from '../../../db/types.ts';
 import { currentEvent, type RunEvent } from '../../../contracts/run-event.ts';
 import type { Page } from '../../crud/index.ts';
@@ -167,15 +167,17 @@ export async function orphanedRuns(
     .execute();
 }
 
-/** Appends events to the durable log; an event already stored (same tenant, run and seq) is left as it is. */
 /**
+ * Appends events to the durable log; an event already stored (same tenant, run and seq) is left as it is.
+ *
  * One statement for a whole batch whatever its size: the rows go as one JSON array (one JSON.stringify, parsed once by
  * the server), so the SQL text is the same for every batch and is prepared once, instead of a multi-row VALUES list
- * whose text and parameter count change with every batch size of the group commit.
+ * whose text and parameter count change with every batch size of the group commit. Its strings are in the storage
+ * encoding (storable.ts), as jsonb() writes them: an event holding a NUL or a lone surrogate is stored like any other.
  */
 export async function appendEvents(tx: Tx, tenantId: string, rows: ReadonlyArray<{ runId: string; seq: number; event: RunEvent }>): Promise<void> {
   if (rows.length === 0) return;
-  const batch = JSON.stringify(rows.map((r) => ({ r: r.runId, s: r.seq, e: r.event })));
+  const batch = storableJson(rows.map((r) => ({ r: r.runId, s: r.seq, e: r.event })));
   await sql`
     insert into run_events (tenant_id, run_id, seq, event)
     select ${tenantId}, t.r, t.s, t.e from jsonb_to_recordset(cast(cast(${batch} as text) as jsonb)) as t(r text, s integer, e jsonb)

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { editText, listDir, readText, searchFiles, writeText } from '../vfs/index.ts';
+import { editText, listDir, readFile, searchFiles, writeText, type FileRead } from '../vfs/index.ts';
 import { defineTool } from './tool.ts';
 
 /**
@@ -10,12 +10,17 @@ const path = z.string().describe('VirtualFS path: /work/..., /home/..., /pool/<p
 
 export const fsRead = defineTool({
   name: 'fs_read',
-  description: 'Read a text file (up to 1 MiB) from the session VirtualFS.',
-  input: z.object({ path }),
+  description:
+    'Read a file (up to 1 MiB) from the session VirtualFS. A text file comes back as text; a binary file (a NUL byte, or ' +
+    'not UTF-8) is described by its size and media type, and with encoding "base64" its bytes come back in base64.',
+  input: z.object({ path, encoding: z.enum(['text', 'base64']).default('text').describe('"base64" returns the bytes of any file, binary or not') }),
   scope: 'session',
   capability: 'fs.read',
-  run: ({ path: p }, ctx) => readText(ctx.vfs(), p),
-  text: (v: { content: string; truncated: boolean; size: number }) => (v.truncated ? `${v.content}\n[truncated: file is ${v.size} bytes]` : v.content),
+  run: ({ path: p, encoding }, ctx) => readFile(ctx.vfs(), p, { encoding }),
+  text: (v: FileRead) => {
+    if ('binary' in v) return `[binary file ${v.path}: ${v.size} bytes, ${v.mediaType}; not shown as text. fs_read with encoding "base64" returns its bytes]`;
+    return v.truncated ? `${v.content}\n[truncated: file is ${v.size} bytes]` : v.content;
+  },
 });
 
 export const fsWrite = defineTool({

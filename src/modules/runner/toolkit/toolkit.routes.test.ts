@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { call, invokeTool, makeRunner, newSession, putProfile, testDataDir } from '../runner.fixture.ts';
@@ -56,6 +56,27 @@ describe('toolkit invoke', () => {
     expect(readFileSync(join(workDir, 'notes/plan.md'), 'utf8')).toBe('step one');
     const read = await invokeTool(runner, id, 'fs_read', { path: '/work/notes/plan.md' });
     expect(read.body.result).toEqual({ ok: true, value: { path: '/work/notes/plan.md', size: 8, truncated: false, content: 'step one' } });
+  });
+
+  it('answers a binary file with its size and media type, gives its bytes in base64 when asked, and does not edit it', async () => {
+    const { id, workDir } = await sessionWith();
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0xff, 0xfe]);
+    mkdirSync(workDir, { recursive: true });
+    writeFileSync(join(workDir, 'logo.png'), png);
+    writeFileSync(join(workDir, 'environ'), 'PATH=/bin\0HOME=/home\0');
+    writeFileSync(join(workDir, 'latin1.txt'), Buffer.from('caf\xe9', 'latin1'));
+    const read = async (path: string, encoding?: string) => (await invokeTool(runner, id, 'fs_read', { path, ...(encoding ? { encoding } : {}) })).body.result;
+
+    expect(await read('logo.png')).toEqual({ ok: true, value: { path: '/work/logo.png', size: 14, truncated: false, binary: true, mediaType: 'image/png' } });
+    // a NUL byte makes a file binary, as does text that is not UTF-8; without a known name it is application/octet-stream
+    expect(await read('environ')).toEqual({ ok: true, value: { path: '/work/environ', size: 21, truncated: false, binary: true, mediaType: 'application/octet-stream' } });
+    expect((await read('latin1.txt')).value).toMatchObject({ binary: true, mediaType: 'text/plain', size: 4 });
+    expect(await read('logo.png', 'base64')).toEqual({ ok: true, value: { path: '/work/logo.png', size: 14, truncated: false, encoding: 'base64', mediaType: 'image/png', content: png.toString('base64') } });
+    expect(Buffer.from((await read('environ', 'base64')).value.content, 'base64').toString()).toBe('PATH=/bin\0HOME=/home\0');
+
+    const edit = await invokeTool(runner, id, 'fs_edit', { path: 'environ', old_string: 'PATH', new_string: 'P' });
+    expect(edit.body.result).toEqual({ ok: false, value: { error: '/work/environ: a binary file (21 bytes, application/octet-stream), not text' } });
+    expect(readFileSync(join(workDir, 'environ'), 'utf8')).toBe('PATH=/bin\0HOME=/home\0');
   });
 
   it('edits by exact replacement and refuses an ambiguous edit', async () => {

@@ -45,18 +45,58 @@ export async function openRegular(host: string, virtual: string, flags: number):
   return { fh, st };
 }
 
-export async function readText(view: VfsView, raw: unknown, maxBytes = MAX_READ_BYTES) {
+/** A file as the file tools show it: its text; its bytes in base64 when asked for; or, for a binary file, what it is. */
+export type FileRead =
+  | { path: string; size: number; truncated: boolean; content: string }
+  | { path: string; size: number; truncated: boolean; encoding: 'base64'; mediaType: string; content: string }
+  | { path: string; size: number; truncated: boolean; binary: true; mediaType: string };
+
+/**
+ * Reads up to `maxBytes` of a file. Text is UTF-8 without NUL bytes (a sequence the limit cut is dropped); anything
+ * else is binary and answered as such, with its size and media type (from its name), never decoded into replacement
+ * characters: with `base64` its bytes come back in base64 instead.
+ */
+export async function readFile(view: VfsView, raw: unknown, opts: { maxBytes?: number; encoding?: 'text' | 'base64' } = {}): Promise<FileRead> {
   const { path, host } = await view.resolve(raw, 'read');
   if (!host) throw new VfsError(`${path.virtual}: is a directory`);
   const { fh, st } = await openRegular(host, path.virtual, O_RDONLY);
+  let bytes: Buffer;
   try {
-    const length = Math.min(st.size, maxBytes);
+    const length = Math.min(st.size, opts.maxBytes ?? MAX_READ_BYTES);
     const buf = Buffer.alloc(length);
     const { bytesRead } = await fh.read(buf, 0, length, 0);
-    return { path: path.virtual, size: st.size, truncated: st.size > bytesRead, content: buf.subarray(0, bytesRead).toString('utf8') };
+    bytes = buf.subarray(0, bytesRead);
   } finally {
     await fh.close();
   }
+  const head = { path: path.virtual, size: st.size, truncated: st.size > bytes.byteLength };
+  if (opts.encoding === 'base64') return { ...head, encoding: 'base64', mediaType: await mediaTypeOf(path.virtual), content: bytes.toString('base64') };
+  const content = textOf(bytes, head.truncated);
+  if (content !== undefined) return { ...head, content };
+  return { ...head, binary: true, mediaType: await mediaTypeOf(path.virtual) };
+}
+
+/** The text of a file's bytes, or undefined when they are not text: a NUL byte, or not UTF-8. */
+function textOf(bytes: Buffer, truncated: boolean): string | undefined {
+  if (bytes.includes(0)) return undefined;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: truncated });
+  } catch {
+    return undefined;
+  }
+}
+
+/** mime-types (and its 200 kB table) is loaded the first time a binary file is read, not when the runner starts. */
+async function mediaTypeOf(path: string): Promise<string> {
+  const { lookup } = await import('mime-types');
+  return lookup(path) || 'application/octet-stream';
+}
+
+/** A text file's content; a binary file is refused, naming what it is (the editing tools change text only). */
+export async function readText(view: VfsView, raw: unknown, maxBytes = MAX_READ_BYTES) {
+  const file = await readFile(view, raw, { maxBytes });
+  if ('binary' in file) throw new VfsError(`${file.path}: a binary file (${file.size} bytes, ${file.mediaType}), not text`);
+  return file;
 }
 
 function checkSize(content: string): Buffer {

@@ -117,15 +117,23 @@ export function runCommand(spec: CommandSpec, launch: Launch, started?: () => vo
     spec.signal?.addEventListener('abort', onAbort, { once: true });
     if (spec.signal?.aborted) onAbort();
     // live output stops where the kept output stops (the cap), so a flood of output is not a flood of events
+    // Bytes become text here, once: what is not UTF-8 becomes U+FFFD (the same decoding as the result's), so the live
+    // output, the result and every replay of them hold the same string; a sequence cut by a chunk waits for the next.
     const live = (decoder: TextDecoder) => {
       let sent = 0;
-      return (c: Buffer) => {
+      const push = (c: Buffer) => {
         if (!spec.onOutput || sent >= spec.maxOutputBytes) return;
         const take = c.subarray(0, spec.maxOutputBytes - sent);
         sent += take.byteLength;
         const text = decoder.decode(take, { stream: true });
         if (text) spec.onOutput(text);
       };
+      /** A sequence the output ended inside of (or that the cap cut) is shown as the result shows it: U+FFFD. */
+      const end = () => {
+        const text = decoder.decode();
+        if (text && spec.onOutput) spec.onOutput(text);
+      };
+      return Object.assign(push, { end });
     };
     const liveOut = live(new TextDecoder());
     const liveErr = live(new TextDecoder());
@@ -142,6 +150,8 @@ export function runCommand(spec: CommandSpec, launch: Launch, started?: () => vo
       if (done) return;
       done = true;
       clearTimeout(timer);
+      liveOut.end();
+      liveErr.end();
       spec.signal?.removeEventListener('abort', onAbort);
       resolve({
         exitCode,
