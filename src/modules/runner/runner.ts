@@ -22,6 +22,7 @@ import { stateRoutes } from './sessions/state.routes.ts';
 import { createWorkerSlots } from './workers/worker-slots.ts';
 import { workerRoutes } from './workers/workers.routes.ts';
 import { createRunCallbacksClient } from '../../contracts/run-callbacks.client.ts';
+import { createMemoryClient } from '../../contracts/memory.client.ts';
 import { mcpRoutes } from './mcp/mcp.routes.ts';
 import { createStdioMcpHost } from './mcp/stdio-mcp.ts';
 import { createToolkit } from './toolkit/toolkit.service.ts';
@@ -138,7 +139,8 @@ export function createRunner(deps: RunnerDeps): Runner {
   });
   const conductorTarget = deps.conductor ?? (deps.config.conductorUrl ? { baseUrl: deps.config.conductorUrl } : undefined);
   const conductor = conductorTarget ? createRunCallbacksClient(conductorTarget) : undefined;
-  const toolkit = createToolkit({ vfs, pools, conductor, commands: createCommandRunner(sandbox) });
+  const memory = conductorTarget ? createMemoryClient(conductorTarget) : undefined;
+  const toolkit = createToolkit({ vfs, pools, conductor, memory, commands: createCommandRunner(sandbox) });
   const registry = deps.metrics ?? createMetrics();
   const metrics = createRunnerMetrics(registry, function* () {
     for (const s of sessions.all()) yield s.status;
