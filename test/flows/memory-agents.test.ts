@@ -36,7 +36,7 @@ async function run(body: Record<string, unknown>, key?: string) {
   expect(started.status, JSON.stringify(started.body)).toBe(202);
   const frames = await readSse((await h.svc.api(`/api/runs/${started.body.runId}/stream`, key ? { key } : {})));
   const events = frames.map((f) => f.event);
-  const results = events.filter((e) => e.type === 'tool_result') as Array<{ isError?: boolean; output: any; toolName: string }>;
+  const results = events.filter((e) => e.type === 'tool_result') as unknown as Array<{ isError?: boolean; output: any; toolName: string }>;
   return { runId: started.body.runId as string, sessionId: started.body.sessionId as string, results, end: events.at(-1)!, text: (i = 0) => results[i]?.output?.content?.[0]?.text as string };
 }
 

@@ -3,6 +3,12 @@ import type { MemorySearchHit } from '../../../contracts/memory.ts';
 import { defineTool } from './tool.ts';
 import { call, display, memoryOf, ROOT } from './memory-view.ts';
 
+function describeHits(query: string, hits: MemorySearchHit[]): string {
+  if (hits.length === 0) return `No memory matches ${JSON.stringify(query)}.`;
+  const lines = hits.map((h) => `${display(h.store, h.path)} (version ${h.version}, ${h.bytes} bytes, rank ${h.rank.toFixed(3)}): ${h.snippet.replace(/\s+/g, ' ').trim()}`);
+  return `${hits.length} memory ${hits.length === 1 ? 'match' : 'matches'} for ${JSON.stringify(query)}, best first:\n${lines.join('\n')}`;
+}
+
 /**
  * `memory_search`: PostgreSQL full-text search over the memory stores the session mounts (or one of them), best match
  * first, each hit with the words that matched in context; only what the run may read (its own end user's memory).
@@ -22,11 +28,7 @@ export const memorySearchTool = defineTool({
   async run(i, ctx) {
     const m = memoryOf(ctx, 'memory_search');
     const hits = await call(() => m.client.search(m.token, { q: i.query, store: i.store, limit: i.limit }, m.signal));
-    return { query: i.query, hits: hits.map((h) => ({ ...h, path: display(h.store, h.path) })) };
-  },
-  text: (v: { query: string; hits: MemorySearchHit[] }) => {
-    if (v.hits.length === 0) return `No memory matches ${JSON.stringify(v.query)}.`;
-    const lines = v.hits.map((h) => `${h.path} (version ${h.version}, ${h.bytes} bytes, rank ${h.rank.toFixed(3)}): ${h.snippet.replace(/\s+/g, ' ').trim()}`);
-    return `${v.hits.length} memory ${v.hits.length === 1 ? 'match' : 'matches'} for ${JSON.stringify(v.query)}, best first:\n${lines.join('\n')}`;
+    // text, not an object: Claude Code would show the model an object's JSON instead
+    return describeHits(i.query, hits);
   },
 });

@@ -29,11 +29,11 @@ const Input = z.object({
 });
 type Input = z.output<typeof Input>;
 
-export interface MemoryResult {
-  text: string;
-  path?: string;
-  version?: number;
-}
+/**
+ * What the model reads: plain text, as the memory tool answers (an object would reach Claude Code as its JSON, since it
+ * prefers an MCP result's structured content to its text).
+ */
+type MemoryResult = string;
 
 const need = <T>(value: T | undefined, what: string, command: string): T => {
   if (value === undefined) throw new ToolFailure(`${command} needs ${what}`);
@@ -73,18 +73,18 @@ const COMMAND_RUNNERS: Record<Input['command'], (m: Memory, i: Input) => Promise
   async view(m, i) {
     const raw = need(i.path, 'path', 'view');
     const w = parsePath(raw);
-    if (!w.store) return { text: rootText(await call(() => m.client.mounts(m.token, m.signal))) };
+    if (!w.store) return rootText(await call(() => m.client.mounts(m.token, m.signal)));
     if (w.path !== '/') {
       const entry = await call(() => m.client.read(m.token, w.store!, w.path, m.signal));
       if (entry) {
         m.seen.set(seenKey(w.store, w.path), entry.version);
         const [from, to] = i.view_range ?? [1, -1];
-        return { text: `Here's the content of ${display(w.store, w.path)} with line numbers (version ${entry.version}):\n${numbered(entry.content, from, to)}`, path: display(w.store, w.path), version: entry.version };
+        return `Here's the content of ${display(w.store, w.path)} with line numbers (version ${entry.version}):\n${numbered(entry.content, from, to)}`;
       }
     }
     const entries = await call(() => m.client.list(m.token, w.store!, w.path === '/' ? '/' : `${w.path}/`, m.signal));
     if (entries.length === 0 && w.path !== '/') throw missing(raw);
-    return { text: listingText(w.store, w.path, entries) };
+    return listingText(w.store, w.path, entries);
   },
 
   async create(m, i) {
@@ -94,7 +94,7 @@ const COMMAND_RUNNERS: Record<Input['command'], (m: Memory, i: Input) => Promise
     try {
       const saved = await call(() => m.client.write(m.token, w.store, w.path, { content: need(i.file_text, 'file_text', 'create'), expectedVersion: 0 }, m.signal));
       m.seen.set(seenKey(w.store, w.path), saved.version);
-      return { text: `File created successfully at: ${display(w.store, w.path)}`, path: display(w.store, w.path), version: saved.version };
+      return `File created successfully at: ${display(w.store, w.path)}`;
     } catch (err) {
       if (err instanceof ToolFailure && err.details.status === 409) throw new ToolFailure(`Error: File ${display(w.store, w.path)} already exists. Use str_replace or insert to change it, or delete it first.`);
       throw err;
@@ -118,7 +118,7 @@ const COMMAND_RUNNERS: Record<Input['command'], (m: Memory, i: Input) => Promise
     const content = entry.content.slice(0, at[0]) + (i.new_str ?? '') + entry.content.slice(at[0] + oldStr.length);
     const saved = await save(m, raw, w, entry, content);
     const line = content.slice(0, at[0]).split('\n').length;
-    return { text: `The memory file has been edited (version ${saved.version}). Here's a snippet of ${display(w.store, w.path)}:\n${numbered(content, line - 2, line + 2 + (i.new_str ?? '').split('\n').length)}`, path: display(w.store, w.path), version: saved.version };
+    return `The memory file has been edited (version ${saved.version}). Here's a snippet of ${display(w.store, w.path)}:\n${numbered(content, line - 2, line + 2 + (i.new_str ?? '').split('\n').length)}`;
   },
 
   async insert(m, i) {
@@ -132,7 +132,7 @@ const COMMAND_RUNNERS: Record<Input['command'], (m: Memory, i: Input) => Promise
     if (line > lines.length) throw new ToolFailure(`Invalid \`insert_line\` parameter: ${line}. It should be within the range of lines of the file: [0, ${lines.length}]`);
     lines.splice(line, 0, ...text.split('\n'));
     const saved = await save(m, raw, w, entry, lines.join('\n'));
-    return { text: `The file ${display(w.store, w.path)} has been edited (version ${saved.version}).`, path: display(w.store, w.path), version: saved.version };
+    return `The file ${display(w.store, w.path)} has been edited (version ${saved.version}).`;
   },
 
   async delete(m, i) {
@@ -146,7 +146,7 @@ const COMMAND_RUNNERS: Record<Input['command'], (m: Memory, i: Input) => Promise
       await call(() => m.client.remove(m.token, w.store!, path, m.seen.get(seenKey(w.store!, path)), m.signal));
       m.seen.delete(seenKey(w.store!, path));
     }
-    return { text: `Successfully deleted ${raw}${paths.length > 1 ? ` (${paths.length} files)` : ''}` };
+    return `Successfully deleted ${raw}${paths.length > 1 ? ` (${paths.length} files)` : ''}`;
   },
 
   async rename(m, i) {
@@ -167,7 +167,7 @@ const COMMAND_RUNNERS: Record<Input['command'], (m: Memory, i: Input) => Promise
       m.seen.delete(seenKey(from.store, a));
       m.seen.set(seenKey(from.store, b), moved.version);
     }
-    return { text: `Successfully renamed ${fromRaw} to ${toRaw}` };
+    return `Successfully renamed ${fromRaw} to ${toRaw}`;
   },
 };
 
@@ -184,6 +184,5 @@ export const memoryTool = defineTool({
   scope: 'tenant',
   capability: 'memory.use',
   run: (i, ctx) => COMMAND_RUNNERS[i.command](memoryOf(ctx, 'memory'), i),
-  text: (v: MemoryResult) => v.text,
 });
 
