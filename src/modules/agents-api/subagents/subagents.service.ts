@@ -10,7 +10,7 @@ import type { ModelResolver } from '../models/model-ref.ts';
 import type { SecretBox } from '../secret-box.ts';
 import { getSessionRow, insertTurn, saveItem, updateSession, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
 import type { TurnEngine } from '../turns/engine.ts';
-import { agentMcpUrls, MESSAGE_SUBAGENT, openSecrets, runMcpServers, sessionProfile, SPAWN_SUBAGENT, withSettings } from '../turns/launch.ts';
+import { agentMcpUrls, endUserOf, MESSAGE_SUBAGENT, openSecrets, runMcpServers, sessionProfile, SPAWN_SUBAGENT, withSettings } from '../turns/launch.ts';
 import { addUsage, createTurnTranslator } from '../turns/translate.ts';
 import { createTurnIo } from '../turns/turn-io.ts';
 import { createLocks, turnError, type LiveTurn } from '../turns/turn-state.ts';
@@ -151,7 +151,7 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
       const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId, runToken, agent, secrets: openSecrets(deps.box, tenantId, sessionId, row.secrets) });
       const profile = sessionProfile(row.profile_name, row.agent, row.environment, model.model);
       const keySource = deps.models.parse(row.agent.model).kind === 'byok' ? 'tenant' : 'platform';
-      const body = { id: runId, profile: row.profile_name, prompt, ...(sub.runner_session_id ? { sessionId: sub.runner_session_id } : {}) };
+      const body = { id: runId, profile: row.profile_name, prompt, ...endUserOf(row.metadata), ...(sub.runner_session_id ? { sessionId: sub.runner_session_id } : {}) };
       const placed = await deps.conductor.runs.create(tenantId, body, { profile, extras: { model, mcpServers }, keySource, tenantMcp: agentMcpUrls(agent) });
       if (placed.sessionId !== sub.runner_session_id) {
         sub.runner_session_id = placed.sessionId;

@@ -165,6 +165,11 @@ export async function listVersions(tx: Tx, w: Where, filter: { entryId?: string;
   return { items: rows.map(toVersion), total };
 }
 
+/** Where an entry lives (deleted or not): its partition and the path of its latest version. */
+export async function locateEntry(tx: Tx, storeId: string, entryId: string): Promise<{ partition: string; path: string } | undefined> {
+  return tx.selectFrom('memory_versions').select(['partition', 'path']).where('store_id', '=', storeId).where('entry_id', '=', entryId).orderBy('version', 'desc').limit(1).executeTakeFirst();
+}
+
 export async function getVersion(tx: Tx, storeId: string, id: string): Promise<VersionRow | undefined> {
   const row = await tx.selectFrom('memory_versions').selectAll().where('store_id', '=', storeId).where('id', '=', id).executeTakeFirst();
   return row ? toVersion(row) : undefined;

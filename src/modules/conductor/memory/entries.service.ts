@@ -17,6 +17,7 @@ import {
   insertVersion,
   listEntries,
   listVersions,
+  locateEntry,
   lockPartition,
   updateEntry,
   type EntryRow,
@@ -230,5 +231,20 @@ export function restoreVersion(deps: MemoryDeps, caller: Caller, name: string, i
     if (current.content === v.content) return strip(current);
     checkCaps(t, await partitionUsage(tx, w.storeId, w.partition), current, v.bytes ?? 0, current.path);
     return strip((await record(tx, t, 'restored', current, { path: current.path, content: v.content }, v.id))!);
+  });
+}
+
+/**
+ * For surfaces that address entries and versions by id (the /v1 face): the partition an entry or a version is in and
+ * the entry's path, so the by-path services above can be called as the person who names them. Undefined when absent.
+ */
+export function locate(deps: MemoryDeps, tenantId: string, storeId: string, ref: { entryId: string } | { versionId: string }): Promise<{ partition: string; path: string; entryId: string } | undefined> {
+  return withTenant(deps.db, tenantId, async (tx) => {
+    if ('versionId' in ref) {
+      const v = await getVersion(tx, storeId, ref.versionId);
+      return v && { partition: v.partition, path: v.path, entryId: v.entryId };
+    }
+    const found = await locateEntry(tx, storeId, ref.entryId);
+    return found && { ...found, entryId: ref.entryId };
   });
 }
