@@ -17,24 +17,4 @@ export type { ProviderKeys, ProviderKeyMeta } from './provider-keys/index.ts';
 export type { RunHooks, RunFinished, RunGate, RunGateContext } from './hooks/index.ts';
 export type { Jobs } from './jobs/index.ts';
 export { jobsSchemaSql } from './jobs/index.ts';
-// Memory stores: the /v1 face calls the same services as /api/memory-stores.
-export {
-  assertStoresExist,
-  createStore,
-  deleteStoreBy,
-  getStoreView,
-  listStoreViews,
-  updateStoreBy,
-  readEntry,
-  writeEntry,
-  deleteEntryAt,
-  renameEntry,
-  listEntriesOf,
-  listVersionsOf,
-  getVersionOf,
-  restoreVersion,
-  locate,
-  type MemoryDeps,
-  type StoreView,
-  type VersionView,
-} from './memory/index.ts';
+export * as memoryStores from './memory/index.ts';

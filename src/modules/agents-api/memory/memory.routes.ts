@@ -5,7 +5,7 @@ import { AppError, badRequest, isAppError, notFound } from '../../../shared/erro
 import { readJson } from '../../../shared/http.ts';
 import { doc } from '../../../shared/route-doc.ts';
 import { pageArray, readCursor } from '../../crud/index.ts';
-import * as memory from '../../conductor/index.ts';
+import { memoryStores as memory } from '../../conductor/index.ts';
 import type { AgentsEnv } from '../context.ts';
 import { Metadata } from '../validation.ts';
 import { memoryObject, storeObject, versionObject } from './memory.wire.ts';

@@ -1,5 +1,8 @@
 import type { MemoryEntry, MemoryEntrySummary } from '../../../contracts/memory.ts';
-import type { StoreView, VersionView } from '../../conductor/index.ts';
+import type { memoryStores } from '../../conductor/index.ts';
+
+type StoreView = memoryStores.StoreView;
+type VersionView = memoryStores.VersionView;
 
 /**
  * The /v1 shapes of memory stores. Seed 001 has none, so they follow Claude Managed Agents' memory stores
