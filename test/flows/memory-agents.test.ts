@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
 import { modelRequests } from '../support/fake-provider.ts';
 import { readSse } from '../support/sse.ts';
+import { mintRunToken } from '../../src/modules/conductor/identity/index.ts';
 
 /**
  * Agents that remember, through the whole platform (role all, the fake model provider scripting tool calls): the
@@ -11,9 +12,10 @@ import { readSse } from '../support/sse.ts';
  */
 let h: AgentsHarness;
 const MODEL = 'openai-compatible:fake-model';
+const RUN_TOKEN_SECRET = 'memory-agents-run-token-secret-0123456789';
 
 beforeAll(async () => {
-  h = await startAgentsHarness();
+  h = await startAgentsHarness({ SVC_RUN_TOKEN_SECRET: RUN_TOKEN_SECRET });
 });
 afterAll(async () => {
   await h?.stop();
@@ -84,6 +86,21 @@ describe('a session writes a memory and a new session of the same agent reads it
     expect((await call('POST', '/api/profiles', { name: 'ghost', runtime: 'general', model: MODEL, memoryStores: [{ name: 'nowhere' }] })).body.error).toBe(
       'memoryStores.0.name: unknown memory store: nowhere (create it with POST /api/memory-stores)',
     );
+  });
+});
+
+describe("a run's token", () => {
+  it('reaches the entries of the stores its run mounts, with their access, and nothing else', async () => {
+    const { runId } = await run({ profile: 'reader', prompt: 'hello' });
+    const token = await mintRunToken(new TextEncoder().encode(RUN_TOKEN_SECRET), { tenantId: 'default', runId });
+    expect((await call('GET', '/api/memory-stores/notes/entries/dana.md', undefined, token)).body.content).toContain('oolong');
+    expect((await call('GET', '/api/memory-mounts', undefined, token)).body).toEqual([expect.objectContaining({ name: 'notes', access: 'read', available: true })]);
+    expect((await call('PUT', '/api/memory-stores/notes/entries/dana.md', { content: 'x' }, token)).status).toBe(403);
+    expect((await call('GET', '/api/memory-stores', undefined, token)).body.error).toMatch(/^a run reaches the memory stores it mounts through their entries/);
+    expect((await call('GET', '/api/memory-stores/notes', undefined, token)).status).toBe(403);
+    await call('POST', '/api/memory-stores', { name: 'secret' });
+    expect((await call('GET', '/api/memory-stores/secret/entries', undefined, token)).body.error).toBe('memory store secret is not mounted for this run (mounted: notes)');
+    expect((await call('GET', '/api/memory-stores/notes/entries?userId=alice', undefined, token)).body.error).toBe('userId: a run reaches only the memory of its own end user');
   });
 });
 

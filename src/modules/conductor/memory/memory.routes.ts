@@ -1,12 +1,13 @@
 import { Hono, type Context } from 'hono';
 import { memoryPathProblem } from '../../../contracts/memory.ts';
-import { badRequest } from '../../../shared/errors.ts';
+import { badRequest, forbidden } from '../../../shared/errors.ts';
 import { parseJsonBody, parseWith, readJson } from '../../../shared/http.ts';
 import { doc } from '../../../shared/route-doc.ts';
 import { noContent, pageOf, sendList } from '../../crud/index.ts';
 import type { IdentityEnv } from '../identity/index.ts';
 import { deleteEntryAt, getVersionOf, listEntriesOf, listVersionsOf, readEntry, renameEntry, restoreVersion, writeEntry, type Caller, type MemoryDeps } from './entries.service.ts';
 import { CreateStore, RenameEntry, RestoreVersion, UpdateStore, WriteEntry } from './memory.schema.ts';
+import { runIdOf } from './access.ts';
 import { createStore, deleteStoreBy, getStoreView, listStoreViews, listUsers, mountsOfRun, searchMemory, updateStoreBy } from './stores.service.ts';
 
 /**
@@ -39,8 +40,17 @@ function versionQuery(c: Context): number | undefined {
   return n;
 }
 
+/** A run's token reaches entries of the stores it mounts, never the stores themselves nor other end users' names. */
+function peopleOnly(c: Context<IdentityEnv>): void {
+  if (runIdOf(c.get('principal'))) throw forbidden('a run reaches the memory stores it mounts through their entries and /api/memory-mounts, not the stores themselves');
+}
+
 export function memoryRoutes(deps: MemoryDeps): Hono<IdentityEnv> {
-  const tenant = (c: Context<IdentityEnv>) => c.get('principal').tenantId;
+  // the store-level routes: a person's tenant (entries go through `caller`, which a run may be)
+  const tenant = (c: Context<IdentityEnv>) => {
+    peopleOnly(c);
+    return c.get('principal').tenantId;
+  };
   const store = (c: Context<IdentityEnv>) => c.req.param('store')!;
   return new Hono<IdentityEnv>()
     .get('/', async (c) => {
