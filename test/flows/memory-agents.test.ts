@@ -188,6 +188,10 @@ describe('per-user memory of a published agent', () => {
     const named = await run({ profile: 'concierge', userId: 'alice', prompt: tool({ command: 'view', path: '/memories/customers/profile.md' }) });
     expect(named.text()).toContain('Alice: allergic to nuts');
     expect((await call('GET', `/api/runs/${named.runId}`)).body.userId).toBe('alice');
+    // a run it delegates to acts for the same end user
+    const child = await run({ profile: 'concierge', parentId: named.runId, prompt: tool({ command: 'view', path: '/memories/customers/profile.md' }) });
+    expect(child.text()).toContain('Alice: allergic to nuts');
+    expect((await call('GET', `/api/runs/${child.runId}`)).body.userId).toBe('alice');
   });
 
   it("keeps tenants apart: another tenant's agent with a store of the same name sees nothing of this one", async () => {

@@ -73,6 +73,8 @@ describe('a /v1 agent with memory_stores', () => {
     expect(plain).not.toHaveProperty('memory_stores');
     const missing = await v1('POST', '/agents', { model: FAKE_MODEL, memory_stores: [{ name: 'nowhere' }] });
     expect(missing.body.error.message).toMatch(/^memory_stores\.0\.name: unknown memory store: nowhere/);
+    const override = await v1('POST', '/agents/sessions', { agent: { model: FAKE_MODEL, memory_stores: [{ name: 'nowhere' }] }, environment: { type: 'none' } });
+    expect(override.body.error.message).toMatch(/^agent\.memory_stores\.0\.name: unknown memory store: nowhere/);
 
     const write = `CALL_TOOL memory ${JSON.stringify({ command: 'create', path: '/memories/customers/notes.md', file_text: 'prefers mornings' })}`;
     const session = await h.client.beta.agents.sessions.create({ agent_id: agent.id, environment: { type: 'none' }, metadata: { user_id: 'carol' }, input: write });
