@@ -40,7 +40,7 @@ export async function execInContainer(t: ExecTarget, spec: CommandSpec): Promise
   let killing: Promise<unknown> | undefined;
   const kill = () =>
     (killing ??= t.engine
-      .exec(t.containerId, { Cmd: ['/bin/sh', '-c', KILL, 'svc-kill', id], Env: [`PATH=${PATH}`], User: t.user, WorkingDir: '/' }, () => {})
+      .exec(t.containerId, { Cmd: ['env', '-i', `PATH=${PATH}`, '/bin/sh', '-c', KILL, 'svc-kill', id], Env: [], User: t.user, WorkingDir: '/' }, () => {})
       .catch(() => {}));
   const timer = setTimeout(() => {
     timedOut = true;
@@ -57,7 +57,8 @@ export async function execInContainer(t: ExecTarget, spec: CommandSpec): Promise
   try {
     exitCode = await t.engine.exec(
       t.containerId,
-      { Cmd: ['/bin/sh', '-c', WRAP, 'svc-exec', ...argv], Env: Object.entries(env).map(([k, v]) => `${k}=${v}`), User: t.user, WorkingDir: t.cwd },
+      // `env -i`: an exec inherits the container's environment (the worker's token among it); a command gets only its own
+      { Cmd: ['env', '-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), '/bin/sh', '-c', WRAP, 'svc-exec', ...argv], Env: [], User: t.user, WorkingDir: t.cwd },
       (stream, chunk) => {
         (stream === 1 ? out : err).push(chunk);
         // live output stops where the kept output stops (the cap), as for the process substrate

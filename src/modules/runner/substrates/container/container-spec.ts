@@ -40,6 +40,14 @@ function hostPath(m: Extract<SandboxMount, { type: 'bind' }>): string {
   return 'path' in m.source ? m.source.path : readlinkSync(`/proc/self/fd/${m.source.fd}`);
 }
 
+/**
+ * The mounts with host paths in place of descriptors, read while the descriptors are open (the caller closes them
+ * once the launch call returns; the engine, another process, is handed paths).
+ */
+export function byPath(mounts: readonly SandboxMount[]): SandboxMount[] {
+  return mounts.map((m) => (m.type === 'bind' ? { ...m, source: { path: hostPath(m) } } : m));
+}
+
 export function engineMounts(mounts: readonly SandboxMount[]): Array<Record<string, unknown>> {
   return mounts.map((m) =>
     m.type === 'bind'

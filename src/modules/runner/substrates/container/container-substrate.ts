@@ -9,7 +9,7 @@ import { probe } from '../../../../shared/readiness.ts';
 import type { SandboxMount } from '../../sandbox/index.ts';
 import type { LaunchedWorker, SubstrateStatus, WorkerLaunch, WorkerSubstrate } from '../substrate.ts';
 import { execInContainer } from './container-exec.ts';
-import { containerBody, engineMounts, LABEL, RELAY_PORT } from './container-spec.ts';
+import { byPath, containerBody, engineMounts, LABEL, RELAY_PORT } from './container-spec.ts';
 import { createEngine, EngineError, type Engine } from './engine.ts';
 
 /**
@@ -224,7 +224,8 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
     }
   }
 
-  function launch(l: WorkerLaunch, runnerUrl: string): LaunchedWorker {
+  function launch(launched: WorkerLaunch, runnerUrl: string): LaunchedWorker {
+    const l = { ...launched, files: byPath(launched.files) };
     const previous = boxes.get(l.sessionId);
     const box: Box = { sessionId: l.sessionId, name: `svc-w-${key(runnerId, l.sessionId)}-${randomId(6)}`, id: undefined, createdAt: Date.now(), files: l.files, removed: false };
     boxes.set(l.sessionId, box);
