@@ -115,6 +115,15 @@ describe.skipIf(!ENGINE_UP && !process.env.CI)('sandbox sessions in containers',
     const env = /ENV (.*)/.exec(out)![1].trim().split(' ');
     expect(env.filter((name) => !['HOME', 'LANG', 'PATH', 'PWD', 'SHLVL', 'TMPDIR', '_', 'SVC_EXEC_ID'].includes(name))).toEqual([]);
 
+    // a command's leftovers end with it, and a timed-out command is killed whole (the engine has no kill for an exec)
+    const leftover = await collect(await client.run(TENANT, { id: 'run-b2', profile: 'box', sessionId: b, prompt: shell('(sleep 300 &); echo started') }));
+    expect(stdoutOf(leftover)).toBe('started\n');
+    const timedOut = await collect(await client.run(TENANT, { id: 'run-b3', profile: 'box', sessionId: b, prompt: 'CALL_TOOL run_command {"command":"sleep 300","timeout_ms":1000}' }));
+    expect(timedOut.find((e) => e.type === 'tool_result')).toMatchObject({ isError: true });
+    expect(JSON.stringify(timedOut)).toContain('command timed out after 1000 ms');
+    const after = await collect(await client.run(TENANT, { id: 'run-b4', profile: 'box', sessionId: b, prompt: shell('for p in /proc/[0-9]*; do tr "\\0" " " < $p/cmdline 2>/dev/null; echo; done | grep -c "^sleep" || true') }));
+    expect(stdoutOf(after)).toBe('0\n');
+
     // two containers, each labelled and locked down as the engine reports it
     const leases = [(await client.workerLease(TENANT, a)) as Lease, (await client.workerLease(TENANT, b)) as Lease];
     expect(leases.map((l) => [l.substrate, l.state])).toEqual([['container', 'running'], ['container', 'running']]);

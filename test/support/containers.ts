@@ -36,7 +36,7 @@ export async function ensureBaseImage(): Promise<void> {
   if (present) return;
   process.stderr.write(`[svc tests] building the container tests' base image ${BASE_IMAGE} (deploy/node-base-image.sh, about a minute)\n`);
   const r = spawnSync('bash', [join(import.meta.dirname, '../../deploy/node-base-image.sh')], { stdio: 'inherit' });
-  if (r.status !== 0) throw new Error(`[svc tests] deploy/node-base-image.sh failed (exit ${r.status})`);
+  if (r.status !== 0) throw new Error(`[svc tests] deploy/node-base-image.sh failed (${r.error?.message ?? `exit ${r.status}, signal ${r.signal}`})`);
 }
 
 /** The container substrate as the tests run it: this tree's program in the base image, modest limits. */
