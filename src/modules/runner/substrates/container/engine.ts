@@ -146,7 +146,8 @@ export function createEngine(dockerHost: string | undefined): Engine {
       await call('POST', `/containers/${id}/stop?t=${timeoutS}`, { ok: [304, 404], timeoutMs: (timeoutS + 30) * 1000 });
     },
     async removeContainer(id) {
-      await call('DELETE', `/containers/${id}?force=true`, { ok: [404] });
+      // v: with its anonymous volumes (an image's VOLUME, such as the svc image's /data); named ones stay
+      await call('DELETE', `/containers/${id}?force=true&v=true`, { ok: [404] });
     },
     async inspectContainer(id) {
       const r = await call('GET', `/containers/${id}/json`, { ok: [404] });
