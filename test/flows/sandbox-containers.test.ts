@@ -29,7 +29,8 @@ interface Lease {
 }
 
 const resultOf = (events: RunEvent[]) => events.at(-1)!;
-const stdoutOf = (events: RunEvent[]) => (events.find((e) => e.type === 'tool_result') as unknown as { output: { structuredContent?: { stdout: string } } }).output.structuredContent?.stdout ?? '';
+const outputOf = (events: RunEvent[]) => (events.find((e) => e.type === 'tool_result') as unknown as { output: { structuredContent?: { stdout: string; stderr: string } } }).output.structuredContent;
+const stdoutOf = (events: RunEvent[]) => outputOf(events)?.stdout ?? '';
 const shell = (script: string) => `CALL_TOOL run_command ${JSON.stringify({ command: 'bash', args: ['-c', script] })}`;
 const byLabel = (label: string) => engine.listContainers([label]);
 const volumesByLabel = async (label: string) => (await engine.listVolumes([label])).map((v) => v.Name);
@@ -117,7 +118,7 @@ describe.skipIf(!ENGINE_UP && !process.env.CI)('sandbox sessions in containers',
 
     // a command's leftovers end with it, and a timed-out command is killed whole (the engine has no kill for an exec)
     const leftover = await collect(await client.run(TENANT, { id: 'run-b2', profile: 'box', sessionId: b, prompt: shell('(sleep 300 &); echo started') }));
-    expect(stdoutOf(leftover)).toBe('started\n');
+    expect(outputOf(leftover)).toMatchObject({ stdout: 'started\n', stderr: '' });
     const timedOut = await collect(await client.run(TENANT, { id: 'run-b3', profile: 'box', sessionId: b, prompt: 'CALL_TOOL run_command {"command":"sleep 300","timeout_ms":1000}' }));
     expect(timedOut.find((e) => e.type === 'tool_result')).toMatchObject({ isError: true });
     expect(JSON.stringify(timedOut)).toContain('command timed out after 1000 ms');

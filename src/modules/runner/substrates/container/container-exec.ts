@@ -13,8 +13,11 @@ import type { Engine } from './engine.ts';
  */
 const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const MARK = 'SVC_EXEC_ID';
-/** Kills every process whose environment has `MARK=$1` (the killer's own environment does not). */
-const KILL = `for p in /proc/[0-9]*; do [ "\${p#/proc/}" = "$$" ] && continue; tr '\\0' '\\n' < "$p/environ" 2>/dev/null | grep -qx "${MARK}=$1" && kill -9 "\${p#/proc/}" 2>/dev/null; done; exit 0`;
+/**
+ * Kills every process whose environment has `MARK=$1` (the killer's own environment does not). The worker's processes
+ * belong to another user: their environ cannot be opened (quietly: stderr is redirected before the input).
+ */
+const KILL = `for p in /proc/[0-9]*; do [ "\${p#/proc/}" = "$$" ] && continue; tr '\\0' '\\n' 2>/dev/null < "$p/environ" | grep -qx "${MARK}=$1" && kill -9 "\${p#/proc/}" 2>/dev/null; done; exit 0`;
 /** Runs the command, then ends what it left running (everything else carrying its marker but this shell). */
 const WRAP = `"$@"; rc=$?; ${KILL.replace('$1', `$${MARK}`).replace('; exit 0', '')}; exit $rc`;
 

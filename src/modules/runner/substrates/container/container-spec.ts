@@ -85,7 +85,8 @@ export function containerBody({ launch: l, image, volume, runnerId, config }: Sp
     ...(program ? { Entrypoint: program.argv, Cmd: [] } : { Cmd: ['--role=worker'] }),
     Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
     User: `${config.uid}:${config.gid}`,
-    WorkingDir: l.files.some((m) => m.target === '/work') ? '/work' : `${WORKER_HOME}/home`,
+    // the image's own working folder when it runs its own program (the svc images start `bin/svc.js` relative to /app)
+    ...(program ? { WorkingDir: l.files.some((m) => m.target === '/work') ? '/work' : `${WORKER_HOME}/home` } : {}),
     Labels: labels,
     HostConfig: {
       NetworkMode: 'none',
