@@ -201,9 +201,10 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
   async function bringUp(l: WorkerLaunch, life: Life, runnerUrl: string, reuse: boolean): Promise<void> {
     const box = life.box;
     try {
+      // every start: what the runner wrote meanwhile (a hydrated bundle) must be the worker's to rewrite
+      prepareOwnership(l);
       if (!reuse) {
         const volume = await ensureVolume(l);
-        prepareOwnership(l);
         const image = l.image ?? config.image;
         if (l.image && !(await engine.imagePresent(image))) {
           if (config.pull === 'never') throw new Error(`image ${image} is not present (SVC_WORKER_IMAGE_PULL=never)`);
@@ -238,7 +239,8 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
     return worker;
   }
 
-  function resume(l: WorkerLaunch, runnerUrl: string): LaunchedWorker {
+  function resume(resumed: WorkerLaunch, runnerUrl: string): LaunchedWorker {
+    const l = { ...resumed, files: byPath(resumed.files) };
     const box = boxes.get(l.sessionId);
     if (!box?.id || box.removed || Date.now() - box.createdAt > REUSE_MS || [...lives.values()].some((x) => x.box === box)) return launch(l, runnerUrl);
     const { worker, life } = newLife(box);
