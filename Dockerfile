@@ -28,10 +28,10 @@ RUN rm -rf node_modules/@anthropic-ai/claude-agent-sdk node_modules/@anthropic-a
  && test ! -e node_modules/@openai/codex-sdk && test ! -e node_modules/@anthropic-ai/claude-agent-sdk
 
 FROM node:24-bookworm-slim AS base
+# no PORT: each role listens on svc's default (a conductor or the all-in-one server 8080, a runner or worker 7070)
 ENV NODE_ENV=production \
     SVC_DATA_DIR=/data \
-    SVC_STATE_DIR=/data/state \
-    PORT=8080
+    SVC_STATE_DIR=/data/state
 WORKDIR /app
 # bubblewrap: the runner runs every command an agent runs inside it (README, "Command sandbox").
 # tini: PID 1 that forwards signals to svc and reaps the orphans of sandboxed commands and agent CLIs (Node as PID 1
@@ -47,8 +47,8 @@ COPY skills ./skills
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
-EXPOSE 8080
-HEALTHCHECK --interval=10s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+EXPOSE 8080 7070
+HEALTHCHECK --interval=10s --timeout=3s CMD node -e "Promise.any((process.env.PORT?[process.env.PORT]:[8080,7070]).map(p=>fetch('http://127.0.0.1:'+p+'/healthz').then(r=>{if(!r.ok)throw 0}))).then(()=>process.exit(0),()=>process.exit(1))"
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "bin/svc.js", "serve", "--host", "0.0.0.0"]
 CMD []
 

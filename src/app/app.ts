@@ -31,7 +31,10 @@ export interface BuiltApp {
   runHooks: RunHooks | undefined;
   /** Called by the server once it serves this app (modules that announce themselves, or start more, do it now). */
   serving(): void;
-  /** Settles (with the error) only if a module's work begun by `serving()` failed for good: the server stops then. */
+  /**
+   * Settles (with the error) only if something failed for good once built: a module's work begun by `serving()`, or a
+   * throwaway database that died. The server stops then.
+   */
   failure: Promise<Error>;
   /** First step of a graceful stop: end what streams (runs in flight) so open responses finish on their own. */
   drain(): Promise<void>;
@@ -114,6 +117,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
         const db = database;
         closers.push(() => db.close());
         if (db.embedded) checks.push(db.embedded.durable); // a new cluster is flushed to disk before anything is served
+        failures.push(lostReason(db.lost)); // a throwaway database that died: the server stops (server.ts)
         await assertUnprivilegedRole(database.db);
         await migrate(database);
       }
@@ -180,6 +184,13 @@ function resolveInternalToken(config: Config): string | undefined {
   if (!traits.internalCalls) return undefined;
   const split = traits.internalCallsCross(config.conductor.runners.length > 0);
   return resolveSecret({ configured: config.internalToken, dir: config.secretsDir, file: 'internal-token', persist: split || config.databaseUrl !== 'memory' });
+}
+
+/** Settles with the abort's reason (an Error naming the cause) once the signal aborts; never before. */
+function lostReason(signal: AbortSignal): Promise<Error> {
+  const reason = () => (signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+  if (signal.aborted) return Promise.resolve(reason());
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(reason()), { once: true }));
 }
 
 /**

@@ -35,6 +35,12 @@ export interface RoleSpec {
   /** Defaults that hold when this role is the only one in its process (a worker container). */
   aloneDefaults?: { workerMode?: WorkerMode; workerStateDir?: string };
   /**
+   * The port it listens on when neither PORT nor --port says (seed 000: the conductor 8080, a runner and a worker
+   * 7070). A process of several roles takes the port of its first role in the order conductor, runner, worker, so
+   * the all-in-one server keeps 8080.
+   */
+  defaultPort: number;
+  /**
    * A mode without a port, taken when this role is the only one in its process and `applies(config)`: `svc serve`
    * starts it instead of the HTTP server (a sandbox worker in outbound client mode).
    */
@@ -110,6 +116,7 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
     requiredOutsideDev: [],
     keepsAgentFiles: false,
     healthz: false,
+    defaultPort: 7070,
     inProcessBeside: 'runner',
     aloneDefaults: { workerMode: 'general', workerStateDir: '/var/svc/state' },
     // SVC_RUNNER_URL and SVC_WORKER_TOKEN: one session driven by a runner's callback protocol (modules/worker/outbound.ts);
@@ -136,6 +143,7 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
     keepsAgentFiles: true,
     internalCalls: 'serves',
     healthz: true,
+    defaultPort: 7070,
     // Beside a conductor, only the session MCP endpoint (session token) stays public: worker processes reach it over HTTP.
     inProcessBeside: 'conductor',
     async build(ctx) {
@@ -176,6 +184,7 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
     keepsAgentFiles: false,
     internalCalls: 'calls',
     healthz: true,
+    defaultPort: 8080,
     async build(ctx) {
       const { createConductor } = await import('../modules/conductor/index.ts');
       const { createAgentsApi } = await import('../modules/agents-api/index.ts');
@@ -196,7 +205,7 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
             selfUrl: config.runner.conductorUrl ?? ctx.selfUrl,
             version: ctx.version,
             serverKeys: MODEL_PROVIDERS.filter((p) => keyIsSet(p, config.worker.providerEnv)).map((p) => p.id),
-            privateMcp: config.conductor.privateMcp,
+            privateAddresses: config.privateAddresses,
           },
         });
       } catch (err) {
@@ -249,6 +258,8 @@ export function roleTraits(roles: readonly RoleName[]) {
      */
     internalCallsCross: (hasPeers: boolean) => serves !== calls || (calls && hasPeers),
     aloneDefaults: specs.length === 1 ? (specs[0].aloneDefaults ?? {}) : {},
+    /** Roles arrive in the order conductor, runner, worker (parseRoles): the first one's port. */
+    defaultPort: specs[0]?.defaultPort ?? ROLES.conductor.defaultPort,
   };
 }
 

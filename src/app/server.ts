@@ -19,8 +19,10 @@ export interface RunningServer {
   /** Graceful stop: stop accepting, let in-flight requests finish (up to `graceMs`), then close modules and the database. */
   stop(graceMs?: number): Promise<void>;
   /**
-   * Settles (with the error) when something the modules start once serving (the job queue) failed for good; the
-   * server has begun its graceful stop then and `svc serve` exits with status 1 once stopped.
+   * Settles (with the error) when something failed for good once the server was up: what the modules start once
+   * serving (the job queue), or a throwaway database (`DATABASE_URL=memory`) whose PostgreSQL died. The server has
+   * begun its graceful stop then (runs in flight end with an error naming the cause); the caller reports the error
+   * (`svc serve` prints it and exits with status 1 once stopped, startSvc() logs it).
    */
   failed: Promise<Error>;
 }
@@ -81,7 +83,6 @@ export async function startServer(config: Config, opts: { database?: Promise<Dat
     port,
     built,
     failed: built.failure.then((err) => {
-      log.error('stopping: a module failed after the server began serving', { error: String(err) });
       void running.stop().catch(() => {});
       return err;
     }),

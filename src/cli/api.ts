@@ -8,7 +8,7 @@ import { openSession } from './client/session.ts';
 /**
  * `svc api <method> <path> [--data <json|@file|@->]`: a raw, authenticated call of the API, like `gh api`. The
  * response body goes to stdout as it came (JSON pretty-printed in a terminal); a non-2xx status prints its body too
- * and exits 1 (401/403: 3, 404: 4), so scripts can read the error.
+ * and exits 1 (401: 3, 404: 4), so scripts can read the error.
  */
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 
@@ -58,7 +58,7 @@ export default defineCommand({
       out.write(shown.endsWith('\n') ? shown : shown + '\n');
     }
     if (status >= 200 && status < 300) return;
-    const code = status === 401 || status === 403 ? EXIT.auth : status === 404 ? EXIT.notFound : EXIT.failure;
+    const code = status === 401 ? EXIT.auth : status === 404 ? EXIT.notFound : EXIT.failure;
     throw new CliError(code, `${method} ${path}: HTTP ${status}`);
   },
 });

@@ -17,7 +17,7 @@ export default defineCommand({
   meta: { name: 'serve', description: 'Start the server (roles: all, conductor, runner, worker, or a comma list)' },
   args: {
     role: { type: 'string', description: 'all | conductor | runner | worker | a comma list (env SVC_ROLE)' },
-    port: { type: 'string', description: 'port to listen on (env PORT, default 8080)' },
+    port: { type: 'string', description: 'port to listen on (env PORT; default 8080, or 7070 for a runner or worker without a conductor)' },
     host: { type: 'string', description: 'address to bind (env SVC_HOST, default 127.0.0.1)' },
   },
   async run({ args }) {
@@ -92,9 +92,14 @@ export default defineCommand({
         () => process.exit(1),
       );
     };
-    // the job queue comes up after the server serves: if it cannot, the server stops and exits 1, never half up
+    // the job queue comes up after the server serves: if it cannot, the server stops and exits 1, never half up; so
+    // does a throwaway database that died (its last commits may be gone). The server has begun its stop already.
     void server.failed.then((err) => {
       process.stderr.write(`svc: ${describeError(err)}; shutting down\n`);
+      setTimeout(() => {
+        process.stderr.write(`svc: still stopping after ${STOP_DEADLINE_MS / 1000} s; exiting\n`);
+        process.exit(1);
+      }, STOP_DEADLINE_MS).unref();
       server.stop().finally(() => process.exit(1));
     });
     process.once('SIGTERM', () => shutdown('SIGTERM'));

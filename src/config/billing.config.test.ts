@@ -16,7 +16,7 @@ function problem(env: Record<string, string>): string {
 }
 
 describe('SVC_BILLING', () => {
-  it('is off by default, and takes ledger or stripe', () => {
+  it('is off by default in dev, and takes ledger or stripe', () => {
     expect(loadConfig({}).billing.mode).toBe('off');
     expect(loadConfig({ SVC_BILLING: 'ledger' }).billing.mode).toBe('ledger');
     expect(loadConfig({ SVC_BILLING: 'stripe', ...KEYS, SVC_STRIPE_API_URL: 'http://127.0.0.1:12111/' }).billing).toEqual({
@@ -42,9 +42,22 @@ describe('SVC_BILLING', () => {
     expect(loadConfig({ ...LIVE, SVC_BILLING: 'stripe', SVC_INTERNAL_TOKEN: 'i'.repeat(16) }, { role: 'runner' }).billing.mode).toBe('stripe');
   });
 
+  it('outside dev, needs a billing client or the explicit choice to run without one, wherever a conductor runs', () => {
+    expect(problem(LIVE)).toBe('SVC_BILLING: required when AGENT_ORC_ENV is "live" (not dev): stripe or ledger for a billing client, or off to run without billing');
+    expect(problem({ ...LIVE, SVC_ROLE: 'conductor', SVC_INTERNAL_TOKEN: 'i'.repeat(16) })).toMatch(/^SVC_BILLING: required/);
+    expect(loadConfig({ ...LIVE, SVC_BILLING: 'off' }).billing.mode).toBe('off');
+    expect(loadConfig({ ...LIVE, SVC_BILLING: 'ledger' }).billing.mode).toBe('ledger');
+    // a runner or a worker has no billing to do
+    expect(loadConfig({ ...LIVE, SVC_INTERNAL_TOKEN: 'i'.repeat(16) }, { role: 'runner' }).billing.mode).toBe('off');
+    expect(loadConfig(LIVE, { role: 'worker' }).billing.mode).toBe('off');
+  });
+
   it('refuses to boot outside dev with one line naming the variable', async () => {
     const res = await runSvc(['serve'], { ...LIVE, SVC_BILLING: 'stripe' });
     expect(res.code).toBe(2);
     expect(res.stderr.trim().split('\n')).toEqual(['svc: invalid configuration: STRIPE_SECRET_KEY: required when SVC_BILLING is stripe and AGENT_ORC_ENV is "live" (not dev)']);
+    const unbilled = await runSvc(['serve'], LIVE);
+    expect(unbilled.code).toBe(2);
+    expect(unbilled.stderr.trim().split('\n')).toEqual(['svc: invalid configuration: SVC_BILLING: required when AGENT_ORC_ENV is "live" (not dev): stripe or ledger for a billing client, or off to run without billing']);
   });
 });

@@ -2,7 +2,9 @@ import { ConfigError } from './config.ts';
 
 /**
  * SVC_BILLING picks how runs are paid for:
- * - `off` (the self-hosted default): no credit gate; usage is still metered and priced (`/api/usage`, metrics);
+ * - `off`: no billing client: no credit gate, and the wallet and checkout answer 503 `no billing client…`; usage is
+ *   still metered and priced (`/api/usage`, metrics). The default in dev; outside dev a conductor must be told so
+ *   (seed 000: it "refuses to start without a valid billing client"), so running unbilled is the operator's choice;
  * - `ledger`: prepaid credit in our ledger, granted by the operator; runs on the operator's keys need credit and
  *   stay under the spend caps, and each run's priced usage is charged once when it ends;
  * - `stripe`: the ledger, topped up through Stripe Checkout (STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET; the API base
@@ -29,6 +31,9 @@ export interface BillingConfig {
 }
 
 export function billingConfig(env: Record<string, string | undefined>, appEnv: string, runsBilling: boolean): BillingConfig {
+  if (!env.SVC_BILLING && runsBilling && appEnv !== 'dev') {
+    throw new ConfigError('SVC_BILLING', `required when AGENT_ORC_ENV is "${appEnv}" (not dev): stripe or ledger for a billing client, or off to run without billing`);
+  }
   const raw = env.SVC_BILLING || 'off';
   if (!(BILLING_MODES as readonly string[]).includes(raw)) throw new ConfigError('SVC_BILLING', `got "${raw}"; allowed: ${BILLING_MODES.join(', ')}`);
   const mode = raw as BillingMode;

@@ -27,6 +27,25 @@ describe('loadConfig', () => {
     expect(configError({ SVC_HEAP_YOUNG_MIB: '-1' }).message).toBe('SVC_HEAP_YOUNG_MIB: got "-1"; allowed: an integer from 0 to 1024');
   });
 
+  it('takes one address policy for every URL a tenant gives: allow in dev, deny elsewhere, its older names as aliases', () => {
+    const live = { AGENT_ORC_ENV: 'live', AGENT_API_KEY_PEPPER: 'pepper-pepper-pepper', SVC_SECRETS_KEY: 'secrets-secrets-key' };
+    expect(loadConfig({}).privateAddresses).toBe('allow');
+    expect(loadConfig(live).privateAddresses).toBe('deny');
+    expect(loadConfig({ SVC_PRIVATE_ADDRESSES: 'deny' }).privateAddresses).toBe('deny');
+    expect(loadConfig({ ...live, SVC_PRIVATE_ADDRESSES: 'allow' }).privateAddresses).toBe('allow');
+    // the older names, one kind of URL each once, now set the policy of all of them
+    expect(loadConfig({ ...live, SVC_PRIVATE_MCP: 'allow' }).privateAddresses).toBe('allow');
+    expect(loadConfig({ SVC_NOTIFY_PRIVATE_WEBHOOKS: 'deny' }).privateAddresses).toBe('deny');
+    expect(loadConfig({ SVC_PRIVATE_ADDRESSES: 'deny', SVC_PRIVATE_MCP: 'deny', SVC_NOTIFY_PRIVATE_WEBHOOKS: 'deny' }).privateAddresses).toBe('deny');
+    // the runner starts sandbox workers with it, and a worker connects MCP servers under it
+    const c = loadConfig({ SVC_PRIVATE_ADDRESSES: 'deny' });
+    expect([c.runner.privateAddresses, c.worker.privateAddresses]).toEqual(['deny', 'deny']);
+    expect(configError({ SVC_PRIVATE_ADDRESSES: 'deny', SVC_PRIVATE_MCP: 'allow' }).message).toBe(
+      'SVC_PRIVATE_MCP: got "allow" while SVC_PRIVATE_ADDRESSES is "deny"; one address policy covers every URL a tenant gives: set SVC_PRIVATE_ADDRESSES alone',
+    );
+    expect(configError({ SVC_PRIVATE_ADDRESSES: 'sometimes' }).message).toBe('SVC_PRIVATE_ADDRESSES: got "sometimes"; allowed: allow, deny');
+  });
+
   it('runs the embedded cluster as nobody when root, with laptop settings unless SVC_PG_SETTINGS overrides them', () => {
     expect(loadConfig({}).embeddedPostgres).toEqual({ osUser: 'nobody', settings: [] });
     expect(loadConfig({ SVC_PG_OS_USER: 'svc-db', SVC_PG_SETTINGS: ' shared_buffers=128MB  max_connections=100 ' }).embeddedPostgres).toEqual({
@@ -56,6 +75,14 @@ describe('loadConfig', () => {
     const err = configError(env);
     expect(err.variable).toBe(variable);
     expect(err.message).toMatch(message);
+  });
+
+  it('listens on 8080 as a conductor or the all-in-one server, on 7070 as a runner or worker without a conductor', () => {
+    const port = (role: string) => loadConfig({ SVC_ROLE: role }).port;
+    expect(['all', 'conductor', 'conductor,runner', 'conductor,worker'].map(port)).toEqual([8080, 8080, 8080, 8080]);
+    expect(['runner', 'worker', 'runner,worker'].map(port)).toEqual([7070, 7070, 7070]);
+    expect(loadConfig({ SVC_ROLE: 'runner', PORT: '8080' }).port).toBe(8080);
+    expect(loadConfig({ SVC_ROLE: 'worker' }, { port: 0 }).port).toBe(0);
   });
 
   it('accepts comma lists of roles and lets flags win over the environment', () => {
@@ -120,7 +147,7 @@ describe('loadConfig', () => {
   it('keeps secrets in their own folder and asks outside dev for the internal token only where roles are split', () => {
     const c = loadConfig({ SVC_DATA_DIR: '/srv/svc' });
     expect([c.secretsDir, c.runner.dataDir, c.runner.sandbox]).toEqual(['/srv/svc/secrets', '/srv/svc/runner', 'bwrap']);
-    const live = { AGENT_ORC_ENV: 'live', AGENT_API_KEY_PEPPER: 'p'.repeat(16), SVC_SECRETS_KEY: 's'.repeat(16) };
+    const live = { AGENT_ORC_ENV: 'live', AGENT_API_KEY_PEPPER: 'p'.repeat(16), SVC_SECRETS_KEY: 's'.repeat(16), SVC_BILLING: 'off' };
     expect(loadConfig(live).internalToken).toBeUndefined(); // all in one process: in-process calls only
     expect(loadConfig({ ...live, SVC_ROLE: 'worker' }).internalToken).toBeUndefined();
     expect(loadConfig({ ...live, SVC_ROLE: 'runner', SVC_INTERNAL_TOKEN: 't'.repeat(16) }).internalToken).toBe('t'.repeat(16));

@@ -3,6 +3,7 @@ import { join, relative, resolve, isAbsolute } from 'node:path';
 import { WORKER_MODES, RUNTIMES, type WorkerMode, type Runtime } from '../contracts/worker.ts';
 import { MODEL_PROVIDER_VARS } from '../contracts/model-providers.ts';
 import type { LogLevel } from '../shared/log.ts';
+import type { PrivateAddresses } from '../shared/egress/index.ts';
 import { billingConfig, type BillingConfig } from './billing.config.ts';
 // Only the roles table's data is read here (it imports nothing at run time but its modules' lazy builds).
 import { roleTraits } from '../app/roles.ts';
@@ -75,12 +76,6 @@ export interface Config {
      * (right after its last stored event, so the log never has a gap).
      */
     runWriteRetryMs: number;
-    /**
-     * SVC_PRIVATE_MCP: `deny` refuses tenants' remote MCP server URLs (profiles, /v1 agents) on loopback, private and
-     * link-local addresses, as written (400) or resolved when a run starts (the default outside dev); `allow` lets
-     * them through (the default in dev, as for SVC_NOTIFY_PRIVATE_WEBHOOKS).
-     */
-    privateMcp: 'allow' | 'deny';
   };
   runner: {
     /** The URL by which conductors reach this runner; its SHA-256 prefix is the runner hash. */
@@ -119,6 +114,8 @@ export interface Config {
     workerTokenSecret?: string;
     /** The model provider variables sandbox workers are given (their own provider's only) and reach through the runner. */
     providerEnv?: Readonly<Record<string, string>>;
+    /** SVC_PRIVATE_ADDRESSES again: sandbox workers are started with it. */
+    privateAddresses?: PrivateAddresses;
     /** The `container` substrate; absent unless the operator asked for it (SVC_WORKER_SUBSTRATE=container or SVC_WORKER_IMAGE). */
     container?: ContainerConfig;
   };
@@ -145,6 +142,8 @@ export interface Config {
     providerEnv: Readonly<Record<string, string>>;
     /** `otel` again: Claude Code and Codex get these variables so their own spans join the run's trace. */
     otel?: Readonly<Record<string, string>>;
+    /** SVC_PRIVATE_ADDRESSES again: the policy of the tenants' MCP servers this worker connects to (absent: allow). */
+    privateAddresses?: PrivateAddresses;
   };
   /** The /v1 agents API (conductor role). */
   agents: {
@@ -178,6 +177,13 @@ export interface Config {
   chatPublicUrl: string | undefined;
   /** Notification deliveries (conductor role): see notifications/. */
   notifications: NotificationsConfig;
+  /**
+   * SVC_PRIVATE_ADDRESSES: the address policy of every URL a tenant supplies (webhooks, MCP servers, JWKS documents;
+   * src/shared/egress). `deny` (the default outside dev) refuses loopback, private, link-local and other internal
+   * addresses, as written (400) and at connect time; `allow` (the dev default, where fakes and receivers run on the
+   * same machine) lets them through. SVC_PRIVATE_MCP and SVC_NOTIFY_PRIVATE_WEBHOOKS are its older names.
+   */
+  privateAddresses: PrivateAddresses;
 }
 
 export interface NotificationsConfig {
@@ -191,11 +197,6 @@ export interface NotificationsConfig {
   retryDelaySeconds: number;
   /** SVC_NOTIFY_TIMEOUT_MS: how long one email or webhook attempt may take (default 10 s). */
   timeoutMs: number;
-  /**
-   * SVC_NOTIFY_PRIVATE_WEBHOOKS: `deny` refuses webhook URLs on loopback, private and link-local addresses (the
-   * default outside dev); `allow` lets them through (the default in dev, where receivers run on the same machine).
-   */
-  privateWebhooks: 'allow' | 'deny';
 }
 
 /**
@@ -318,7 +319,8 @@ function containerConfig(env: Record<string, string | undefined>): ContainerConf
 /** Validates everything once. Throws ConfigError naming the variable and what is allowed. */
 export function loadConfig(env: Record<string, string | undefined>, flags: Flags = {}): Config {
   const roles = parseRoles(flags.role ?? env.SVC_ROLE ?? 'all');
-  const port = int(flags.port !== undefined ? '--port' : 'PORT', flags.port !== undefined ? String(flags.port) : env.PORT, 8080, 0, 65535);
+  const traits = roleTraits(roles);
+  const port = int(flags.port !== undefined ? '--port' : 'PORT', flags.port !== undefined ? String(flags.port) : env.PORT, traits.defaultPort, 0, 65535);
   const host = flags.host ?? env.SVC_HOST ?? '127.0.0.1';
   if (!host) throw new ConfigError('SVC_HOST (--host)', 'a host name or address');
   const databaseUrl = env.DATABASE_URL || undefined;
@@ -333,7 +335,6 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
   if (!/^[a-z0-9]+$/.test(appEnv)) throw new ConfigError('AGENT_ORC_ENV', 'lowercase letters and digits, e.g. dev, live, test');
   const pepper = env.AGENT_API_KEY_PEPPER || undefined;
   if (pepper !== undefined && pepper.length < 16) throw new ConfigError('AGENT_API_KEY_PEPPER', 'at least 16 characters');
-  const traits = roleTraits(roles);
   for (const name of appEnv === 'dev' ? [] : traits.requiredOutsideDev) {
     if (!env[name]) throw new ConfigError(name, `required when AGENT_ORC_ENV is "${appEnv}" (not dev)`);
   }
@@ -368,6 +369,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
   }
   const otel = otelOf(env);
   const childEnvAllow = (env.AGENT_WORKER_CHILD_ENV_ALLOW ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const privateAddresses = privateAddressesOf(env, appEnv);
 
   const config: Config = {
     roles,
@@ -404,7 +406,6 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       reconcileMs: int('SVC_RECONCILE_MS', env.SVC_RECONCILE_MS, 3000, 100, 600_000),
       leaseTtlMs: int('SVC_LEASE_TTL_MS', env.SVC_LEASE_TTL_MS, 15_000, 500, 3_600_000),
       runWriteRetryMs: int('SVC_RUN_WRITE_RETRY_MS', env.SVC_RUN_WRITE_RETRY_MS, 30_000, 100, 3_600_000),
-      privateMcp: pick('SVC_PRIVATE_MCP', env.SVC_PRIVATE_MCP, ['allow', 'deny'] as const, appEnv === 'dev' ? 'allow' : 'deny'),
     },
     runner: {
       publicUrl: url('SVC_RUNNER_PUBLIC_URL', env.SVC_RUNNER_PUBLIC_URL),
@@ -422,6 +423,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       workerStartTimeoutMs: int('SVC_WORKER_START_TIMEOUT_MS', env.SVC_WORKER_START_TIMEOUT_MS, 60_000, 100, 3_600_000),
       workerTokenSecret: env.SVC_WORKER_TOKEN_SECRET || undefined,
       providerEnv,
+      privateAddresses,
       container: containerConfig(env),
     },
     worker: {
@@ -439,6 +441,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       relay: relayOf(env.SVC_WORKER_RELAY),
       providerEnv,
       otel,
+      privateAddresses,
     },
     agents: {
       rateLimitPerKey: int('SVC_RATE_LIMIT_PER_KEY', env.SVC_RATE_LIMIT_PER_KEY, 300, 1, 1_000_000),
@@ -466,10 +469,27 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       retryLimit: int('SVC_NOTIFY_RETRY_LIMIT', env.SVC_NOTIFY_RETRY_LIMIT, 8, 0, 100),
       retryDelaySeconds: int('SVC_NOTIFY_RETRY_DELAY_S', env.SVC_NOTIFY_RETRY_DELAY_S, 10, 0, 3600),
       timeoutMs: int('SVC_NOTIFY_TIMEOUT_MS', env.SVC_NOTIFY_TIMEOUT_MS, 10_000, 100, 600_000),
-      privateWebhooks: pick('SVC_NOTIFY_PRIVATE_WEBHOOKS', env.SVC_NOTIFY_PRIVATE_WEBHOOKS, ['allow', 'deny'] as const, appEnv === 'dev' ? 'allow' : 'deny'),
     },
+    privateAddresses,
   };
   return deepFreeze(config);
+}
+
+/** Its older names, each once the switch of one kind of URL: read as SVC_PRIVATE_ADDRESSES when that is unset. */
+const PRIVATE_ADDRESS_ALIASES = ['SVC_PRIVATE_MCP', 'SVC_NOTIFY_PRIVATE_WEBHOOKS'] as const;
+
+/**
+ * SVC_PRIVATE_ADDRESSES, or an older name of it: one policy for every kind of URL, so where several are set they must
+ * agree (a webhook allowed where an MCP server is refused would be a policy nobody chose).
+ */
+function privateAddressesOf(env: Record<string, string | undefined>, appEnv: string): PrivateAddresses {
+  const allowed = ['allow', 'deny'] as const;
+  const set = (['SVC_PRIVATE_ADDRESSES', ...PRIVATE_ADDRESS_ALIASES] as const)
+    .filter((name) => env[name])
+    .map((name) => ({ name, value: pick(name, env[name], allowed, 'deny') }));
+  const differ = set.find((s) => s.value !== set[0].value);
+  if (differ) throw new ConfigError(differ.name, `got "${differ.value}" while ${set[0].name} is "${set[0].value}"; one address policy covers every URL a tenant gives: set SVC_PRIVATE_ADDRESSES alone`);
+  return set[0]?.value ?? (appEnv === 'dev' ? 'allow' : 'deny');
 }
 
 /** True when `inner` is `outer` or lies below it. */

@@ -7,13 +7,56 @@ export type RunEventType =
   | 'session'
   | 'session_init'
   | 'assistant'
-  | 'reasoning'
+  | 'thinking'
   | 'tool_call'
   | 'tool_output'
   | 'tool_result'
   | 'usage'
+  | 'capability_decision'
+  | 'capability_context_savings'
+  | 'capability_span'
   | 'result'
   | 'error';
+
+/**
+ * The `general` runtime's dynamic tool loading (worker runtimes/general/toolset.ts): past 32 tools the model is offered
+ * only the meta-tools `search_tools` and `call_tool`. `capability_decision` says so once at the start of a run,
+ * `capability_context_savings` what the catalog's definitions would have cost in the model's context, and each
+ * `call_tool` that ran is one `capability_span`, right after its `tool_result`.
+ */
+export interface CapabilityDecision {
+  strategy: 'dynamic';
+  reason: string;
+  /** Tools the run could use (after the profile's allowlist). */
+  catalogSize: number;
+  /** Up to this many tools are offered to the model directly. */
+  threshold: number;
+  /** What the model is offered instead. */
+  offered: string[];
+}
+
+export interface CapabilityContextSavings {
+  catalogTools: number;
+  /** JSON bytes of every tool's name, description and input schema: what offering them directly would send. */
+  catalogSchemaBytes: number;
+  /** JSON bytes of the meta-tools' definitions, sent instead. */
+  offeredSchemaBytes: number;
+  savedBytes: number;
+  /** savedBytes / 4, rounded up: an estimate, tokenizers differ. */
+  estimatedTokensSaved: number;
+}
+
+export interface CapabilitySpan {
+  /** The `call_tool` call this span measures. */
+  toolCallId: string;
+  /** The tool it loaded and called (as the model named it). */
+  tool: string;
+  /** False when no tool of the catalog has that name. */
+  found: boolean;
+  startedAt: string;
+  durationMs: number;
+  isError: boolean;
+}
 
 export interface Usage {
   inputTokens: number;
@@ -35,12 +78,23 @@ export interface RunEvent {
   /** assistant events carry `delta: true` while text streams; the final assistant event has the whole text. */
   delta?: boolean;
   /**
-   * `reasoning` events are deltas (`message`) of the model's reasoning summary; `partId` names the summary part they
+   * `thinking` events are deltas (`message`) of the model's reasoning summary; `partId` names the summary part they
    * belong to (a new id starts a new part). `tool_output` events are output (`message`) of a running command tool
    * (`toolName`), sent by the runner while the command runs; the tool's `tool_result` still carries all of it.
    */
   partId?: string;
+  /** The payload of a `capability_decision`, `capability_context_savings` or `capability_span` event. */
+  capability?: CapabilityDecision | CapabilityContextSavings | CapabilitySpan;
   ts: string;
+}
+
+/**
+ * Events as written before a rename, read back under today's name: the model's reasoning was `reasoning` until it
+ * became `thinking` (seed 000, variant B). Applied where events enter the conductor (a runner's stream, the stored
+ * log), so runs stored before, and runners not yet upgraded, replay under the new name.
+ */
+export function currentEvent<E extends { type: string }>(event: E): E {
+  return event.type === 'reasoning' ? { ...event, type: 'thinking' } : event;
 }
 
 export const TERMINAL_TYPES: ReadonlySet<RunEventType> = new Set(['result', 'error']);

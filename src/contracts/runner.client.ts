@@ -81,7 +81,7 @@ export interface RunnerClient {
 export interface RunOptions {
   runToken?: string;
   skills?: SkillPayload[];
-  /** Per-run model override and extra MCP servers (the /v1 agents API). */
+  /** Per-run model override (a tenant's own key; a /v1 model) and extra MCP servers (the /v1 agents API). */
   model?: ModelOverride;
   mcpServers?: McpServerSpec[];
   env?: Record<string, string>;

@@ -74,7 +74,7 @@ export type SubTask = v.InferInput<typeof SubTask>;
 export const RunRequest = v.object({
   subTask: SubTask,
   skills: v.optional(v.array(SkillPayload)),
-  /** Per-run model with its address and key (the /v1 agents API); never stored by the runner. */
+  /** Per-run model with its address and key (a tenant's own key, a /v1 model); never stored by the runner. */
   model: v.optional(ModelOverride),
   /** Per-run MCP servers, added to the profile's (the /v1 agents API: the session's function tools and MCP tools). */
   mcpServers: v.optional(v.array(McpServerSpec)),

@@ -27,12 +27,18 @@ export const McpServerSpec = v.object({
   allowedTools: v.optional(v.array(v.string())),
   /** How long one call to this server may wait for its answer (HTTP header and body timeouts); absent = fetch's own (5 min). */
   callTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  /**
+   * Served by svc itself (the runner's stdio relay, the conductor's function-tool endpoint): connected without the
+   * address policy. Every other server is a tenant's, connected under it (SVC_PRIVATE_ADDRESSES). Set only by svc:
+   * a profile cannot (ProfileMcpServerSpec leaves it out).
+   */
+  platform: v.optional(v.boolean()),
 });
 export type McpServerSpec = v.InferOutput<typeof McpServerSpec>;
 
 /** What a profile may name: a server at a URL (a stdio server exists only as one run's, started by the runner). */
 export const ProfileMcpServerSpec = v.object({
-  ...v.omit(McpServerSpec, ['url', 'command', 'args', 'cwd', 'env']).entries,
+  ...v.omit(McpServerSpec, ['url', 'command', 'args', 'cwd', 'env', 'platform']).entries,
   url: v.pipe(v.string(), v.url()),
 });
 
@@ -62,11 +68,12 @@ export const SkillPayload = v.object({
 export type SkillPayload = v.InferOutput<typeof SkillPayload>;
 
 /**
- * A per-run model (the /v1 agents API): replaces `profile.model` for this run, with the provider's base URL and key
- * for this run only (a tenant's own key, or the operator's aggregator). Never stored, never logged.
+ * A per-run model and its credentials: `model` replaces `profile.model` for this run (the /v1 agents API; absent: the
+ * profile's own), and the provider's base URL and key apply to this run only (a tenant's own key, on every surface, or
+ * the operator's aggregator). Never stored, never logged.
  */
 export const ModelOverride = v.object({
-  model: v.pipe(v.string(), v.minLength(1)),
+  model: v.optional(v.pipe(v.string(), v.minLength(1))),
   baseUrl: v.optional(v.pipe(v.string(), v.url())),
   apiKey: v.optional(v.string()),
   /** Model settings of the /v1 agent; each reaches the providers that support it (the worker's providers.ts). */

@@ -15,6 +15,12 @@ export interface Database {
   db: Kysely<DB>;
   /** The embedded cluster, when svc started one (undefined on a server). */
   embedded: EmbeddedCluster | undefined;
+  /**
+   * Aborted (its reason an Error naming the cause) once the database is gone for good: a throwaway cluster
+   * (`DATABASE_URL=memory`) whose PostgreSQL died, taking recent commits with it. Writes stop retrying then, and the
+   * server stops. Never aborted for a server or a cluster on disk, which come back with every commit.
+   */
+  lost: AbortSignal;
   /** Runs multi-statement SQL text inside a transaction holding the migration advisory lock. */
   execLocked(lockKey: number, fn: (exec: (text: string) => Promise<void>, query: <R>(text: string, params?: unknown[]) => Promise<R[]>) => Promise<void>): Promise<void>;
   /**
@@ -109,9 +115,11 @@ function openPostgres(connection: Connection, embedded: EmbeddedCluster | undefi
   // The job queue's own connections (executeText is its driver): its start and polling never wait behind the app's
   // pool, whose transactions may be waiting for the queue (a run that ends while the queue is still starting).
   let queue: ReturnType<typeof postgres> | undefined;
+  const lost = embedded?.lost ?? new AbortController().signal;
   return {
     db,
     embedded,
+    lost,
     async execLocked(lockKey, fn) {
       await client.begin(async (tx) => {
         await tx`select pg_advisory_xact_lock(${lockKey})`;
@@ -151,10 +159,12 @@ function openPostgres(connection: Connection, embedded: EmbeddedCluster | undefi
       try {
         // End with a timeout first: Kysely's destroy() ends the client without one, which waits forever on a
         // connection that a late query still holds. end() is memoised, so destroy() then shares this bounded end.
-        await client.end({ timeout: 5 });
+        // A database lost for good answers no late query: nothing to wait for.
+        const timeout = lost.aborted ? 0 : 5;
+        await client.end({ timeout });
         await db.destroy();
-        await listener?.end({ timeout: 5 });
-        await queue?.end({ timeout: 5 });
+        await listener?.end({ timeout });
+        await queue?.end({ timeout });
       } finally {
         await embedded?.stop();
       }

@@ -201,13 +201,16 @@ const DATABASE_UNAVAILABLE = new AppError(503, 'database unavailable', { headers
 /**
  * The database went away under the request: a connection closed or refused (PostgreSQL restarting, a failover, the
  * network), or PostgreSQL shutting down or still starting (SQLSTATE class 08, 57P01-57P03). postgres.js names its own
- * connection errors in `code`; a refused connect is Node's error of the `connect` call.
+ * connection errors in `code`; a refused connect is Node's error of the `connect` call; a connection reset under a
+ * statement (PostgreSQL killed mid-query) is the socket's own error, which postgres.js hands over with the `query`
+ * it failed.
  */
 function lostDatabase(err: unknown): boolean {
   const e = err as { code?: unknown; syscall?: unknown; severity?: unknown } | undefined;
   if (typeof e?.code !== 'string') return false;
   if (/^CONNECT(ION_CLOSED|ION_DESTROYED|ION_ENDED|_TIMEOUT)$/.test(e.code)) return true;
   if (e.syscall === 'connect' && /^(ECONNREFUSED|ENOENT|ECONNRESET)$/.test(e.code)) return true;
+  if ((e.syscall === 'read' || e.syscall === 'write') && /^(ECONNRESET|EPIPE)$/.test(e.code) && 'query' in e) return true;
   return typeof e.severity === 'string' && /^(08[0-9A-Z]{3}|57P0[123])$/.test(e.code);
 }
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonb, withTenant } from '../../src/db/index.ts';
 import { runEvent } from '../../src/contracts/run-event.ts';
-import { providerKey } from '../../src/modules/agents-api/extensions/provider-keys.ts';
-import { createSecretBox } from '../../src/modules/agents-api/secret-box.ts';
+import { createProviderKeys } from '../../src/modules/conductor/provider-keys/index.ts';
+import { createSecretBox } from '../../src/shared/secret-box.ts';
 import { SECRETS_KEY, startSdkSvc, type SdkSvc } from '../support/agents-sdk.ts';
 import { backends, startOn } from '../support/backends.ts';
 
@@ -47,9 +47,9 @@ describe.each(backends)('extension routes /api/providers, /api/keys, /api/usage 
     expect((await (await api('/api/providers/openai', { key: t.keys.other })).json()).keySet).toBe(false);
 
     const db = t.svc.server.built.database!.db;
-    const deps = { db, box: createSecretBox(SECRETS_KEY) };
-    expect(await providerKey(deps, 'default', 'openai')).toBe(secret);
-    expect(await providerKey(deps, 'other-org', 'openai')).toBeUndefined();
+    const keys = createProviderKeys({ db, box: createSecretBox(SECRETS_KEY) });
+    expect(await keys.get('default', 'openai')).toBe(secret);
+    expect(await keys.get('other-org', 'openai')).toBeUndefined();
     const rows = await withTenant(db, 'default', (tx) => tx.selectFrom('provider_keys').selectAll().execute());
     expect(JSON.stringify(rows)).not.toContain('PROVIDER-SECRET');
 
@@ -57,7 +57,7 @@ describe.each(backends)('extension routes /api/providers, /api/keys, /api/usage 
     expect((await api('/api/providers/openai/key', { method: 'PUT', json: {} })).status).toBe(400);
     expect((await api('/api/providers/openai/key', { method: 'DELETE' })).status).toBe(204);
     expect((await (await api('/api/providers/openai')).json()).keySet).toBe(false);
-    expect(await providerKey(deps, 'default', 'openai')).toBeUndefined();
+    expect(await keys.get('default', 'openai')).toBeUndefined();
   });
 
   it("lists a provider's models with prices", async () => {

@@ -37,17 +37,54 @@ afterAll(async () => {
 });
 
 describe('Stripe top-ups', () => {
-  it('has no portal before a paid checkout, and lets only owners start one, for a pack amount', async () => {
+  it('has no portal before a paid checkout, and lets admins and owners (not members) start one, for a pack amount', async () => {
     expect((await svc.api('/api/billing/portal', { method: 'POST' })).status).toBe(409);
     const member = await keyOf('member');
-    expect((await svc.api('/api/billing/checkout', { method: 'POST', key: member, json: { cents: 1000 } })).status).toBe(403);
+    const refused = await svc.api('/api/billing/checkout', { method: 'POST', key: member, json: { cents: 1000 } });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toEqual({ error: 'starting a checkout needs role admin or owner' });
     const admin = await keyOf('admin');
-    expect((await svc.api('/api/billing/checkout', { method: 'POST', key: admin, json: { cents: 1000 } })).status).toBe(403);
+    expect((await svc.api('/api/billing/checkout', { method: 'POST', key: admin, json: { cents: 1234 } })).status).toBe(400); // past the role check
     const odd = await svc.api('/api/billing/checkout', { method: 'POST', json: { cents: 1234 } });
     expect(odd.status).toBe(400);
     expect(await odd.json()).toEqual({ error: 'cents: must match a pack (1000, 2500, 5000, 10000)' });
     expect((await svc.api('/api/billing/checkout', { method: 'POST', json: { cents: '1000' } })).status).toBe(400);
     expect(fake.requests).toEqual([]);
+    // an admin's checkout goes to Stripe
+    const made = await svc.api('/api/billing/checkout', { method: 'POST', key: admin, json: { cents: 1000 } });
+    expect(made.status).toBe(200);
+    expect(fake.requests.at(-1)).toMatchObject({ method: 'POST', path: '/v1/checkout/sessions' });
+  });
+
+  it("reports the packs, and the plan and its machine time from the customer's Stripe subscription once there is one", async () => {
+    const wallet = async () => (await (await svc.api('/api/billing/wallet')).json()) as Record<string, any>;
+    // no paid checkout yet: no Stripe customer, so no plan, and nothing asked of Stripe
+    const asked = fake.requests.length;
+    expect(await wallet()).toMatchObject({ plan: null, machineTime: { includedSeconds: null }, packs: [{ cents: 1000, usd: 10 }, { cents: 2500, usd: 25 }, { cents: 5000, usd: 50 }, { cents: 10000, usd: 100 }] });
+    expect(fake.requests.length).toBe(asked);
+
+    const { id } = (await (await svc.api('/api/billing/checkout', { method: 'POST', json: { cents: 1000 } })).json()) as { id: string };
+    const paid = fake.pay(id);
+    expect((await webhook(paid, sign(paid))).status).toBe(200);
+    const customer = fake.sessions.get(id)!.customer as string;
+    const start = Date.UTC(2030, 0, 1) / 1000;
+    const end = Date.UTC(2030, 1, 1) / 1000;
+    const item = (product: Record<string, unknown>, metadata: Record<string, string> = {}) => ({
+      object: 'subscription_item',
+      current_period_start: start,
+      current_period_end: end,
+      price: { id: 'price_test_team', object: 'price', nickname: null, metadata, product: { id: 'prod_test_team', object: 'product', metadata: {}, ...product } },
+    });
+    fake.subscriptions.push(
+      { id: 'sub_test_old', object: 'subscription', customer, status: 'canceled', created: 1, items: { object: 'list', data: [item({ name: 'Starter' })] } },
+      { id: 'sub_test_team', object: 'subscription', customer, status: 'active', created: 2, items: { object: 'list', data: [item({ name: 'Team' }, { svc_machine_seconds: '36000' })] } },
+    );
+    expect(await wallet()).toMatchObject({
+      plan: { id: 'sub_test_team', name: 'Team', status: 'active', periodStart: '2030-01-01T00:00:00.000Z', renewsAt: '2030-02-01T00:00:00.000Z', machineSecondsIncluded: 36000 },
+      // machine time is counted over the plan's period
+      machineTime: { periodStart: '2030-01-01T00:00:00.000Z', periodEnd: '2030-02-01T00:00:00.000Z', usedSeconds: 0, includedSeconds: 36000 },
+    });
+    expect(fake.requests.at(-1)).toMatchObject({ method: 'GET', path: '/v1/subscriptions' });
   });
 
   it('creates a Checkout Session through Stripe, credits it once when the signed webhook arrives, and ignores replays', async () => {
@@ -131,10 +168,12 @@ describe('svc billing checkout', () => {
 
 
 describe('stripe mode without keys (dev)', () => {
-  it('boots, keeps the wallet, and answers checkout and the webhook with 503: no billing client', async () => {
+  it('boots, and answers the wallet, checkout and the webhook with 503: no billing client', async () => {
     const bare = await startTestSvc({ DATABASE_URL: 'memory', SVC_BILLING: 'stripe' });
     try {
-      expect((await bare.api('/api/billing/wallet')).status).toBe(200);
+      const wallet = await bare.api('/api/billing/wallet');
+      expect(wallet.status).toBe(503);
+      expect(await wallet.json()).toEqual({ error: 'no billing client: set STRIPE_SECRET_KEY' });
       const res = await bare.api('/api/billing/checkout', { method: 'POST', json: { cents: 1000 } });
       expect(res.status).toBe(503);
       expect(await res.json()).toEqual({ error: 'no billing client: set STRIPE_SECRET_KEY' });

@@ -97,11 +97,15 @@ describe('the credit gate', () => {
     await expect(client.beta.agents.sessions.create({ agent_id: agent.id, environment: { type: 'none' }, input: 'hello' })).rejects.toMatchObject({ status: 402, code: 'credits_exhausted' });
   });
 
-  it('offers no checkout without Stripe: 404 in ledger mode', async () => {
+  it('has no billing client to check out with in ledger mode (503), while the wallet answers from the ledger with nothing on sale', async () => {
     const res = await as('broke')('/api/billing/checkout', { method: 'POST', json: { cents: 1000 } });
-    expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ error: "checkout is not available: this server's billing mode is ledger (top-ups need SVC_BILLING=stripe)" });
-    expect((await fetch(`${h.svc.url}/api/stripe/webhook`, { method: 'POST', body: '{}' })).status).toBe(404);
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ error: 'no billing client: checkout needs SVC_BILLING=stripe (this server bills from a ledger the operator grants credit to)' });
+    expect((await as('broke')('/api/billing/portal', { method: 'POST' })).status).toBe(503);
+    expect((await fetch(`${h.svc.url}/api/stripe/webhook`, { method: 'POST', body: '{}' })).status).toBe(503);
+    const wallet = await as('broke')('/api/billing/wallet');
+    expect(wallet.status).toBe(200);
+    expect(await wallet.json()).toMatchObject({ configured: false, balanceMicroUSD: 0, plan: null, machineTime: { usedSeconds: 0, includedSeconds: null }, packs: [] });
   });
 
   it('refuses a delegated sub-run once the balance ran out while its parent ran, and the parent finishes', async () => {
@@ -143,6 +147,11 @@ describe('charging', () => {
     await vi.waitFor(async () => expect(await billingJobs(runId)).toEqual(['completed']), WAIT);
     expect(await charges('acme')).toEqual([{ run_id: runId, amount: String(price) }]);
     expect(await balance('acme')).toBe(1_000_000 - price);
+    // the wallet's machine time is the wall time of this month's runs: this one's
+    const run = (await (await as('acme')(`/api/runs/${runId}`)).json()) as { startedAt: string; finishedAt: string };
+    const { machineTime } = (await (await as('acme')('/api/billing/wallet')).json()) as { machineTime: { usedSeconds: number; includedSeconds: null } };
+    expect(machineTime.usedSeconds).toBeCloseTo((Date.parse(run.finishedAt) - Date.parse(run.startedAt)) / 1000, 2);
+    expect(machineTime.includedSeconds).toBeNull(); // no provider, no plan
 
     // the end announced a second time (a retried delivery): a second job runs, the ledger is unchanged
     await withTenant(db(), 'acme', (tx) => h.svc.server.built.runHooks!.runFinished(tx, 'acme', runId));

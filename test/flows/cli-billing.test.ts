@@ -19,7 +19,7 @@ describe('svc billing', () => {
   let svc: TestSvc;
   let env: Record<string, string>;
   beforeAll(async () => {
-    svc = await startTestSvc({ AGENT_API_KEY_PEPPER: PEPPER, AGENT_ORC_ADMIN_TENANT: 'default', SVC_SPEND_CAP_MONTHLY_CENTS: '10000', SVC_SPEND_CAP_DAILY_CENTS: '2500' });
+    svc = await startTestSvc({ AGENT_API_KEY_PEPPER: PEPPER, AGENT_ORC_ADMIN_TENANT: 'default', SVC_BILLING: 'ledger', SVC_SPEND_CAP_MONTHLY_CENTS: '10000', SVC_SPEND_CAP_DAILY_CENTS: '2500' });
     env = { SVC_CONFIG_DIR: tempDir(), SVC_API_URL: svc.url, SVC_API_KEY: OWNER };
   });
   afterAll(async () => {
@@ -29,7 +29,8 @@ describe('svc billing', () => {
   it('shows an unconfigured wallet until credit is granted, then the ledger balance', async () => {
     const before = await cli(['billing', 'wallet', '--json'], env);
     expect(before.code, before.stderr).toBe(0);
-    expect(before.json()).toEqual({ configured: false, balanceMicroUSD: 0, balanceUSD: 0, packs: [{ cents: 1000, usd: 10 }, { cents: 2500, usd: 25 }, { cents: 5000, usd: 50 }, { cents: 10000, usd: 100 }] });
+    // a ledger sells nothing (checkout needs Stripe): no packs
+    expect(before.json()).toEqual({ configured: false, balanceMicroUSD: 0, balanceUSD: 0, packs: [] });
     const grant = await svc.api('/api/billing/grants', { method: 'POST', json: { tenantId: 'default', amountMicroUSD: 12_340_000, description: 'welcome credit' } });
     expect(grant.status).toBe(201);
     const after = await cli(['billing', 'wallet', '--json'], env);
@@ -76,13 +77,19 @@ describe('svc billing', () => {
     expect((await cli(['billing', 'wallet', '--json'], env)).json().balanceMicroUSD).toBe(12_340_000 - 30_000_000);
   });
 
-  it('lets a member read the cap but not set it (exit 3)', async () => {
+  it('lets a member read the cap but not set it: a 403 is a failure (exit 1), not an authentication failure (3)', async () => {
     const member = await insertKey({ db: svc.server.built.database!.db, pepper: PEPPER, keyEnv: 'test' }, 'default', { name: 'member', role: 'member', createdBy: null, expiresAt: null });
     const memberEnv = { ...env, SVC_API_KEY: member.token };
     expect((await cli(['billing', 'cap'], memberEnv)).code).toBe(0);
     const r = await cli(['billing', 'cap', 'set', '5', '--yes'], memberEnv);
-    expect(r.code).toBe(3);
+    expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/permission denied: setting the spend cap needs role admin/);
+    // the raw call too: it prints the refusal and exits 1
+    const raw = await cli(['api', 'PUT', '/api/spend-cap', '--data', '{"limit_usd_cents":500}'], memberEnv);
+    expect(raw.code).toBe(1);
+    expect(JSON.parse(raw.stdout)).toEqual({ error: 'setting the spend cap needs role admin or owner' });
+    // while a key the server does not know is still an authentication failure (3)
+    expect((await cli(['billing', 'cap'], { ...env, SVC_API_KEY: 'ao_test_notakeynotakeynotakey00' })).code).toBe(3);
   });
 
   describe('amount forms and refusals (a stand-in server records what is sent)', () => {

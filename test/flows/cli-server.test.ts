@@ -19,7 +19,7 @@ describe.each(backends)('CLI server routes on $name', (backend) => {
   beforeAll(async () => {
     const db = await backend.setup();
     cleanup = db.cleanup;
-    svc = await startTestSvc({ DATABASE_URL: db.url, AGENT_API_KEY_PEPPER: PEPPER, AGENT_ORC_ADMIN_TENANT: 'default' });
+    svc = await startTestSvc({ DATABASE_URL: db.url, AGENT_API_KEY_PEPPER: PEPPER, AGENT_ORC_ADMIN_TENANT: 'default', SVC_BILLING: 'ledger' });
     for (const role of ['admin', 'member', 'viewer'] as const) {
       keys[role] = (await insertKey({ db: svc.server.built.database!.db, pepper: PEPPER, keyEnv: 'test' }, 'default', { name: role, role, createdBy: null, expiresAt: null })).token;
     }

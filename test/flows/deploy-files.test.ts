@@ -207,6 +207,11 @@ describe('deploy/helm/svc', () => {
     expect(cc.identity.bootstrapToken).toMatch(/^ao_live_[A-Za-z0-9]{16,}$/);
     expect(cc.host).toBe('0.0.0.0');
     expect(cc.port).toBe(conductor.spec.template.spec.containers[0].ports[0].containerPort);
+    expect(cc.port).toBe(8080);
+    // outside dev a conductor needs a billing client, or the operator's word that it runs without one
+    expect(cc.billing.mode).toBe('off');
+    const { SVC_BILLING: _billing, ...unbilled } = conductorEnv;
+    expect(() => roleConfig(conductor.spec.template.spec.containers[0], unbilled)).toThrow(/^SVC_BILLING: required when AGENT_ORC_ENV is "live"/);
 
     // every runner pod: its own URL is one the conductors list, in order, and names the pod through the headless Service
     expect(runners.spec.replicas).toBe(2);
@@ -224,6 +229,7 @@ describe('deploy/helm/svc', () => {
       expect(service.spec.publishNotReadyAddresses).toBe(true);
       expect(selects(service.spec.selector, podLabels(runners))).toBe(true);
       expect(targetContainerPort(service, port, runners)).toBe(rc.port);
+      expect(rc.port).toBe(7070); // svc's default for a runner, as the seed says
 
       // the runner announces itself to the conductors' Service, and reaches the workers' Service
       const toConductor = serviceOf(render, rc.runner.conductorUrl!);
@@ -233,6 +239,7 @@ describe('deploy/helm/svc', () => {
       expect(selects(toWorker.service.spec.selector, podLabels(worker))).toBe(true);
       const wc = roleConfig(worker.spec.template.spec.containers[0], containerEnv(render, worker.spec.template.spec.containers[0], `${full}-worker-x`));
       expect(targetContainerPort(toWorker.service, toWorker.port, worker)).toBe(wc.port);
+      expect(wc.port).toBe(7070);
       expect(toWorker.service.spec.sessionAffinity).toBe('ClientIP');
 
       expect(rc.runner.dataDir.startsWith('/data/')).toBe(true);
@@ -356,7 +363,7 @@ describe('deploy/helm/svc', () => {
     const cc = roleConfig(conductor.spec.template.spec.containers[0], containerEnv(alt, conductor.spec.template.spec.containers[0], 'c', external));
     expect(cc.databaseUrl).toBe(DB_URL);
     expect(cc.identity.bootstrapToken).toBeUndefined(); // optional in an operator's Secret
-    expect(cc.conductor.runners).toEqual([0, 1, 2].map((i) => `http://svc-runner-${i}.svc-runner.${NS}.svc:8080`));
+    expect(cc.conductor.runners).toEqual([0, 1, 2].map((i) => `http://svc-runner-${i}.svc-runner.${NS}.svc:7070`));
     const worker = find(alt, 'Deployment', 'svc-worker');
     const wc = roleConfig(worker.spec.template.spec.containers[0], containerEnv(alt, worker.spec.template.spec.containers[0], 'w', external));
     expect(wc.worker.providerEnv).toEqual({ OPENAI_API_KEY: 'sk-test' });
@@ -399,8 +406,12 @@ describe('deploy/compose.yaml', () => {
   const compose = parseYaml(text, { merge: true }) as Record<string, any>;
   const example = readFileSync(join(ROOT, 'deploy', '.env.example'), 'utf8');
   const exampleNames = [...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]);
+  /** What the example already fills in (a setting, not a secret): kept as it is. */
+  const exampleValues = Object.fromEntries([...example.matchAll(/^([A-Z][A-Z0-9_]*)=(.+)$/gm)].map((m) => [m[1], m[2].trim()]));
   // a filled-in deploy/.env: every secret `openssl rand -hex 32`
-  const dotEnv: Record<string, string> = Object.fromEntries(exampleNames.filter((n) => !/_API_KEY$|BOOTSTRAP/.test(n)).map((n) => [n, randomBytes(32).toString('hex')]));
+  const dotEnv: Record<string, string> = Object.fromEntries(
+    exampleNames.filter((n) => !/_API_KEY$|BOOTSTRAP/.test(n)).map((n) => [n, exampleValues[n] ?? randomBytes(32).toString('hex')]),
+  );
 
   /** Compose's interpolation: ${VAR}, ${VAR:-default}, ${VAR:?error}. */
   const interpolate = (value: unknown): unknown => {
@@ -457,6 +468,8 @@ describe('deploy/compose.yaml', () => {
     expect(Number(at(conductor.runner.conductorUrl!).port)).toBe(conductor.port);
     expect(conductor.internalToken).toBe(runner.internalToken);
     expect(services.conductor.ports).toEqual([`8080:${conductor.port}`]);
+    expect([conductor.port, runner.port, worker.port]).toEqual([8080, 7070, 7070]);
+    expect(conductor.billing.mode).toBe('off'); // deploy/.env.example's choice: no billing client, said so
     expect(services.runner.ports).toBeUndefined();
     expect(services.worker.ports).toBeUndefined();
 

@@ -169,6 +169,39 @@ describe('kits', () => {
     expect((await call('GET', '/api/templates/starter')).body).toMatchObject({ builtIn: true });
   });
 
+  it('offers every kit route by id at /api/kits (make, list, preview, read, edit, copy, delete), and republishes a saved kit by id (admin, version + 1)', async () => {
+    const made = await call('POST', '/api/kits', { json: { slug: 'desk-writer', label: 'Desk writer', source: { agent: 'writer' } } });
+    expect(made.status).toBe(201);
+    const id = made.body.id as string;
+    expect(made.body).toMatchObject({ id: expect.stringMatching(/^kit-/), slug: 'desk-writer', version: 1, kind: 'agent' });
+    expect((await call('POST', '/api/kits', { key: member, json: { slug: 'nope', label: 'Nope', source: { agent: 'writer' } } })).status).toBe(403);
+    expect((await call('GET', '/api/kits')).body.map((k: any) => k.slug)).toContain('desk-writer');
+    expect((await call('POST', '/api/kits/preview', { json: { agent: 'writer' } })).body).toMatchObject({ kind: 'agent', source: { agent: 'writer' } });
+    expect((await call('PATCH', `/api/kits/${id}`, { json: { label: 'Desk writer kit' } })).body).toMatchObject({ id, label: 'Desk writer kit', version: 1 });
+
+    // republish-saved: the saved kit, named by its id, gets a new snapshot of its source
+    expect((await call('PUT', '/api/profiles/writer', { json: { name: 'writer', runtime: 'general', model: 'demo:echo', systemPrompt: 'Plain words.' } })).status).toBe(200);
+    expect((await call('POST', `/api/kits/${id}/republish`, { key: member })).status).toBe(403);
+    expect(await call('POST', `/api/kits/${id}/republish`, { key: globex })).toMatchObject({ status: 404, body: { error: `unknown kit: ${id}` } });
+    const republished = await call('POST', `/api/kits/${id}/republish`);
+    expect(republished.status).toBe(200);
+    expect(republished.body).toMatchObject({ id, version: 2, label: 'Desk writer kit' });
+    expect(republished.body.manifest.profiles[0]).toMatchObject({ name: 'writer', systemPrompt: 'Plain words.' });
+    expect((await call('GET', `/api/kits/${id}`, { key: globex })).body).toMatchObject({ id, version: 2 });
+
+    // another tenant plans and copies it by id
+    const plan = await call('GET', `/api/kits/${id}/copy-plan?targetName=desk-writer`, { key: globex });
+    expect(plan.body).toMatchObject({ kit: { id, slug: 'desk-writer', version: 2 }, targetName: 'desk-writer' });
+    const copy = await call('POST', `/api/kits/${id}/copy`, { key: globex, json: { targetName: 'desk-writer' } });
+    expect(copy.body).toMatchObject({ copied: true, kit: { id, version: 2 } });
+    expect((await call('GET', '/api/profiles/desk-writer', { key: globex })).body).toMatchObject({ systemPrompt: 'Plain words.' });
+    expect(await call('DELETE', `/api/kits/${id}`, { key: globex })).toMatchObject({ status: 404 });
+
+    expect((await call('DELETE', `/api/kits/${id}`)).status).toBe(204);
+    expect((await call('GET', `/api/kits/${id}`)).status).toBe(410);
+    expect((await call('POST', `/api/kits/${id}/republish`)).status).toBe(404);
+  });
+
   it('edits, republishes (version 2), disambiguates a shared slug with org=, and answers 410 once deleted', async () => {
     expect((await call('PATCH', '/api/templates/newsroom', { json: { label: 'The Newsroom' } })).body).toMatchObject({ label: 'The Newsroom', version: 1 });
     const republished = await call('POST', '/api/templates/newsroom/republish');

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSvc, type TestSvc } from '../support/svc.ts';
+import { startFakeStripe, type FakeStripe } from '../support/fake-stripe.ts';
 
 /**
  * The API reference: /openapi.json is generated from the assembled routes, so every route mounted under /api, /v1
@@ -17,15 +18,20 @@ interface Spec {
 
 describe('the API reference of an all-in-one server', () => {
   let svc: TestSvc;
+  let stripe: FakeStripe;
   let spec: Spec;
   beforeAll(async () => {
-    svc = await startTestSvc({ DATABASE_URL: 'memory' }, 'all');
+    // with a billing client (Stripe, faked at its HTTP boundary): without one the wallet and checkout answer 503 by design
+    stripe = await startFakeStripe();
+    const billing = { SVC_BILLING: 'stripe', STRIPE_SECRET_KEY: 'sk_test_openapiopenapi01', STRIPE_WEBHOOK_SECRET: 'whsec_openapiopenapi01', SVC_STRIPE_API_URL: stripe.url };
+    svc = await startTestSvc({ DATABASE_URL: 'memory', ...billing }, 'all');
     const res = await fetch(`${svc.url}/openapi.json`);
     expect(res.status).toBe(200);
     spec = (await res.json()) as Spec;
   }, 60_000);
   afterAll(async () => {
     await svc?.stop();
+    await stripe?.close();
   });
 
   const toOpenApi = (route: string) => route.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?/g, '{$1}').replace(/\/\*$/, '/{path}');

@@ -1,3 +1,6 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as jose from 'jose';
 import OpenAI from 'openai';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -298,6 +301,58 @@ describe('authMode jwt', () => {
       } finally {
         await other.close();
       }
+    } finally {
+      await idp.close();
+    }
+  });
+});
+
+describe('JWKS documents under anonymous traffic', () => {
+  /** An identity provider's JWKS endpoint that counts its hits: `fail` answers 500, otherwise one key `k1`. */
+  async function jwksEndpoint() {
+    const { publicKey } = await jose.generateKeyPair('RS256');
+    const jwk = { ...(await jose.exportJWK(publicKey)), kid: 'k1', alg: 'RS256' };
+    const state = { hits: 0, fail: true };
+    const server = createServer((_req, res) => {
+      state.hits++;
+      if (state.fail) return void res.writeHead(500).end('down');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`;
+    const close = () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve())));
+    return { url, state, close };
+  }
+  /** Bearers anyone can make: signed by a key of their own, with a key id the agent's JWKS lacks. */
+  const strangers = async (n: number) => {
+    const { privateKey } = await jose.generateKeyPair('RS256');
+    return Promise.all(Array.from({ length: n }, (_, i) => new jose.SignJWT({ sub: `x${i}` }).setProtectedHeader({ alg: 'RS256', kid: `made-up-${i}` }).setIssuer('https://users.example.test/').setExpirationTime('1h').sign(privateKey)));
+  };
+
+  it('fetches a failing JWKS once per backoff window, however many anonymous bearers arrive', async () => {
+    const idp = await jwksEndpoint();
+    try {
+      await profile('jwks-down');
+      await publish('jwks-down', { authMode: 'jwt', jwksUrl: idp.url, jwtIssuer: 'https://users.example.test/' });
+      for (const token of await strangers(20)) {
+        const res = await chat('jwks-down', token, { message: 'hi' });
+        expect(res.status).toBe(401);
+        expect((await res.json()).error).toBe('invalid end-user token: the JWKS document answered HTTP 500');
+      }
+      expect(idp.state.hits).toBe(1);
+    } finally {
+      await idp.close();
+    }
+  });
+
+  it('fetches a working JWKS once for tokens whose key ids it lacks', async () => {
+    const idp = await jwksEndpoint();
+    idp.state.fail = false;
+    try {
+      await profile('jwks-up');
+      await publish('jwks-up', { authMode: 'jwt', jwksUrl: idp.url, jwtIssuer: 'https://users.example.test/' });
+      for (const token of await strangers(20)) expect((await chat('jwks-up', token, { message: 'hi' })).status).toBe(401);
+      expect(idp.state.hits).toBe(1);
     } finally {
       await idp.close();
     }

@@ -320,6 +320,13 @@ describe('sandbox worker leases', () => {
     expect(seen.at(-1)!.body.model).toBe('tenant-model');
     expect(seen.at(-1)!.headers.authorization).toBe('Bearer tenant-own-key');
 
+    // a tenant's own key alone (the profile's model, the runner's relay): the relay forwards it as it came, for that run
+    const own = await collect(await client.run(TENANT, { id: 'run-own-key', profile: 'sbx', sessionId, prompt: 'on my own key' }, undefined, { model: { apiKey: 'tenant-key-only' } }));
+    expect(resultOf(own)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: on my own key' });
+    expect(modelRequests(fake).at(-1)!.headers.authorization).toBe('Bearer tenant-key-only');
+    await collect(await client.run(TENANT, { id: 'run-runner-key', profile: 'sbx', sessionId, prompt: 'on the runner key' }));
+    expect(modelRequests(fake).at(-1)!.headers.authorization).toBe('Bearer fake-key-of-the-provider');
+
     await client.putProfile(TENANT, { name: 'imaged', runtime: 'general', model: MODEL, workerMode: 'sandbox', workerImage: 'svc:latest' });
     const imaged = await client.createSession(TENANT, 'imaged');
     const refused = await collect(await client.run(TENANT, { id: 'run-2', profile: 'imaged', sessionId: imaged, prompt: 'hi' }));

@@ -8,6 +8,7 @@ import { INTERNAL_TOKEN_HEADER } from '../../src/contracts/runner.ts';
 import { describeRequest, requestsFor, type FuzzRequest } from '../support/fuzz-requests.ts';
 import { startTestSvc, type TestSvc } from '../support/svc.ts';
 import { startOperatorSvc } from '../support/tenants.ts';
+import { startFakeStripe, type FakeStripe } from '../support/fake-stripe.ts';
 
 /**
  * Issue 12, Deliver 6: generated malformed requests (fast-check) to every route the app mounts, read from the built
@@ -76,9 +77,14 @@ describe('fuzzing every mounted route with malformed requests', () => {
   };
   const instances: TestSvc[] = [];
   const targets: Target[] = [];
+  let stripe: FakeStripe | undefined;
 
   beforeAll(async () => {
-    const all = await startOperatorSvc({ SVC_DATA_DIR: dataDir(), SVC_RATE_LIMIT_PER_KEY: '1000000', SVC_RATE_LIMIT_PER_ORG: '1000000' });
+    // with a billing client (Stripe, faked at its HTTP boundary): without one the wallet and checkout answer 503 by
+    // design (seed 000, "Billing"), which this test would read as a server error
+    stripe = await startFakeStripe();
+    const billing = { SVC_BILLING: 'stripe', STRIPE_SECRET_KEY: 'sk_test_fuzzfuzzfuzzfuzz', STRIPE_WEBHOOK_SECRET: 'whsec_fuzzfuzzfuzzfuzz', SVC_STRIPE_API_URL: stripe.url };
+    const all = await startOperatorSvc({ SVC_DATA_DIR: dataDir(), SVC_RATE_LIMIT_PER_KEY: '1000000', SVC_RATE_LIMIT_PER_ORG: '1000000', ...billing });
     // the split pair as deployed: the runner calls its worker over HTTP
     const worker = await startTestSvc({ SVC_DATA_DIR: dataDir(), SVC_STATE_DIR: dataDir(), MODE: 'all' }, 'worker');
     const runner = await startTestSvc({ SVC_DATA_DIR: dataDir(), SVC_INTERNAL_TOKEN: INTERNAL, SVC_WORKER_URL: worker.url }, 'runner');
@@ -127,6 +133,7 @@ describe('fuzzing every mounted route with malformed requests', () => {
 
   afterAll(async () => {
     for (const svc of instances) await svc.stop().catch(() => {});
+    await stripe?.close();
     for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
   });
 

@@ -4,7 +4,7 @@ import { listen } from './listen.ts';
 
 /**
  * A fake Stripe API for tests: the few endpoints svc calls (Checkout Sessions create and retrieve, billing portal
- * sessions), spoken as Stripe speaks them (form-encoded requests with bracketed keys, JSON objects, Stripe's error
+ * sessions, a customer's subscriptions with their prices and products expanded), spoken as Stripe speaks them (form-encoded requests with bracketed keys, JSON objects, Stripe's error
  * shape), on 127.0.0.1 over real HTTP so the official `stripe` package is driven as in production. `pay(id)` plays the
  * buyer finishing the checkout and returns the `checkout.session.completed` event body Stripe would deliver (the test
  * signs it with the package's own test-header helper).
@@ -20,6 +20,8 @@ export interface FakeStripe {
   url: string;
   requests: FakeStripeRequest[];
   sessions: Map<string, Record<string, any>>;
+  /** Subscriptions as Stripe returns them (with `customer`), which `GET /v1/subscriptions?customer=` lists. */
+  subscriptions: Array<Record<string, any>>;
   pay(sessionId: string): string;
   close(): Promise<void>;
 }
@@ -29,6 +31,7 @@ const id = (prefix: string) => `${prefix}_test_${randomBytes(12).toString('hex')
 export async function startFakeStripe(): Promise<FakeStripe> {
   const requests: FakeStripeRequest[] = [];
   const sessions = new Map<string, Record<string, any>>();
+  const subscriptions: Array<Record<string, any>> = [];
   let base = '';
   const noSuch = (what: string) => ({ error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such ${what}` } });
 
@@ -71,6 +74,10 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     const pid = id('bps');
     return c.json({ id: pid, object: 'billing_portal.session', customer: f.customer, return_url: f.return_url, livemode: false, url: `${base}/p/session/${pid}` });
   });
+  app.get('/v1/subscriptions', (c) => {
+    const data = subscriptions.filter((s) => s.customer === c.req.query('customer'));
+    return c.json({ object: 'list', data, has_more: false, url: '/v1/subscriptions' });
+  });
   app.all('*', (c) => c.json(noSuch(`route: ${c.req.method} ${c.req.path}`), 404));
 
   const server = await listen(app.fetch);
@@ -79,6 +86,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     url: server.url,
     requests,
     sessions,
+    subscriptions,
     pay(sessionId) {
       const s = sessions.get(sessionId);
       if (!s) throw new Error(`no checkout ${sessionId}`);

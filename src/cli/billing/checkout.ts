@@ -14,7 +14,7 @@ interface Checkout {
 }
 
 /**
- * `svc billing checkout <usd>`: starts a Stripe checkout for a credit pack (owner) and prints its URL; in a terminal
+ * `svc billing checkout <usd>`: starts a Stripe checkout for a credit pack (admin) and prints its URL; in a terminal
  * the URL is also opened in the browser. The amount must be one of the packs `svc billing wallet` lists.
  */
 export default defineCommand({

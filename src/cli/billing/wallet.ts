@@ -8,9 +8,14 @@ interface Wallet {
   balanceMicroUSD: number;
   balanceUSD: number;
   packs: Array<{ cents: number; usd: number }>;
+  plan?: { name: string; status: string } | null;
+  machineTime?: { usedSeconds: number; includedSeconds: number | null };
 }
 
-/** `svc billing wallet`: the credit balance and the packs on sale; `configured: false` means never granted credit. */
+/**
+ * `svc billing wallet`: the credit balance and the packs on sale; `configured: false` means never granted credit.
+ * `--json` keeps to the seed's fields; the plain output adds the plan and machine time where the server reports them.
+ */
 export default defineCommand({
   meta: { name: 'wallet', description: 'Show the credit balance and packs' },
   args: { ...globalArgs },
@@ -23,6 +28,10 @@ export default defineCommand({
       ['configured', shown.configured ? 'yes' : 'no (never granted credit)'],
       ['balance', `${formatUsd(shown.balanceMicroUSD / 10_000)} (${shown.balanceMicroUSD} micro-USD)`],
       ['packs', shown.packs.map((p) => formatUsd(p.cents)).join(', ') || null],
+      ['plan', w.plan ? `${w.plan.name} (${w.plan.status})` : null],
+      ['machine time', w.machineTime ? `${minutes(w.machineTime.usedSeconds)}${w.machineTime.includedSeconds === null ? '' : ` of ${minutes(w.machineTime.includedSeconds)}`}` : null],
     ]);
   },
 });
+
+const minutes = (seconds: number) => `${Math.round(seconds / 60)} min`;

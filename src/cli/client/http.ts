@@ -2,7 +2,9 @@ import { CliError, EXIT, authError, failure, notFoundError } from './exit.ts';
 
 /**
  * The client's HTTP calls to the API: bearer key, JSON in and out, a timeout per request, and one mapping of
- * failures to exit codes (401/403 → 3, 404 and an unknown profile → 4, everything else → 1).
+ * failures to exit codes (401 → 3, 404 and an unknown profile → 4, everything else → 1: a 403 is a refusal of a
+ * key that did authenticate, so a failure, not an authentication failure; 3 is for bad keys, missing URL or key and
+ * denied logins).
  */
 export class ApiError extends Error {
   readonly status: number;
@@ -101,7 +103,7 @@ export function toCliError(err: unknown): CliError | undefined {
   if (err instanceof NetworkError) return failure(err.message, 'check the API URL (`svc context show`) and that the server is running');
   if (err instanceof ApiError) {
     if (err.status === 401) return authError(`authentication failed: ${err.message}`, 'run `svc auth login`');
-    if (err.status === 403) return authError(`permission denied: ${err.message}`);
+    if (err.status === 403) return failure(`permission denied: ${err.message}`);
     if (err.status === 404) return notFoundError(`not found: ${err.message}`);
     // The seed has POST /api/runs answer an unknown profile with 400 `unknown_profile: <name>`; to a user it is "not found".
     const unknownProfile = err.status === 400 ? /^unknown_profile: (.+)$/.exec(err.message) : null;

@@ -1,4 +1,6 @@
 import { existsSync, lstatSync, mkdirSync, rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { constants } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../../shared/log.ts';
@@ -13,8 +15,9 @@ import { createThrowawayRoot, sweepThrowaways } from './throwaway.ts';
 
 /**
  * Real PostgreSQL as svc's embedded database: a child process (under a watchdog) on a cluster in
- * `<SVC_DATA_DIR>/pg`, or on a throwaway copy of the template for `DATABASE_URL=memory`. Restarted when it dies
- * under a running svc; stopped with svc.
+ * `<SVC_DATA_DIR>/pg`, or on a throwaway copy of the template for `DATABASE_URL=memory`. Stopped with svc. When it
+ * dies under a running svc, a cluster on disk is restarted (it flushes every commit, so crash recovery finds all of
+ * them); a throwaway one is not (see `lost`).
  */
 export interface EmbeddedOptions {
   /** The data folder (cluster in `<dataDir>/pg`); undefined for a throwaway cluster. */
@@ -48,10 +51,19 @@ export interface EmbeddedCluster {
   durable: Promise<void>;
   /** The running postmaster's pid (tests and benchmarks look at its processes). */
   pid(): number | undefined;
+  /**
+   * Aborted, with an Error naming the cause as its reason, when a throwaway cluster's PostgreSQL exits on its own.
+   * Such a cluster flushes nothing (THROWAWAY_SETTINGS): crash recovery would come back without commits svc already
+   * answered for (runs answered 202, events clients saw), so it is never restarted and whoever opened it must stop.
+   * Never aborted for a cluster on disk.
+   */
+  lost: AbortSignal;
   stop(): Promise<void>;
 }
 
-// A throwaway cluster is rebuilt from the template if the machine crashes, so it skips every flush to disk.
+// A throwaway cluster keeps nothing across a crash, so it skips every flush to disk. With synchronous_commit off a
+// commit returns before its WAL leaves PostgreSQL's shared memory: a killed postmaster (not only a crashed machine)
+// takes the last commits with it, which is why such a cluster is never restarted (`lost`).
 const THROWAWAY_SETTINGS = ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off'];
 const RETRYABLE = /pre-existing shared memory block|lock file .* already exists|could not bind|could not create lock file/;
 
@@ -128,9 +140,17 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
     throw err;
   });
   let restarting: Promise<void> | undefined;
+  const lost = new AbortController();
   const supervise = (pm: Postmaster) =>
     void pm.exited.then(({ code, signal }) => {
       if (stopping) return;
+      if (root) {
+        lost.abort(new Error(`the throwaway database (DATABASE_URL=memory) stopped unexpectedly (${exitCause(code, signal, pm.tail())}): memory mode keeps nothing across a database crash`));
+        // nothing will use its files again: they go now, not only once svc's stop reaches them (stop() removes what a
+        // backend still exiting may have left)
+        void rm(root, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
+        return;
+      }
       log.error('embedded PostgreSQL exited unexpectedly; restarting it', { code, signal, log: pm.tail() });
       restarting = (async () => {
         for (let attempt = 1; !stopping; attempt++) {
@@ -158,6 +178,7 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
     url: (u, database) => socketUrl(socketDir, u, database),
     durable,
     pid: () => lockPid(join(dir, 'postmaster.pid')),
+    lost: lost.signal,
     async stop() {
       stopping = true;
       await durable.catch(() => {}); // a first boot stopped at once still leaves its cluster on disk
@@ -174,6 +195,17 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
       if (root) rmSync(root, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Why a postmaster exited, in a few words: the signal that killed it (the watchdog's shell reports a child killed by
+ * signal N as status 128+N) and PostgreSQL's own last PANIC, if it logged one (a full disk, say).
+ */
+function exitCause(code: number | null, signal: NodeJS.Signals | null, tail: string): string {
+  const killedBy = signal ?? (code !== null && code > 128 ? Object.entries(constants.signals).find(([, n]) => n === code - 128)?.[0] : undefined);
+  const how = killedBy ? `PostgreSQL was killed by ${killedBy}` : `PostgreSQL exited with status ${code}`;
+  const panic = tail.split('\n').reverse().find((line) => /\bPANIC:/.test(line));
+  return panic ? `${how}; ${panic.replace(/^.*?PANIC:\s*/, 'PANIC: ')}` : how;
 }
 
 /** A socket folder outside the cluster (long paths): the cluster user's own, never another user's look-alike. */

@@ -6,7 +6,6 @@ import { drainInReverse, servingInOrder, startInOrder, stopInReverse } from '../
 import { readOnlyViewers, type ConductorServices, type Limiter } from '../conductor/index.ts';
 import type { AgentsEnv } from './context.ts';
 import { answerUnknownRoutes, useOpenAiErrors } from './errors.ts';
-import { providerKey } from './extensions/index.ts';
 import type { AgentsFeatureParts } from './feature.ts';
 import { AGENTS_FEATURES } from './features.ts';
 import { createModelCatalog, createModelResolver } from './models/index.ts';
@@ -44,11 +43,11 @@ export interface AgentsApiDeps {
 
 export async function createAgentsApi(deps: AgentsApiDeps): Promise<AgentsApi> {
   const settings = { ...DEFAULT_AGENT_SETTINGS, ...deps.settings };
-  const resources = { db: deps.db, box: createSecretBox(deps.conductor.secretsKey) };
+  const resources = { db: deps.db, box: createSecretBox(deps.conductor.secretsKey), tenantFetch: deps.conductor.tenantFetch, privateAddresses: settings.privateAddresses };
   const models = createModelResolver({
     aggregators: settings.aggregators,
     providerKeys: async (tenantId, provider) => {
-      const apiKey = await providerKey(resources, tenantId, provider);
+      const apiKey = await deps.conductor.providerKeys.get(tenantId, provider);
       return apiKey ? { apiKey } : undefined;
     },
   });

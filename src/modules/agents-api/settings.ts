@@ -12,8 +12,8 @@ export interface AgentSettings {
   version: string;
   /** The model providers whose credentials the server's own environment holds (`/api/providers` `serverKeySet`). */
   serverKeys: readonly string[];
-  /** SVC_PRIVATE_MCP (config `conductor.privateMcp`): whether agents' MCP servers may be on internal addresses; absent: allow. */
-  privateMcp?: 'allow' | 'deny';
+  /** SVC_PRIVATE_ADDRESSES (config `privateAddresses`): whether agents' MCP servers may be on internal addresses; absent: allow. */
+  privateAddresses?: 'allow' | 'deny';
 }
 
 export const DEFAULT_AGENT_SETTINGS: AgentSettings = { aggregators: {}, keepAliveMs: 15_000, turnDeadlineMs: 3_600_000, selfUrl: 'http://127.0.0.1:8080', version: '0.0.0', serverKeys: [] };

@@ -6,12 +6,15 @@ import { createLogger, type Logger } from '../../shared/log.ts';
 import { prefixedId } from '../../shared/ids.ts';
 import { resolveSecret } from '../../shared/secret-files.ts';
 import type { FeatureDeps } from './feature.ts';
-import { authenticate, bootstrapIdentity, createGuards, createKeyCache, mintRunToken, remoteJwks, type AuthDeps } from './identity/index.ts';
+import { authenticate, bootstrapIdentity, createGuards, createJwksCache, createKeyCache, mintRunToken, type AuthDeps } from './identity/index.ts';
+import { createGuardedFetch } from '../../shared/egress/index.ts';
 import { createBroadcaster, createFleet } from './runners/index.ts';
 import { createRunServices } from './runs/index.ts';
 import { createLimiter } from './limits/index.ts';
 import { createJobs } from './jobs/index.ts';
 import { createRunHooks } from './hooks/index.ts';
+import { createProviderKeys } from './provider-keys/index.ts';
+import { createSecretBox } from '../../shared/secret-box.ts';
 
 export interface ConductorDeps {
   config: Config;
@@ -42,7 +45,8 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
   const secretsKey = secret(config.identity.secretsKey, 'secrets-key');
   const boot = await bootstrapIdentity({ ...keys, log }, { bootstrapToken: config.identity.bootstrapToken, dataDir: config.dataDir, writeKeyFile: persistent });
   const { jwtIssuer, jwksUrl, jwtAudience } = config.identity;
-  const jwt = jwtIssuer && jwksUrl ? { issuer: jwtIssuer, audience: jwtAudience, jwks: remoteJwks(jwksUrl) } : undefined;
+  // the operator's identity provider may be on the internal network: its JWKS is fetched without the address policy
+  const jwt = jwtIssuer && jwksUrl ? { issuer: jwtIssuer, audience: jwtAudience, jwks: createJwksCache({ fetch: (url, init) => fetch(url, init) }).keysOf(jwksUrl) } : undefined;
   const authDeps: AuthDeps = { db, pepper, keyCache, runTokenKey, jwt };
 
   const ownerId = config.conductor.instanceId ?? prefixedId('cond', 12);
@@ -59,10 +63,11 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
     ownerId,
     leaseTtlMs: config.conductor.leaseTtlMs,
     runWriteRetryMs: config.conductor.runWriteRetryMs,
-    privateMcp: config.conductor.privateMcp,
+    privateAddresses: config.privateAddresses,
     mintRunToken: (tenantId, runId, ttlSeconds) => mintRunToken(runTokenKey, { tenantId, runId }, ttlSeconds),
     jobs,
     hooks,
+    providerKeys: createProviderKeys({ db, box: createSecretBox(secretsKey) }),
   });
   const featureDeps: FeatureDeps = {
     config,
@@ -80,6 +85,7 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
     broadcaster,
     runs,
     limiter: createLimiter({ db, log: createLogger('limits') }),
+    tenantFetch: createGuardedFetch({ privateAddresses: config.privateAddresses }),
     jobs,
     hooks,
   };

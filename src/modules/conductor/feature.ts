@@ -13,6 +13,7 @@ import type { RunServices } from './runs/run-services.ts';
 import type { Limiter } from './limits/index.ts';
 import type { Jobs } from './jobs/index.ts';
 import type { RunHooks } from './hooks/index.ts';
+import type { GuardedFetch } from '../../shared/egress/index.ts';
 
 /**
  * The conductor's feature contract. A feature is one folder under `src/modules/conductor/` whose `index.ts` exports a
@@ -68,6 +69,11 @@ export interface FeatureDeps {
   runs: RunServices;
   /** The shared rate limiter (counters in PostgreSQL, so limits hold across replicas): `limiter.middleware(rules)`. */
   limiter: Limiter;
+  /**
+   * The guarded fetcher (shared/egress) under SVC_PRIVATE_ADDRESSES: how every URL a tenant gives is called (webhooks,
+   * JWKS documents), its connections checked against the address policy when they are made.
+   */
+  tenantFetch: GuardedFetch;
   /** The job queue (pg-boss on this PostgreSQL): `define`, `send`, `schedule` (cron) run once across replicas. */
   jobs: Jobs;
   /** Run hooks: `onRunFinished` (once per run, after its end is durable) and gates asked before a run is created. */

@@ -4,6 +4,7 @@ import type { ProfileSpec, RunnerClient } from '../../contracts/runner.client.ts
 import type { FeatureDeps } from './feature.ts';
 import type { RunGateContext } from './hooks/index.ts';
 import type { Limiter } from './limits/index.ts';
+import type { GuardedFetch } from '../../shared/egress/index.ts';
 import type { ApiKeyView, Principal } from './identity/index.ts';
 import { issueKey, listKeys, revokeKey } from './identity/index.ts';
 import type { RunExtras } from './runs/driver.ts';
@@ -15,6 +16,7 @@ import type { RunSummary } from './runs/runs.repo.ts';
 import { createRun, getRunSummary, type RunBody } from './runs/runs.service.ts';
 import { usageByModel, usageEventRows, type UsageEventRow, type UsageCounts, type UsageWindow } from './runs/usage.repo.ts';
 import { getSessionRow } from './sessions/sessions.repo.ts';
+import type { ProviderKeys } from './provider-keys/index.ts';
 import { createSessionFor, shutdownSession, type PlacedSession } from './sessions/sessions.service.ts';
 
 /**
@@ -27,10 +29,14 @@ export interface ConductorServices {
   runs: RunsService;
   sessions: SessionsService;
   keys: KeysService;
+  /** Tenants' own provider keys (`/api/providers/{provider}/key`): every run of the tenant on that provider uses its key. */
+  providerKeys: ProviderKeys;
   /** The at-rest encryption secret for provider keys and vault credentials (SVC_SECRETS_KEY, or generated in dev). */
   secretsKey: string;
   /** The shared rate limiter (the conductor's, so `/v1` and `/api` count in the same PostgreSQL table). */
   limiter: Limiter;
+  /** The guarded fetcher under SVC_PRIVATE_ADDRESSES: how URLs tenants give are called (shared/egress). */
+  tenantFetch: GuardedFetch;
 }
 
 export interface RunsService {
@@ -100,7 +106,9 @@ export function createConductorServices(deps: FeatureDeps): ConductorServices {
       list: (principal) => listKeys(deps.keys, principal),
       revoke: (principal, keyId) => revokeKey(deps.keys, principal, keyId),
     },
+    providerKeys: run.providerKeys,
     secretsKey: deps.secrets.secretsKey,
     limiter: deps.limiter,
+    tenantFetch: deps.tenantFetch,
   };
 }

@@ -122,6 +122,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     tokens: workerTokens,
     dataDir: deps.config.dataDir,
     providerEnv: deps.config.providerEnv ?? {},
+    privateAddresses: deps.config.privateAddresses,
     // what a sandbox worker sends its callback socket reaches the same routes as the public port's
     callbacks: (req) => (mcpApp ? mcpApp.fetch(req) : Response.json({ error: 'runner starting' }, { status: 503 })),
     vfs,

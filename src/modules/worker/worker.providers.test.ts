@@ -233,8 +233,8 @@ describe('model settings of a run (the /v1 agent reasoning and service_tier)', (
     await fake?.close();
     await mcp?.close();
   });
-  const reasoningText = (events: RunEvent[]) => ofType(events, 'reasoning').map((e) => e.message).join('');
-  const parts = (events: RunEvent[]) => [...new Set(ofType(events, 'reasoning').map((e) => e.partId))];
+  const reasoningText = (events: RunEvent[]) => ofType(events, 'thinking').map((e) => e.message).join('');
+  const parts = (events: RunEvent[]) => [...new Set(ofType(events, 'thinking').map((e) => e.partId))];
 
   it('sends effort, summary and service tier on the Responses wire and streams the summary as reasoning events', async () => {
     const body = { ...runBody('think first', { model: 'openai:gpt-5', sessionId: 'sess-reason-1', sessionMcpUrl: mcp.url }), modelOverride: { model: 'openai:gpt-5', reasoningEffort: 'high', reasoningSummary: 'auto', serviceTier: 'flex' } };
@@ -243,7 +243,7 @@ describe('model settings of a run (the /v1 agent reasoning and service_tier)', (
     expect(request.body).toMatchObject({ reasoning: { effort: 'high', summary: 'auto' }, service_tier: 'flex' });
     expect(reasoningText(events)).toBe('Reading the prompt closely. Planning a short reply.');
     expect(parts(events)).toHaveLength(2);
-    expect(events.findIndex((e) => e.type === 'reasoning')).toBeLessThan(events.findIndex((e) => e.type === 'assistant'));
+    expect(events.findIndex((e) => e.type === 'thinking')).toBeLessThan(events.findIndex((e) => e.type === 'assistant'));
     expect(events.at(-1)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: think first' });
     // the next turn replays the reasoning item (encrypted, store:false) and still answers
     const next = await runToEnd(w.url, { ...body, subtask: { title: 't', prompt: 'again' } });
@@ -280,7 +280,7 @@ describe('the models a worker keeps between runs', () => {
 
   it("calls the provider with a run's own key when it brings one, and with the worker's before and after", async () => {
     const model = 'openai-compatible:fake-model';
-    const keyOf = async (sessionId: string, modelOverride?: { model: string; apiKey: string }) => {
+    const keyOf = async (sessionId: string, modelOverride?: { model?: string; apiKey: string }) => {
       const events = await runToEnd(w.url, { ...runBody('hello', { model, sessionId }), ...(modelOverride ? { modelOverride } : {}) });
       expect(events.at(-1)).toMatchObject({ type: 'result' });
       return modelRequests(fake).at(-1)!.headers.authorization;
@@ -289,5 +289,8 @@ describe('the models a worker keeps between runs', () => {
     expect(await keyOf('sess-keys-2', { model, apiKey: 'tenant-key' })).toBe('Bearer tenant-key');
     expect(await keyOf('sess-keys-3')).toBe('Bearer worker-key');
     expect(await keyOf('sess-keys-4', { model, apiKey: 'other-tenant-key' })).toBe('Bearer other-tenant-key');
+    // a key alone (a tenant's own key for the profile's model, on /api): the profile's model, the run's key
+    expect(await keyOf('sess-keys-5', { apiKey: 'key-only' })).toBe('Bearer key-only');
+    expect(modelRequests(fake).at(-1)!.body.model).toBe('fake-model');
   });
 });

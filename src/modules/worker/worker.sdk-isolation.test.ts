@@ -108,6 +108,16 @@ describe('SDK runtime isolation', { timeout: 90_000, retry: 1 }, () => {
     expect(request.headers).toMatchObject(keyHeader(runKey));
   });
 
+  it.each(CASES)("runs $runtime on the profile's model with a run's own key only (a tenant's key on /api)", async ({ runtime, model, keyHeader }) => {
+    const w = await start();
+    const runKey = `sk-tenant-only-${runtime}`;
+    const events = await runToEnd(w.url, { ...body(runtime, model, 'hello own key', `sess-key-only-${runtime}`), modelOverride: { apiKey: runKey } });
+    expect(events.at(-1)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: hello own key' });
+    const request = modelRequests(fake).at(-1)!;
+    expect(request.body.model).toBe(model);
+    expect(request.headers).toMatchObject(keyHeader(runKey));
+  });
+
   it.each(CASES)('gives $runtime back its host tools behind the break-glass switch', async ({ runtime, model, shell }) => {
     const w = await start(undefined, [], true);
     await runToEnd(w.url, body(runtime, model, 'which tools?', `sess-host-${runtime}`));

@@ -58,12 +58,13 @@ describe.each(CASES)('the $runtime runtime against the fake provider', { timeout
   let seq = 0;
   const newSession = () => `sess-${rt.runtime}-${++seq}`;
   const body = (prompt: string, sessionId: string) => runBody(prompt, { sessionId, model: rt.model, sessionMcpUrl: mcp.url, profile: { runtime: rt.runtime } });
-  const start = async () => {
+  const start = async (extra: Parameters<typeof startTestWorker>[0] = {}) => {
     const stateDir = mkdtempSync(join(root, 'worker-'));
     const w = await startTestWorker({
       mode: rt.runtime,
       stateDir,
       providerEnv: { ANTHROPIC_API_KEY: 'sk-ant-fake', ANTHROPIC_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-fake', OPENAI_BASE_URL: fake.url },
+      ...extra,
     });
     workers.push(w);
     return { ...w, stateDir };
@@ -116,6 +117,25 @@ describe.each(CASES)('the $runtime runtime against the fake provider', { timeout
     expect(mcp.calls.slice(before)).toEqual([{ name: 'echo', args: { message: 'hi' } }]);
     expect(events.at(-1)?.type).toBe('result');
     expect(events.at(-1)?.message).toMatch(rt.toolResultSeen);
+  });
+
+  it("connects a tenant's MCP server through the address policy: with deny, one on an internal address is never reached", async () => {
+    const tenant = await startMcpServer({ name: 'tenant-mcp' });
+    try {
+      const prompt = rt.toolPrompt.replace('mcp__svc', 'mcp__docs');
+      const withDocs = (sessionId: string) => ({ ...body(prompt, sessionId), mcpServers: [{ name: 'docs', transport: 'http', url: tenant.url }] });
+      // allow (the dev default): the CLI calls the tenant's tool, so the server would see any connection
+      const allowed = await runToEnd((await start()).url, withDocs(newSession()));
+      expect(tenant.calls).toEqual([{ name: 'echo', args: { message: 'hi' } }]);
+      expect(allowed.at(-1)?.type).toBe('result');
+      // deny: the CLI gets a forwarder whose connection the policy refuses; the run still ends once
+      const seen = tenant.methods.length;
+      const denied = await runToEnd((await start({ privateAddresses: 'deny' })).url, withDocs(newSession()));
+      expect(tenant.methods.length).toBe(seen);
+      expect(denied.filter((e) => e.type === 'result' || e.type === 'error')).toHaveLength(1);
+    } finally {
+      await tenant.close();
+    }
   });
 
   it('ends a provider failure in exactly one terminal error, and the session goes on', async () => {

@@ -103,6 +103,12 @@ describe('general runtime tools', () => {
     expect(toolNames(modelRequests(fake).at(-2)!.body).sort()).toEqual(['call_tool', 'search_tools']);
     expect(ofType(events, 'tool_result')[0]).toMatchObject({ toolName: 'call_tool', isError: false, output: { content: [{ text: 'echo: via meta' }] } });
     expect(events.at(-1)).toMatchObject({ type: 'result', message: 'TOOL-RESULT-SEEN: echo: via meta' });
+    // the dynamic loading reported: its decision and the context it saves up front, the call's span after its result
+    const types = events.map((e) => e.type).filter((t) => t.startsWith('capability_') || t.startsWith('tool_'));
+    expect(types).toEqual(['capability_decision', 'capability_context_savings', 'tool_call', 'tool_result', 'capability_span']);
+    expect(ofType(events, 'capability_decision')[0].capability).toMatchObject({ strategy: 'dynamic', catalogSize: 42, threshold: 32 });
+    const call = ofType(events, 'tool_call')[0];
+    expect(ofType(events, 'capability_span')[0]).toMatchObject({ toolCallId: call.toolCallId, capability: { tool: 'echo', found: true, isError: false } });
   });
 
   it('finds tools with search_tools', async () => {

@@ -80,7 +80,7 @@ DATABASE_URL
 {{- $urls := list -}}
 {{- $service := include "svc.runnerService" . -}}
 {{- range $i := until (int .Values.runner.replicas) -}}
-{{- $urls = append $urls (printf "http://%s-%d.%s.%s.svc:%d" $service $i $service $.Release.Namespace (int $.Values.port)) -}}
+{{- $urls = append $urls (printf "http://%s-%d.%s.%s.svc:%d" $service $i $service $.Release.Namespace (int $.Values.runner.port)) -}}
 {{- end -}}
 {{- join "," $urls -}}
 {{- end -}}
@@ -97,14 +97,14 @@ DATABASE_URL
       {{- end }}
 {{- end -}}
 
-{{/* What every role's container shares: environment, log level, port, data folder, extra variables. */}}
+{{/* What every role's container shares: environment, log level, port, data folder, extra variables; called with (dict "ctx" $ "port" <its port> "env" <its env>). */}}
 {{- define "svc.commonEnv" -}}
 - name: AGENT_ORC_ENV
   value: {{ .ctx.Values.environment | quote }}
 - name: SVC_LOG_LEVEL
   value: {{ .ctx.Values.logLevel | quote }}
 - name: PORT
-  value: {{ .ctx.Values.port | quote }}
+  value: {{ .port | quote }}
 - name: SVC_HOST
   value: "0.0.0.0"
 - name: SVC_DATA_DIR

@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import { badRequest, notFound } from '../../../shared/errors.ts';
-import { mcpLiteralProblem, type PrivateMcp } from '../../conductor/index.ts';
+import { mcpUrlProblem } from '../../conductor/index.ts';
+import type { PrivateAddresses } from '../../../shared/egress/index.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
 import { cursorPage, deletedObject, findOr404, type CursorPage, type CursorQuery } from '../../crud/index.ts';
@@ -15,18 +16,18 @@ import { deleteAgent as deleteRow, getAgentRow, insertAgent, listAgents as listR
 export interface AgentsDeps {
   db: Kysely<DB>;
   models: ModelResolver;
-  /** SVC_PRIVATE_MCP (conductor runs/mcp-address.ts); absent: allow. */
-  privateMcp?: PrivateMcp;
+  /** SVC_PRIVATE_ADDRESSES (conductor runs/mcp-address.ts); absent: allow. */
+  privateAddresses?: PrivateAddresses;
 }
 
-/** A 400 naming the first remote MCP server whose URL is an internal address, when SVC_PRIVATE_MCP denies them. */
+/** A 400 naming the first remote MCP server whose URL the address policy refuses as written. */
 function refuseInternalMcp(deps: AgentsDeps, tools: AgentCreateParams['tools']): void {
-  if (deps.privateMcp !== 'deny' || !tools) return;
+  if (!tools) return;
   const servers = tools.flatMap((tool, i) => {
     const transport = tool.type === 'mcp' ? (tool.transport as { type: string; server_url?: string }) : undefined;
     return transport?.type === 'http' && transport.server_url ? [{ url: transport.server_url, field: `tools[${i}].transport.server_url` }] : [];
   });
-  const problem = mcpLiteralProblem(servers);
+  const problem = mcpUrlProblem(servers, deps.privateAddresses);
   if (problem) throw badRequest(problem);
 }
 

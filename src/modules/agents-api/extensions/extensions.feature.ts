@@ -6,6 +6,6 @@ import { providersRoutes } from './providers.routes.ts';
 import { usageRoutes } from './usage.routes.ts';
 
 /** `/api/providers…`, `/api/keys…` and `/api/usage…` (camelCase JSON, `{"error": …}` errors). */
-export const extensionsFeature: AgentsFeature = ({ resources, conductor, settings }) => ({
-  api: new Hono<AgentsEnv>().route('/', providersRoutes(resources, settings.serverKeys)).route('/', keysRoutes(conductor.keys)).route('/', usageRoutes(conductor.runs)),
+export const extensionsFeature: AgentsFeature = ({ conductor, settings }) => ({
+  api: new Hono<AgentsEnv>().route('/', providersRoutes(conductor.providerKeys, settings.serverKeys)).route('/', keysRoutes(conductor.keys)).route('/', usageRoutes(conductor.runs)),
 });

@@ -1,3 +1,2 @@
 /** Extension routes under `/api`: provider keys, API keys, usage. */
 export { extensionsFeature } from './extensions.feature.ts';
-export { providerKey } from './provider-keys.ts';

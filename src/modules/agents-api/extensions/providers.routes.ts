@@ -1,23 +1,22 @@
 import { doc } from '../../../shared/route-doc.ts';
 import { Hono, type Context } from 'hono';
 import * as v from 'valibot';
-import { requireRole } from '../../conductor/index.ts';
+import { requireRole, type ProviderKeyMeta, type ProviderKeys } from '../../conductor/index.ts';
 import { badRequest, notFound } from '../../../shared/errors.ts';
 import { readJson } from '../../../shared/http.ts';
 import type { AgentsEnv } from '../context.ts';
-import type { ResourceDeps } from '../deps.ts';
 import { findProvider, PROVIDERS, type ProviderInfo } from './catalog.ts';
 import { formatModelId } from '../../../contracts/model-providers.ts';
-import { deleteProviderKey, providerKeyMeta, setProviderKey, type ProviderKeyMeta } from './provider-keys.ts';
 
 const KeyBody = v.object({ key: v.pipe(v.string(), v.trim(), v.minLength(1, 'a non-empty key'), v.maxLength(4096), v.regex(/^\S+$/, 'a key without whitespace')) });
 
 /**
  * `/api/providers…` (extension routes, camelCase JSON, `{"error": …}` errors): every provider of the general runtime,
  * the variables that configure it, whether the tenant has set its own key (`keySet`) and whether the server's
- * environment holds one (`serverKeySet`); setting or removing a tenant key needs role admin.
+ * environment holds one (`serverKeySet`); setting or removing a tenant key needs role admin. The keys live in the
+ * conductor (`keys`), whose runs use them.
  */
-export function providersRoutes(deps: ResourceDeps, serverKeys: readonly string[] = []): Hono<AgentsEnv> {
+export function providersRoutes(keys: ProviderKeys, serverKeys: readonly string[] = []): Hono<AgentsEnv> {
   const tenant = (c: Context<AgentsEnv>) => c.get('principal').tenantId;
   const provider = (c: Context<AgentsEnv>) => {
     const found = findProvider(c.req.param('provider') ?? '');
@@ -27,22 +26,22 @@ export function providersRoutes(deps: ResourceDeps, serverKeys: readonly string[
   const adminOnly = requireRole<AgentsEnv>('admin', 'setting or removing provider keys');
   return new Hono<AgentsEnv>()
     .get('/providers', async (c) => {
-      const keys = await providerKeyMeta(deps, tenant(c));
-      return c.json({ providers: PROVIDERS.map((p) => view(p, keys.get(p.id), serverKeys)) });
+      const meta = await keys.meta(tenant(c));
+      return c.json({ providers: PROVIDERS.map((p) => view(p, meta.get(p.id), serverKeys)) });
     })
     .get('/providers/:provider', doc({ body: KeyBody }), async (c) => {
       const p = provider(c);
-      return c.json(view(p, (await providerKeyMeta(deps, tenant(c))).get(p.id), serverKeys));
+      return c.json(view(p, (await keys.meta(tenant(c))).get(p.id), serverKeys));
     })
     .put('/providers/:provider/key', adminOnly, async (c) => {
       const p = provider(c);
       if (p.id === 'demo') throw badRequest('provider demo is built in and needs no key');
       const { key } = await readJson(c, KeyBody);
-      await setProviderKey(deps, tenant(c), p.id, key);
-      return c.json(view(p, (await providerKeyMeta(deps, tenant(c))).get(p.id), serverKeys));
+      await keys.set(tenant(c), p.id, key);
+      return c.json(view(p, (await keys.meta(tenant(c))).get(p.id), serverKeys));
     })
     .delete('/providers/:provider/key', adminOnly, async (c) => {
-      await deleteProviderKey(deps, tenant(c), provider(c).id);
+      await keys.delete(tenant(c), provider(c).id);
       return c.body(null, 204);
     })
     .get('/providers/:provider/models', async (c) => {

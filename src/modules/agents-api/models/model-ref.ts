@@ -34,7 +34,7 @@ export interface ModelResolver {
   /** Parses and checks a model name; throws 400 naming `param` on any other form. */
   parse(model: string, param?: string): ModelRef;
   /** The runtime model and its per-run address and key; throws 400 when the organisation has no key for the provider. */
-  resolve(tenantId: string, model: string): Promise<ModelOverride>;
+  resolve(tenantId: string, model: string): Promise<ModelOverride & { model: string }>;
 }
 
 export function createModelResolver(deps: { aggregators: Readonly<Record<string, Aggregator>>; providerKeys?: ProviderKeyLookup }): ModelResolver {

@@ -7,9 +7,8 @@ import { withTenant } from '../../../db/index.ts';
 import { readJson } from '../../../shared/http.ts';
 import { notFound } from '../../../shared/errors.ts';
 import type { AgentsEnv } from '../context.ts';
-import type { ResourceDeps } from '../deps.ts';
 import { PROVIDERS } from '../extensions/catalog.ts';
-import { providerKeyMeta } from '../extensions/provider-keys.ts';
+import type { ProviderKeys } from '../../conductor/index.ts';
 import { getSessionRow, updateSession } from '../sessions/sessions.repo.ts';
 import { BYOK_PROVIDERS } from './model-ref.ts';
 import { formatModelId } from '../../../contracts/model-providers.ts';
@@ -23,7 +22,7 @@ import type { ModelResolver } from './model-ref.ts';
  */
 export interface ModelsDeps {
   db: Kysely<DB>;
-  resources: ResourceDeps;
+  providerKeys: ProviderKeys;
   models: ModelResolver;
   catalog: ModelCatalog;
 }
@@ -49,7 +48,7 @@ export function apiModelRoutes(deps: ModelsDeps): Hono<AgentsEnv> {
   };
   return new Hono<AgentsEnv>()
     .get('/models', async (c) => {
-      const keys = await providerKeyMeta(deps.resources, tenantOf(c));
+      const keys = await deps.providerKeys.meta(tenantOf(c));
       const platform = (await deps.catalog.platformModels()).map((m) => ({ id: m.id, name: m.name, aggregator: m.aggregator, price: m.price }));
       const ownKey = BYOK_PROVIDERS.map((provider) => {
         const info = PROVIDERS.find((p) => p.id === provider);

@@ -121,7 +121,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
       // the function-tool endpoint is called with it after a wait of up to the deadline: it outlives one
       const runToken = await deps.conductor.runs.mintToken(t.tenantId, runId, 900 + Math.ceil(turnDeadlineMs / 1000));
       const secrets = openSecrets(deps.box, t.tenantId, t.sessionId, row.secrets);
-      const bearers = await mcpBearers({ db: deps.db, box: deps.box }, t.tenantId, row);
+      const bearers = await mcpBearers({ db: deps.db, box: deps.box, tenantFetch: deps.conductor.tenantFetch }, t.tenantId, row);
       // the worker waits a minute longer than the deadline, so the call ends with the deadline's answer, not a timeout
       const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, runToken, agent: row.agent, secrets, bearers, callTimeoutMs: turnDeadlineMs + 60_000 });
       const profile = sessionProfile(row.profile_name, row.agent, row.environment, model.model);

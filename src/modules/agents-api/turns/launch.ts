@@ -75,7 +75,7 @@ export function sessionProfile(name: string, agent: SessionAgent, environment: {
  * never set `reasoning` reads back `medium`), so only a chosen effort or a summary is sent; `service_tier: auto` is
  * the provider's default too. The worker passes each to the providers that support it.
  */
-export function withSettings(model: ModelOverride, agent: SessionAgent): ModelOverride {
+export function withSettings<M extends ModelOverride>(model: M, agent: SessionAgent): M {
   const { effort, summary } = agent.reasoning;
   return {
     ...model,
@@ -102,7 +102,7 @@ export function openSecrets(box: SecretBox, tenantId: string, sessionId: string,
   return typeof stored.sealed === 'string' ? (JSON.parse(box.open(stored.sealed, aad(tenantId, sessionId))) as SessionSecrets) : {};
 }
 
-/** The agent's remote MCP servers: tenant-supplied URLs, checked against SVC_PRIVATE_MCP when a run starts. */
+/** The agent's remote MCP servers: tenant-supplied URLs, checked against the address policy when a run starts. */
 export function agentMcpUrls(agent: SessionAgent): Array<{ name: string; url: string }> {
   return agent.tools.flatMap((tool) => {
     const transport = tool.type === 'mcp' ? (tool.transport as { type: string; server_url?: string }) : undefined;
@@ -133,6 +133,8 @@ export function runMcpServers(opts: {
       url: `${opts.selfUrl}/api/agent-sessions/${encodeURIComponent(opts.sessionId)}/function-tools/mcp`,
       headers: { authorization: `Bearer ${opts.runToken}` },
       toolPrefix: '',
+      // this conductor's own endpoint: the address policy is for the tenant's servers
+      platform: true,
       ...(opts.callTimeoutMs ? { callTimeoutMs: opts.callTimeoutMs } : {}),
     });
   }

@@ -48,9 +48,9 @@ describe('the turn translator', () => {
   it('turns reasoning summary deltas into a reasoning item with one summary part per part id, before the answer', () => {
     const t = make();
     const out = [
-      ...t.handle(runEvent('reasoning', { message: 'Think', delta: true, partId: 'rs_1:0' })),
-      ...t.handle(runEvent('reasoning', { message: 'ing.', delta: true, partId: 'rs_1:0' })),
-      ...t.handle(runEvent('reasoning', { message: 'Then answer.', delta: true, partId: 'rs_1:1' })),
+      ...t.handle(runEvent('thinking', { message: 'Think', delta: true, partId: 'rs_1:0' })),
+      ...t.handle(runEvent('thinking', { message: 'ing.', delta: true, partId: 'rs_1:0' })),
+      ...t.handle(runEvent('thinking', { message: 'Then answer.', delta: true, partId: 'rs_1:1' })),
       ...t.handle(runEvent('assistant', { message: 'Done', delta: true })),
       ...t.handle(runEvent('result', { message: 'Done' })),
     ];

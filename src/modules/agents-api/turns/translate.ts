@@ -212,7 +212,7 @@ export function createTurnTranslator(opts: { sessionId: string; turnId: string; 
           // a runtime that does not stream sends only the whole text; after deltas it repeats what was said
           if (sawDeltas || !e.message) return [];
           return [...closeReasoning(), ...delta(e.message), ...closeMessage()];
-        case 'reasoning':
+        case 'thinking':
           return reasoningDelta(e);
         case 'tool_output':
           return commandOutput(e);

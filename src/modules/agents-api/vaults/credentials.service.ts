@@ -1,6 +1,8 @@
 import { withTenant } from '../../../db/index.ts';
 import type { ResourceStatus } from '../../../db/types.ts';
 import { prefixedId } from '../../../shared/ids.ts';
+import { badRequest } from '../../../shared/errors.ts';
+import { checkUrl } from '../../../shared/egress/index.ts';
 import { seconds, type ResourceDeps } from '../deps.ts';
 import { cursorPage, deletedObject, found, type CursorPage, type CursorQuery } from '../../crud/index.ts';
 import { deleteCredentialRow, insertCredential, lockCredential, selectCredential, selectCredentials, updateCredentialAuth } from './vaults.repo.ts';
@@ -36,6 +38,9 @@ const aad = (tenantId: string, id: string) => `vault_credentials:${tenantId}:${i
 
 export async function createCredential(deps: ResourceDeps, tenantId: string, vaultId: string, input: { name: string; auth: AuthCreateInput }): Promise<Credential> {
   const { pub, secrets } = splitAuth(input.auth);
+  // the token endpoint is the one URL of a credential the server calls (mcp-auth.ts): it passes the address policy
+  const problem = pub.type === 'mcp_oauth' && pub.refresh ? checkUrl(pub.refresh.token_endpoint, deps.privateAddresses ?? 'allow') : undefined;
+  if (problem) throw badRequest(`auth.refresh.token_endpoint: ${problem}`);
   const id = prefixedId('cred');
   const row = await withTenant(deps.db, tenantId, async (tx) => {
     await findVault(tx, vaultId);

@@ -1,6 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { withTenant } from '../../../db/index.ts';
 import { AppError, describeError } from '../../../shared/errors.ts';
+import { guardedFetch } from '../../../shared/egress/index.ts';
 import type { ResourceDeps } from '../deps.ts';
 import { openJson, sealJson } from '../secret-box.ts';
 import type { AuthSecrets, PublicAuth } from './credential-auth.ts';
@@ -90,7 +91,13 @@ async function refreshed(deps: ResourceDeps, tenantId: string, id: string, vault
       const extra = new URLSearchParams();
       if (r.scope) extra.set('scope', r.scope);
       if (r.resource) extra.set('resource', r.resource);
-      const response = await oauth.refreshTokenGrantRequest(as, client, clientAuth, secrets.refresh_token, { additionalParameters: extra, signal: AbortSignal.timeout(REFRESH_TIMEOUT_MS) });
+      // the token endpoint is the tenant's URL: called under the address policy
+      const tenantFetch = deps.tenantFetch ?? ((url, init) => guardedFetch(url, init, 'deny'));
+      const response = await oauth.refreshTokenGrantRequest(as, client, clientAuth, secrets.refresh_token, {
+        additionalParameters: extra,
+        signal: AbortSignal.timeout(REFRESH_TIMEOUT_MS),
+        [oauth.customFetch]: (url, init) => tenantFetch(url, init as RequestInit),
+      });
       tokens = await oauth.processRefreshTokenResponse(as, client, response);
     } catch (err) {
       throw authProblem(`MCP server ${label}: refreshing the access token of credential ${id} failed: ${describeError(err)}`);

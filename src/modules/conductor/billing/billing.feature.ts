@@ -15,7 +15,7 @@ export const billingFeature: Feature = ({ db, config, guards, hooks, jobs, metri
   // the gate is in place before any route can start a run
   billingGate({ db, hooks, billing: config.billing, defaults: config.cli, log: log.child('billing') });
   return {
-    api: new Hono<IdentityEnv>().route('/', billingRoutes({ db, defaults: config.cli, guards })).route('/', checkoutRoutes(stripe, guards)),
+    api: new Hono<IdentityEnv>().route('/', billingRoutes({ db, defaults: config.cli, guards, billing: config.billing, stripe })).route('/', checkoutRoutes(stripe, guards)),
     public: stripeWebhookRoutes(stripe),
     start: () => attachBilling({ db, hooks, jobs, billing: config.billing, metrics, log: log.child('billing') }),
   };

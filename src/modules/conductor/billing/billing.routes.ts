@@ -8,6 +8,9 @@ import { readJson } from '../../../shared/http.ts';
 import type { Guards, IdentityEnv } from '../identity/index.ts';
 import { getSpendCap, setSpendCap, type CapDefaults } from './spend-cap.service.ts';
 import { getWallet, grantCredit } from './wallet.service.ts';
+import type { BillingConfig } from '../../../config/billing.config.ts';
+import { billingClientOf, noBillingClient } from './billing-client.ts';
+import type { StripeBilling } from './stripe.service.ts';
 
 /** Largest monthly cap accepted: $10,000,000. */
 export const MAX_CAP_CENTS = 1_000_000_000;
@@ -24,14 +27,20 @@ const GrantBody = v.object({
 });
 
 /**
- * `/api/billing/wallet` (member+), `/api/spend-cap` (GET member+, PUT admin+) and the operator's
- * `POST /api/billing/grants` (operator tenant only, 404 to everyone else, like the tenant routes).
+ * `/api/billing/wallet` (member+; 503 without a billing client), `/api/spend-cap` (GET member+, PUT admin+) and the
+ * operator's `POST /api/billing/grants` (operator tenant only, 404 to everyone else, like the tenant routes).
  */
-export function billingRoutes(deps: { db: Kysely<DB>; defaults: CapDefaults; guards: Guards }): Hono<IdentityEnv> {
+export function billingRoutes(deps: { db: Kysely<DB>; defaults: CapDefaults; guards: Guards; billing: BillingConfig; stripe: StripeBilling }): Hono<IdentityEnv> {
   const { db, defaults, guards } = deps;
   const role = guards.requireRole<IdentityEnv>;
+  const client = billingClientOf(deps.billing);
   return new Hono<IdentityEnv>()
-    .get('/billing/wallet', role('member', 'the wallet'), async (c) => c.json(await getWallet(db, c.get('principal').tenantId)))
+    .get('/billing/wallet', role('member', 'the wallet'), async (c) => {
+      if (!client) throw noBillingClient(deps.billing, 'wallet');
+      const tenantId = c.get('principal').tenantId;
+      const plan = client === 'stripe' ? await deps.stripe.plan(tenantId) : null;
+      return c.json(await getWallet(db, tenantId, { plan, sellsPacks: client === 'stripe' }));
+    })
     .post('/billing/grants', doc({ body: GrantBody }), guards.operatorOnly(), role('admin', 'granting credit'), async (c) => {
       const p = c.get('principal');
       const body = await readJson(c, GrantBody);

@@ -7,11 +7,14 @@ import type { StripeBilling } from './stripe.service.ts';
 
 const CheckoutBody = v.object({ cents: v.pipe(v.number('cents: expected a number'), v.safeInteger('cents: a whole number of cents')) });
 
-/** `POST /api/billing/checkout` (owner), `GET /api/billing/checkouts/{id}` (member+), `POST /api/billing/portal` (admin+). */
+/**
+ * `POST /api/billing/checkout` (admin+: seed 001 gives checkouts to admins), `GET /api/billing/checkouts/{id}` (member+),
+ * `POST /api/billing/portal` (admin+). Without Stripe they answer 503 (billing-client.ts).
+ */
 export function checkoutRoutes(stripe: StripeBilling, guards: Guards): Hono<IdentityEnv> {
   const role = guards.requireRole<IdentityEnv>;
   return new Hono<IdentityEnv>()
-    .post('/billing/checkout', doc({ body: CheckoutBody }), role('owner', 'starting a checkout'), async (c) => {
+    .post('/billing/checkout', doc({ body: CheckoutBody }), role('admin', 'starting a checkout'), async (c) => {
       const { cents } = await readJson(c, CheckoutBody);
       const p = c.get('principal');
       return c.json(await stripe.checkout(p.tenantId, cents, p.keyId ?? p.subject));

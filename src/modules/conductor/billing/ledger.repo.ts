@@ -63,3 +63,14 @@ export async function upsertCapRow(tx: Tx, r: { tenantId: string; monthLimitCent
 export async function lockTenantLedger(tx: Tx, tenantId: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${'credit_ledger:' + tenantId}, 0))`.execute(tx);
 }
+
+/**
+ * Machine time: the wall time the tenant's runs spent running within [from, to), in seconds (a run still running
+ * counts up to now). Runs are what occupy a runner's worker or sandbox, so this is what a plan's machine time measures.
+ */
+export async function runSecondsBetween(tx: Tx, from: Date, to: Date): Promise<number> {
+  const { rows } = await sql<{ seconds: string }>`
+    select coalesce(sum(extract(epoch from (least(coalesce(finished_at, now()), ${to}) - greatest(started_at, ${from})))), 0)::text as seconds
+    from runs where started_at < ${to} and coalesce(finished_at, now()) > ${from}`.execute(tx);
+  return Math.max(0, Number(rows[0].seconds));
+}

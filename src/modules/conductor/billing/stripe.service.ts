@@ -9,6 +9,8 @@ import type { Logger } from '../../../shared/log.ts';
 import { findCheckout, insertCheckout, latestCustomer, markCredited, recordEvent, setCheckoutStatus, type CheckoutRow } from './checkouts.repo.ts';
 import { insertEntry } from './ledger.repo.ts';
 import { CREDIT_PACKS_CENTS, MICRO_PER_CENT } from './wallet.service.ts';
+import { noBillingClient } from './billing-client.ts';
+import { planOf, type Plan } from './stripe-plan.ts';
 
 /**
  * Top-ups through Stripe, with the official `stripe` package: Checkout Sessions for the credit packs, the customer
@@ -20,6 +22,8 @@ export interface StripeBilling {
   checkout(tenantId: string, cents: number, createdBy: string | null): Promise<CheckoutView>;
   getCheckout(tenantId: string, id: string): Promise<CheckoutView>;
   portal(tenantId: string): Promise<{ url: string }>;
+  /** The tenant's plan (stripe-plan.ts); null before its first checkout or without a live subscription. */
+  plan(tenantId: string): Promise<Plan | null>;
   /** Verifies and applies a webhook delivery; throws 400 for a bad signature. */
   webhook(payload: string, signature: string | undefined): Promise<{ received: true; credited: boolean }>;
 }
@@ -50,12 +54,11 @@ export function createStripeBilling(deps: { db: Kysely<DB>; billing: BillingConf
   let loading: Promise<Stripe | undefined> | undefined;
   const stripeOf = () => (loading ??= deps.billing.mode === 'stripe' ? stripeClient(cfg) : Promise.resolve(undefined));
   const returnUrl = cfg.returnUrl ?? deps.selfUrl;
-  // Not offered at all unless SVC_BILLING=stripe (404, like any feature a server does not run); in stripe mode without
-  // keys (allowed in dev only) there is no billing client: 503, as the seed says.
+  // Without Stripe (SVC_BILLING off or ledger, or stripe without keys, which dev allows) there is no billing client
+  // to check out with: 503, as the seed says.
   const client = async (): Promise<Stripe> => {
-    if (deps.billing.mode !== 'stripe') throw notFound(`checkout is not available: this server's billing mode is ${deps.billing.mode} (top-ups need SVC_BILLING=stripe)`);
     const stripe = await stripeOf();
-    if (!stripe) throw unavailable('no billing client: set STRIPE_SECRET_KEY');
+    if (!stripe) throw noBillingClient(deps.billing, 'checkout');
     return stripe;
   };
   const upstream = (what: string) => (err: unknown): never => {
@@ -118,6 +121,12 @@ export function createStripeBilling(deps: { db: Kysely<DB>; billing: BillingConf
       if (!customer) throw conflict('no billing account yet: complete a checkout first');
       const session = await s.billingPortal.sessions.create({ customer, return_url: `${returnUrl}/api/billing/wallet` }).catch(upstream('opening the billing portal'));
       return { url: session.url };
+    },
+
+    async plan(tenantId) {
+      const stripe = await stripeOf();
+      const customer = stripe && (await withTenant(deps.db, tenantId, (tx) => latestCustomer(tx)));
+      return stripe && customer ? planOf(stripe, customer).catch(upstream('reading the plan')) : null;
     },
 
     async webhook(payload, signature) {

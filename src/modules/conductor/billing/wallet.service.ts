@@ -3,12 +3,14 @@ import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import { badRequest } from '../../../shared/errors.ts';
 import type { Tx } from '../../../db/index.ts';
-import { insertEntry, ledgerTotals, lockTenantLedger } from './ledger.repo.ts';
+import { insertEntry, ledgerTotals, lockTenantLedger, runSecondsBetween } from './ledger.repo.ts';
+import type { Plan } from './stripe-plan.ts';
 
 /**
  * The credit wallet: a ledger of grants and charges in micro-USD whose sum is the balance. A tenant that was never
- * granted credit is `configured: false`. Packs are what a checkout may sell (the checkout itself needs a billing
- * provider, which self-hosted svc does not have).
+ * granted credit is `configured: false`. Beside it, what the billing provider says of the tenant's plan, and the
+ * machine time used in the plan's period (else the UTC calendar month). Packs are what a checkout may sell: listed
+ * only where one can (Stripe).
  */
 export const CREDIT_PACKS_CENTS = [1_000, 2_500, 5_000, 10_000] as const;
 export const MICRO_PER_CENT = 10_000;
@@ -17,18 +19,32 @@ export interface Wallet {
   configured: boolean;
   balanceMicroUSD: number;
   balanceUSD: number;
-  plan: string | null;
+  plan: Plan | null;
+  machineTime: MachineTime;
   packs: Array<{ cents: number; usd: number }>;
 }
 
-export async function getWallet(db: Kysely<DB>, tenantId: string): Promise<Wallet> {
-  const totals = await withTenant(db, tenantId, (tx) => ledgerTotals(tx));
+export interface MachineTime {
+  periodStart: string;
+  periodEnd: string;
+  usedSeconds: number;
+  /** What the plan includes per period (the provider's word); null without a plan that says. */
+  includedSeconds: number | null;
+}
+
+/** `account`: what the billing provider adds (its plan; whether packs can be bought here). */
+export async function getWallet(db: Kysely<DB>, tenantId: string, account: { plan: Plan | null; sellsPacks: boolean } = { plan: null, sellsPacks: false }, now = new Date()): Promise<Wallet> {
+  const { plan } = account;
+  const from = plan?.periodStart && plan.renewsAt ? new Date(plan.periodStart) : new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const to = plan?.periodStart && plan.renewsAt ? new Date(plan.renewsAt) : new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+  const [totals, used] = await withTenant(db, tenantId, async (tx) => [await ledgerTotals(tx), await runSecondsBetween(tx, from, to)] as const);
   return {
     configured: totals.grants > 0,
     balanceMicroUSD: totals.balanceMicroUsd,
     balanceUSD: totals.balanceMicroUsd / 1_000_000,
-    plan: null,
-    packs: CREDIT_PACKS_CENTS.map((cents) => ({ cents, usd: cents / 100 })),
+    plan,
+    machineTime: { periodStart: from.toISOString(), periodEnd: to.toISOString(), usedSeconds: Math.round(used * 1000) / 1000, includedSeconds: plan?.machineSecondsIncluded ?? null },
+    packs: account.sellsPacks ? CREDIT_PACKS_CENTS.map((cents) => ({ cents, usd: cents / 100 })) : [],
   };
 }
 

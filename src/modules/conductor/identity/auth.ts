@@ -12,15 +12,6 @@ import { lookupKey, tenantStatus, type KeyLookupRow } from './tenants.repo.ts';
 /** jose is loaded with the first token to sign or verify (API keys, the common case, never need it), not at boot. */
 export const loadJose = (): Promise<typeof import('jose')> => import('jose');
 
-/** A remote JWKS (jose caches its keys and refetches on an unknown kid), created on its first use. */
-export function remoteJwks(url: string, options?: jose.RemoteJWKSetOptions): jose.JWTVerifyGetKey {
-  let set: jose.JWTVerifyGetKey | undefined;
-  return async (header, token) => {
-    set ??= (await loadJose()).createRemoteJWKSet(new URL(url), options);
-    return set(header, token);
-  };
-}
-
 /** Who a request acts as. The tenant always comes from the credential, never from a client header. */
 export interface Principal {
   tenantId: string;

@@ -1,6 +1,7 @@
 /** Identity: authentication, API keys, tenants (operator), and the role guards every feature uses. */
 export { identityFeature } from './identity.feature.ts';
-export { authenticate, createKeyCache, KEY_CACHE_MS, loadJose, mintRunToken, remoteJwks, type Principal, type AuthDeps, type KeyCache } from './auth.ts';
+export { authenticate, createKeyCache, KEY_CACHE_MS, loadJose, mintRunToken, type Principal, type AuthDeps, type KeyCache } from './auth.ts';
+export { createJwksCache, type JwksCache } from './jwks.ts';
 export { requireAuth, type IdentityEnv } from './middleware.ts';
 export { createGuards, hasRole, operatorOnly, readOnlyViewers, requireRole, type Guards } from './guards.ts';
 export { bootstrapIdentity } from './bootstrap.ts';

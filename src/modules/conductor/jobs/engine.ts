@@ -33,7 +33,8 @@ export function createEngine(deps: EngineDeps) {
   const cron = deps.scheduleCheckSeconds ? { cronMonitorIntervalSeconds: deps.scheduleCheckSeconds, cronWorkerIntervalSeconds: deps.scheduleCheckSeconds } : {};
   const pool = poolAdapter(deps.database);
   const boss = new PgBoss({ db: pool, schema: deps.schema, migrate: true, schedule: true, supervise: true, ...cron });
-  boss.on('error', (err) => deps.log.warn('job queue error', { error: String(err) }));
+  // once the database is gone for good (Database.lost) every poll fails until the server has stopped: not news
+  boss.on('error', (err) => deps.database.lost.aborted || deps.log.warn('job queue error', { error: String(err) }));
   // slow queries, a queue backing up, clock skew between this process and the database
   boss.on('warning', (w) => deps.log.warn('job queue warning', { message: w.message, ...(w.data ? { data: w.data } : {}) }));
 

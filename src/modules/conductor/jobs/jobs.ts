@@ -150,7 +150,7 @@ export function createJobs(deps: JobsDeps): Jobs {
         pending = [];
         setups.clear();
         await e.abandon();
-        if (stopped || !isTransient(err) || attempt >= START_ATTEMPTS) throw err;
+        if (stopped || deps.database.lost.aborted || !isTransient(err) || attempt >= START_ATTEMPTS) throw err;
         deps.log.warn('bringing the job queue up failed; trying again', { attempt, error: String(err) });
         await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** attempt, 10_000)));
       }
@@ -231,6 +231,12 @@ export function createJobs(deps: JobsDeps): Jobs {
       if (!started) return;
       started = false;
       stopped = true;
+      if (deps.database.lost.aborted) {
+        // the database is gone for good (a throwaway cluster that died): no job can be finished or handed back, so
+        // the queue and any start in progress are dropped without waiting
+        await Promise.all([...new Set([starting, engine])].map((e) => e?.abandon()));
+        return;
+      }
       // a start still in progress (retrying while the database restarts, or stuck on a connection it lost) is waited
       // for at most STOP_TIMEOUT_MS, then dropped: a shutdown never hangs on the queue's start
       if (beginning && !up) {

@@ -84,6 +84,12 @@ export async function ownKit(tx: Tx, tenantId: string, slug: string): Promise<Ki
   return row ? toRow(row) : undefined;
 }
 
+/** The caller's own live kit with this id (locked for a change). */
+export async function ownKitById(tx: Tx, tenantId: string, id: string): Promise<KitRow | undefined> {
+  const row = await tx.selectFrom('kits').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null).forUpdate().executeTakeFirst();
+  return row ? toRow(row) : undefined;
+}
+
 export async function updateKit(tx: Tx, id: string, patch: { label?: string; description?: string; manifest?: KitManifest; bumpVersion?: boolean; deleted?: boolean }): Promise<KitRow> {
   const row = await tx
     .updateTable('kits')

@@ -22,13 +22,14 @@ import {
   republishKit,
   toWire,
   type KitDeps,
+  type KitRef,
   type SlugQuery,
 } from './kits.service.ts';
 
 /**
- * `/api/templates` (kits in the API's spelling) and `/api/kits/{id}`, signed in: every route needs a member (seed:
- * "Read access needs member role"); creating, editing, deleting and republishing need an admin. `kitPublicRoutes`: the share-landing reads and
- * the view/click log without a credential.
+ * `/api/templates` (kits in the API's spelling, by slug) and `/api/kits` (by id), signed in: every route needs a member
+ * (seed: "Read access needs member role"); creating, editing, deleting and republishing need an admin.
+ * `kitPublicRoutes`: the share-landing reads and the view/click log without a credential.
  */
 const slugQuery = (c: Context): SlugQuery => ({ org: c.req.query('org') || undefined, id: c.req.query('id') || undefined });
 
@@ -43,45 +44,60 @@ async function readPreview(c: Context) {
   return parseWith(PreviewKit, { source, ...('schedules' in r ? { schedules: r.schedules } : {}) });
 }
 
-export function kitRoutes(deps: KitDeps, guards: Guards): Hono<IdentityEnv> {
+/**
+ * One face of the kits: `/api/templates` names a kit by its slug (`:slug`, narrowed by `org=` and `id=`), `/api/kits`
+ * by its id (`:id`, the saved kit itself: seed 001's `/api/kits/...`). Both list, create, preview, read, edit, delete,
+ * plan a copy, copy and republish (republish by slug, republish-saved by id: a new snapshot, `version` + 1).
+ */
+function kitFace(deps: KitDeps, guards: Guards, key: 'slug' | 'id'): Hono<IdentityEnv> {
   const admin = guards.requireRole<IdentityEnv>('admin', 'managing kits');
   const member = guards.requireRole<IdentityEnv>('member', 'using kits');
-  const templates = new Hono<IdentityEnv>()
-    .use('*', member)
-    .get('/', doc({ body: CreateKit }), async (c) => {
+  const param = (c: Context) => c.req.param(key) as string;
+  /** The kit a reader means (any tenant's shared kit). */
+  const ref = (c: Context): KitRef => (key === 'slug' ? { slug: param(c), q: slugQuery(c) } : { id: param(c) });
+  /** The caller's own kit, which only its admins change. */
+  const mine = (c: Context) => (key === 'slug' ? param(c) : { id: param(c) });
+  const at = `/:${key}`;
+  const face = new Hono<IdentityEnv>().use('*', member);
+  // a kit read signed in logs its views and clicks here (the public one: kitPublicRoutes)
+  if (key === 'id') {
+    face.post('/:id/events', doc({ body: KitEvent }), async (c) => {
+      await logEvent(deps, c.req.param('id'), (await readJson(c, KitEvent)).kind, true);
+      return c.body(null, 204);
+    });
+  }
+  return face
+    .get('/', async (c) => {
       const scope = c.req.query('scope') ?? 'saved';
       if (scope !== 'saved' && scope !== 'copied') throw badRequest('scope: one of saved, copied');
       return c.json(await listKits(deps, tenantOf(c), scope));
     })
-    .post('/', admin, async (c) => {
+    .post('/', doc({ body: CreateKit }), admin, async (c) => {
       const body = await readJson(c, CreateKit);
       const p = c.get('principal');
       return c.json(toWire(await createKit(deps, { tenantId: p.tenantId, tenantName: p.tenantName }, body)), 201);
     })
-    .post('/preview', async (c) => c.json(await previewKit(deps, tenantOf(c), await readPreview(c))))
-    .get('/:slug', doc({ body: PatchKit }), async (c) => {
-      const kit = await readBySlug(deps, tenantOf(c), c.req.param('slug'), slugQuery(c));
+    .post('/preview', doc({ body: PreviewKit }), async (c) => c.json(await previewKit(deps, tenantOf(c), await readPreview(c))))
+    .get(at, async (c) => {
+      const r = ref(c);
+      const kit = 'id' in r ? await readById(deps, tenantOf(c), r.id) : await readBySlug(deps, tenantOf(c), r.slug, r.q);
       return c.json({ ...toWire(kit), ...(kit.tenantId === tenantOf(c) ? { stats: await kitStats(deps, kit.id) } : {}) });
     })
-    .patch('/:slug', admin, async (c) => c.json(toWire(await patchKit(deps, tenantOf(c), c.req.param('slug'), await readJson(c, PatchKit)))))
-    .delete('/:slug', admin, async (c) => {
-      await deleteKit(deps, tenantOf(c), c.req.param('slug'));
+    .patch(at, doc({ body: PatchKit }), admin, async (c) => c.json(toWire(await patchKit(deps, tenantOf(c), mine(c), await readJson(c, PatchKit)))))
+    .delete(at, admin, async (c) => {
+      await deleteKit(deps, tenantOf(c), mine(c));
       return noContent(c);
     })
-    .get('/:slug/copy-plan', async (c) => c.json(await planCopy(deps, tenantOf(c), c.req.param('slug'), { ...slugQuery(c), targetName: c.req.query('targetName') || undefined })))
-    .post('/:slug/copy', doc({ body: CopyKit }), async (c) => {
+    .get(`${at}/copy-plan`, async (c) => c.json(await planCopy(deps, tenantOf(c), ref(c), c.req.query('targetName') || undefined)))
+    .post(`${at}/copy`, doc({ body: CopyKit }), async (c) => {
       const { targetName } = (await c.req.text()).trim() ? await readJson(c, CopyKit) : { targetName: undefined };
-      return c.json(await copyKitInto(deps, tenantOf(c), c.req.param('slug'), slugQuery(c), targetName));
+      return c.json(await copyKitInto(deps, tenantOf(c), ref(c), targetName));
     })
-    .post('/:slug/republish', admin, async (c) => c.json(toWire(await republishKit(deps, tenantOf(c), c.req.param('slug')))));
-  const kits = new Hono<IdentityEnv>()
-    .use('*', member)
-    .get('/:id', async (c) => c.json(toWire(await readById(deps, tenantOf(c), c.req.param('id')))))
-    .post('/:id/events', doc({ body: KitEvent }), async (c) => {
-      await logEvent(deps, c.req.param('id'), (await readJson(c, KitEvent)).kind, true);
-      return c.body(null, 204);
-    });
-  return new Hono<IdentityEnv>().route('/templates', templates).route('/kits', kits);
+    .post(`${at}/republish`, admin, async (c) => c.json(toWire(await republishKit(deps, tenantOf(c), mine(c)))));
+}
+
+export function kitRoutes(deps: KitDeps, guards: Guards): Hono<IdentityEnv> {
+  return new Hono<IdentityEnv>().route('/templates', kitFace(deps, guards, 'slug')).route('/kits', kitFace(deps, guards, 'id'));
 }
 
 /** The anonymous view/click log is capped per kit, so a script cannot grow the log without bound. */
@@ -91,8 +107,8 @@ export function kitPublicRoutes(deps: KitDeps, limiter: Limiter): Hono {
   const capped = limiter.middleware([{ scope: 'kit-events', limit: PUBLIC_EVENTS_PER_MINUTE, periodMs: 60_000, key: (c) => c.req.param('id') }]);
   return new Hono()
     .get('/api/public/templates/:slug', async (c) => c.json(toWire(await readBySlug(deps, null, c.req.param('slug'), slugQuery(c)))))
-    .get('/api/public/kits/:id', doc({ body: KitEvent }), async (c) => c.json(toWire(await readById(deps, null, c.req.param('id')))))
-    .post('/api/public/kits/:id/events', capped, async (c) => {
+    .get('/api/public/kits/:id', async (c) => c.json(toWire(await readById(deps, null, c.req.param('id')))))
+    .post('/api/public/kits/:id/events', doc({ body: KitEvent }), capped, async (c) => {
       await logEvent(deps, c.req.param('id'), (await readJson(c, KitEvent)).kind, false);
       return c.body(null, 204);
     });

@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import { withTenant, type DB, type Tx } from '../../../db/index.ts';
-import { AppError, conflict, forbidden, notFound } from '../../../shared/errors.ts';
+import { AppError, badRequest, conflict, forbidden, notFound } from '../../../shared/errors.ts';
+import type { PrivateAddresses } from '../../../shared/egress/index.ts';
+import { mcpUrlProblem } from '../runs/mcp-address.ts';
 import { randomId } from '../../../shared/ids.ts';
 import type { Broadcaster } from '../runners/broadcast.ts';
 import type { Fleet } from '../runners/fleet.ts';
@@ -16,6 +18,7 @@ import {
   listCopied,
   listOwnKits,
   ownKit,
+  ownKitById,
   recordCopy,
   updateKit,
   withKitRead,
@@ -26,13 +29,16 @@ import { readable, sourceOf, takeSnapshot } from './snapshot.ts';
 /**
  * Kits (API spelling: templates): create a sanitized snapshot of a pool, agent or automation, edit its label and
  * description, delete it (readers then get 410), read it signed in or publicly, use it (preview, copy plan, copy),
- * republish it (a new snapshot, `version` + 1).
+ * republish it (a new snapshot, `version` + 1). A kit is named by its slug (`/api/templates/{slug}`) or by its id
+ * (`/api/kits/{id}`, the saved kit itself: `KitRef`).
  */
 export interface KitDeps {
   db: Kysely<DB>;
   broadcaster: Broadcaster;
   /** The runners, asked whether they can sandbox commands before a profile with `run_command` is copied in. */
   fleet: Fleet;
+  /** SVC_PRIVATE_ADDRESSES: a kit's profile whose MCP server URL the address policy refuses is not copied in (400). */
+  privateAddresses?: PrivateAddresses;
 }
 
 export interface Author {
@@ -47,6 +53,12 @@ export interface SlugQuery {
 }
 
 type StoredManifest = KitManifest & { schedules?: string[] };
+
+/** A kit as a route names it: by slug (with the reader's `org`/`id` narrowing) or by its id. */
+export type KitRef = { slug: string; q: SlugQuery } | { id: string };
+
+/** The kit a reference names for this reader (signed in: `own` prefers the reader's own kit for a slug). */
+const find = (tx: Tx, ref: KitRef, own: string | null): Promise<KitRow> => ('id' in ref ? byId(tx, ref.id) : bySlug(tx, ref.slug, ref.q, own));
 
 export function toWire(k: KitRow) {
   const { schedules: _s, ...manifest } = k.manifest as StoredManifest;
@@ -125,25 +137,30 @@ export async function previewKit(deps: KitDeps, tenantId: string, body: PreviewK
   return { kind, source: { [kind]: name }, manifest: readable(manifest) };
 }
 
-async function own(deps: KitDeps, tenantId: string, slug: string, fn: (tx: Tx, k: KitRow) => Promise<KitRow>): Promise<KitRow> {
+/** The caller's own live kit, by slug or id (another tenant's is unknown here: 404). */
+async function own(deps: KitDeps, tenantId: string, ref: string | { id: string }, fn: (tx: Tx, k: KitRow) => Promise<KitRow>): Promise<KitRow> {
   return withTenant(deps.db, tenantId, async (tx) => {
-    const k = await ownKit(tx, tenantId, slug);
-    if (!k) throw notFound(`unknown kit: ${slug}`);
+    const k = typeof ref === 'string' ? await ownKit(tx, tenantId, ref) : await ownKitById(tx, tenantId, ref.id);
+    if (!k) throw notFound(`unknown kit: ${typeof ref === 'string' ? ref : ref.id}`);
     return fn(tx, k);
   });
 }
 
-export const patchKit = (deps: KitDeps, tenantId: string, slug: string, patch: { label?: string; description?: string }) => own(deps, tenantId, slug, (tx, k) => updateKit(tx, k.id, patch));
+export const patchKit = (deps: KitDeps, tenantId: string, ref: string | { id: string }, patch: { label?: string; description?: string }) => own(deps, tenantId, ref, (tx, k) => updateKit(tx, k.id, patch));
 
-export async function deleteKit(deps: KitDeps, tenantId: string, slug: string): Promise<void> {
-  await own(deps, tenantId, slug, (tx, k) => {
-    if (k.builtIn) throw forbidden(`kit ${slug} is built in and cannot be deleted`);
+export async function deleteKit(deps: KitDeps, tenantId: string, ref: string | { id: string }): Promise<void> {
+  await own(deps, tenantId, ref, (tx, k) => {
+    if (k.builtIn) throw forbidden(`kit ${k.slug} is built in and cannot be deleted`);
     return updateKit(tx, k.id, { deleted: true });
   });
 }
 
-export const republishKit = (deps: KitDeps, tenantId: string, slug: string) =>
-  own(deps, tenantId, slug, async (tx, k) => {
+/**
+ * Republish (by slug) and republish-saved (by the saved kit's id): a new snapshot of the kit's source, `version` + 1.
+ * Copies made before keep the version they copied (`GET /api/templates?scope=copied`).
+ */
+export const republishKit = (deps: KitDeps, tenantId: string, ref: string | { id: string }) =>
+  own(deps, tenantId, ref, async (tx, k) => {
     const schedules = (k.manifest as StoredManifest).schedules;
     const manifest: StoredManifest = { ...(await takeSnapshot(tx, { [k.kind]: k.sourceName }, schedules)), ...(schedules ? { schedules } : {}) };
     return updateKit(tx, k.id, { manifest, bumpVersion: true });
@@ -169,18 +186,23 @@ export async function logEvent(deps: KitDeps, id: string, kind: 'view' | 'click'
   });
 }
 
-export async function planCopy(deps: KitDeps, tenantId: string, slug: string, q: SlugQuery & { targetName?: string }): Promise<CopyPlan & { kit: { id: string; slug: string; version: number } }> {
+export async function planCopy(deps: KitDeps, tenantId: string, ref: KitRef, targetName: string | undefined): Promise<CopyPlan & { kit: { id: string; slug: string; version: number } }> {
   return withKitRead(deps.db, tenantId, async (tx) => {
-    const k = await bySlug(tx, slug, q, tenantId);
-    return { kit: { id: k.id, slug: k.slug, version: k.version }, ...(await copyPlan(tx, k.manifest, q.targetName)) };
+    const k = await find(tx, ref, tenantId);
+    return { kit: { id: k.id, slug: k.slug, version: k.version }, ...(await copyPlan(tx, k.manifest, targetName)) };
   });
 }
 
-export async function copyKitInto(deps: KitDeps, tenantId: string, slug: string, q: SlugQuery, targetName: string | undefined) {
+export async function copyKitInto(deps: KitDeps, tenantId: string, ref: KitRef, targetName: string | undefined) {
   const result: CopyResult & { kit?: { id: string; slug: string; version: number } } = await withKitRead(deps.db, tenantId, async (tx) => {
-    const k = await bySlug(tx, slug, q, tenantId);
+    const k = await find(tx, ref, tenantId);
     const runners = deps.fleet.members().map((m) => m.info);
-    for (const p of k.manifest.profiles) assertCommandSandbox(runners, p.tools as string[] | undefined);
+    for (const p of k.manifest.profiles) {
+      assertCommandSandbox(runners, p.tools as string[] | undefined);
+      const servers = (p.mcpServers as Array<{ url?: unknown }> | undefined) ?? [];
+      const problem = mcpUrlProblem(servers.flatMap((s, i) => (typeof s.url === 'string' ? [{ url: s.url, field: `profiles.${p.name}.mcpServers.${i}.url` }] : [])), deps.privateAddresses);
+      if (problem) throw badRequest(problem);
+    }
     const r = await copyKit(tx, tenantId, k.manifest, targetName);
     if (r.copied) await recordCopy(tx, tenantId, { kitId: k.id, targetName: r.targetName, version: k.version, created: r.created });
     return { ...r, kit: { id: k.id, slug: k.slug, version: k.version } };

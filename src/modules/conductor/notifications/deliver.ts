@@ -11,7 +11,7 @@ import { lockDelivery, recordAttempt, settleNotification } from './notifications
 import { readSettings } from './settings.repo.ts';
 import type { DeliveryJob } from './notify.service.ts';
 import { signWebhook } from './webhook-signature.ts';
-import { resolvedProblem } from './webhook-address.ts';
+import { AddressRefused, type GuardedFetch } from '../../../shared/egress/index.ts';
 
 /**
  * One attempt of one delivery, as the job queue's handler: email over SMTP (nodemailer) or a webhook call signed per
@@ -24,9 +24,11 @@ export interface DeliverDeps {
   config: NotificationsConfig;
   log: Logger;
   box: SecretBox;
+  /** How webhooks are called: the guarded fetcher, which refuses an address the policy forbids when it connects. */
+  fetch: GuardedFetch;
 }
 
-/** A failure no retry can mend (the webhook was removed, its address is refused). */
+/** A failure no retry can mend (the webhook was removed). A refused address (AddressRefused) is one too. */
 class Permanent extends Error {}
 
 export function createDeliverer(deps: DeliverDeps) {
@@ -56,13 +58,9 @@ export function createDeliverer(deps: DeliverDeps) {
       return;
     }
     if (!webhookSecret) throw new Permanent(`webhook ${d.webhookId} is no longer in the notification settings`);
-    if (deps.config.privateWebhooks === 'deny') {
-      const problem = await resolvedProblem(d.target);
-      if (problem) throw new Permanent(problem);
-    }
     const { deliveries: _omit, ...data } = n;
     const body = JSON.stringify({ type: n.event, timestamp: new Date().toISOString(), data });
-    const res = await fetch(d.target, {
+    const res = await deps.fetch(d.target, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'user-agent': 'svc-webhooks', ...signWebhook(webhookSecret, d.id, Math.floor(Date.now() / 1000), body) },
       body,
@@ -89,7 +87,7 @@ export function createDeliverer(deps: DeliverDeps) {
       await attempt(found.notification, found.delivery, found.via);
     } catch (err) {
       error = describeError(err);
-      permanent = err instanceof Permanent;
+      permanent = err instanceof Permanent || err instanceof AddressRefused;
     }
     const status = error === undefined ? 'sent' : permanent || ctx.retryCount >= deps.config.retryLimit ? 'failed' : 'queued';
     await withTenant(deps.db, job.tenantId, async (tx) => {

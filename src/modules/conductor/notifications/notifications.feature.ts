@@ -12,10 +12,10 @@ import { DELIVER_QUEUE, type DeliveryJob } from './notify.service.ts';
  * retried with backoff: SVC_NOTIFY_RETRY_LIMIT, SVC_NOTIFY_RETRY_DELAY_S), the queue of notifications other features
  * request, and the runFinished subscriber that reports failed runs.
  */
-export const notificationsFeature: Feature = ({ db, jobs, hooks, config, secrets, log }) => {
+export const notificationsFeature: Feature = ({ db, jobs, hooks, config, secrets, log, tenantFetch }) => {
   const box = createSecretBox(secrets.secretsKey);
-  const deps = { db, jobs, config: config.notifications, box };
-  const deliver = createDeliverer({ db, config: config.notifications, log: log.child('notifications'), box });
+  const deps = { db, jobs, config: config.notifications, box, privateAddresses: config.privateAddresses };
+  const deliver = createDeliverer({ db, config: config.notifications, log: log.child('notifications'), box, fetch: tenantFetch });
   const delay = config.notifications.retryDelaySeconds;
   return {
     api: new Hono<IdentityEnv>().route('/notifications', notificationRoutes(deps)),

@@ -9,22 +9,23 @@ import { testApi, type TestApi } from '../toolkit/api.fixture.ts';
 import { notificationRoutes } from './index.ts';
 import { createDeliverer } from './deliver.ts';
 import { DELIVER_QUEUE } from './notify.service.ts';
+import { createGuardedFetch, POLICY_NOTE } from '../../../shared/egress/index.ts';
 
 /** The routes with no SMTP server configured (deliveries themselves: test/flows/notifications.test.ts). */
 let api: TestApi;
 let jobs: Jobs;
 const box = createSecretBox('notifications-test-secrets-key');
-const config = { smtpUrl: undefined, smtpFrom: 'svc@localhost', retryLimit: 0, retryDelaySeconds: 0, timeoutMs: 1000, privateWebhooks: 'allow' as const };
+const config = { smtpUrl: undefined, smtpFrom: 'svc@localhost', retryLimit: 0, retryDelaySeconds: 0, timeoutMs: 1000 };
 beforeAll(async () => {
   api = await testApi((app, database) => {
     jobs = createJobs({ database, log: createLogger('test') });
-    app.route('/api/notifications', notificationRoutes({ db: database.db, jobs, config, box }));
+    app.route('/api/notifications', notificationRoutes({ db: database.db, jobs, config, box, privateAddresses: 'allow' }));
     // as a server outside dev is configured by default
-    app.route('/strict/notifications', notificationRoutes({ db: database.db, jobs, config: { ...config, privateWebhooks: 'deny' }, box }));
+    app.route('/strict/notifications', notificationRoutes({ db: database.db, jobs, config, box, privateAddresses: 'deny' }));
     app.route('/api/capability-bundles', capabilityBundleRoutes());
   });
   // the real deliverer: its attempts fail here (nothing listens on port 9), so deliveries stay queued, then fail
-  await jobs.define(DELIVER_QUEUE, createDeliverer({ db: api.database.db, config, log: createLogger('test'), box }));
+  await jobs.define(DELIVER_QUEUE, createDeliverer({ db: api.database.db, config, log: createLogger('test'), box, fetch: createGuardedFetch({ privateAddresses: 'allow' }) }));
   await jobs.start();
 });
 afterAll(async () => {
@@ -104,7 +105,7 @@ describe('notification settings', () => {
 
   it('refuses webhooks on internal addresses where the operator says so', async () => {
     const res = await api.request('PUT', '/strict/notifications/settings', { json: { webhooks: [{ url: 'https://hooks.example.com/a' }, { url: 'http://169.254.169.254/latest' }] } });
-    expect(res).toMatchObject({ status: 400, body: { error: 'webhooks.1.url: 169.254.169.254 is an internal address; webhooks go to public addresses' } });
+    expect(res).toMatchObject({ status: 400, body: { error: `webhooks.1.url: 169.254.169.254 is a link-local address; ${POLICY_NOTE}` } });
   });
 
   it('queues a delivery to each webhook that wants the event and leaves the others out', async () => {

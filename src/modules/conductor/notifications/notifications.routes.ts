@@ -9,7 +9,7 @@ import { getNotification, listNotifications } from './notifications.repo.ts';
 import { notify, type NotifyDeps } from './notify.service.ts';
 import { readSettings, writeSettings } from './settings.repo.ts';
 import { SettingsBody, settingsToStore, type NotificationSettings } from './settings.schema.ts';
-import { literalProblem } from './webhook-address.ts';
+import { checkUrl } from '../../../shared/egress/index.ts';
 import { badRequest } from '../../../shared/errors.ts';
 
 /**
@@ -33,12 +33,11 @@ export function notificationRoutes(deps: NotifyDeps): Hono<IdentityEnv> {
     .get('/settings', async (c) => c.json(settingsFor(c.get('principal'), await inTenant(deps.db, c, (tx) => readSettings(tx, tenantOf(c), deps.box)))))
     .put('/settings', doc({ body: SettingsBody }), requireRole('admin', 'notification settings'), async (c) => {
       const body = await readJson(c, SettingsBody);
-      if (deps.config.privateWebhooks === 'deny') {
-        body.webhooks.forEach((w, i) => {
-          const problem = literalProblem(w.url);
-          if (problem) throw badRequest(`webhooks.${i}.url: ${problem}`);
-        });
-      }
+      // the address policy as written; a name is judged by what it resolves to at each delivery (deliver.ts)
+      body.webhooks.forEach((w, i) => {
+        const problem = checkUrl(w.url, deps.privateAddresses ?? 'allow');
+        if (problem) throw badRequest(`webhooks.${i}.url: ${problem}`);
+      });
       const p = c.get('principal');
       const stored = await inTenant(deps.db, c, async (tx) => {
         const next = settingsToStore(body, await readSettings(tx, tenantOf(c), deps.box));

@@ -8,6 +8,7 @@ import type { Jobs } from '../jobs/index.ts';
 import { getNotification, insertDelivery, insertNotification } from './notifications.repo.ts';
 import { readSettings } from './settings.repo.ts';
 import { webhookWants } from './settings.schema.ts';
+import type { PrivateAddresses } from '../../../shared/egress/index.ts';
 
 /**
  * Producing a notification: stored with one delivery per channel that can take it (an email to its recipients when
@@ -22,6 +23,8 @@ export interface NotifyDeps {
   config: NotificationsConfig;
   /** Seals and opens webhook secrets at rest. */
   box: SecretBox;
+  /** SVC_PRIVATE_ADDRESSES: with `deny`, webhook URLs on internal addresses are refused when saved (400); absent: allow. */
+  privateAddresses?: PrivateAddresses;
 }
 
 export interface NotificationInput {

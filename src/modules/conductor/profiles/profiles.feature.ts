@@ -5,5 +5,5 @@ import { profileRoutes } from './profiles.routes.ts';
 
 /** `/api/profiles`. */
 export const profilesFeature: Feature = ({ db, fleet, broadcaster, config }) => ({
-  api: new Hono<IdentityEnv>().route('/profiles', profileRoutes({ db, fleet, broadcaster, privateMcp: config.conductor.privateMcp })),
+  api: new Hono<IdentityEnv>().route('/profiles', profileRoutes({ db, fleet, broadcaster, privateAddresses: config.privateAddresses })),
 });

@@ -2,7 +2,7 @@ import { doc } from '../../../shared/route-doc.ts';
 import { Hono, type Context } from 'hono';
 import { readJson } from '../../../shared/http.ts';
 import { badRequest } from '../../../shared/errors.ts';
-import { mcpLiteralProblem } from '../runs/mcp-address.ts';
+import { mcpUrlProblem } from '../runs/mcp-address.ts';
 import type { IdentityEnv } from '../identity/index.ts';
 import { pageOf, sendList } from '../../crud/index.ts';
 import { ProfileBody } from './profile.schema.ts';
@@ -27,10 +27,10 @@ import {
  * detach a skill, seed the helper profile. `/api/profiles/{name}/runs` is mounted by the runs routes.
  */
 export function profileRoutes(deps: ProfileDeps): Hono<IdentityEnv> {
-  /** The body, its MCP server URLs refused (400) where they name an internal address and SVC_PRIVATE_MCP denies it. */
+  /** The body, its MCP server URLs refused (400) where the address policy refuses them as written. */
   const readProfile = async (c: Context<IdentityEnv>) => {
     const body = await readJson(c, ProfileBody);
-    const problem = deps.privateMcp === 'deny' ? mcpLiteralProblem((body.mcpServers ?? []).map((s, i) => ({ url: s.url, field: `mcpServers.${i}.url` }))) : undefined;
+    const problem = mcpUrlProblem((body.mcpServers ?? []).map((s, i) => ({ url: s.url, field: `mcpServers.${i}.url` })), deps.privateAddresses);
     if (problem) throw badRequest(problem);
     return body;
   };

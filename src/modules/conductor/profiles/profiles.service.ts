@@ -15,15 +15,15 @@ import { knownSkillNames } from '../skills/skills.repo.ts';
 import { priceTokens } from '../billing/model-prices.ts';
 import { listHistory, type HistoryEntry } from './profile-history.repo.ts';
 import { profileUsage } from './profile-usage.repo.ts';
-import type { PrivateMcp } from '../runs/mcp-address.ts';
+import type { PrivateAddresses } from '../../../shared/egress/index.ts';
 
 /** Profiles: stored per tenant, validated against the skill catalog (variant A), broadcast to every runner. */
 export interface ProfileDeps {
   db: Kysely<DB>;
   fleet: Fleet;
   broadcaster: Broadcaster;
-  /** SVC_PRIVATE_MCP (runs/mcp-address.ts); absent: allow. */
-  privateMcp?: PrivateMcp;
+  /** SVC_PRIVATE_ADDRESSES (runs/mcp-address.ts): MCP server URLs on internal addresses are refused with `deny`; absent: allow. */
+  privateAddresses?: PrivateAddresses;
 }
 
 export type Profile = Spec & ProfileBody;

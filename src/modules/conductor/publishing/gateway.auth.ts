@@ -1,7 +1,7 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
 import type * as jose from 'jose';
-import { loadJose, remoteJwks } from '../identity/index.ts';
+import { loadJose } from '../identity/index.ts';
 import { unauthorized } from '../../../shared/errors.ts';
 import { callerOf, type AgentKeyDeps } from './agent-keys.service.ts';
 import { assertOpens, rateLimit, type ChatCaller, type GatewayDeps } from './gateway.service.ts';
@@ -25,21 +25,16 @@ function clientAddress(c: Context): string {
   }
 }
 
-// jose caches each JWKS's keys (and refetches on an unknown kid), so one set per URL is kept for the process
-const jwksSets = new Map<string, jose.JWTVerifyGetKey>();
-function jwksOf(url: string): jose.JWTVerifyGetKey {
-  let set = jwksSets.get(url);
-  if (!set) jwksSets.set(url, (set = remoteJwks(url, { timeoutDuration: 5000 })));
-  return set;
-}
-
-/** authMode jwt: an end-user token verified against the agent's JWKS and issuer; its subject owns the conversations. */
-async function endUser(agent: PublishedRow, header: string | undefined): Promise<string> {
+/**
+ * authMode jwt: an end-user token verified against the agent's JWKS and issuer; its subject owns the conversations.
+ * The JWKS is the tenant's URL: fetched under the address policy, and never once per request (identity/jwks.ts).
+ */
+async function endUser(deps: GatewayDeps, agent: PublishedRow, header: string | undefined): Promise<string> {
   const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   if (!m) throw unauthorized('missing bearer credential: an end-user token (JWT) from this agent\'s identity provider');
   let payload: jose.JWTPayload;
   try {
-    ({ payload } = await (await loadJose()).jwtVerify(m[1], jwksOf(agent.jwks_url!), { issuer: agent.jwt_issuer! }));
+    ({ payload } = await (await loadJose()).jwtVerify(m[1], deps.jwks.keysOf(agent.jwks_url!), { issuer: agent.jwt_issuer! }));
   } catch (err) {
     throw unauthorized(`invalid end-user token: ${err instanceof Error ? err.message : 'verification failed'}`);
   }
@@ -50,7 +45,7 @@ async function endUser(agent: PublishedRow, header: string | undefined): Promise
 export async function admit(deps: GatewayDeps & AgentKeyDeps & { authenticate: FeatureDeps['authenticate'] }, c: Context, agent: PublishedRow): Promise<ChatCaller> {
   const header = c.req.header('authorization');
   if (agent.auth_mode === 'jwt') {
-    const owner = await endUser(agent, header);
+    const owner = await endUser(deps, agent, header);
     await rateLimit(deps, agent, owner);
     return { tenantId: agent.tenant_id, publishedId: agent.id, owner };
   }

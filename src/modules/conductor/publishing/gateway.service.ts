@@ -4,6 +4,7 @@ import { AppError, notFound, unauthorized } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import { priceTokens } from '../billing/model-prices.ts';
 import { rateLimitError, type Limiter } from '../limits/index.ts';
+import type { JwksCache } from '../identity/index.ts';
 import { cancelRun, createRun, followRun, type RunServices, type StoredEvent } from '../runs/index.ts';
 import { SLUG_PATTERN } from './publishing.schema.ts';
 import { insertConversation, insertTurn, monthUsageByModel, lookupBySlug, selectConversation, selectTurns, touchConversation, type PublishedRow } from './publishing.repo.ts';
@@ -19,6 +20,8 @@ export interface GatewayDeps {
   keepAliveMs: number;
   /** SVC_CHAT_PUBLIC_URL: its origin may always call the gateway (the chat page served there). */
   chatPublicUrl: string | undefined;
+  /** The agents' JWKS documents (authMode jwt), fetched through the guarded fetcher, cached per URL with a failure backoff. */
+  jwks: JwksCache;
 }
 
 /** Who is chatting: for now always an agent key of the agent. */

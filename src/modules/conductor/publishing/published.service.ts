@@ -3,6 +3,7 @@ import type { DB, Tx } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import { AppError, badRequest, conflict, notFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
+import { checkUrl, type PrivateAddresses } from '../../../shared/egress/index.ts';
 import { getSpec } from '../profiles/profiles.repo.ts';
 import { kebab, type PatchInput, type PublishInput } from './publishing.schema.ts';
 import { insertPublished, selectActive, selectActiveByProfile, selectActiveBySlug, softDeletePublished, updatePublished, type PublishedFields, type PublishedRow } from './publishing.repo.ts';
@@ -14,6 +15,8 @@ export interface PublishingDeps {
   chatPublicUrl: string | undefined;
   /** AGENT_ORC_ENV: outside `dev` a JWKS URL must be https (the server fetches it: no plain-http hops to internal hosts). */
   appEnv: string;
+  /** SVC_PRIVATE_ADDRESSES: with `deny` a JWKS URL on an internal address is refused (400); absent: allow. */
+  privateAddresses?: PrivateAddresses;
 }
 
 export interface PublishedView {
@@ -64,6 +67,15 @@ export function assertJwtComplete(f: { auth_mode?: string; jwks_url?: string | n
   if (f.jwks_url && appEnv !== 'dev' && !f.jwks_url.startsWith('https://')) throw badRequest('jwksUrl: must be an https URL');
 }
 
+/**
+ * A JWKS URL being set is one the server will fetch: under SVC_PRIVATE_ADDRESSES=deny, one naming an internal address
+ * is refused (400); where a name resolves to one, the fetch is refused when it connects.
+ */
+export function assertJwksAddress(url: string | null | undefined, policy: PrivateAddresses | undefined): void {
+  const problem = url ? checkUrl(url, policy ?? 'allow') : undefined;
+  if (problem) throw badRequest(`jwksUrl: ${problem}`);
+}
+
 function fieldsOf(input: Omit<PatchInput, 'slug'>): PublishedFields {
   return {
     visibility: input.visibility,
@@ -84,6 +96,7 @@ const defined = (f: PublishedFields): PublishedFields => Object.fromEntries(Obje
 
 export async function publish(deps: PublishingDeps, tenantId: string, profile: string, input: PublishInput): Promise<PublishedView> {
   assertJwtComplete(fieldsOf(input), deps.appEnv);
+  assertJwksAddress(input.jwksUrl, deps.privateAddresses);
   const row = await withTenant(deps.db, tenantId, async (tx) => {
     if (!(await getSpec(tx, 'profiles', profile))) throw notFound(`unknown profile: ${profile}`);
     if (await selectActiveByProfile(tx, profile)) throw conflict(`profile ${profile} is already published; PATCH it or unpublish it first`);
@@ -118,6 +131,7 @@ export async function patchPublished(deps: PublishingDeps, tenantId: string, pro
     if (input.slug !== undefined && input.slug !== current.slug) throw badRequest(`slug: immutable (is ${current.slug}); unpublish and publish again to change it`);
     const fields = defined(fieldsOf(input));
     assertJwtComplete({ auth_mode: current.auth_mode, jwks_url: current.jwks_url, jwt_issuer: current.jwt_issuer, ...fields }, deps.appEnv);
+    assertJwksAddress(input.jwksUrl, deps.privateAddresses);
     return Object.keys(fields).length ? updatePublished(tx, current.id, fields) : current;
   });
   return toView(row, deps.chatPublicUrl);

@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { commitWithNext, withTenant, withTenantStatement } from '../../../db/index.ts';
-import { runEvent, type RunEvent } from '../../../contracts/run-event.ts';
+import { currentEvent, runEvent, type RunEvent } from '../../../contracts/run-event.ts';
 import type { RunOptions, SubTask } from '../../../contracts/runner.client.ts';
+import { describeError } from '../../../shared/errors.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Metrics } from '../../../shared/metrics.ts';
 import { retryWithBackoff } from '../../../shared/retry.ts';
@@ -32,6 +33,11 @@ export interface DriverDeps {
   hooks: RunHooks;
   /** How long a run's end that cannot be written is retried (default 5 min); then the orphan sweep takes the run. */
   endRetryMs?: number;
+  /**
+   * Aborted once the database is gone for good (Database.lost: a throwaway cluster that died): a run's end is no
+   * longer retried, and it reaches live readers unstored, naming the cause (no log remains for anyone to replay).
+   */
+  databaseLost?: AbortSignal;
 }
 
 /** Per-run extras that are never stored: the profile's resolved skills, a model override and extra MCP servers (/v1). */
@@ -126,7 +132,8 @@ async function drive(
   }
   try {
     if (events) {
-      for await (const event of events) {
+      for await (const received of events) {
+        const event = currentEvent(received); // a runner of an older version may still send an old name
         if (event.type === 'session_init' && event.runtimeSessionId) run.runtimeSessionId = event.runtimeSessionId;
         if (isTerminalEvent(event)) {
           terminal = run.stopping ? stoppedEvent(run) : event;
@@ -146,6 +153,7 @@ async function drive(
   const final = await finish(deps, run, terminal, stored + 1, status);
   metrics.finished(final, (performance.now() - started) / 1000);
   deps.active.remove(run.tenantId, run.runId);
+  if (deps.databaseLost?.aborted) return final; // no database left to save the session's state in
   const saving = saveSessionState(deps, run, runner);
   deps.active.settle(saving); // a shutdown must not close the database under this write
   await saving;
@@ -158,7 +166,8 @@ async function drive(
  * client that sees the terminal event therefore always finds the final status and can start the next run on the
  * session at once. A transaction that fails is retried with backoff; if it never lands, nothing is published (a
  * terminal the log does not hold would differ from what a resuming client reads) and the run is left `running` for
- * the orphan sweep, which ends it once this conductor's lease lapses.
+ * the orphan sweep, which ends it once this conductor's lease lapses. Unless the database is lost for good
+ * (`databaseLost`): no log or sweep remains then, and a terminal event naming the cause is published unstored.
  */
 async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq: number, given?: Ending['status']): Promise<string> {
   const status = run.stopping ?? given ?? (terminal.type === 'result' ? 'ok' : 'error');
@@ -171,9 +180,20 @@ async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq:
           await commitWithNext(tx); // the session's release is the last statement: the commit goes with it
           await finishSessionRun(tx, run.sessionId, status, run.runtimeSessionId);
         }),
-      { giveUpMs: deps.endRetryMs ?? 300_000, onRetry: (err, attempt) => deps.log.warn('recording the end of a run failed; retrying', { runId: run.runId, attempt, error: String(err) }) },
+      {
+        giveUpMs: deps.endRetryMs ?? 300_000,
+        signal: deps.databaseLost,
+        onRetry: (err, attempt) => deps.log.warn('recording the end of a run failed; retrying', { runId: run.runId, attempt, error: String(err) }),
+      },
     );
   } catch (err) {
+    if (deps.databaseLost?.aborted) {
+      // The log died with the database and the server is stopping: readers get one terminal event naming why.
+      const lost = { seq, event: runEvent('error', { message: `run interrupted: ${describeError(deps.databaseLost.reason)}` }) };
+      run.events.push(lost);
+      deps.hub.publish(run.tenantId, run.runId, lost);
+      return 'interrupted';
+    }
     deps.log.error('recording the end of a run failed; leaving it to the orphan sweep', { runId: run.runId, error: String(err) });
     return status;
   }

@@ -46,6 +46,8 @@ export interface EventLogOptions {
   maxBatch?: number;
   /** How long a failing write is retried before its runs are given up (default 30 s). */
   giveUpMs?: number;
+  /** Aborted once the database is gone for good (Database.lost): a failing write is then given up at once. */
+  databaseLost?: AbortSignal;
 }
 
 export function createEventLog(deps: EventLogOptions): EventLog {
@@ -79,6 +81,7 @@ export function createEventLog(deps: EventLogOptions): EventLog {
     try {
       await retryWithBackoff(() => write(live), {
         giveUpMs,
+        signal: deps.databaseLost,
         onRetry: (err, attempt) => deps.log.warn('writing run events failed; retrying', { error: String(err), events: live.length, attempt }),
       });
     } catch (err) {

@@ -13,8 +13,9 @@ import { createOwnership, type Ownership } from './ownership.ts';
 import { eventsAfter } from './runs.repo.ts';
 import type { RunDeps } from './runs.service.ts';
 import type { Jobs } from '../jobs/index.ts';
-import type { PrivateMcp } from './mcp-address.ts';
+import type { PrivateAddresses } from '../../../shared/egress/index.ts';
 import type { RunHooks } from '../hooks/index.ts';
+import type { ProviderKeys } from '../provider-keys/index.ts';
 
 /**
  * The run machinery every feature shares: the live hub (LISTEN/NOTIFY across replicas), the batched event log, the
@@ -41,10 +42,11 @@ export function createRunServices(opts: {
   /** How long a failing event-log write is retried before its runs end with an error (default 30 s). */
   runWriteRetryMs?: number;
   mintRunToken: (tenantId: string, runId: string, ttlSeconds?: number) => Promise<string>;
-  /** SVC_PRIVATE_MCP: whether tenants' MCP servers may be on internal addresses (default allow). */
-  privateMcp?: PrivateMcp;
+  /** SVC_PRIVATE_ADDRESSES: whether tenants' MCP servers may be on internal addresses (default allow). */
+  privateAddresses?: PrivateAddresses;
   jobs: Jobs;
   hooks: RunHooks;
+  providerKeys: ProviderKeys;
 }): RunServices {
   const { database, db, fleet, log, metrics, ownerId } = opts;
   const active = createActiveRuns();
@@ -54,9 +56,9 @@ export function createRunServices(opts: {
     fetchAfter: (tenantId, runId, after) => withTenant(db, tenantId, (tx) => eventsAfter(tx, runId, after)),
     isDrivenHere: (tenantId, runId) => active.get(tenantId, runId) !== undefined,
   });
-  const eventLog = createEventLog({ db, hub, log: log.child('events'), giveUpMs: opts.runWriteRetryMs });
+  const eventLog = createEventLog({ db, hub, log: log.child('events'), giveUpMs: opts.runWriteRetryMs, databaseLost: database.lost });
   const { jobs, hooks } = opts;
-  const deps: RunDeps & { hub: Hub } = { db, fleet, log, metrics, hub, eventLog, active, hooks, ownerId, mintRunToken: opts.mintRunToken, privateMcp: opts.privateMcp };
+  const deps: RunDeps & { hub: Hub } = { db, fleet, log, metrics, hub, eventLog, active, hooks, ownerId, mintRunToken: opts.mintRunToken, privateAddresses: opts.privateAddresses, providerKeys: opts.providerKeys, databaseLost: database.lost };
   hub.onCancelRequest((tenantId, runId) => void stopLocally(deps, tenantId, runId));
   const ownership = createOwnership({
     db,

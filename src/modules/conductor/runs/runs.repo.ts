@@ -2,9 +2,11 @@ import { sql } from 'kysely';
 import type { Tx } from '../../../db/index.ts';
 import { jsonb } from '../../../db/index.ts';
 import type { RunStatus } from '../../../db/types.ts';
-import type { RunEvent } from '../../../contracts/run-event.ts';
+import { currentEvent, type RunEvent } from '../../../contracts/run-event.ts';
 import type { Page } from '../../crud/index.ts';
 import type { StoredEvent } from './hub.ts';
+import type { ProfileSpec } from '../../../contracts/runner.client.ts';
+import { sealedKeysColumn, type SealedKey } from '../provider-keys/index.ts';
 
 /** SQL for runs and their event log. */
 export interface RunSummary {
@@ -24,6 +26,26 @@ export interface RunRow {
   owner_id: string;
   started_at: Date;
   finished_at: Date | null;
+}
+
+/**
+ * The profile a run starts with, the tenant's sealed provider keys (usually none) and, for a run on an existing session
+ * of that profile, the profile snapshot the session runs on (its model, not the profile's current one, is what the
+ * run calls), in one statement: whose key the run calls its model with (provider-keys/run-key.ts) costs no round trip
+ * of its own.
+ */
+export async function getRunProfile(tx: Tx, name: string, sessionId?: string): Promise<{ spec: ProfileSpec; keys: SealedKey[]; snapshot?: ProfileSpec } | undefined> {
+  const row = await tx
+    .selectFrom('profiles')
+    .select((eb) => [
+      'spec',
+      sealedKeysColumn(tx).as('keys'),
+      eb.selectFrom('sessions').select('profile_snapshot').where('id', '=', sessionId ?? null).where('profile', '=', name).as('snapshot'),
+    ])
+    .where('name', '=', name)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return { spec: row.spec as unknown as ProfileSpec, keys: row.keys, ...(row.snapshot ? { snapshot: row.snapshot as unknown as ProfileSpec } : {}) };
 }
 
 const COLUMNS = ['id', 'tenant_id', 'session_id', 'sub_task', 'status', 'owner_id', 'started_at', 'finished_at'] as const;
@@ -99,7 +121,22 @@ export async function finishRun(tx: Tx, id: string, status: Exclude<RunStatus, '
 
 export async function eventsAfter(tx: Tx, runId: string, afterSeq: number): Promise<StoredEvent[]> {
   const rows = await tx.selectFrom('run_events').select(['seq', 'event']).where('run_id', '=', runId).where('seq', '>', afterSeq).orderBy('seq').execute();
-  return rows.map((r) => ({ seq: r.seq, event: r.event as unknown as RunEvent }));
+  // events stored under an older name replay under today's (contracts/run-event.ts)
+  return rows.map((r) => ({ seq: r.seq, event: currentEvent(r.event as unknown as RunEvent) }));
+}
+
+/**
+ * The runtime session id a run's events belong to: the one its `session_init` event reported, else (that event has
+ * not arrived yet) the one its session last recorded, which a resumed session keeps.
+ */
+export async function runtimeSessionIdOf(tx: Tx, runId: string): Promise<string | null> {
+  const { rows } = await sql<{ id: string | null }>`
+    select coalesce(
+      (select e.event->>'runtimeSessionId' from run_events e
+        where e.run_id = ${runId} and e.event->>'type' = 'session_init' and e.event->>'runtimeSessionId' is not null order by e.seq limit 1),
+      (select s.runtime_session_id from runs r join sessions s on s.id = r.session_id where r.id = ${runId})
+    ) as id`.execute(tx);
+  return rows[0]?.id ?? null;
 }
 
 /** Names the tenant as well: the orphan sweep calls it in system scope, where row security does not narrow the ids. */

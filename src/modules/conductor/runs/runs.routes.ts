@@ -2,16 +2,20 @@ import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import { readJson } from '../../../shared/http.ts';
 import { sseFrameText, sseResponse } from '../../../shared/sse.ts';
+import { ndjsonStream } from '../../../shared/ndjson.ts';
 import { badRequest } from '../../../shared/errors.ts';
 import type { IdentityEnv } from '../identity/index.ts';
 import { inTenant, pageOf, sendList } from '../../crud/index.ts';
 import { cancelRun, terminateRun } from './cancel.ts';
 import { followRun } from './follow.ts';
 import type { Hub, StoredEvent } from './hub.ts';
-import { eventsAfter } from './runs.repo.ts';
+import { eventsAfter, runtimeSessionIdOf } from './runs.repo.ts';
 import { createRun, getRunSummary, listRunSummaries, RunBody, type RunDeps } from './runs.service.ts';
 
-/** `/api/runs`: create (202), list, get with the event log, cancel, force-terminate, and the SSE stream. */
+/**
+ * `/api/runs`: create (202), list, get with the event log, cancel, force-terminate, the SSE stream, and the raw event
+ * stream (`/events`, NDJSON: every stored event with its `seq` and the run's `runtimeSessionId`).
+ */
 export function runRoutes(deps: RunDeps & { hub: Hub; keepAliveMs: number }): Hono<IdentityEnv> {
   return new Hono<IdentityEnv>()
     .post('/', doc({ body: RunBody }), async (c) => c.json(await createRun(deps, c.get('principal').tenantId, await readJson(c, RunBody)), 202))
@@ -37,6 +41,23 @@ export function runRoutes(deps: RunDeps & { hub: Hub; keepAliveMs: number }): Ho
       const abort = new AbortController();
       const events = await followRun(deps, c.get('principal').tenantId, c.req.param('id'), after, { keepAliveMs: deps.keepAliveMs, signal: abort.signal });
       return sseResponse(c, events, publicFrame, abort);
+    })
+    .get('/:id/events', async (c) => {
+      const tenantId = c.get('principal').tenantId;
+      const raw = c.req.query('after') ?? '0';
+      const after = Number(raw);
+      if (!Number.isInteger(after) || after < 0) throw badRequest('after: expected a non-negative integer event seq');
+      const abort = new AbortController();
+      const events = await followRun(deps, tenantId, c.req.param('id'), after, { keepAliveMs: deps.keepAliveMs, signal: abort.signal });
+      let runtimeSessionId = await inTenant(deps.db, c, (tx) => runtimeSessionIdOf(tx, c.req.param('id')));
+      const lines = (async function* () {
+        for await (const e of events) {
+          if (!e) continue; // a keep-alive tick: NDJSON has no comment lines
+          if (e.event.type === 'session_init' && e.event.runtimeSessionId) runtimeSessionId = e.event.runtimeSessionId;
+          yield { seq: e.seq, ...e.event, runtimeSessionId };
+        }
+      })();
+      return c.body(ndjsonStream(lines, () => abort.abort()), 200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
     });
 }
 

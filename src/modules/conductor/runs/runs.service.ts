@@ -6,25 +6,30 @@ import type { SubTask, ProfileSpec } from '../../../contracts/runner.client.ts';
 import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { CLIENT_ID_PATTERN, prefixedId } from '../../../shared/ids.ts';
 import type { Page } from '../../crud/index.ts';
-import { getSpec } from '../profiles/profiles.repo.ts';
 import { openSessionOnRunner, resumeSession, type PlacedSession, type SessionDeps } from '../sessions/sessions.service.ts';
 import { insertSession, markSessionRunning, type NewSessionRow } from '../sessions/sessions.repo.ts';
 import { newActiveRun } from './active-runs.ts';
 import { resolveSkills } from '../skills/index.ts';
 import { driveRun, type DriverDeps, type RunExtras } from './driver.ts';
-import { getRun, insertRun, listRuns, toSummary, type RunSummary } from './runs.repo.ts';
+import { getRun, getRunProfile, insertRun, listRuns, toSummary, type RunSummary } from './runs.repo.ts';
+import { runKey, type ProviderKeys } from '../provider-keys/index.ts';
 import { runMetrics } from './run-metrics.ts';
-import { refusePrivateMcp, type PrivateMcp } from './mcp-address.ts';
+import { refusePrivateMcp } from './mcp-address.ts';
+import type { PrivateAddresses } from '../../../shared/egress/index.ts';
+import { assertProfileReady } from './readiness.ts';
 
 /**
- * Runs: creation with the seed's rules 1-4, listing, cooperative cancel and force-terminate. The run itself is driven
- * in the background by driver.ts; the caller gets 202 {runId, sessionId} as soon as the run row exists.
+ * Runs: creation with the seed's rules 1-4 and 7 (a profile whose dependencies are not ready: 409), listing,
+ * cooperative cancel and force-terminate. The run itself is driven in the background by driver.ts; the caller gets
+ * 202 {runId, sessionId} as soon as the run row exists.
  */
 export interface RunDeps extends DriverDeps, SessionDeps {
   ownerId: string;
   mintRunToken?: (tenantId: string, runId: string, ttlSeconds?: number) => Promise<string>;
-  /** SVC_PRIVATE_MCP (mcp-address.ts); absent: allow. */
-  privateMcp?: PrivateMcp;
+  /** SVC_PRIVATE_ADDRESSES (mcp-address.ts); absent: allow. */
+  privateAddresses?: PrivateAddresses;
+  /** Tenants' own provider keys: a run on a provider the tenant set a key for calls its model with that key. */
+  providerKeys: ProviderKeys;
 }
 
 /** The body of POST /api/runs. Id rules are checked first so their errors read exactly as the seed says. */
@@ -40,11 +45,13 @@ export const RunBody = v.looseObject({
 
 /**
  * `opts.profile` runs a profile that is not in the profiles table (the /v1 agents API: each agent session has its own
- * hidden profile, snapshotted on its session); `opts.extras` travel with this run only (driver.ts RunExtras);
- * `opts.keySource` says whose provider key the model is called with (the /v1 `<provider>/…` models: the tenant's).
+ * hidden profile, snapshotted on its session); `opts.extras` travel with this run only (driver.ts RunExtras).
+ * Whose provider key the model is called with: a caller that brings the run's model (`opts.extras.model`, the /v1
+ * agents API) says so in `opts.keySource`; otherwise the tenant's own key for the profile's provider when it set one,
+ * read with the profile in the same statement (provider-keys/run-key.ts), else the operator's.
  * `opts.origin` names the feature that starts the run (`automation`, `workflow`): runFinished subscribers may ask for
  * their origins only. `opts.tenantMcp` are the tenant-supplied remote MCP servers among `opts.extras.mcpServers` (a
- * /v1 agent's); with the profile's own they are checked against SVC_PRIVATE_MCP before anything is created.
+ * /v1 agent's); with the profile's own they are checked against the address policy before anything is created.
  * The run hooks' gates are asked before anything is created.
  */
 export async function createRun(
@@ -55,10 +62,19 @@ export async function createRun(
 ): Promise<{ runId: string; sessionId: string }> {
   if (body.id !== undefined && (typeof body.id !== 'string' || !CLIENT_ID_PATTERN.test(body.id))) throw badRequest('invalid run id');
   if (body.sessionId !== undefined && (typeof body.sessionId !== 'string' || !CLIENT_ID_PATTERN.test(body.sessionId))) throw badRequest('invalid session id');
-  const profile = opts.profile ?? ((await withTenantStatement(deps.db, tenantId, (tx) => getSpec(tx, 'profiles', body.profile))) as ProfileSpec | undefined);
-  if (!profile) throw badRequest(`unknown_profile: ${body.profile}`);
-  if (deps.privateMcp === 'deny') await refusePrivateMcp([...(profile.mcpServers ?? []), ...(opts.tenantMcp ?? [])]);
-  const cost = { runtime: profile.runtime, model: opts.extras?.model?.model ?? profile.model ?? null, keySource: opts.keySource ?? 'platform' } as const;
+  const found = opts.profile
+    ? { spec: opts.profile, keys: [] }
+    : await withTenantStatement(deps.db, tenantId, (tx) => getRunProfile(tx, body.profile, typeof body.sessionId === 'string' ? body.sessionId : undefined));
+  if (!found) throw badRequest(`unknown_profile: ${body.profile}`);
+  const profile = found.spec;
+  if (deps.privateAddresses === 'deny') await refusePrivateMcp([...(profile.mcpServers ?? []), ...(opts.tenantMcp ?? [])], deps.privateAddresses);
+  await assertProfileReady(deps.db, tenantId, profile);
+  // the model the run calls: an existing session's snapshot of its profile (a later profile change never alters it)
+  const runs = found.snapshot ?? profile;
+  const own = opts.extras?.model ? undefined : runKey(runs, found.keys, (row) => deps.providerKeys.open(tenantId, row));
+  const extras: RunExtras | undefined = own?.model ? { ...opts.extras, model: own.model } : opts.extras;
+  const keySource = opts.keySource ?? own?.keySource ?? 'platform';
+  const cost = { runtime: runs.runtime, model: opts.extras?.model?.model ?? runs.model ?? null, keySource } as const;
   await deps.hooks.checkGates({ tenantId, profile: body.profile, parentId: body.parentId ?? null, sessionId: (body.sessionId as string | undefined) ?? null, ...cost });
   const skills = await resolveSkills(deps.db, tenantId, profile.skills);
   const runId = (body.id as string | undefined) ?? prefixedId('run');
@@ -85,7 +101,7 @@ export async function createRun(
   deps.active.add(run);
   runMetrics(deps.metrics).started();
   const token = deps.mintRunToken ? await deps.mintRunToken(tenantId, runId) : undefined;
-  run.done = driveRun(deps, run, placed.runner, subTask, token, { ...opts.extras, ...(skills.length ? { skills } : {}) }).catch((err) => deps.log.error('run driver failed', { runId, error: String(err) }));
+  run.done = driveRun(deps, run, placed.runner, subTask, token, { ...extras, ...(skills.length ? { skills } : {}) }).catch((err) => deps.log.error('run driver failed', { runId, error: String(err) }));
   return { runId, sessionId: placed.sessionId };
 }
 

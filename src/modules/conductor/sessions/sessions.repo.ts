@@ -16,6 +16,11 @@ export interface SessionRecord {
   lastPrompt: string | null;
   lastRunStatus: string | null;
   runCount: number;
+  /**
+   * What the runner and runtime know the session by: `runtimeSessionId`, the runtime's own id of the conversation, once a
+   * run reported it (seed 000, "Events": the conductor stream leaves it out; the session row's metadata carries it).
+   */
+  metadata: { runtimeSessionId: string | null };
 }
 
 const COLUMNS = ['id', 'tenant_id', 'profile', 'runtime', 'status', 'runner_url', 'runtime_session_id', 'profile_snapshot', 'last_prompt', 'last_run_status', 'run_count', 'created_at', 'last_used_at'] as const;
@@ -32,6 +37,7 @@ export const toRecord = (r: NonNullable<SessionRow>): SessionRecord => ({
   lastPrompt: r.last_prompt,
   lastRunStatus: r.last_run_status,
   runCount: r.run_count,
+  metadata: { runtimeSessionId: r.runtime_session_id ?? null },
 });
 
 export async function getSessionRow(tx: Tx, id: string) {
@@ -63,10 +69,24 @@ export async function insertSession(tx: Tx, s: NewSessionRow, running?: { prompt
     .execute();
 }
 
-export async function listSessions(tx: Tx, q: string | undefined, page: Page): Promise<{ items: SessionRecord[]; total: number }> {
+export interface SessionFilter {
+  /** A substring of the session id or profile name. */
+  q?: string;
+  /** Exactly this profile. */
+  profile?: string;
+  /** Leave out sessions that were shut down (the rail). */
+  live?: boolean;
+  /** Newest first by creation (the list) or by last use (the rail). */
+  orderBy?: 'created_at' | 'last_used_at';
+}
+
+export async function listSessions(tx: Tx, filter: SessionFilter, page: Page): Promise<{ items: SessionRecord[]; total: number }> {
+  const { q, profile } = filter;
   let base = tx.selectFrom('sessions');
   if (q) base = base.where((eb) => eb.or([eb('id', 'like', `%${escapeLike(q)}%`), eb('profile', 'like', `%${escapeLike(q)}%`)]));
-  let rows = base.select(COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc');
+  if (profile !== undefined) base = base.where('profile', '=', profile);
+  if (filter.live) base = base.where('status', '<>', 'shutdown');
+  let rows = base.select(COLUMNS).orderBy(filter.orderBy ?? 'created_at', 'desc').orderBy('id', 'desc');
   if (page.limit !== undefined) rows = rows.limit(page.limit).offset(page.offset);
   const items = (await rows.execute()).map(toRecord);
   const total = page.limit === undefined ? items.length : Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);

@@ -1,4 +1,7 @@
 import { Hono } from 'hono';
+import * as v from 'valibot';
+import { doc } from '../../../shared/route-doc.ts';
+import { readJson } from '../../../shared/http.ts';
 import { withTenant } from '../../../db/index.ts';
 import { CallError } from '../../../contracts/runner.client.ts';
 import { AppError, notFound } from '../../../shared/errors.ts';
@@ -8,9 +11,19 @@ import type { Fleet } from '../runners/fleet.ts';
 import { listRunSummaries, type RunDeps } from '../runs/runs.service.ts';
 import { getSessionRow, listSessions, toRecord } from './sessions.repo.ts';
 import { fanOut } from './fan-out.ts';
-import { shutdownSession } from './sessions.service.ts';
+import { openNamedSession, shutdownSession } from './sessions.service.ts';
+import { groupOf, parseGroup, parseTimeZone, railOf } from './rail.ts';
 
-/** `/api/sessions…`, `/api/vfs/leases`, `/api/worker/leases`, `/api/topology` and `/api/profiles/{name}/runs`. */
+/** The body of `POST /api/sessions`. */
+export const SessionBody = v.object({ profile: v.pipe(v.string('profile: expected string'), v.minLength(1, 'a profile name')) });
+
+/** Session lists page 200 rows unless told otherwise, and always say X-Total-Count. */
+const SESSION_LISTS = { defaultLimit: 200 };
+
+/**
+ * `/api/sessions…` (create, list with `q`, `profile` and `group` filters, the rail, get, delete, runs, VFS lease,
+ * worker lease), `/api/vfs/leases`, `/api/worker/leases`, `/api/topology` and `/api/profiles/{name}/runs`.
+ */
 export function sessionRoutes(deps: RunDeps & { fleet: Fleet; fanOutTimeoutMs: number }): Hono<IdentityEnv> {
   const requireRow = (tenantId: string, id: string) => findOr404(withTenant(deps.db, tenantId, (tx) => getSessionRow(tx, id)), `unknown session: ${id}`);
   /** Calls the runner that holds a session; a runner failure is 502, its 404 passes through with its message. */
@@ -27,9 +40,27 @@ export function sessionRoutes(deps: RunDeps & { fleet: Fleet; fanOutTimeoutMs: n
   };
 
   return new Hono<IdentityEnv>()
+    .post('/sessions', doc({ body: SessionBody }), async (c) => {
+      const session = await openNamedSession(deps, c.get('principal').tenantId, (await readJson(c, SessionBody)).profile);
+      return c.json({ sessionId: session.id, ...session }, 201);
+    })
     .get('/sessions', async (c) => {
-      const page = pageOf(c);
-      return sendList(c, page, await inTenant(deps.db, c, (tx) => listSessions(tx, c.req.query('q') || undefined, page)));
+      const page = pageOf(c, SESSION_LISTS);
+      const group = parseGroup(c.req.query('group'));
+      const tz = parseTimeZone(c.req.query('tz'));
+      const filter = { q: c.req.query('q') || undefined, profile: c.req.query('profile') || undefined };
+      const { items, total } = await inTenant(deps.db, c, (tx) => listSessions(tx, filter, page));
+      // the group filter applies to the page (seed 000): X-Total-Count still counts the whole list
+      const now = new Date();
+      return sendList(c, page, { items: group ? items.filter((s) => groupOf(s.lastUsedAt, now, tz) === group) : items, total });
+    })
+    .get('/sessions/rail', async (c) => {
+      const page = pageOf(c, SESSION_LISTS);
+      const tz = parseTimeZone(c.req.query('tz'));
+      const filter = { q: c.req.query('q') || undefined, profile: c.req.query('profile') || undefined, live: true, orderBy: 'last_used_at' as const };
+      const { items, total } = await inTenant(deps.db, c, (tx) => listSessions(tx, filter, page));
+      c.header('X-Total-Count', String(total));
+      return c.json({ timeZone: tz, groups: railOf(items, new Date(), tz) });
     })
     .get('/sessions/:id', async (c) => c.json(toRecord(await requireRow(c.get('principal').tenantId, c.req.param('id')))))
     .delete('/sessions/:id', async (c) => {
@@ -42,7 +73,12 @@ export function sessionRoutes(deps: RunDeps & { fleet: Fleet; fanOutTimeoutMs: n
       const page = pageOf(c);
       return sendList(c, page, await listRunSummaries(deps, tenantId, { sessionId: c.req.param('id') }, page));
     })
-    .get('/sessions/:id/vfs', async (c) => c.json(await onOwner(c.get('principal').tenantId, c.req.param('id'), (r) => r.vfsLease(c.get('principal').tenantId, c.req.param('id')))))
+    .get('/sessions/:id/vfs', async (c) => {
+      const tenantId = c.get('principal').tenantId;
+      // an unknown session (or another tenant's) has no VFS session either: the seed's one 404 text
+      const row = await findOr404(inTenant(deps.db, c, (tx) => getSessionRow(tx, c.req.param('id'))), 'no vfs session');
+      return c.json(await onOwner(tenantId, row.id, (r) => r.vfsLease(tenantId, row.id)));
+    })
     .get('/sessions/:id/worker', async (c) => {
       const tenantId = c.get('principal').tenantId;
       const row = await findOr404(inTenant(deps.db, c, (tx) => getSessionRow(tx, c.req.param('id'))), 'no sandbox worker');

@@ -1,12 +1,13 @@
 import type { Kysely } from 'kysely';
 import { assertCommandSandbox } from '../runners/sandbox-check.ts';
 import type { DB } from '../../../db/index.ts';
-import { withTenant } from '../../../db/index.ts';
+import { withTenant, withTenantStatement } from '../../../db/index.ts';
 import { CallError, type ProfileSpec } from '../../../contracts/runner.client.ts';
-import { AppError, conflict, notFound, unavailable } from '../../../shared/errors.ts';
+import { AppError, badRequest, conflict, notFound, unavailable } from '../../../shared/errors.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Fleet, FleetMember } from '../runners/fleet.ts';
-import { getSessionRow, insertSession, loadState, markSessionRunning, markSessionShutdown, setSessionRunner, type NewSessionRow } from './sessions.repo.ts';
+import { getSpec } from '../profiles/profiles.repo.ts';
+import { getSessionRow, insertSession, loadState, markSessionRunning, markSessionShutdown, setSessionRunner, toRecord, type NewSessionRow, type SessionRecord } from './sessions.repo.ts';
 
 /**
  * Where a run's session lives. A new session is created on a healthy runner; an existing one is reused on the runner
@@ -23,6 +24,18 @@ export interface PlacedSession {
   sessionId: string;
   runner: FleetMember;
   created: boolean;
+}
+
+/**
+ * `POST /api/sessions {profile}`: a session bound to a saved profile, idle, with no run (the chat gateway's first turn
+ * opens one this way; a run names it with `sessionId`). An unknown profile is the runs' 400 `unknown_profile: <name>`.
+ */
+export async function openNamedSession(deps: SessionDeps, tenantId: string, profileName: string): Promise<SessionRecord> {
+  const profile = (await withTenantStatement(deps.db, tenantId, (tx) => getSpec(tx, 'profiles', profileName))) as ProfileSpec | undefined;
+  if (!profile) throw badRequest(`unknown_profile: ${profileName}`);
+  const { sessionId } = await createSessionFor(deps, tenantId, profile);
+  const row = await withTenant(deps.db, tenantId, (tx) => getSessionRow(tx, sessionId));
+  return toRecord(row!);
 }
 
 export async function createSessionFor(deps: SessionDeps, tenantId: string, profile: ProfileSpec): Promise<PlacedSession> {

@@ -46,7 +46,7 @@ const log = createLogger('runner:runs');
 export interface RunExtras {
   runToken?: string;
   skills?: SkillPayload[];
-  /** Per-run model override and extra MCP servers (the /v1 agents API); forwarded to the worker, never stored. */
+  /** Per-run model override (a tenant's own key; a /v1 model) and extra MCP servers (the /v1 agents API); forwarded to the worker, never stored. */
   model?: ModelOverride;
   mcpServers?: McpServerSpec[];
   /** Environment variables for the session's commands from now on (a /v1 environment's `env`); never stored. */
@@ -128,7 +128,7 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
       }
       const relayed = (extras.mcpServers ?? []).map((m) =>
         m.transport === 'stdio'
-          ? { name: m.name, transport: 'http', url: `${deps.publicUrl}/runner/sessions/${encodeURIComponent(rec.id)}/mcp/stdio/${encodeURIComponent(m.name)}?${SESSION_TOKEN_PARAM}=${deps.tokens.mint(rec.id)}`, ...(m.allowedTools ? { allowedTools: m.allowedTools } : {}) }
+          ? { name: m.name, transport: 'http', url: `${deps.publicUrl}/runner/sessions/${encodeURIComponent(rec.id)}/mcp/stdio/${encodeURIComponent(m.name)}?${SESSION_TOKEN_PARAM}=${deps.tokens.mint(rec.id)}`, platform: true, ...(m.allowedTools ? { allowedTools: m.allowedTools } : {}) }
           : m,
       );
       extras = { ...extras, mcpServers: relayed };
@@ -249,7 +249,9 @@ function sideChannel() {
 function workerBody(rec: SessionRecord, subTask: SubTask, extras: RunExtras, mcpUrl: string): WorkerRunRequest {
   const p = rec.profile;
   const { skills } = extras;
-  const mcpServers = extras.mcpServers?.length ? [...(p.mcpServers ?? []), ...extras.mcpServers] : p.mcpServers;
+  // a profile's servers are the tenant's, whatever a stored spec says: only svc's own extras are `platform`
+  const own = p.mcpServers?.map((s) => ({ ...s, platform: undefined }));
+  const mcpServers = extras.mcpServers?.length ? [...(own ?? []), ...extras.mcpServers] : own;
   return {
     sessionId: rec.id,
     profile: { name: p.name, runtime: p.runtime, systemPrompt: p.systemPrompt, tools: workerAllowlist(p.tools), model: p.model },

@@ -25,14 +25,18 @@ export function Billing() {
     if (session?.url) location.assign(session.url);
   });
   const w = wallet.data;
+  // 503: the server runs without a billing client (SVC_BILLING=off): no wallet to show, which is not an error
+  const unbilled = wallet.error?.status === 503;
   const m = cap.data?.month;
   const shownCap = () => (m?.user_set && m.limit_usd !== null ? String(m.limit_usd) : '');
   return html`<${Page} title="Billing">
-    <${ErrorNote} error=${wallet.error ?? cap.error} />
+    <${ErrorNote} error=${(unbilled ? undefined : wallet.error) ?? cap.error} />
     ${wallet.loading && !w ? html`<${Loading} />` : null}
     <div class="cards">
-      ${w ? html`<div class="card"><h2>Wallet</h2><p class="big" data-testid="balance">${fmtUsd(w.balanceUSD)}</p>
-        <p class="muted">${w.configured ? 'Prepaid credit left.' : 'No credit has been granted yet.'}</p></div>` : null}
+      ${w ? html`<div class="card" data-testid="wallet"><h2>Wallet</h2><p class="big" data-testid="balance">${fmtUsd(w.balanceUSD)}</p>
+        <p class="muted">${w.configured ? 'Prepaid credit left.' : 'No credit has been granted yet.'}${w.plan ? ` Plan: ${w.plan.name} (${w.plan.status}).` : ''}</p>
+        <p class="muted">Machine time this period: ${Math.round(w.machineTime.usedSeconds / 60)} min${w.machineTime.includedSeconds === null ? '' : ` of ${Math.round(w.machineTime.includedSeconds / 60)}`}.</p></div>` : null}
+      ${unbilled ? html`<div class="card" data-testid="wallet"><h2>Wallet</h2><p class="muted">${wallet.error.message}</p></div>` : null}
       ${m ? html`<div class="card"><h2>This month</h2><p class="big">${fmtUsd(m.spent_usd)}</p>
         <p class="muted">${m.limit_usd === null ? 'No monthly cap.' : `of a ${fmtUsd(m.limit_usd)} cap (${fmtUsd((m.remaining_usd_cents ?? 0) / 100)} left)`}; resets ${fmtDate(m.resets_at)}.</p></div>` : null}
     </div>
@@ -46,7 +50,7 @@ export function Billing() {
       : null}
     ${w?.packs?.length
       ? html`<h2>Buy credit</h2><div class="row">${w.packs.map((p) => html`<button type="button" class="secondary" disabled=${buy.busy} onClick=${() => checkout(p.cents)}>Add ${fmtUsd(p.usd)}</button>`)}</div>
-        <p class="muted">Checkout opens the payment page; it needs role owner.</p><${ErrorNote} error=${buy.error} />`
+        <p class="muted">Checkout opens the payment page; it needs role admin or owner.</p><${ErrorNote} error=${buy.error} />`
       : null}
   </${Page}>`;
 }

@@ -48,6 +48,8 @@ export interface SandboxWorkersDeps {
   dataDir: string;
   /** The model provider variables of this runner (OPENAI_API_KEY, OPENAI_COMPATIBLE_BASE_URL, …). */
   providerEnv: Readonly<Record<string, string>>;
+  /** SVC_PRIVATE_ADDRESSES of this runner: its sandbox workers connect tenants' MCP servers under the same policy (absent: allow). */
+  privateAddresses?: 'allow' | 'deny';
   /** Serves the callback routes and the session MCP endpoint (what arrives on a session's callback socket). */
   callbacks: (req: Request) => Response | Promise<Response>;
   vfs: VfsManager;
@@ -209,6 +211,7 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
       SVC_WORKER_PROTOCOL: '1',
       MODE: rec.runtime,
       SVC_LOG_LEVEL: 'warn',
+      SVC_PRIVATE_ADDRESSES: deps.privateAddresses ?? 'allow',
     };
     return { ...env, ...providerEnvFor(providerOf(rec), deps.providerEnv, runnerUrl) };
   }

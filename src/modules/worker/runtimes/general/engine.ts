@@ -4,6 +4,6 @@
  */
 export { openToolCatalog } from './mcp-catalog.ts';
 export { applySettings, envWithOverride, resolveModel } from './providers.ts';
-export { applyAllowlist, buildToolSet } from './toolset.ts';
+export { applyAllowlist, buildToolSet, planTools } from './toolset.ts';
 export { runTurn } from './turn.ts';
 export { aiTelemetry } from './telemetry.ts';

@@ -24,18 +24,21 @@ export function createGeneralRuntime(config: Config['worker'], limits: HistoryLi
     id: 'general',
     async *run(req, signal) {
       yield runEvent('session', { runtimeSessionId: req.sessionId });
-      const { envWithOverride, resolveModel, applySettings, openToolCatalog, runTurn, buildToolSet, applyAllowlist, aiTelemetry } = await loadEngine();
+      const { envWithOverride, resolveModel, applySettings, openToolCatalog, runTurn, planTools, applyAllowlist, aiTelemetry } = await loadEngine();
       let resolved;
       try {
-        resolved = await resolveModel(envWithOverride(config.providerEnv, req.modelOverride), req.modelOverride?.model ?? req.profile.model);
+        const model = req.modelOverride?.model ?? req.profile.model;
+        resolved = await resolveModel(envWithOverride(config.providerEnv, req.modelOverride, model), model);
       } catch (err) {
         yield runEvent('error', { message: describeError(err) });
         return;
       }
-      const catalog = await openToolCatalog(req, signal);
+      const catalog = await openToolCatalog(req, signal, config.privateAddresses);
       try {
         for (const note of catalog.notes) yield runEvent('progress', { message: note });
         const settings = applySettings(resolved.provider, resolved.providerOptions, req.modelOverride);
+        const plan = planTools(applyAllowlist(catalog.entries, req.profile.tools));
+        yield* plan.opening;
         yield* runTurn({
           model: resolved.model,
           provider: resolved.provider,
@@ -44,7 +47,8 @@ export function createGeneralRuntime(config: Config['worker'], limits: HistoryLi
           system: systemPromptOf(req),
           history: history.get(req.sessionId),
           prompt: userPromptOf(req),
-          tools: buildToolSet(applyAllowlist(catalog.entries, req.profile.tools)),
+          tools: plan.tools,
+          takeSpan: plan.takeSpan,
           stepCount: config.stepCount,
           stallTimeoutMs: config.modelStallTimeoutMs,
           signal,

@@ -4,11 +4,15 @@ import { TOOLSET_PARAM, type WorkerRunRequest } from '../../../../contracts/work
 import { describeError } from '../../../../shared/errors.ts';
 import { tracedFetch } from './telemetry.ts';
 import { injectTrace, tracingOn } from '../../../../shared/tracing/index.ts';
+import { createGuardedFetch, type GuardedFetch, type PrivateAddresses } from '../../../../shared/egress/index.ts';
 
 /**
  * Connects the MCP tool sources of one run: the runner's session toolkit (`sessionMcpUrl`, tools keep their names)
  * and each profile MCP server (tools become `<server>__<tool>`). A source that cannot be reached is reported as a
- * note and skipped: a run without tools beats no run at all.
+ * note and skipped: a run without tools beats no run at all. A tenant's server (any but the session toolkit and svc's
+ * own `platform` servers) is connected through the guarded fetcher under the address policy (SVC_PRIVATE_ADDRESSES):
+ * with `deny`, every connection to it is checked where it is made, so a name that resolves to an internal address
+ * (now, or only by the time the worker connects) is refused, and the source is noted as unavailable with the reason.
  */
 export interface CatalogEntry {
   /** The name the model sees. */
@@ -46,6 +50,8 @@ interface Source {
   allowedTools?: readonly string[];
   /** A longer (or shorter) wait for one call's answer than fetch's default 5 minutes (a client-executed function). */
   callTimeoutMs?: number;
+  /** A tenant's server: connected under the address policy. */
+  tenant?: boolean;
 }
 
 /**
@@ -63,6 +69,28 @@ function fetchWithTimeout(ms: number): typeof fetch {
     if (tracingOn()) injectTrace(headers);
     return undiciFetch(input as never, { ...(init as object), headers: [...headers], dispatcher: d } as never);
   }) as unknown as typeof fetch;
+}
+
+/**
+ * The guarded fetcher for tenants' servers under `deny`, per distinct call timeout (0: undici's defaults), traced like
+ * tracedFetch. One connection pool each, kept for the process.
+ */
+const guarded = new Map<number, GuardedFetch>();
+function guardedFetch(ms = 0): typeof fetch {
+  let f = guarded.get(ms);
+  if (!f) guarded.set(ms, (f = createGuardedFetch({ privateAddresses: 'deny', ...(ms ? { headersTimeout: ms, bodyTimeout: ms } : {}) })));
+  const g = f;
+  return ((input: string | URL, init?: RequestInit) => {
+    const headers = new Headers(init?.headers);
+    if (tracingOn()) injectTrace(headers);
+    return g(input, { ...init, headers });
+  }) as typeof fetch;
+}
+
+/** How a source is fetched: a tenant's server under `deny` through the guarded fetcher; the others as before. */
+function fetchOf(source: Source, policy: PrivateAddresses): typeof fetch {
+  if (source.tenant && policy === 'deny') return guardedFetch(source.callTimeoutMs);
+  return source.callTimeoutMs ? fetchWithTimeout(source.callTimeoutMs) : tracedFetch;
 }
 
 type Tools = Awaited<ReturnType<typeof listAll>>;
@@ -159,6 +187,7 @@ function sourcesOf(req: WorkerRunRequest): Source[] {
       prefix: server.toolPrefix ?? `${toolNameSafe(server.name)}__`,
       ...(server.allowedTools ? { allowedTools: server.allowedTools } : {}),
       ...(server.callTimeoutMs ? { callTimeoutMs: server.callTimeoutMs } : {}),
+      tenant: !server.platform,
     });
   }
   return sources;
@@ -185,9 +214,9 @@ interface Connected {
   kept(): Kept | undefined;
 }
 
-function connect(source: Source, signal: AbortSignal): Promise<MCPClient> {
+function connect(source: Source, policy: PrivateAddresses, signal: AbortSignal): Promise<MCPClient> {
   return createMCPClient({
-    transport: { type: source.transport, url: source.url, headers: source.headers, fetch: source.callTimeoutMs ? fetchWithTimeout(source.callTimeoutMs) : tracedFetch },
+    transport: { type: source.transport, url: source.url, headers: source.headers, fetch: fetchOf(source, policy) },
     initializationOptions: { signal },
   });
 }
@@ -197,14 +226,14 @@ function connect(source: Source, signal: AbortSignal): Promise<MCPClient> {
  * later runs) is opened by the first tool call. A run that calls no tool costs the runner nothing. A failed open
  * fails that call (the model reads the error) and the next call tries again.
  */
-function lazily(source: Source, keepKey: string, tools: Tools, signal: AbortSignal): Connected {
+function lazily(source: Source, policy: PrivateAddresses, keepKey: string, tools: Tools, signal: AbortSignal): Connected {
   let opening: Promise<Kept> | undefined;
   let entry: Kept | undefined;
   const open = () =>
     (opening ??= (async () => {
       const again = takeKept(keepKey);
       if (again) return (entry = again);
-      const client = await connect(source, AbortSignal.any([signal, AbortSignal.timeout(CONNECT_TIMEOUT_MS)]));
+      const client = await connect(source, policy, AbortSignal.any([signal, AbortSignal.timeout(CONNECT_TIMEOUT_MS)]));
       return (entry = keep(keepKey, client, tools));
     })().catch((err: unknown) => {
       opening = undefined;
@@ -213,7 +242,8 @@ function lazily(source: Source, keepKey: string, tools: Tools, signal: AbortSign
   return { source, tools, client: async () => (await open()).client, kept: () => entry };
 }
 
-export async function openToolCatalog(req: WorkerRunRequest, signal: AbortSignal): Promise<ToolCatalog> {
+/** `policy`: SVC_PRIVATE_ADDRESSES of this worker (the config's `worker.privateAddresses`), for the tenant's servers. */
+export async function openToolCatalog(req: WorkerRunRequest, signal: AbortSignal, policy: PrivateAddresses = 'allow'): Promise<ToolCatalog> {
   const clients: MCPClient[] = [];
   const notes: string[] = [];
   const entries: CatalogEntry[] = [];
@@ -226,11 +256,11 @@ export async function openToolCatalog(req: WorkerRunRequest, signal: AbortSignal
       const reused = source.keepKey ? takeKept(source.keepKey) : undefined;
       if (reused) return { source, tools: reused.tools, client: async () => reused.client, kept: () => reused };
       const known = source.keepKey && source.toolsetKey ? listedTools(source.toolsetKey) : undefined;
-      if (known) return lazily(source, source.keepKey!, known, signal);
+      if (known) return lazily(source, policy, source.keepKey!, known, signal);
       const bounded = AbortSignal.any([signal, AbortSignal.timeout(CONNECT_TIMEOUT_MS)]);
       let client: MCPClient | undefined;
       try {
-        client = await connect(source, bounded);
+        client = await connect(source, policy, bounded);
         const tools = await listAll(client, bounded);
         if (source.toolsetKey) remember(source.toolsetKey, tools);
         const opened = client;

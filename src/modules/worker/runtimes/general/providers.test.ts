@@ -83,8 +83,8 @@ describe('the provider registry of the general runtime', () => {
 
   it("puts a per-run key and address on the model's own provider variables, in either model form", () => {
     const env = { GROQ_API_KEY: 'server', GROQ_BASE_URL: 'http://groq', MISTRAL_API_KEY: 'm' };
-    expect(envWithOverride(env, { model: 'groq/llama-3.3-70b-versatile', apiKey: 'tenant' })).toEqual({ ...env, GROQ_API_KEY: 'tenant' });
-    expect(envWithOverride(env, { model: 'google:gemini-2.5-pro', apiKey: 'g', baseUrl: 'http://g' })).toEqual({ ...env, GOOGLE_GENERATIVE_AI_API_KEY: 'g', GOOGLE_GENERATIVE_AI_BASE_URL: 'http://g' });
-    expect(envWithOverride(env, { model: 'demo:echo', apiKey: 'x' })).toBe(env);
+    expect(envWithOverride(env, { apiKey: 'tenant' }, 'groq/llama-3.3-70b-versatile')).toEqual({ ...env, GROQ_API_KEY: 'tenant' });
+    expect(envWithOverride(env, { apiKey: 'g', baseUrl: 'http://g' }, 'google:gemini-2.5-pro')).toEqual({ ...env, GOOGLE_GENERATIVE_AI_API_KEY: 'g', GOOGLE_GENERATIVE_AI_BASE_URL: 'http://g' });
+    expect(envWithOverride(env, { apiKey: 'x' }, 'demo:echo')).toBe(env);
   });
 });

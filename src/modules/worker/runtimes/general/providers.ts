@@ -185,11 +185,12 @@ export interface ResolvedModel {
 
 /**
  * The provider variables for one run with a model override: the override's base URL and key replace the configured
- * ones of its provider (a key given without a base URL keeps the configured address). The worker's env is untouched.
+ * ones of the run's provider (`model`: the run's model id, the override's or the profile's; a key given without a base
+ * URL keeps the configured address). The worker's env is untouched.
  */
-export function envWithOverride(env: Env, override: { model: string; baseUrl?: string; apiKey?: string } | undefined): Env {
-  if (!override) return env;
-  const parsed = parseModelId(override.model);
+export function envWithOverride(env: Env, override: { baseUrl?: string; apiKey?: string } | undefined, model: string | undefined): Env {
+  if (!override || !model) return env;
+  const parsed = parseModelId(model);
   const info = 'problem' in parsed ? undefined : modelProvider(parsed.provider);
   if (!info?.baseUrlVar || !info.keyVar) return env;
   const out: Record<string, string> = { ...env };

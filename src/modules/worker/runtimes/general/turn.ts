@@ -19,6 +19,8 @@ export interface TurnInput {
   history: ModelMessage[];
   prompt: string;
   tools: ToolSet;
+  /** The `capability_span` of a finished `call_tool` (toolset.ts), sent right after its `tool_result`. */
+  takeSpan?(toolCallId: string): RunEvent | undefined;
   stepCount: number;
   /** No output from the model for this long (before its first chunk or between chunks) ends the turn as stalled. */
   stallTimeoutMs: number;
@@ -100,7 +102,7 @@ export async function* runTurn(input: TurnInput): AsyncGenerator<RunEvent> {
           break;
         case 'reasoning-delta':
           // a reasoning summary, where the provider gives one; each part id is one summary part
-          if (part.text) yield runEvent('reasoning', { message: part.text, delta: true, partId: part.id });
+          if (part.text) yield runEvent('thinking', { message: part.text, delta: true, partId: part.id });
           break;
         case 'finish-step':
           if (stepText) stepTexts.push(stepText);
@@ -109,12 +111,18 @@ export async function* runTurn(input: TurnInput): AsyncGenerator<RunEvent> {
         case 'tool-call':
           yield runEvent('tool_call', { toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
           break;
-        case 'tool-result':
+        case 'tool-result': {
           yield runEvent('tool_result', { toolCallId: part.toolCallId, toolName: part.toolName, output: part.output, isError: isMcpError(part.output) });
+          const span = input.takeSpan?.(part.toolCallId);
+          if (span) yield span;
           break;
-        case 'tool-error':
+        }
+        case 'tool-error': {
           yield runEvent('tool_result', { toolCallId: part.toolCallId, toolName: part.toolName, output: describeError(part.error), isError: true });
+          const span = input.takeSpan?.(part.toolCallId);
+          if (span) yield span;
           break;
+        }
         case 'error':
           failure ??= { error: part.error };
           break;

@@ -10,6 +10,7 @@ import { userPromptOf } from '../prompt.ts';
 import type { HostEnv } from '../sdk/child-env.ts';
 import { lazySdk, type SdkLoader } from '../sdk/loader.ts';
 import { mcpServersOf } from '../sdk/mcp.ts';
+import { forwardTenantServers, type ForwardedServers } from '../sdk/mcp-egress.ts';
 import { createSessionStore } from '../sdk/session-store.ts';
 import { CANCELLED, settle } from '../sdk/settle.ts';
 import { claudeOptions, claudeProviderEnv } from './options.ts';
@@ -47,6 +48,7 @@ export function createRuntimeA(config: Config['worker'], deps: RuntimeADeps): Wo
     const stop = () => abortController.abort();
     signal.addEventListener('abort', stop, { once: true });
     let lastStderr = ''; // explains a crash better than "exited with code 1"
+    let forwarded: ForwardedServers | undefined;
     try {
       const paths = await store.prepare(req.sessionId);
       let runtimeSessionId = await store.runtimeSessionId(req.sessionId);
@@ -55,8 +57,11 @@ export function createRuntimeA(config: Config['worker'], deps: RuntimeADeps): Wo
         await store.setRuntimeSessionId(req.sessionId, runtimeSessionId);
       }
       yield runEvent('session', { runtimeSessionId }); // known before Claude Code starts: resumed or pre-assigned
-      const { servers, notes } = mcpServersOf(req);
-      for (const note of notes) yield runEvent('progress', { message: note });
+      const listed = mcpServersOf(req);
+      for (const note of listed.notes) yield runEvent('progress', { message: note });
+      // Claude Code connects MCP servers itself: a tenant's goes through a forwarder under the address policy
+      forwarded = await forwardTenantServers(listed.servers, config.privateAddresses);
+      const { servers } = forwarded;
       const options = claudeOptions({
         req, config, providerEnv, host: deps.hostEnv, paths, servers, runtimeSessionId, abortController,
         resume: await hasTranscript(paths.config, runtimeSessionId),
@@ -75,6 +80,7 @@ export function createRuntimeA(config: Config['worker'], deps: RuntimeADeps): Wo
     } finally {
       signal.removeEventListener('abort', stop);
       stop(); // a run that ended early (client gone, error) must not leave Claude Code running
+      await forwarded?.close();
       release();
     }
   }

@@ -9,6 +9,7 @@ import { userPromptOf } from '../prompt.ts';
 import type { HostEnv } from '../sdk/child-env.ts';
 import { lazySdk, type SdkLoader } from '../sdk/loader.ts';
 import { mcpServersOf } from '../sdk/mcp.ts';
+import { forwardTenantServers, type ForwardedServers } from '../sdk/mcp-egress.ts';
 import { createSessionStore } from '../sdk/session-store.ts';
 import { CANCELLED, settle } from '../sdk/settle.ts';
 import { codexOptions, codexProviderEnv, threadOptions } from './options.ts';
@@ -45,10 +46,14 @@ export function createRuntimeB(config: Config['worker'], deps: RuntimeBDeps): Wo
     const abortController = new AbortController();
     const stop = () => abortController.abort();
     signal.addEventListener('abort', stop, { once: true });
+    let forwarded: ForwardedServers | undefined;
     try {
       const paths = await store.prepare(req.sessionId); // CODEX_HOME must exist before codex starts
-      const { servers, notes } = mcpServersOf(req);
-      for (const note of notes) yield runEvent('progress', { message: note });
+      const listed = mcpServersOf(req);
+      for (const note of listed.notes) yield runEvent('progress', { message: note });
+      // Codex connects MCP servers itself: a tenant's goes through a forwarder under the address policy
+      forwarded = await forwardTenantServers(listed.servers, config.privateAddresses);
+      const { servers } = forwarded;
       const input = { req, config, providerEnv, host: deps.hostEnv, paths, servers };
       const codex = new Codex(codexOptions(input));
       const known = await store.runtimeSessionId(req.sessionId);
@@ -69,6 +74,7 @@ export function createRuntimeB(config: Config['worker'], deps: RuntimeBDeps): Wo
     } finally {
       signal.removeEventListener('abort', stop);
       stop();
+      await forwarded?.close();
       release();
     }
   }

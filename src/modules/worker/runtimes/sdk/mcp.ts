@@ -16,12 +16,14 @@ export interface McpServerEntry {
   transport: 'http' | 'sse';
   /** How events name this server's tools: '' for the session toolkit, else the spec's `toolPrefix` or `<name>__`. */
   toolPrefix: string;
+  /** A tenant's server (not the session toolkit, not svc's own): reached under the address policy (mcp-egress.ts). Set by mcpServersOf. */
+  tenant?: boolean;
 }
 
 export function mcpServersOf(req: WorkerRunRequest): { servers: McpServerEntry[]; notes: string[] } {
   const servers: McpServerEntry[] = [];
   const notes: string[] = [];
-  if (req.sessionMcpUrl) servers.push({ name: SESSION_MCP_SERVER, url: req.sessionMcpUrl, headers: undefined, transport: 'http', toolPrefix: '' });
+  if (req.sessionMcpUrl) servers.push({ name: SESSION_MCP_SERVER, url: req.sessionMcpUrl, headers: undefined, transport: 'http', toolPrefix: '', tenant: false });
   else notes.push('session toolkit unavailable: no sessionMcpUrl given; continuing without it');
   for (const spec of req.mcpServers ?? []) {
     // Names become config keys and tool-name prefixes; `svc` is taken by the session toolkit.
@@ -34,7 +36,7 @@ export function mcpServersOf(req: WorkerRunRequest): { servers: McpServerEntry[]
       notes.push(`MCP server ${spec.name} skipped: its name clashes with ${name === SESSION_MCP_SERVER ? 'the session toolkit' : 'another server'}`);
       continue;
     }
-    servers.push({ name, url: spec.url, headers: spec.headers, transport: spec.transport === 'sse' ? 'sse' : 'http', toolPrefix: spec.toolPrefix ?? `${name}__` });
+    servers.push({ name, url: spec.url, headers: spec.headers, transport: spec.transport === 'sse' ? 'sse' : 'http', toolPrefix: spec.toolPrefix ?? `${name}__`, tenant: !spec.platform });
   }
   return { servers, notes };
 }
