@@ -9,7 +9,7 @@
  * container substrate mounts that same program into the image (SVC_WORKER_PROGRAM=mount, default image
  * node:24-bookworm-slim: deploy/node-base-image.sh builds one offline). The model is the fake provider, in this process.
  *
- *   node_modules/.bin/node bench/sandbox-start.ts [--samples 10] [--image node:24-bookworm-slim]
+ *   npm run bench:sandbox-start -- [--samples 10] [--image node:24-bookworm-slim]
  */
 import { parseArgs } from 'node:util';
 import { mkdtempSync, rmSync } from 'node:fs';
