@@ -1,10 +1,12 @@
 import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/contracts/run-event.ts';
 import { createRunnerClient } from '../../src/contracts/runner.client.ts';
 import { createRunner, type Runner } from '../../src/modules/runner/index.ts';
 import { configureLogging } from '../../src/shared/log.ts';
-import { engineAnswers, testContainerConfig, testEngine } from '../support/containers.ts';
+import { engineAnswers, engineProxy, testContainerConfig, testEngine } from '../support/containers.ts';
 import { modelRequests, startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { collect, INTERNAL_TOKEN, MODEL, runnerDefaults, runnerHarness, TENANT, testDataDir } from '../support/runner.ts';
 
@@ -143,7 +145,7 @@ describe.skipIf(!ENGINE_UP && !process.env.CI)('sandbox sessions in containers',
   });
 
   it('pauses an idle container (stopped, volume kept) and resumes it with its conversation on the next run', async () => {
-    const { client } = await setup({ workerIdleMs: 500 });
+    const { client, runner } = await setup({ workerIdleMs: 500 });
     const sessionId = await client.createSession(TENANT, 'box');
     expect(resultOf(await collect(await client.run(TENANT, { id: 'run-1', profile: 'box', sessionId, prompt: 'my name is Ada' })))).toMatchObject({ type: 'result' });
     const paused = await until(() => client.workerLease(TENANT, sessionId) as Promise<Lease>, (l) => l.state === 'paused', 'the idle container to pause');
@@ -156,6 +158,12 @@ describe.skipIf(!ENGINE_UP && !process.env.CI)('sandbox sessions in containers',
     const resumed = (await client.workerLease(TENANT, sessionId)) as Lease;
     // the same container, started again
     expect(resumed).toMatchObject({ state: 'running', workerId: paused.workerId });
+
+    // a runner that stops right after a session was deleted still removes its container and volume
+    await client.deleteSession(TENANT, sessionId);
+    await runner.close();
+    expect(await byLabel(`svc.session=${sessionId}`)).toEqual([]);
+    expect(await volumesByLabel(`svc.session=${sessionId}`)).toEqual([]);
   });
 
   it('reports a killed container as gone, and the next run launches a replacement that restores the conversation', async () => {
@@ -174,6 +182,24 @@ describe.skipIf(!ENGINE_UP && !process.env.CI)('sandbox sessions in containers',
     expect(replaced.workerId).not.toBe(lease.workerId);
     // the killed container was cleared away when its replacement came
     expect((await byLabel(`svc.session=${sessionId}`)).map((c) => c.Names[0])).toEqual([`/${replaced.workerId}`]);
+  });
+
+  it("reports a container's lease as unknown while the engine does not answer, and running again once it does", async () => {
+    const proxy = await engineProxy(join(tmpdir(), `svc-engine-${process.pid}.sock`));
+    try {
+      const { client } = await setup({ container: testContainerConfig({ dockerHost: proxy.address }) });
+      const sessionId = await client.createSession(TENANT, 'box');
+      expect(resultOf(await collect(await client.run(TENANT, { id: 'run-1', profile: 'box', sessionId, prompt: 'hello' })))).toMatchObject({ type: 'result' });
+      await proxy.cut();
+      await until(() => client.workerLease(TENANT, sessionId) as Promise<Lease>, (l) => l.state === 'unknown', 'the lease to turn unknown');
+      await proxy.restore();
+      await until(() => client.workerLease(TENANT, sessionId) as Promise<Lease>, (l) => l.state === 'running', 'the lease to be running again');
+      expect(resultOf(await collect(await client.run(TENANT, { id: 'run-2', profile: 'box', sessionId, prompt: 'still there?' })))).toMatchObject({ type: 'result', message: 'FAKE-REPLY: still there?' });
+    } finally {
+      await proxy.restore().catch(() => {});
+      await stopAll();
+      await proxy.close();
+    }
   });
 
   it("a restarted runner removes its previous process's containers, adopts a returning session's state volume and removes the rest", async () => {

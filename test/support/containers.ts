@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { ContainerConfig } from '../../src/config/config.ts';
 import { createEngine, type Engine } from '../../src/modules/runner/substrates/container/engine.ts';
@@ -45,3 +47,36 @@ export function testContainerConfig(over: Partial<ContainerConfig> = {}): Contai
 }
 
 export const testEngine = (): Engine => createEngine(process.env.DOCKER_HOST);
+
+/**
+ * The engine behind a socket of the test's own, which it can cut (the engine stops answering: every connection dropped,
+ * nothing listening) and restore, as an engine restarting or a lost remote engine would look to the runner.
+ */
+export async function engineProxy(path: string): Promise<{ address: string; cut(): Promise<void>; restore(): Promise<void>; close(): Promise<void> }> {
+  const upstream = (process.env.DOCKER_HOST || 'unix:///var/run/docker.sock').replace(/^unix:\/\//, '');
+  const open = new Set<Socket>();
+  let server: Server | undefined;
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      rmSync(path, { force: true });
+      server = createServer((client) => {
+        const engine = connect(upstream);
+        for (const s of [client, engine]) {
+          open.add(s);
+          s.on('close', () => open.delete(s));
+          s.on('error', () => (s === client ? engine : client).destroy());
+        }
+        client.pipe(engine).pipe(client);
+      });
+      server.once('error', reject);
+      server.listen(path, () => resolve());
+    });
+  const cut = async () => {
+    const listening = server;
+    server = undefined;
+    for (const s of open) s.destroy();
+    if (listening) await new Promise<void>((resolve) => listening.close(() => resolve()));
+  };
+  await listen();
+  return { address: `unix://${path}`, cut, restore: listen, close: cut };
+}

@@ -170,24 +170,27 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
   /** Follows a started container until it stops; an engine that stops answering makes it `unknown` meanwhile. */
   async function watch(life: Life): Promise<void> {
     const id = life.box.id!;
-    let delay = 500;
-    for (;;) {
+    for (let ended = false; !ended; ) {
       try {
         await engine.waitContainer(id);
         break;
       } catch (err) {
         if (closed || (err instanceof EngineError && err.status === 404)) break;
         life.state = 'unknown';
+      }
+      // until the engine answers again: then the container is still running (wait again) or it is not (gone)
+      for (let delay = 500; !closed; delay = Math.min(delay * 2, 5_000)) {
         await new Promise((r) => setTimeout(r, delay));
-        delay = Math.min(delay * 2, 5_000);
         try {
           const info = await engine.inspectContainer(id);
-          if (!info?.State.Running) break;
+          ended = !info?.State.Running;
           life.state = 'running';
+          break;
         } catch {
           // still unknown
         }
       }
+      if (closed) break;
     }
     const info = await engine.inspectContainer(id).catch(() => undefined);
     const logs = await engine.logsTail(id, 20).catch(() => '');
@@ -311,6 +314,7 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
       return check;
     },
     async close() {
+      if (closed) return;
       closed = true;
       for (const t of orphans.values()) clearTimeout(t);
       await engine.close();

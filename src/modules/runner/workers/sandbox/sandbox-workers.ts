@@ -364,7 +364,16 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     writeFileSync(join(dir, STATE_META_FILE), JSON.stringify(meta));
   }
 
-  async function release(sessionId: string): Promise<void> {
+  /** Releases under way (a deleted session's): the runner's close waits for them too, so nothing is left half-removed. */
+  const releasing = new Set<Promise<void>>();
+  function release(sessionId: string): Promise<void> {
+    const done = releaseNow(sessionId);
+    releasing.add(done);
+    void done.finally(() => releasing.delete(done)).catch(() => {});
+    return done;
+  }
+
+  async function releaseNow(sessionId: string): Promise<void> {
     const entry = entries.get(sessionId);
     if (!entry) return;
     entries.delete(sessionId);
@@ -436,6 +445,7 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     },
     async close() {
       await Promise.all([...entries.keys()].map((id) => release(id)));
+      await Promise.allSettled([...releasing]);
       if (socketRoot) rmSync(socketRoot, { recursive: true, force: true });
     },
     tenantOf: (sessionId) => entries.get(sessionId)?.tenant,
