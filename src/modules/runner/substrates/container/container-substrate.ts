@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import { chownSync, lstatSync, readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import type { ContainerConfig } from '../../../../config/config.ts';
 import { describeError } from '../../../../shared/errors.ts';
 import { randomId } from '../../../../shared/ids.ts';
@@ -9,7 +7,8 @@ import { probe } from '../../../../shared/readiness.ts';
 import type { SandboxMount } from '../../sandbox/index.ts';
 import type { LaunchedWorker, SubstrateStatus, WorkerLaunch, WorkerSubstrate } from '../substrate.ts';
 import { execInContainer } from './container-exec.ts';
-import { byPath, containerBody, engineMounts, LABEL, RELAY_PORT } from './container-spec.ts';
+import { giveOwnership } from './container-ownership.ts';
+import { byPath, containerBody, LABEL, RELAY_PORT } from './container-spec.ts';
 import { createEngine, EngineError, type Engine } from './engine.ts';
 
 /**
@@ -31,7 +30,6 @@ const STDERR_TAIL = 4096;
 /** A paused container is started again while its worker token (24 h) is young; an older one is replaced. */
 const REUSE_MS = 12 * 3_600_000;
 const ENGINE_TIMEOUT_MS = 5_000;
-const CHOWN_MAX = 10_000;
 const log = createLogger('runner:substrate:container');
 
 export interface ContainerSubstrateDeps {
@@ -61,20 +59,6 @@ interface Life {
 }
 
 const key = (runnerId: string, sessionId: string) => createHash('sha256').update(`${runnerId}\0${sessionId}`).digest('hex').slice(0, 16);
-
-/** Gives `path` and what lies below it to uid:gid (a root runner: the container's users are not root). */
-function chownTree(path: string, uid: number, gid: number, budget = { left: CHOWN_MAX }): void {
-  if (budget.left-- <= 0) return;
-  let st;
-  try {
-    st = lstatSync(path);
-  } catch {
-    return;
-  }
-  if (st.isSymbolicLink()) return;
-  if (st.uid !== uid || st.gid !== gid) chownSync(path, uid, gid);
-  if (st.isDirectory()) for (const name of readdirSync(path)) chownTree(join(path, name), uid, gid, budget);
-}
 
 export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSubstrate {
   const { config, runnerId } = deps;
@@ -148,15 +132,6 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
     return name;
   }
 
-  /** A root runner hands the worker its folder and socket, and run_command's user the session's files. */
-  function prepareOwnership(l: WorkerLaunch): void {
-    if (process.getuid?.() !== 0) return;
-    chownTree(l.sessionDir, config.uid, config.gid);
-    chownSync(dirname(l.callbackSocket), config.uid, config.gid);
-    chownSync(l.callbackSocket, config.uid, config.gid);
-    for (const m of engineMounts(l.files)) if (m.Type === 'bind') chownTree(m.Source as string, config.uid + 1, config.gid + 1);
-  }
-
   function newLife(box: Box): { worker: LaunchedWorker; life: Life } {
     let settle!: Life['settle'];
     const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => (settle = resolve));
@@ -205,7 +180,7 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
     const box = life.box;
     try {
       // every start: what the runner wrote meanwhile (a hydrated bundle) must be the worker's to rewrite
-      prepareOwnership(l);
+      giveOwnership(l, config);
       if (!reuse) {
         const volume = await ensureVolume(l);
         const image = l.image ?? config.image;
