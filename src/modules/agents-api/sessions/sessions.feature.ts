@@ -7,7 +7,7 @@ import { createSubagents } from '../subagents/subagents.service.ts';
 import { createTurnEngine } from '../turns/engine.ts';
 import { functionToolRoutes } from '../turns/function-tools.routes.ts';
 import { publishArtifacts } from './artifacts.service.ts';
-import { environmentHooks } from '../environments/setup.ts';
+import { environmentHooks } from '../environments/environment-turns.ts';
 import { sessionRoutes } from './sessions.routes.ts';
 
 /**

@@ -17,9 +17,9 @@ import { announceCall, answerCall } from './function-calls.ts';
 import { agentMcpUrls, endpointToolNames, openSecrets, promptOf, runMcpServers, sessionProfile, withSettings } from './launch.ts';
 import { addUsage } from './translate.ts';
 import { createTurnIo, newLiveTurn } from './turn-io.ts';
-import { answerText, createLocks, turnError, type LiveTurn, type ToolAnswer } from './turn-state.ts';
+import { answerText, createLocks, environmentExtras, turnError, type LiveTurn, type ToolAnswer } from './turn-state.ts';
 import { gateTurn } from './turn-gate.ts';
-import type { EnvironmentTurnHooks } from '../environments/setup.ts';
+import type { EnvironmentTurnHooks, Prepared } from '../environments/environment-turns.ts';
 import { createTurnInbox, DrivenElsewhere, type Signals } from './turn-inbox.ts';
 import { mcpBearers } from './mcp-auth.ts';
 import { idleWaiters } from '../../../shared/idle.ts';
@@ -103,12 +103,14 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
    */
   async function prepareThenLaunch(t: LiveTurn, row: SessionRow, messages: InputMessage[], environments: EnvironmentTurnHooks): Promise<void> {
     const emit = (bodies: SessionEventBody[]) => void (t.stop.signal.aborted || io.emit(t, bodies));
-    const env = await environments.prepare(t, row.environment, emit).catch((err) => ({ error: { code: 'sandbox_error', message: describeError(err) } }));
+    const env = await environments.prepare(t, row.environment, emit).catch((err): Prepared => ({ error: { code: 'sandbox_error', message: describeError(err) } }));
     await locked(t.sessionId, async () => {
       if (live.get(t.sessionId) !== t || t.cancelling) return;
-      // an environment that cannot be set up fails the turn, and the session with it: it can no longer run
-      if ('error' in env) return finish(t, 'failed', turnError(env.error.message, env.error.code), env.error.code === 'sandbox_error');
+      // an environment that cannot be set up fails the turn, and the session with it (`fatal`): it can no longer run
+      if ('error' in env) return finish(t, 'failed', turnError(env.error.message, env.error.code), env.fatal === true);
       t.env = env.env;
+      t.environment = env.environment;
+      t.skills = env.skills;
       await launch(t, row, messages);
     }).catch((err) => deps.log.error('starting a turn failed', { sessionId: t.sessionId, error: String(err) }));
   }
@@ -123,11 +125,11 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
       const secrets = openSecrets(deps.box, t.tenantId, t.sessionId, row.secrets);
       const bearers = await mcpBearers({ db: deps.db, box: deps.box, tenantFetch: deps.conductor.tenantFetch }, t.tenantId, row);
       // the worker waits a minute longer than the deadline, so the call ends with the deadline's answer, not a timeout
-      const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, runToken, agent: row.agent, secrets, bearers, callTimeoutMs: turnDeadlineMs + 60_000 });
+      const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, runToken, agent: row.agent, secrets, bearers, callTimeoutMs: turnDeadlineMs + 60_000, environment: t.environment });
       const profile = sessionProfile(row.profile_name, row.agent, row.environment, model.model);
       const body = { id: runId, profile: row.profile_name, sessionId: t.sessionId, prompt: promptOf(messages) };
       const keySource = deps.models.parse(row.agent.model).kind === 'byok' ? 'tenant' : 'platform';
-      await deps.conductor.runs.create(t.tenantId, body, { profile, extras: { model, mcpServers, ...(t.env ? { env: t.env } : {}) }, keySource, tenantMcp: agentMcpUrls(row.agent) });
+      await deps.conductor.runs.create(t.tenantId, body, { profile, extras: { model, mcpServers, ...environmentExtras(t) }, keySource, tenantMcp: agentMcpUrls(row.agent) });
     } catch (err) {
       await finish(t, 'failed', turnError(describeError(err)));
       return;

@@ -1,3 +1,4 @@
+import type { SkillPayload } from '../../../contracts/worker.ts';
 import type { InputContent, InputMessage } from '../sessions/session.schema.ts';
 import type { SessionTurnError } from '../wire.ts';
 import type { TurnTranslator } from './translate.ts';
@@ -36,6 +37,15 @@ export interface LiveTurn {
   itemWrites: Promise<void>;
   /** Environment variables for the commands of this turn's runs (a hosted environment's `env`). */
   env?: Record<string, string>;
+  /** The hosted environment's `env` and install variables, for its stdio MCP servers' `env_vars`. */
+  environment?: { variables: Record<string, string>; install: Record<string, string> };
+  /** The environment's skills, plugins and capability-directory skills, installed into each run. */
+  skills?: SkillPayload[];
+}
+
+/** What each run of the turn (its subagents' too) carries from the environment: command variables and skills. */
+export function environmentExtras(t: Pick<LiveTurn, 'env' | 'skills'>): { env?: Record<string, string>; skills?: SkillPayload[] } {
+  return { ...(t.env ? { env: t.env } : {}), ...(t.skills?.length ? { skills: t.skills } : {}) };
 }
 
 export type Locked = <T>(key: string, fn: () => Promise<T>) => Promise<T>;
