@@ -24,8 +24,16 @@ export function functionTools(agent: SessionAgent): Array<{ name: string; descri
 export const SPAWN_SUBAGENT = 'spawn_subagent';
 export const MESSAGE_SUBAGENT = 'send_subagent_input';
 
-export function subagentTools(agent: SessionAgent): Array<{ name: string; description: string; parameters: Record<string, unknown> }> {
-  if (!agent.multi_agent?.enabled) return [];
+/**
+ * How deep subagents nest: the session's agent is depth 0, its subagents 1, theirs 2, and so on; an agent at this
+ * depth is not given the subagent tools (the spec lists nested subagents and states no limit: this one keeps a
+ * runaway chain finite).
+ */
+export const MAX_SUBAGENT_DEPTH = 3;
+
+/** The subagent tools of an agent at `depth` (0: the session's own). */
+export function subagentTools(agent: SessionAgent, depth = 0): Array<{ name: string; description: string; parameters: Record<string, unknown> }> {
+  if (!agent.multi_agent?.enabled || depth >= MAX_SUBAGENT_DEPTH) return [];
   return [
     {
       name: SPAWN_SUBAGENT,
@@ -49,8 +57,8 @@ export function subagentTools(agent: SessionAgent): Array<{ name: string; descri
 }
 
 /** Tools served by the function-tool endpoint: the engine announces their calls itself, the translator skips them. */
-export function endpointToolNames(agent: SessionAgent): Set<string> {
-  return new Set([...functionTools(agent), ...subagentTools(agent)].map((t) => t.name));
+export function endpointToolNames(agent: SessionAgent, depth = 0): Set<string> {
+  return new Set([...functionTools(agent), ...subagentTools(agent, depth)].map((t) => t.name));
 }
 
 /**
@@ -122,6 +130,8 @@ export function runMcpServers(opts: {
   sessionId: string;
   runToken: string | undefined;
   agent: SessionAgent;
+  /** The depth of the agent whose run this is (0: the session's own; its subagents' runs are deeper). */
+  depth?: number;
   secrets: SessionSecrets;
   bearers?: ReadonlyMap<string, string>;
   callTimeoutMs?: number;
@@ -129,7 +139,7 @@ export function runMcpServers(opts: {
   environment?: { variables: Readonly<Record<string, string>>; install: Readonly<Record<string, string>> };
 }): McpServerSpec[] {
   const servers: McpServerSpec[] = [];
-  if ((functionTools(opts.agent).length || subagentTools(opts.agent).length) && opts.runToken) {
+  if ((functionTools(opts.agent).length || subagentTools(opts.agent, opts.depth).length) && opts.runToken) {
     servers.push({
       name: FUNCTION_TOOLS_SERVER,
       transport: 'http',
