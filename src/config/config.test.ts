@@ -28,7 +28,7 @@ describe('loadConfig', () => {
   });
 
   it('takes one address policy for every URL a tenant gives: allow in dev, deny elsewhere, its older names as aliases', () => {
-    const live = { AGENT_ORC_ENV: 'live', AGENT_API_KEY_PEPPER: 'pepper-pepper-pepper', SVC_SECRETS_KEY: 'secrets-secrets-key' };
+    const live = { AGENT_ORC_ENV: 'live', AGENT_API_KEY_PEPPER: 'pepper-pepper-pepper', SVC_SECRETS_KEY: 'secrets-secrets-key', SVC_BILLING: 'off' };
     expect(loadConfig({}).privateAddresses).toBe('allow');
     expect(loadConfig(live).privateAddresses).toBe('deny');
     expect(loadConfig({ SVC_PRIVATE_ADDRESSES: 'deny' }).privateAddresses).toBe('deny');
