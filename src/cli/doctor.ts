@@ -10,7 +10,8 @@ import { USER_AGENT } from './client/http.ts';
 import { openOutput } from './client/session.ts';
 
 /**
- * `svc doctor`: eleven preflight checks (config file, its mode, context, API URL, TLS, key shape, reachability, key
+ * `svc doctor`: eleven preflight checks (config file, its mode, context, API URL, TLS, key shape, reachability and
+ * readiness (`/readyz`, with the server's container engine when it has one), key
  * validity, clock skew, server version, dashboard). The four network probes run at once, 3000 ms each. Exit 1 when a
  * check fails; warnings alone do not.
  */
@@ -38,7 +39,7 @@ export default defineCommand({
     const userAgent = `${USER_AGENT}/${VERSION}`;
     const usable = 'error' in ctx ? undefined : ctx;
     const [health, whoami, profiles, dashboard] = await Promise.all([
-      usable ? probe(`${usable.apiUrl}/healthz`, { userAgent }) : undefined,
+      usable ? probe(`${usable.apiUrl}/readyz`, { userAgent }) : undefined,
       usable && apiKey ? probe(`${usable.apiUrl}/api/whoami`, { userAgent, key: apiKey }) : undefined,
       usable && apiKey ? probe(`${usable.apiUrl}/api/profiles?limit=1`, { userAgent, key: apiKey }) : undefined,
       usable ? probe(usable.dashboardUrl, { userAgent }) : undefined,

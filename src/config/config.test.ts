@@ -28,7 +28,7 @@ describe('loadConfig', () => {
   });
 
   it('takes one address policy for every URL a tenant gives: allow in dev, deny elsewhere, its older names as aliases', () => {
-    const live = { AGENT_ORC_ENV: 'live', AGENT_API_KEY_PEPPER: 'pepper-pepper-pepper', SVC_SECRETS_KEY: 'secrets-secrets-key' };
+    const live = { AGENT_ORC_ENV: 'live', AGENT_API_KEY_PEPPER: 'pepper-pepper-pepper', SVC_SECRETS_KEY: 'secrets-secrets-key', SVC_BILLING: 'off' };
     expect(loadConfig({}).privateAddresses).toBe('allow');
     expect(loadConfig(live).privateAddresses).toBe('deny');
     expect(loadConfig({ SVC_PRIVATE_ADDRESSES: 'deny' }).privateAddresses).toBe('deny');
@@ -116,6 +116,12 @@ describe('loadConfig', () => {
     [{ SVC_WORKER_IDLE_MS: '5' }, 'SVC_WORKER_IDLE_MS', /from 100 to 86400000/],
     [{ SVC_WORKER_POLL_MS: 'soon' }, 'SVC_WORKER_POLL_MS', /an integer/],
     [{ SVC_WORKER_RELAY: '7070' }, 'SVC_WORKER_RELAY', /<port>:<absolute unix socket path>/],
+    [{ SVC_WORKER_SUBSTRATE: 'container', SVC_WORKER_USER: '0:0' }, 'SVC_WORKER_USER', /a non-root numeric uid:gid/],
+    [{ SVC_WORKER_IMAGE: 'svc:slim', SVC_WORKER_USER: 'node' }, 'SVC_WORKER_USER', /a non-root numeric uid:gid/],
+    [{ SVC_WORKER_IMAGE: 'svc:slim', SVC_WORKER_IMAGE_PULL: 'sometimes' }, 'SVC_WORKER_IMAGE_PULL', /allowed: never, missing, always/],
+    [{ SVC_WORKER_IMAGE: 'svc:slim', SVC_WORKER_PROGRAM: 'copy' }, 'SVC_WORKER_PROGRAM', /allowed: image, mount/],
+    [{ SVC_WORKER_IMAGE: 'svc:slim', SVC_WORKER_CPUS: '0' }, 'SVC_WORKER_CPUS', /a number of CPUs from 0.01 to 1024/],
+    [{ SVC_WORKER_IMAGE: 'svc:slim', SVC_WORKER_MEMORY_MIB: '8' }, 'SVC_WORKER_MEMORY_MIB', /from 16 to/],
   ])('refuses %o naming %s and what is allowed', (env, variable, allowed) => {
     const err = configError(env as Record<string, string>);
     expect(err.variable).toBe(variable);
@@ -127,6 +133,15 @@ describe('loadConfig', () => {
     const c = loadConfig({ SVC_WORKER_IDLE_MS: '1000', SVC_WORKER_TOKEN_SECRET: 'k'.repeat(32), SVC_WORKER_RELAY: '7070:/run/svc/runner.sock', OPENAI_API_KEY: 'sk' });
     expect(c.runner).toMatchObject({ workerIdleMs: 1000, workerTokenSecret: 'k'.repeat(32), providerEnv: { OPENAI_API_KEY: 'sk' } });
     expect(c.worker.relay).toEqual({ port: 7070, socketPath: '/run/svc/runner.sock' });
+  });
+
+  it('builds the container substrate only when asked for, with its defaults', () => {
+    expect(loadConfig({}).runner.container).toBeUndefined();
+    expect(loadConfig({ SVC_WORKER_SUBSTRATE: 'container' }).runner.container).toEqual({
+      dockerHost: undefined, image: 'svc:slim', pull: 'missing', program: 'image', uid: 1000, gid: 1000, limits: { memoryMiB: 1024, cpus: 1, pids: 512 },
+    });
+    const c = loadConfig({ SVC_WORKER_IMAGE: 'python:3.13-bookworm', DOCKER_HOST: 'unix:///run/podman/podman.sock', SVC_WORKER_PROGRAM: 'mount', SVC_WORKER_USER: '2000:3000', SVC_WORKER_CPUS: '0.5' });
+    expect(c.runner).toMatchObject({ workerSubstrate: 'process', container: { image: 'python:3.13-bookworm', dockerHost: 'unix:///run/podman/podman.sock', program: 'mount', uid: 2000, gid: 3000, limits: { cpus: 0.5 } } });
   });
 
   it('keeps secrets in their own folder and asks outside dev for the internal token only where roles are split', () => {

@@ -116,6 +116,8 @@ export interface Config {
     providerEnv?: Readonly<Record<string, string>>;
     /** SVC_PRIVATE_ADDRESSES again: sandbox workers are started with it. */
     privateAddresses?: PrivateAddresses;
+    /** The `container` substrate; absent unless the operator asked for it (SVC_WORKER_SUBSTRATE=container or SVC_WORKER_IMAGE). */
+    container?: ContainerConfig;
   };
   worker: {
     mode: WorkerMode;
@@ -210,6 +212,30 @@ export interface NotificationsConfig {
   timeoutMs: number;
 }
 
+/**
+ * The `container` substrate: one container per sandbox session through the Docker Engine API (Podman's compatible
+ * socket too). See README, "Sandbox workers".
+ */
+export interface ContainerConfig {
+  /** DOCKER_HOST: `unix:///path` (default unix:///var/run/docker.sock) or a plain `tcp://host:port`. */
+  dockerHost: string | undefined;
+  /** SVC_WORKER_IMAGE: the image of sessions whose profile names no `workerImage` (default `svc:slim`). */
+  image: string;
+  /** SVC_WORKER_IMAGE_PULL: `never`, `missing` (default: pull an image that is not present) or `always`. */
+  pull: 'never' | 'missing' | 'always';
+  /**
+   * SVC_WORKER_PROGRAM: `image` (default) runs the image's own svc (its entrypoint with `--role=worker`: the svc images
+   * and images built from them); `mount` mounts this runner's program and Node read-only under /opt, as the process
+   * substrate does, so any glibc image works and the worker runs exactly the runner's code.
+   */
+  program: 'image' | 'mount';
+  /** SVC_WORKER_USER: `uid:gid` of the worker (default 1000:1000); `run_command` runs as uid+1:gid+1. */
+  uid: number;
+  gid: number;
+  /** SVC_WORKER_MEMORY_MIB, SVC_WORKER_CPUS, SVC_WORKER_PIDS: each container's limits (defaults 1024, 1, 512). */
+  limits: { memoryMiB: number; cpus: number; pids: number };
+}
+
 export const SANDBOX_MODES = ['bwrap', 'off'] as const;
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
@@ -279,6 +305,28 @@ function relayOf(raw: string | undefined): Config['worker']['relay'] {
   const m = /^(\d{1,5}):(\/.+)$/.exec(raw);
   if (!m || Number(m[1]) < 1 || Number(m[1]) > 65535) throw new ConfigError('SVC_WORKER_RELAY', `got "${raw}"; allowed: <port>:<absolute unix socket path>`);
   return { port: Number(m[1]), socketPath: m[2] };
+}
+
+function containerConfig(env: Record<string, string | undefined>): ContainerConfig | undefined {
+  if (env.SVC_WORKER_SUBSTRATE !== 'container' && !env.SVC_WORKER_IMAGE) return undefined;
+  const user = env.SVC_WORKER_USER || '1000:1000';
+  const m = /^(\d{1,9}):(\d{1,9})$/.exec(user);
+  if (!m || Number(m[1]) === 0 || Number(m[2]) === 0) throw new ConfigError('SVC_WORKER_USER', `got "${user}"; allowed: a non-root numeric uid:gid, e.g. 1000:1000`);
+  const cpus = env.SVC_WORKER_CPUS ? Number(env.SVC_WORKER_CPUS) : 1;
+  if (!Number.isFinite(cpus) || cpus < 0.01 || cpus > 1024) throw new ConfigError('SVC_WORKER_CPUS', `got "${env.SVC_WORKER_CPUS}"; allowed: a number of CPUs from 0.01 to 1024`);
+  return {
+    dockerHost: env.DOCKER_HOST || undefined,
+    image: env.SVC_WORKER_IMAGE || 'svc:slim',
+    pull: pick('SVC_WORKER_IMAGE_PULL', env.SVC_WORKER_IMAGE_PULL, ['never', 'missing', 'always'] as const, 'missing'),
+    program: pick('SVC_WORKER_PROGRAM', env.SVC_WORKER_PROGRAM, ['image', 'mount'] as const, 'image'),
+    uid: Number(m[1]),
+    gid: Number(m[2]),
+    limits: {
+      memoryMiB: int('SVC_WORKER_MEMORY_MIB', env.SVC_WORKER_MEMORY_MIB, 1024, 16, 1024 * 1024),
+      cpus,
+      pids: int('SVC_WORKER_PIDS', env.SVC_WORKER_PIDS, 512, 16, 1_000_000),
+    },
+  };
 }
 
 /** Validates everything once. Throws ConfigError naming the variable and what is allowed. */
@@ -389,6 +437,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       workerTokenSecret: env.SVC_WORKER_TOKEN_SECRET || undefined,
       providerEnv,
       privateAddresses,
+      container: containerConfig(env),
     },
     worker: {
       mode: pick('MODE', env.MODE, WORKER_MODES, traits.aloneDefaults.workerMode ?? 'all'),

@@ -40,7 +40,7 @@ export interface RunnerClient {
   deletePool(tenant: string, name: string): Promise<void>;
   listSessions(tenant: string): Promise<RunnerSessionListItem[]>;
   /** With `profile`, the runner stores it first (the profile as this conductor holds it; an older runner ignores it). */
-  createSession(tenant: string, profileName: string, profile?: ProfileSpec): Promise<string>;
+  createSession(tenant: string, profileName: string, profile?: ProfileSpec, opts?: { sandboxOf?: string }): Promise<string>;
   getSession(tenant: string, sessionId: string): Promise<RunnerSession>;
   sessionHealth(tenant: string, sessionId: string): Promise<{ healthy: boolean; error?: string }>;
   deleteSession(tenant: string, sessionId: string): Promise<void>;
@@ -121,8 +121,8 @@ export function createRunnerClient(opts: { baseUrl: string; fetch?: FetchLike; i
     putPool: (tenant, pool) => done(call('POST', '/runner/pools', { tenant, json: { pool } })),
     deletePool: (tenant, name) => done(call('DELETE', `/runner/pools/${encodeURIComponent(name)}`, { tenant })),
     listSessions: async (tenant) => (await json<{ sessions: RunnerSessionListItem[] }>(call('GET', '/runner/sessions', { tenant }))).sessions,
-    createSession: async (tenant, profileName, profile) =>
-      (await json<{ sessionId: string }>(call('POST', '/runner/sessions', { tenant, json: profile ? { profileName, profile } : { profileName } }))).sessionId,
+    createSession: async (tenant, profileName, profile, opts) =>
+      (await json<{ sessionId: string }>(call('POST', '/runner/sessions', { tenant, json: { profileName, ...(profile ? { profile } : {}), ...(opts?.sandboxOf ? { sandboxOf: opts.sandboxOf } : {}) } }))).sessionId,
     getSession: async (tenant, id) => (await json<{ session: RunnerSession }>(call('GET', sid(id), { tenant }))).session,
     sessionHealth: (tenant, id) => json(call('GET', `${sid(id)}/health`, { tenant })),
     deleteSession: (tenant, id) => done(call('DELETE', sid(id), { tenant })),

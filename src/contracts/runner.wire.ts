@@ -42,13 +42,15 @@ export type PoolSpec = v.InferOutput<typeof PoolSpec>;
 
 export const PutProfileRequest = v.object({ profile: ProfileSpec });
 export const PutPoolRequest = v.object({ pool: PoolSpec });
+const clientId = v.pipe(v.string(), v.regex(CLIENT_ID_PATTERN, '1-128 letters, digits, underscore or hyphen'));
+
 /**
  * Body of `POST /runner/sessions`. `profile` (an extension of the seed's body): the profile as the caller holds it,
  * stored on the runner as `POST /runner/profiles` would before the session is created (one call instead of two).
+ * `sandboxOf` (an extension too): a live session of the tenant on this runner whose sandbox (`/work`) the new session
+ * shares instead of a scratch folder of its own (a /v1 subagent works in its parent's files).
  */
-export const CreateSessionRequest = v.object({ profileName: v.pipe(v.string(), v.minLength(1, 'a non-empty string')), profile: v.optional(ProfileSpec) });
-
-const clientId = v.pipe(v.string(), v.regex(CLIENT_ID_PATTERN, '1-128 letters, digits, underscore or hyphen'));
+export const CreateSessionRequest = v.object({ profileName: v.pipe(v.string(), v.minLength(1, 'a non-empty string')), profile: v.optional(ProfileSpec), sandboxOf: v.optional(clientId) });
 
 /** Body of `POST /runner/sessions/{id}/hydrate`; `stateB64` is checked strictly (alphabet and padding) by the runner. */
 export const HydrateRequest = v.object({
@@ -56,6 +58,8 @@ export const HydrateRequest = v.object({
   runtimeSessionId: v.optional(v.string(), ''),
   stateContentType: v.optional(v.string(), ''),
   stateB64: v.optional(v.string()),
+  /** As for CreateSessionRequest: the hydrated session shares that live session's sandbox. */
+  sandboxOf: v.optional(clientId),
 });
 export type HydrateRequest = v.InferInput<typeof HydrateRequest>;
 

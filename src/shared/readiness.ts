@@ -8,6 +8,8 @@ export interface CheckResult {
   ok: boolean;
   ms: number;
   error?: string;
+  /** What a passing check found, when that is worth showing (the container engine's version and image). */
+  detail?: string;
 }
 
 export interface ReadyReport {

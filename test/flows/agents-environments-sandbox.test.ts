@@ -88,6 +88,30 @@ describe.each(backends)('sandboxed environments and session artifacts on $name',
     expect(await (await sessions().artifacts.content(latest.id, { session_id: session.id })).text()).toBe('bye\n');
   });
 
+  it('writes files added after the session was created into its sandbox before the next turn, accepting them while the environment is pending', async () => {
+    const agent = await h.client.beta.agents.create({ model: FAKE_MODEL });
+    // a setup command keeps the environment pending until the first turn; it reads a file added meanwhile
+    const session = await sessions().create({ agent_id: agent.id, environment: { type: 'openai_hosted', setup_commands: [{ command: 'cp early.txt copied-by-setup.txt' }] } });
+    const environmentId = (session.environment as { id: string }).id;
+    const files = h.client.beta.agents.environments.files;
+    expect((await h.client.beta.agents.environments.retrieve(environmentId)).status).toBe('pending');
+    expect(await files.create(environmentId, { type: 'inline', path: '/workspace/early.txt', data: b64('added while pending') })).toEqual({
+      environment_id: environmentId,
+      object: 'agent.environment.file',
+      path: '/workspace/early.txt',
+      size_bytes: 19,
+    });
+    await files.create(environmentId, { type: 'inline', path: '/workspace/data/blob.bin', data: b64(BINARY) });
+    expect((await turn(session.id, command('cat copied-by-setup.txt && od -An -tx1 data/blob.bin'))).text).toBe('TOOL-RESULT-SEEN: added while pending 00 ff 01 fe 80 81 0a 0d 00\n');
+    expect((await h.client.beta.agents.environments.retrieve(environmentId)).status).toBe('connected');
+
+    // added (and replaced) between turns: there at the next one; environment files are inputs, not artifacts
+    await files.create(environmentId, { type: 'inline', path: '/workspace/early.txt', data: b64('replaced') });
+    await files.create(environmentId, { type: 'inline', path: '/workspace/later/notes.md', data: b64('added between turns') });
+    expect((await turn(session.id, command('cat early.txt; echo; cat later/notes.md'))).text).toBe('TOOL-RESULT-SEEN: replaced\nadded between turns');
+    expect((await sessions().artifacts.list(session.id)).data.map((a) => a.path)).toEqual(['/workspace/copied-by-setup.txt']);
+  });
+
   it('gives sessions without an environment no tools and no artifacts', async () => {
     const agent = await h.client.beta.agents.create({ model: FAKE_MODEL });
     const session = await sessions().create({ agent_id: agent.id, environment: { type: 'none' } });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -194,6 +195,66 @@ describe('MCP servers with vault credentials and allowed_tools', () => {
     } finally {
       rmSync(hostDir, { recursive: true, force: true });
     }
+  });
+
+  it("gives a stdio MCP server the environment variables its env_vars name, from the environment's env, and shows them to neither the model nor a log", async () => {
+    const SECRET = `env-var-secret-${process.pid}-${Date.now().toString(36)}`;
+    // the server answers with a digest of what it received: the model may see that, never the value
+    const server = `
+      const { createHash } = require('crypto');
+      const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
+      require('readline').createInterface({ input: process.stdin }).on('line', (line) => {
+        const msg = JSON.parse(line);
+        if (msg.id === undefined) return;
+        if (msg.method === 'initialize') return send({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'vars', version: '1.0.0' } } });
+        if (msg.method === 'tools/list') return send({ jsonrpc: '2.0', id: msg.id, result: { tools: [{ name: 'probe', description: 'What the server got', inputSchema: { type: 'object', properties: {} } }] } });
+        if (msg.method === 'tools/call') {
+          const text = JSON.stringify({ token: createHash('sha256').update(process.env.API_TOKEN ?? '').digest('hex'), region: process.env.REGION ?? null, unnamed: process.env.UNNAMED ?? null });
+          return send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text }] } });
+        }
+        send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'no such method' } });
+      });`;
+    const script = `vars-${Date.now().toString(36)}-${process.pid}.js`;
+    const stdio = { type: 'stdio' as const, command: 'node', args: [script], cwd: '/workspace', env_vars: ['API_TOKEN', 'REGION'] };
+    const environment = {
+      type: 'openai_hosted' as const,
+      env: { API_TOKEN: SECRET, REGION: 'eu-west', UNNAMED: 'not-named-by-env_vars' },
+      files: [{ type: 'inline' as const, path: `/workspace/${script}`, data: Buffer.from(server).toString('base64') }],
+    };
+    const logged: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      logged.push(String(chunk));
+      return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
+    }) as typeof process.stderr.write;
+    try {
+      const session = await h.client.beta.agents.sessions.create({ agent: { model: FAKE_MODEL, tools: [{ type: 'mcp', server_label: 'vars', transport: stdio }] }, environment });
+      // the names are echoed as a list; the values never are
+      expect((session.agent.tools[0] as { transport: { env_vars: string[] } }).transport.env_vars).toEqual(['API_TOKEN', 'REGION']);
+      expect(JSON.stringify(session)).not.toContain(SECRET);
+      const before = modelRequests(h.fake).length;
+      const events = await turn(session.id, 'CALL_TOOL vars__probe {}');
+      expect(events.at(-1)!.type).toBe('agent.session.turn.completed');
+      const seen = /TOOL-RESULT-SEEN: (\{.*\})/.exec(textOf(events as never));
+      expect(seen, textOf(events as never)).not.toBeNull();
+      expect(JSON.parse(seen![1])).toEqual({ token: createHash('sha256').update(SECRET).digest('hex'), region: 'eu-west', unnamed: null });
+      // the value reached the server process only
+      expect(JSON.stringify(modelRequests(h.fake).slice(before).map((r) => r.body))).not.toContain(SECRET);
+      expect(JSON.stringify(events)).not.toContain(SECRET);
+      expect(JSON.stringify((await h.client.beta.agents.sessions.items.list(session.id)).data)).not.toContain(SECRET);
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(logged.join('')).not.toContain(SECRET);
+
+    // a name the environment's env lacks is refused at creation, naming the entry; nothing is left behind
+    const sessionsBefore = (await h.client.beta.agents.sessions.list()).data.length;
+    const refused = await h.client.beta.agents.sessions
+      .create({ agent: { model: FAKE_MODEL, tools: [{ type: 'mcp', server_label: 'vars', transport: { ...stdio, env_vars: ['API_TOKEN', 'MISSING'] } }] }, environment })
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ status: 400, param: 'agent.tools[0].transport.env_vars[1]' });
+    expect((refused as Error).message).toContain('the environment\'s env has no variable "MISSING"');
+    expect((await h.client.beta.agents.sessions.list()).data.length).toBe(sessionsBefore);
   });
 
   it('refuses a stdio MCP server in a session without an environment (400)', async () => {

@@ -126,7 +126,7 @@ describe('subagents', () => {
     const resumedTurn = again.find((e) => e.type === 'agent.session.turn.created' && e.turn.subagent_id === subId)!;
     expect(textOf(again.filter((e) => e.turn_id === resumedTurn.turn_id))).toBe('FAKE-REPLY: and the rings?');
     // the subagent's model saw its earlier exchange: the same conversation
-    const resumedRequest = h.fake.requests.findLast((r) => JSON.stringify(r.body).includes('and the rings?') && !JSON.stringify(r.body).includes('send_subagent_input'))!;
+    const resumedRequest = h.fake.requests.findLast((r) => JSON.stringify(r.body).includes('and the rings?') && !JSON.stringify(r.body).includes('CALL_TOOL send_subagent_input'))!;
     expect(JSON.stringify(resumedRequest.body)).toContain('FAKE-REPLY: count the moons');
     expect((await client.beta.agents.sessions.subagents.turns.list(subId, { session_id: session.id })).data).toHaveLength(2);
     expect((await client.beta.agents.sessions.subagents.items.list(subId, { session_id: session.id })).data).toHaveLength(4);

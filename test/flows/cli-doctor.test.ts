@@ -28,7 +28,12 @@ function configWith(ctx: Record<string, string>, mode = 0o600): string {
 describe('svc doctor', () => {
   let svc: TestSvc;
   beforeAll(async () => {
-    svc = await startTestSvc();
+    // a server that can run agents (conductor, runner and worker), ready once its job queue is up
+    svc = await startTestSvc({}, 'all');
+    for (let status = 0; status !== 200; ) {
+      status = (await fetch(`${svc.url}/readyz`)).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 50));
+    }
   });
   afterAll(async () => {
     await svc?.stop();
@@ -83,10 +88,10 @@ describe('svc doctor', () => {
     expect(c.tls).toMatchObject({ status: 'warn', fix: 'use an https:// API URL' });
   });
 
-  it('reads clock skew and the server version from /healthz, and accepts a key through /api/profiles on an older server', async () => {
+  it('reads clock skew and the server version from /readyz, and accepts a key through /api/profiles on an older server', async () => {
     const skewed = new Date(Date.now() - 10 * 60_000).toUTCString();
     const fake = await startFakeApi({
-      'GET /healthz': { status: 200, body: 'ok', headers: { date: skewed, 'x-svc-version': '7.0.0' } },
+      'GET /readyz': { status: 200, body: { status: 'ready', checks: [] }, headers: { date: skewed, 'x-svc-version': '7.0.0' } },
       'GET /api/profiles': { status: 200, body: [] },
       'GET /': { status: 200, body: {} },
     });
@@ -103,17 +108,32 @@ describe('svc doctor', () => {
     }
   });
 
+  it("names the server's container engine, and warns (not fails) on a reachable server that is not ready", async () => {
+    const engine = { name: 'container engine', ok: true, ms: 3, detail: 'docker 20.10.24 (API 1.41) at unix:///var/run/docker.sock, image svc:slim present' };
+    const ready = await startFakeApi({ 'GET /readyz': { status: 200, body: { status: 'ready', checks: [engine] } } });
+    const notReady = await startFakeApi({ 'GET /readyz': { status: 503, body: { status: 'not ready', error: 'database: connection refused', checks: [engine] } } });
+    try {
+      const a = byName((await cli(['doctor', '--json'], { SVC_CONFIG_DIR: tempDir(), SVC_API_URL: ready.url, SVC_API_KEY: OWNER })).json());
+      expect(a['api-reachable']).toEqual({ name: 'api-reachable', status: 'pass', message: expect.stringMatching(/^GET \/readyz 200 in \d+ ms; container engine: docker 20\.10\.24 \(API 1\.41\) at unix:\/\/\/var\/run\/docker\.sock, image svc:slim present$/) });
+      const b = byName((await cli(['doctor', '--json'], { SVC_CONFIG_DIR: tempDir(), SVC_API_URL: notReady.url, SVC_API_KEY: OWNER })).json());
+      expect(b['api-reachable']).toMatchObject({ status: 'warn', message: expect.stringMatching(/^reachable, not ready: database: connection refused; container engine: docker 20\.10\.24/) });
+    } finally {
+      await ready.close();
+      await notReady.close();
+    }
+  });
+
   it('runs the four network probes at once, each cut off after 3000 ms', async () => {
-    const fake = await startFakeApi({ 'GET /healthz': 'hang', 'GET /api/whoami': 'hang', 'GET /api/profiles': 'hang', 'GET /dash': 'hang' });
+    const fake = await startFakeApi({ 'GET /readyz': 'hang', 'GET /api/whoami': 'hang', 'GET /api/profiles': 'hang', 'GET /dash': 'hang' });
     try {
       const started = Date.now();
       const r = await cli(['doctor', '--json'], { SVC_CONFIG_DIR: tempDir(), SVC_API_URL: fake.url, SVC_API_KEY: OWNER, SVC_DASHBOARD_URL: `${fake.url}/dash` });
       const elapsed = Date.now() - started;
       expect(r.code).toBe(1);
       const c = byName(r.json());
-      expect(c['api-reachable'].message).toBe('GET /healthz: timed out after 3000 ms');
+      expect(c['api-reachable'].message).toBe('GET /readyz: timed out after 3000 ms');
       expect(c['dashboard-reachable'].message).toMatch(/timed out after 3000 ms/);
-      expect(fake.requests.map((q) => q.path).sort()).toEqual(['/api/profiles', '/api/whoami', '/dash', '/healthz']);
+      expect(fake.requests.map((q) => q.path).sort()).toEqual(['/api/profiles', '/api/whoami', '/dash', '/readyz']);
       // In sequence the probes would take 12 s.
       expect(elapsed).toBeLessThan(9000);
     } finally {

@@ -23,8 +23,11 @@ export interface ClusterNode {
   url: string;
   port: number;
   proc: SvcProcess | undefined;
-  /** Starts the process (again) on the node's port. */
-  start(): Promise<void>;
+  /**
+   * Starts the process (again) on the node's port. A restarted runner or worker starts on an empty data folder (a
+   * fresh machine) unless `keepDisk`: then on the one it had (the same machine, rebooted).
+   */
+  start(opts?: { keepDisk?: boolean }): Promise<void>;
   /** Stops the process with `signal` (SIGKILL: a crash) and waits for it to exit. */
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
@@ -68,7 +71,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
   const fake = await startFakeProvider();
   const db = await createTestDatabase();
 
-  async function node(name: string, role: string, env: (url: string) => Record<string, string>): Promise<ClusterNode> {
+  async function node(name: string, role: string, env: (url: string, keepDisk: boolean) => Record<string, string>): Promise<ClusterNode> {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const earlier: string[] = [];
@@ -77,9 +80,9 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       url,
       port,
       proc: undefined,
-      async start() {
+      async start(o = {}) {
         if (n.proc) earlier.push(n.proc.output() + `(exit ${n.proc.child.exitCode ?? n.proc.child.signalCode})\n`);
-        n.proc = await startSvcProcess([`--role=${role}`, `--port=${port}`], { SVC_INTERNAL_TOKEN: INTERNAL_TOKEN, ...opts.env, ...env(url) });
+        n.proc = await startSvcProcess([`--role=${role}`, `--port=${port}`], { SVC_INTERNAL_TOKEN: INTERNAL_TOKEN, ...opts.env, ...env(url, o.keepDisk === true) });
         if (n.proc.url !== url) throw new Error(`${name} listens on ${n.proc.url}, expected ${url}`);
       },
       async kill(signal = 'SIGKILL') {
@@ -110,15 +113,16 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     // conductors' ports are known before anything starts: runners that announce themselves are told where
     const conductorUrl: { value?: string } = {};
     const runners = await Promise.all(
-      Array.from({ length: opts.runners ?? 2 }, (_, i) =>
-        node(`runner-${i}`, 'runner', (url) => ({
+      Array.from({ length: opts.runners ?? 2 }, (_, i) => {
+        let disk: string | undefined;
+        return node(`runner-${i}`, 'runner', (url, keepDisk) => ({
           SVC_WORKER_URL: worker.url,
           SVC_RUNNER_PUBLIC_URL: url,
-          SVC_DATA_DIR: tempDir(`runner-${i}`),
+          SVC_DATA_DIR: (disk = keepDisk && disk ? disk : tempDir(`runner-${i}`)),
           // at info level their output says when the announcement went through (tests wait on that line)
           ...(opts.announce && conductorUrl.value ? { SVC_CONDUCTOR_URL: conductorUrl.value, SVC_LOG_LEVEL: 'info' } : {}),
-        })),
-      ),
+        }));
+      }),
     );
 
     const shared = {

@@ -2,6 +2,7 @@ import type { TestProject } from 'vitest/node';
 import { startCluster, ensureTemplate, clusterUser, SUPERUSER, type EmbeddedCluster } from '../../src/db/embedded/index.ts';
 import { createLogger } from '../../src/shared/log.ts';
 import { answers, DEFAULT_ADMIN_URL } from './pg.ts';
+import { ensureBaseImage } from './containers.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -15,10 +16,13 @@ declare module 'vitest' {
 /**
  * The storage tests run on the embedded cluster and on a PostgreSQL server. When no server answers (a laptop
  * without one, CI included), an embedded cluster stands in for the server, so the whole suite still runs, on
- * embedded clusters only. The template of embedded clusters is made here once, before test files start in parallel.
+ * embedded clusters only. The template of embedded clusters is made here once, before test files start in parallel, and
+ * so is the container tests' base image (test/support/containers.ts).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   await ensureTemplate(clusterUser(process.env.SVC_PG_OS_USER || 'nobody'));
+  // the container tests' base image, once per machine (it stays in the engine's image store)
+  await ensureBaseImage();
   let standIn: EmbeddedCluster | undefined;
   let adminUrl = DEFAULT_ADMIN_URL;
   const server = await answers(DEFAULT_ADMIN_URL);

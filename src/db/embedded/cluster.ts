@@ -148,7 +148,7 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
         lost.abort(new Error(`the throwaway database (DATABASE_URL=memory) stopped unexpectedly (${exitCause(code, signal, pm.tail())}): memory mode keeps nothing across a database crash`));
         // nothing will use its files again: they go now, not only once svc's stop reaches them (stop() removes what a
         // backend still exiting may have left)
-        void rm(root, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
+        void rm(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }).catch(() => {});
         return;
       }
       log.error('embedded PostgreSQL exited unexpectedly; restarting it', { code, signal, log: pm.tail() });
@@ -192,7 +192,8 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
         current.child.kill('SIGKILL');
         await current.exited;
       }
-      if (root) rmSync(root, { recursive: true, force: true });
+      // a backend of a killed postmaster may still be writing as it exits: retry while the folder refills (ENOTEMPTY)
+      if (root) rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
 }

@@ -77,6 +77,8 @@ export interface AgentEnvironmentsTable {
   workspace_directory: ColumnType<string, string | undefined, string>;
   spec: Json<Record<string, unknown>>;
   sealed: string | null;
+  /** What the sandbox holds once set up (`/home/.svc/sandbox-mark`); null until the first time. */
+  sandbox_mark: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -88,6 +90,8 @@ export interface AgentEnvironmentFilesTable {
   content: Uint8Array;
   size_bytes: number;
   file_id: string | null;
+  /** Whether this version of the file is in the session's sandbox. */
+  delivered: ColumnType<boolean, boolean | undefined, boolean>;
   updated_at: Timestamp;
 }
 

@@ -18,7 +18,7 @@ import { usageByModel, usageEventRows, type UsageEventRow, type UsageCounts, typ
 import { getSessionRow } from './sessions/sessions.repo.ts';
 import type { ProviderKeys } from './provider-keys/index.ts';
 import type { MemoryDeps } from './memory/index.ts';
-import { createSessionFor, shutdownSession, type PlacedSession } from './sessions/sessions.service.ts';
+import { createSessionFor, placeSession, shutdownSession, type PlaceOptions, type PlacedSession } from './sessions/sessions.service.ts';
 
 /**
  * What other modules (the /v1 agents API) may use of the conductor: narrow services over its tables, never the
@@ -65,8 +65,10 @@ export interface RunsService {
 }
 
 export interface SessionsService {
-  /** Places a new runner session for the profile. */
-  create(tenantId: string, profile: ProfileSpec): Promise<PlacedSession>;
+  /** Places a new runner session for the profile (`sandboxOf`: beside that session, sharing its sandbox). */
+  create(tenantId: string, profile: ProfileSpec, opts?: PlaceOptions): Promise<PlacedSession>;
+  /** The client of the runner holding the session, hydrating it there first when its runner lost it; 404, 503. */
+  place(tenantId: string, sessionId: string, opts?: PlaceOptions): Promise<RunnerClient>;
   shutdown(tenantId: string, sessionId: string, opts?: { dropProfile?: boolean }): Promise<void>;
   /** The client of the healthy runner holding the session now; undefined when there is none (or it is shut down). */
   runnerOf(tenantId: string, sessionId: string): Promise<RunnerClient | undefined>;
@@ -95,7 +97,8 @@ export function createConductorServices(deps: FeatureDeps): ConductorServices {
       usageEvents: (tenantId, w, page) => withTenant(deps.db, tenantId, (tx) => usageEventRows(tx, w, page)),
     },
     sessions: {
-      create: (tenantId, profile) => createSessionFor(run, tenantId, profile),
+      create: (tenantId, profile, opts) => createSessionFor(run, tenantId, profile, opts),
+      place: async (tenantId, sessionId, opts) => (await placeSession(run, tenantId, sessionId, opts)).client,
       shutdown: (tenantId, sessionId, opts) => shutdownSession(run, tenantId, sessionId, opts),
       async runnerOf(tenantId, sessionId) {
         const row = await withTenant(deps.db, tenantId, (tx) => getSessionRow(tx, sessionId));

@@ -32,8 +32,9 @@ import { leaseRoutes } from './workers/leases.routes.ts';
 import { createSessionTokens } from './mcp/session-token.ts';
 import { sessionMcpUrl } from './runs/runs.service.ts';
 import { createSandbox } from './sandbox/index.ts';
-import { createCommandRunner } from './substrates/process/commands.ts';
+import { createCommandRunner, type CommandRunner } from './substrates/process/commands.ts';
 import { createProcessSubstrate } from './substrates/process/worker-process.ts';
+import { createContainerSubstrate } from './substrates/container/container-substrate.ts';
 import type { WorkerSubstrate } from './substrates/substrate.ts';
 import { createSandboxWorkers, type UploadLimits } from './workers/sandbox/sandbox-workers.ts';
 import { callbackRoutes } from './workers/sandbox/callbacks.routes.ts';
@@ -110,6 +111,10 @@ export function createRunner(deps: RunnerDeps): Runner {
   const profiles = createRegistry<ProfileSpec>();
   const pools = createRegistry<PoolSpec>();
   const substrates = new Map<string, WorkerSubstrate>([['process', createProcessSubstrate(sandbox)]]);
+  if (deps.config.container) {
+    const container = createContainerSubstrate({ config: deps.config.container, runnerId: `runner-${hash}`, adoptGraceMs: deps.config.adoptGraceMs });
+    substrates.set(container.id, container);
+  }
   for (const s of deps.substrates ?? []) substrates.set(s.id, s);
   let mcpApp: Hono<RunnerEnv> | undefined;
   const sandboxWorkers = createSandboxWorkers({
@@ -140,7 +145,16 @@ export function createRunner(deps: RunnerDeps): Runner {
   const conductorTarget = deps.conductor ?? (deps.config.conductorUrl ? { baseUrl: deps.config.conductorUrl } : undefined);
   const conductor = conductorTarget ? createRunCallbacksClient(conductorTarget) : undefined;
   const memory = conductorTarget ? createMemoryClient(conductorTarget) : undefined;
-  const toolkit = createToolkit({ vfs, pools, conductor, memory, commands: createCommandRunner(sandbox) });
+  const processCommands = createCommandRunner(sandbox);
+  // a container session's commands run in its container; every other session's in the runner's command sandbox
+  const commands: CommandRunner = {
+    run(spec, session) {
+      const rec = session.sessionId ? sessions.findLive(session.sessionId) : undefined;
+      const inWorker = rec ? sandboxWorkers.commandsOf(rec) : undefined;
+      return inWorker ? inWorker(spec) : processCommands.run(spec, session);
+    },
+  };
+  const toolkit = createToolkit({ vfs, pools, conductor, memory, commands });
   const registry = deps.metrics ?? createMetrics();
   const metrics = createRunnerMetrics(registry, function* () {
     for (const s of sessions.all()) yield s.status;
@@ -203,7 +217,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     app: app as unknown as Hono,
     mcpApp: mcpApp as unknown as Hono,
     ready,
-    readiness: runnerReadiness({ started: () => started, slots }),
+    readiness: runnerReadiness({ started: () => started, slots, substrates: [...substrates.values()] }),
     info,
     sessionMcpUrl: (sessionId) => sessionMcpUrl(publicUrl, sessionId, tokens),
     announce(conductorUrl) {
@@ -213,6 +227,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       slots.close();
       closing.abort(new Error('runner shutting down'));
       await sandboxWorkers.close();
+      await Promise.all([...substrates.values()].map((s) => s.close?.()));
     },
   };
 }

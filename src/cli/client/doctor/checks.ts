@@ -69,16 +69,13 @@ export function runChecks(i: DoctorInput): Check[] {
   if (!i.apiKey) out.push(check('api-key', 'fail', 'no API key', `${LOGIN}, or set SVC_API_KEY`));
   else if (isTenantKey(i.apiKey)) out.push(check('api-key', 'pass', maskKey(i.apiKey)!));
   else out.push(check('api-key', 'warn', `${maskKey(i.apiKey)} does not look like an svc tenant key (ao_<env>_<random>)`, LOGIN));
-  // 7. reachable
+  // 7. reachable, and ready: /readyz names what the server's dependencies answer (its container engine among them)
   const h = i.probes.health;
-  if (!h) out.push(check('api-reachable', 'skip', 'no usable API URL'));
-  else if (!h.ok) out.push(check('api-reachable', 'fail', `GET /healthz: ${h.error}`, 'check the API URL and that the server is running'));
-  else if (h.status !== 200) out.push(check('api-reachable', 'fail', `GET /healthz answered ${h.status}`, 'check the API URL: it should point at an svc conductor'));
-  else out.push(check('api-reachable', 'pass', `GET /healthz 200 in ${h.ms} ms`));
+  out.push(reachability(h));
   const reachable = !!h?.ok;
   // 8. key valid
   out.push(keyValid(i, reachable));
-  // 9. clock skew, 10. server version: from the /healthz response
+  // 9. clock skew, 10. server version: from the /readyz response
   out.push(clockSkew(h));
   out.push(serverVersion(h, i.cliVersion));
   // 11. dashboard
@@ -88,6 +85,28 @@ export function runChecks(i: DoctorInput): Check[] {
   else if (d.status >= 500) out.push(check('dashboard-reachable', 'warn', `${ctx.dashboardUrl} answered ${d.status}`));
   else out.push(check('dashboard-reachable', 'pass', `${ctx.dashboardUrl}${ctx.defaults.includes('dashboardUrl') ? ' (default)' : ''} answered in ${d.ms} ms`));
   return out;
+}
+
+interface Readyz {
+  status?: string;
+  error?: string;
+  checks?: Array<{ name: string; ok: boolean; detail?: string; error?: string }>;
+}
+
+/**
+ * `GET /readyz`: 200 is reachable and ready; 503 with svc's readiness body is reachable but not ready (a warning naming
+ * why); anything else is not an svc server. A container engine the server reports is named either way.
+ */
+function reachability(h: Probe | undefined): Check {
+  const name = 'api-reachable';
+  if (!h) return check(name, 'skip', 'no usable API URL');
+  if (!h.ok) return check(name, 'fail', `GET /readyz: ${h.error}`, 'check the API URL and that the server is running');
+  const body = (typeof h.body === 'object' && h.body !== null ? h.body : {}) as Readyz;
+  const engine = body.checks?.find((c) => c.name === 'container engine');
+  const engineText = engine?.ok && engine.detail ? `; container engine: ${engine.detail}` : '';
+  if (h.status === 200) return check(name, 'pass', `GET /readyz 200 in ${h.ms} ms${engineText}`);
+  if (h.status === 503 && body.status === 'not ready') return check(name, 'warn', `reachable, not ready: ${body.error ?? 'no reason given'}${engineText}`, 'see the server log and its GET /readyz');
+  return check(name, 'fail', `GET /readyz answered ${h.status}`, 'check the API URL: it should point at an svc conductor');
 }
 
 function keyValid(i: DoctorInput, reachable: boolean): Check {

@@ -7,7 +7,8 @@ import { findEnvironment, writeFile } from './environments.service.ts';
 import { environmentFileSizes } from './environments.repo.ts';
 
 /**
- * Files of an environment's workspace (routes 27–28). Listing is a token page (spec §4.2): `next` is an opaque
+ * Files of an environment's workspace (routes 27–28). An added file is stored here and written into the session's
+ * sandbox before its next turn. Listing is a token page (spec §4.2): `next` is an opaque
  * token the SDK sends back as `page`; order is by case-sensitive path components (`/w/a/b` before `/w/a-b`),
  * `desc` by default; `path` restricts the listing to one directory and everything below it.
  */
@@ -30,7 +31,9 @@ export type FileInput = { type: 'inline'; path: string; data: string } | { type:
 export async function addEnvironmentFile(deps: ResourceDeps, tenantId: string, environmentId: string, input: FileInput): Promise<EnvironmentFile> {
   return withTenant(deps.db, tenantId, async (tx) => {
     const env = await findEnvironment(tx, environmentId);
-    if (env.status !== 'connected') throw badRequest(`environment_id: environment ${environmentId} is ${env.status}; files can be added only while it is connected`, 'environment_not_connected');
+    // a file added now reaches the session's sandbox before its next turn (workspace-sync.ts), even while the
+    // environment is still pending (not set up yet) or disconnected (its runner is back by then, or the turn says so)
+    if (env.status === 'failed' || env.status === 'expired') throw badRequest(`environment_id: environment ${environmentId} is ${env.status}; its session can no longer run, so files can no longer be added`, 'environment_not_connected');
     const path = normalizeAbsolute(input.path);
     if (!path || !isInside(path, env.workspace_directory)) throw badRequest(`path: expected an absolute path inside ${env.workspace_directory}`);
     let content: Uint8Array;

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Tx } from '../../../db/index.ts';
 import { jsonb } from '../../../db/index.ts';
 import type { EnvironmentStatus } from '../../../db/types.ts';
@@ -24,7 +25,11 @@ export async function setEnvironmentStatusRow(tx: Tx, id: string, status: Enviro
 }
 
 export function selectEnvironmentSecrets(tx: Tx, id: string) {
-  return tx.selectFrom('agent_environments').select(['spec', 'sealed', 'workspace_directory', 'status']).where('id', '=', id).executeTakeFirst();
+  return tx.selectFrom('agent_environments').select(['spec', 'sealed', 'workspace_directory', 'status', 'sandbox_mark']).where('id', '=', id).executeTakeFirst();
+}
+
+export async function setSandboxMark(tx: Tx, id: string, mark: string): Promise<void> {
+  await tx.updateTable('agent_environments').set({ sandbox_mark: mark }).where('id', '=', id).execute();
 }
 
 export async function deleteEnvironmentRow(tx: Tx, id: string): Promise<void> {
@@ -35,9 +40,30 @@ export async function upsertEnvironmentFile(tx: Tx, f: { tenantId: string; envir
   const { content, fileId } = f;
   await tx
     .insertInto('agent_environment_files')
-    .values({ environment_id: f.environmentId, tenant_id: f.tenantId, path: f.path, content, size_bytes: content.byteLength, file_id: fileId })
-    .onConflict((oc) => oc.columns(['environment_id', 'path']).doUpdateSet({ content, size_bytes: content.byteLength, file_id: fileId, updated_at: new Date() }))
+    .values({ environment_id: f.environmentId, tenant_id: f.tenantId, path: f.path, content, size_bytes: content.byteLength, file_id: fileId, delivered: false })
+    .onConflict((oc) => oc.columns(['environment_id', 'path']).doUpdateSet({ content, size_bytes: content.byteLength, file_id: fileId, delivered: false, updated_at: new Date() }))
     .execute();
+}
+
+/** Files not (or not in this version) in the session's sandbox yet, with their bytes, by path. */
+export function undeliveredFiles(tx: Tx, environmentId: string) {
+  return tx.selectFrom('agent_environment_files').select(['path', 'content']).where('environment_id', '=', environmentId).where('delivered', '=', false).orderBy('path').execute();
+}
+
+/** Marks a file delivered, unless it changed since (its bytes are no longer `sha256`). */
+export async function markDelivered(tx: Tx, environmentId: string, path: string, sha256: Uint8Array): Promise<void> {
+  await tx
+    .updateTable('agent_environment_files')
+    .set({ delivered: true })
+    .where('environment_id', '=', environmentId)
+    .where('path', '=', path)
+    .where(sql<boolean>`sha256(content) = ${sha256}`)
+    .execute();
+}
+
+/** Every file is to be delivered again (the sandbox lost them). */
+export async function markAllUndelivered(tx: Tx, environmentId: string): Promise<void> {
+  await tx.updateTable('agent_environment_files').set({ delivered: false }).where('environment_id', '=', environmentId).execute();
 }
 
 /** Workspace files with their bytes, by path. */
@@ -88,4 +114,9 @@ export function skillVersions(tx: Tx, skillId: string) {
 
 export function skillVersionInfo(tx: Tx, skillId: string, version: number) {
   return tx.selectFrom('agent_skill_versions').select(['id', 'name', 'description', 'version']).where('skill_id', '=', skillId).where('version', '=', version).executeTakeFirst();
+}
+
+/** The zip of one version of a skill (what an environment's skill reference installs); undefined when it is gone. */
+export async function skillVersionArchive(tx: Tx, skillId: string, version: number): Promise<Uint8Array | undefined> {
+  return (await tx.selectFrom('agent_skill_versions').select('archive').where('skill_id', '=', skillId).where('version', '=', version).executeTakeFirst())?.archive;
 }

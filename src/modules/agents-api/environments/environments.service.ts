@@ -13,6 +13,7 @@ import { applyHosted, emptySecrets, emptySpec, NETWORK_RANK, type HostedSecrets,
 import { loadTemplate } from './templates.service.ts';
 import { needsSetup } from './setup.ts';
 import { deleteEnvironmentRow, environmentFiles, insertEnvironment, selectEnvironment, selectEnvironmentSecrets, setEnvironmentSpec, setEnvironmentStatusRow, skillVersionInfo, skillVersions, upsertEnvironmentFile } from './environments.repo.ts';
+export type { EnvironmentSpec };
 
 /**
  * Environments: created with a session (there is no standalone create route), read through
@@ -67,9 +68,15 @@ const aad = (tenantId: string, id: string) => `agent_environments:${tenantId}:${
 /**
  * Creates the environment of a new session from its `environment` param: the template first, inline fields over it,
  * omitted fields inherited; a network override may not widen the template's policy. `prefix` starts the `param` of
- * 400s (`environment.` from session creation).
+ * 400s (`environment.` from session creation); `check` sees the merged secrets first (the session's stdio MCP servers'
+ * `env_vars` must name variables of its `env`).
  */
-export async function createEnvironment(deps: ResourceDeps, tenantId: string, input: EnvironmentInput, opts: { sessionId?: string | null; prefix?: string } = {}): Promise<EnvironmentResource> {
+export async function createEnvironment(
+  deps: ResourceDeps,
+  tenantId: string,
+  input: EnvironmentInput,
+  opts: { sessionId?: string | null; prefix?: string; check?: (secrets: HostedSecrets) => void } = {},
+): Promise<EnvironmentResource> {
   const prefix = opts.prefix ?? 'environment.';
   if (input.type === 'none') return { type: 'none' };
   if (input.type === 'self_hosted') throw badRequest(`${prefix}type: self_hosted environments are coming soon; use openai_hosted or none`);
@@ -85,6 +92,7 @@ export async function createEnvironment(deps: ResourceDeps, tenantId: string, in
     if (templateId && NETWORK_RANK[merged.spec.network.access] > NETWORK_RANK[base.spec.network.access]) {
       throw badRequest(`${prefix}network.access: may not widen the template's network policy (${base.spec.network.access})`);
     }
+    opts.check?.(merged.secrets); // before anything is written: a refusal leaves no row behind
     const id = prefixedId('env');
     const spec: EnvironmentSpec = {
       capability_directories: merged.spec.capability_directories,
@@ -176,7 +184,7 @@ export async function readEnvironmentSetup(deps: ResourceDeps, tenantId: string,
   return withTenant(deps.db, tenantId, async (tx) => {
     const row = found(await selectEnvironmentSecrets(tx, id), `No such environment: ${id}`);
     const secrets = row.sealed ? openJson<HostedSecrets>(deps.box, row.sealed, aad(tenantId, id)) : emptySecrets();
-    return { spec: row.spec as unknown as EnvironmentSpec, secrets, status: row.status };
+    return { spec: row.spec as unknown as EnvironmentSpec, secrets, status: row.status, mark: row.sandbox_mark, workspaceDirectory: row.workspace_directory };
   });
 }
 

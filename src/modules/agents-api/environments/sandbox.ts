@@ -4,13 +4,13 @@ import type { ConductorServices } from '../../conductor/index.ts';
 import { AppError } from '../../../shared/errors.ts';
 import type { ResourceDeps } from '../deps.ts';
 import { isInside } from '../validation.ts';
-import { readWorkspace } from './environments.service.ts';
 
 /**
  * The sandbox of a hosted environment: the session's runner session on the runner's process substrate. Its profile
  * gets the file tools and `run_command` (cwd `/work`); the environment's workspace (`/workspace/...` by default) is
- * `/work/...` there. This file seeds the workspace into `/work` before the first turn and reads `/work` back (for
- * artifacts), always through the runner's tool endpoint (`invokeTool`), so it works wherever the runner runs.
+ * `/work/...` there. This file writes files into the sandbox (workspace-sync.ts delivers the environment's) and reads
+ * `/work` back (for artifacts), always through the runner's tool endpoint (`invokeTool`), so it works wherever the
+ * runner runs.
  *
  * Bytes: text files go through `fs_write`; anything that is not valid UTF-8, and every read, goes through
  * `run_command` with base64 in chunks that fit its 64 KiB output cap, so content is byte-exact.
@@ -63,33 +63,36 @@ export function workspacePath(workspaceDirectory: string, rel: string): string {
   return `${workspaceDirectory === '/' ? '' : workspaceDirectory}/${rel}`;
 }
 
-/** Writes the environment's workspace files into the session's `/work` (before its first turn). */
-export async function seedWorkspace(deps: SandboxDeps, tenantId: string, sessionId: string, environmentId: string): Promise<void> {
-  const ws = await readWorkspace(deps.resources, tenantId, environmentId);
-  if (ws.files.length === 0) return;
-  const client = await sandboxRunner(deps, tenantId, sessionId);
-  if (!client) throw new AppError(503, 'the sandbox of the session is not reachable');
-  const utf8 = new TextDecoder('utf-8', { fatal: true });
-  for (const f of ws.files) {
-    const rel = sandboxPath(ws.workspaceDirectory, f.path);
-    if (!rel) continue;
-    let text: string | undefined;
-    try {
-      text = utf8.decode(f.content);
-    } catch {
-      text = undefined;
-    }
-    if (text !== undefined) {
-      await tool(client, tenantId, sessionId, 'fs_write', { path: `${SANDBOX_DIR}/${rel}`, content: text });
-      continue;
-    }
-    const b64 = Buffer.from(f.content).toString('base64');
-    const step = (CHUNK / 3) * 4;
-    for (let i = 0; i === 0 || i < b64.length; i += step) {
-      const redirect = i === 0 ? '>' : '>>';
-      await tool(client, tenantId, sessionId, 'run_command', sh(`mkdir -p -- "$(dirname -- "$2")" && printf %s "$1" | base64 -d ${redirect} "$2"`, b64.slice(i, i + step), `./${rel}`));
-    }
+/**
+ * Writes `content` to `path` (absolute, in the sandbox: `/work/...` or `/home/...`), parent folders created: UTF-8
+ * text through `fs_write`, anything else through `run_command` in base64 chunks, byte for byte.
+ */
+export async function writeSandboxFile(client: RunnerClient, tenantId: string, sessionId: string, path: string, content: Uint8Array): Promise<void> {
+  let text: string | undefined;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(content);
+  } catch {
+    text = undefined;
   }
+  if (text !== undefined) {
+    await tool(client, tenantId, sessionId, 'fs_write', { path, content: text });
+    return;
+  }
+  const b64 = Buffer.from(content).toString('base64');
+  const step = (CHUNK / 3) * 4;
+  for (let i = 0; i === 0 || i < b64.length; i += step) {
+    const redirect = i === 0 ? '>' : '>>';
+    await tool(client, tenantId, sessionId, 'run_command', sh(`mkdir -p -- "$(dirname -- "$2")" && printf %s "$1" | base64 -d ${redirect} "$2"`, b64.slice(i, i + step), path));
+  }
+}
+
+/** Reads a small text file of the sandbox; undefined when there is none. */
+export async function readSandboxText(client: RunnerClient, tenantId: string, sessionId: string, path: string): Promise<string | undefined> {
+  const result = await client.invokeTool(tenantId, sessionId, 'fs_read', { path });
+  if (result.ok) return (result.value as { content: string }).content;
+  const error = (result.value as { error?: unknown } | null)?.error;
+  if (typeof error === 'string' && error.endsWith('no such file or directory')) return undefined;
+  throw new AppError(502, `sandbox fs_read failed: ${typeof error === 'string' ? error : JSON.stringify(result.value)}`);
 }
 
 async function readBytes(client: RunnerClient, tenantId: string, sessionId: string, rel: string): Promise<Uint8Array | undefined> {
@@ -105,13 +108,20 @@ async function readBytes(client: RunnerClient, tenantId: string, sessionId: stri
   }
 }
 
-/** Every regular file under the session's `/work` with its bytes (files over MAX_ARTIFACT_BYTES are left out). */
+/** Where installed skills and plugins are (the runner writes them before each run): not the session's work. */
+const SKILLS_REL = '.skills/';
+
+/**
+ * Every regular file under the session's `/work` with its bytes (files over MAX_ARTIFACT_BYTES are left out, and so
+ * is `/work/.skills`, where the environment's skills and plugins are installed).
+ */
 export async function collectSandboxFiles(client: RunnerClient, tenantId: string, sessionId: string): Promise<SandboxFile[]> {
   const listing = (await tool(client, tenantId, sessionId, 'fs_list', { path: SANDBOX_DIR, recursive: true, max_entries: MAX_ENTRIES })) as { entries: Array<{ path: string; type: string }> };
   const out: SandboxFile[] = [];
   for (const e of listing.entries) {
     if (e.type !== 'file' || !e.path.startsWith(`${SANDBOX_DIR}/`)) continue;
     const rel = e.path.slice(SANDBOX_DIR.length + 1);
+    if (rel.startsWith(SKILLS_REL)) continue;
     const content = await readBytes(client, tenantId, sessionId, rel);
     if (content) out.push({ rel, content, sha256: sha256(content) });
   }

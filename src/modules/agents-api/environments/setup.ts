@@ -1,25 +1,19 @@
-import { withTenant } from '../../../db/index.ts';
-import type { EnvironmentStatus } from '../../../db/types.ts';
 import { AppError, describeError } from '../../../shared/errors.ts';
 import { randomId } from '../../../shared/ids.ts';
 import type { SessionEventBody } from '../wire.ts';
-import { readEnvironmentSetup } from './environments.service.ts';
-import { setEnvironmentStatusRow } from './environments.repo.ts';
 import type { HostedSecrets, HostedSpec } from './hosted-spec.ts';
 import { sandboxRunner, SANDBOX_DIR, type SandboxDeps } from './sandbox.ts';
 import { WORKSPACE } from './environment.schema.ts';
 import type { LiveTurn } from '../turns/turn-state.ts';
 
 /**
- * Environments that set themselves up: before the first turn's first run, a `pending` hosted environment installs its
- * `packages` (npm and pip, into the sandbox's `/home/.local`) and runs its `setup_commands` in order, each as
- * `run_command` in the session's sandbox with the environment's `env`. Each step is a `command_execution` item of the
- * turn whose output arrives as `agent.output.command_execution_output.delta`; the environment is then `ready` and
- * `connected`, or `failed` with the failing step's output (and the session can no longer run). The `env` of the
- * environment reaches every later command too (each run carries it to the runner; it is stored sealed only).
+ * The setup of a hosted environment: its `packages` (npm and pip, into the sandbox's `/home/.local`), then its
+ * `setup_commands` in order, each as `run_command` in the session's sandbox with the environment's `env`. Each step is
+ * a `command_execution` item of the turn whose output arrives as `agent.output.command_execution_output.delta`. When
+ * it runs (before the first turn's first run, and again for a sandbox that was lost) is environment-turns.ts's call.
+ * The `env` of the environment reaches every later command too (each run carries it to the runner; stored sealed only).
  */
 export type Emit = (bodies: SessionEventBody[]) => void;
-export type Prepared = { env: Record<string, string> | undefined } | { error: { code: string; message: string } };
 
 /** Where packages go inside the sandbox (its `/home` is the session profile's own). */
 const PREFIX = '/home/.local';
@@ -60,10 +54,15 @@ export function setupPlan(spec: Pick<HostedSpec, 'packages'>, secrets: HostedSec
   return steps;
 }
 
+/** Where installed packages are found (`PATH`, `NODE_PATH`), when the environment installs any. */
+export function installEnv(spec: Pick<HostedSpec, 'packages'>): Record<string, string> {
+  const installs = spec.packages.npm.length > 0 || spec.packages.python.length > 0;
+  return installs ? { PATH, NODE_PATH: `${PREFIX}/lib/node_modules` } : {};
+}
+
 /** The variables every command of the environment gets: its `env`, plus where installed packages are found. */
 export function commandEnv(spec: Pick<HostedSpec, 'packages'>, secrets: HostedSecrets): Record<string, string> | undefined {
-  const installs = spec.packages.npm.length > 0 || spec.packages.python.length > 0;
-  const env = { ...(installs ? { PATH, NODE_PATH: `${PREFIX}/lib/node_modules` } : {}), ...secrets.env };
+  const env = { ...installEnv(spec), ...secrets.env };
   return Object.keys(env).length ? env : undefined;
 }
 
@@ -98,75 +97,41 @@ async function runStep(deps: SandboxDeps, tenantId: string, sessionId: string, s
 /** The turn a hook works for: its ids, and its output indices (setup steps are items of the turn). */
 export type TurnRef = Pick<LiveTurn, 'tenantId' | 'sessionId' | 'turnId'> & { translator: Pick<LiveTurn['translator'], 'nextOutputIndex'> };
 
-export interface EnvironmentTurnHooks {
-  /** Before a turn's first run: sets a pending environment up, reconnects a disconnected one; the env for commands. */
-  prepare(t: TurnRef, environment: { type: string; id?: string }, emit: Emit): Promise<Prepared>;
-  /** After a turn failed: a lost sandbox disconnects the environment. */
-  turnFailed(t: TurnRef, environment: { type: string; id?: string }, code: string, emit: Emit): Promise<void>;
+/** One finished item of a turn: a `command_execution` that is added and done at once (a note of what happened). */
+export function noteItem(t: TurnRef, emit: Emit, note: { command: string; cwd: string; output: string; status: 'completed' | 'incomplete' | 'failed' }): void {
+  const outputIndex = t.translator.nextOutputIndex();
+  const item = { type: 'command_execution', id: `cmd_${randomId(24)}`, command: note.command, cwd: note.cwd, duration_ms: null, exit_code: null, output: note.output, status: note.status, turn_id: t.turnId };
+  const base = { session_id: t.sessionId, turn_id: t.turnId };
+  emit([
+    { type: 'agent.session.turn.item.added', ...base, item: { ...item, output: null, status: 'in_progress' }, output_index: outputIndex },
+    { type: 'agent.session.turn.item.done', ...base, item, output_index: outputIndex },
+  ]);
 }
 
-/** Whether the runner holding the session answers now (asked, not taken from the fleet's last probe). */
-async function reachable(deps: SandboxDeps, tenantId: string, sessionId: string): Promise<boolean> {
-  const client = await sandboxRunner(deps, tenantId, sessionId).catch(() => undefined);
-  return client ? client.healthz() : false;
-}
-
-export function environmentHooks(deps: SandboxDeps): EnvironmentTurnHooks {
-  const setStatus = (tenantId: string, id: string, status: EnvironmentStatus) => withTenant(deps.resources.db, tenantId, (tx) => setEnvironmentStatusRow(tx, id, status));
-  const event = (sessionId: string, turnId: string | null, id: string, status: string, error: { code: string; message: string; type: string } | null = null): SessionEventBody => ({
-    type: `agent.session.environment.${status}`,
-    session_id: sessionId,
-    turn_id: turnId,
-    environment: { id, type: 'openai_hosted', status, error },
-  });
-
-  return {
-    async prepare({ tenantId, sessionId, turnId, translator }, environment, emit) {
-      if (environment.type !== 'openai_hosted' || !environment.id) return { env: undefined };
-      const id = environment.id;
-      const ws = await readEnvironmentSetup(deps.resources, tenantId, id);
-      const spec: Pick<HostedSpec, 'packages'> = ws.spec;
-      const env = commandEnv(spec, ws.secrets);
-      if (ws.status === 'failed') return { error: { code: 'sandbox_error', message: `the environment ${id} failed to set up` } };
-      if (ws.status === 'disconnected') {
-        if (!(await reachable(deps, tenantId, sessionId))) return { error: { code: 'connection_failed', message: `the environment ${id} is disconnected: the runner holding its sandbox does not answer` } };
-        await setStatus(tenantId, id, 'connected');
-        emit([event(sessionId, turnId, id, 'connected')]);
-        return { env };
-      }
-      if (ws.status !== 'pending') return { env };
-      for (const [n, step] of setupPlan(spec, ws.secrets).entries()) {
-        const itemId = `cmd_${randomId(24)}`;
-        const outputIndex = translator.nextOutputIndex();
-        const item = { type: 'command_execution', id: itemId, command: step.command, cwd: step.cwd, duration_ms: null, exit_code: null, output: null, status: 'in_progress', turn_id: turnId };
-        emit([{ type: 'agent.session.turn.item.added', session_id: sessionId, turn_id: turnId, item, output_index: outputIndex }]);
-        let r: StepResult;
-        try {
-          const delta = (text: string) => emit([{ type: 'agent.output.command_execution_output.delta', session_id: sessionId, turn_id: turnId, item_id: itemId, output_index: outputIndex, delta: text }]);
-          r = await runStep(deps, tenantId, sessionId, step, env, delta);
-        } catch (err) {
-          r = { ok: false, output: '', exitCode: null, durationMs: null, error: describeError(err) };
-        }
-        const done = { ...item, duration_ms: r.durationMs, exit_code: r.exitCode, output: r.output, status: r.ok ? 'completed' : 'failed' };
-        emit([{ type: 'agent.session.turn.item.done', session_id: sessionId, turn_id: turnId, item: done, output_index: outputIndex }]);
-        if (!r.ok) {
-          const tail = r.output.length > ERROR_OUTPUT_CHARS ? `…${r.output.slice(-ERROR_OUTPUT_CHARS)}` : r.output;
-          const message = `setup step ${n + 1} (${step.command}) failed: ${r.error}${tail ? `\n${tail}` : ''}`;
-          await setStatus(tenantId, id, 'failed');
-          emit([event(sessionId, turnId, id, 'failed', { code: 'setup_failed', message, type: 'sandbox_error' })]);
-          return { error: { code: 'sandbox_error', message } };
-        }
-      }
-      await setStatus(tenantId, id, 'connected');
-      emit([event(sessionId, turnId, id, 'ready'), event(sessionId, turnId, id, 'connected')]);
-      return { env };
-    },
-
-    async turnFailed({ tenantId, sessionId }, environment, code, emit) {
-      if (environment.type !== 'openai_hosted' || !environment.id || code !== 'connection_failed') return;
-      if (await reachable(deps, tenantId, sessionId)) return;
-      await setStatus(tenantId, environment.id, 'disconnected');
-      emit([event(sessionId, null, environment.id, 'disconnected', { code: 'sandbox_unreachable', message: 'the sandbox of the session is not reachable', type: 'sandbox_error' })]);
-    },
-  };
+/**
+ * Runs the setup steps in order, each a `command_execution` item of the turn with its output streamed; stops at the
+ * first that fails and answers why (the step, its error and the tail of its output), else undefined.
+ */
+export async function runSetup(deps: SandboxDeps, t: TurnRef, steps: readonly SetupStep[], env: Record<string, string> | undefined, emit: Emit): Promise<string | undefined> {
+  const { tenantId, sessionId, turnId } = t;
+  for (const [n, step] of steps.entries()) {
+    const itemId = `cmd_${randomId(24)}`;
+    const outputIndex = t.translator.nextOutputIndex();
+    const item = { type: 'command_execution', id: itemId, command: step.command, cwd: step.cwd, duration_ms: null, exit_code: null, output: null, status: 'in_progress', turn_id: turnId };
+    emit([{ type: 'agent.session.turn.item.added', session_id: sessionId, turn_id: turnId, item, output_index: outputIndex }]);
+    let r: StepResult;
+    try {
+      const delta = (text: string) => emit([{ type: 'agent.output.command_execution_output.delta', session_id: sessionId, turn_id: turnId, item_id: itemId, output_index: outputIndex, delta: text }]);
+      r = await runStep(deps, tenantId, sessionId, step, env, delta);
+    } catch (err) {
+      r = { ok: false, output: '', exitCode: null, durationMs: null, error: describeError(err) };
+    }
+    const done = { ...item, duration_ms: r.durationMs, exit_code: r.exitCode, output: r.output, status: r.ok ? 'completed' : 'failed' };
+    emit([{ type: 'agent.session.turn.item.done', session_id: sessionId, turn_id: turnId, item: done, output_index: outputIndex }]);
+    if (!r.ok) {
+      const tail = r.output.length > ERROR_OUTPUT_CHARS ? `…${r.output.slice(-ERROR_OUTPUT_CHARS)}` : r.output;
+      return `setup step ${n + 1} (${step.command}) failed: ${r.error}${tail ? `\n${tail}` : ''}`;
+    }
+  }
+  return undefined;
 }

@@ -1,5 +1,8 @@
 import type { Context } from 'hono';
 import { AsyncQueue } from '../../../shared/async-queue.ts';
+import { describeError } from '../../../shared/errors.ts';
+import { randomId } from '../../../shared/ids.ts';
+import { createLogger } from '../../../shared/log.ts';
 import { sseResponse as writeSse } from '../../../shared/sse.ts';
 import type { SessionEvent } from '../wire.ts';
 import type { EventStore, StoredSessionEvent } from './event-store.ts';
@@ -76,7 +79,33 @@ export async function subscribe(store: EventStore, tenantId: string, sessionId: 
   })();
 }
 
-/** Writes a subscription as SSE: `id:` = event_id, `event:` = type, JSON data; keep-alives are comment lines. */
-export function sseResponse(c: Context, events: AsyncGenerator<SessionEvent | null>, abort: AbortController): Response {
-  return writeSse(c, events, (e) => ({ id: e.event_id, event: e.type, data: JSON.stringify(e) }), abort);
+const log = createLogger('agents:events');
+
+/**
+ * Writes a subscription as SSE: `id:` = event_id, `event:` = type, JSON data; keep-alives are comment lines. A source
+ * that fails after the headers went out (the event log cannot be read) ends the stream with one `error` event (spec
+ * §5.2, `SessionError`; the SDK throws it), never a silent end that a client would take for a finished stream. That
+ * frame carries no `id:`, so a client that reconnects resumes after the last real event.
+ */
+export function sseResponse(c: Context, sessionId: string, events: AsyncGenerator<SessionEvent | null>, abort: AbortController): Response {
+  return writeSse(c, endingWithError(sessionId, events), (e) => (e.type === 'error' ? { event: e.type, data: JSON.stringify(e) } : { id: e.event_id, event: e.type, data: JSON.stringify(e) }), abort);
+}
+
+async function* endingWithError(sessionId: string, events: AsyncGenerator<SessionEvent | null>): AsyncGenerator<SessionEvent | null> {
+  let last: string | undefined;
+  try {
+    for await (const e of events) {
+      if (e) last = e.event_id;
+      yield e;
+    }
+  } catch (err) {
+    log.warn('a session event stream failed; ending it with an error event', { sessionId, error: describeError(err) });
+    const resume = last ? `reconnect with Last-Event-ID: ${last} to resume` : 'reconnect to resume';
+    yield {
+      event_id: `evt_error_${randomId(16)}`,
+      type: 'error',
+      session_id: sessionId,
+      error: { code: 'server_error', message: `the session's event stream failed on the server; ${resume}`, param: null, type: 'server_error' },
+    };
+  }
 }

@@ -70,6 +70,6 @@ export function eventRoutes(deps: EventsDeps): Hono<AgentsEnv> {
       const afterSeq = last ? parseEventId(sessionId, last) : undefined;
       const abort = new AbortController();
       const events = await subscribe(deps.store, tenantId, sessionId, { afterSeq, keepAliveMs: deps.keepAliveMs, signal: abort.signal });
-      return sseResponse(c, events, abort);
+      return sseResponse(c, sessionId, events, abort);
     });
 }

@@ -54,3 +54,16 @@ export async function softDeleteArtifact(tx: Tx, sessionId: string, id: string):
   const res = await tx.updateTable('agent_session_artifacts').set({ deleted_at: new Date(), content: null }).where('id', '=', id).where('session_id', '=', sessionId).where('deleted_at', 'is', null).executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
+
+/** The newest artifact of each path the session published, with its bytes (null for a deleted one), by path. */
+export function latestArtifacts(tx: Tx, sessionId: string) {
+  return tx
+    .selectFrom('agent_session_artifacts')
+    .distinctOn('path')
+    .select(['path', 'content'])
+    .where('session_id', '=', sessionId)
+    .orderBy('path')
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}

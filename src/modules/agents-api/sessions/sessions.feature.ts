@@ -7,7 +7,7 @@ import { createSubagents } from '../subagents/subagents.service.ts';
 import { createTurnEngine } from '../turns/engine.ts';
 import { functionToolRoutes } from '../turns/function-tools.routes.ts';
 import { publishArtifacts } from './artifacts.service.ts';
-import { environmentHooks } from '../environments/setup.ts';
+import { environmentHooks } from '../environments/environment-turns.ts';
 import { sessionRoutes } from './sessions.routes.ts';
 
 /**
@@ -22,7 +22,7 @@ export const sessionsFeature: AgentsFeature = ({ db, conductor, resources, model
   const artifacts = { db, conductor, resources, log: log.child('artifacts') };
   const onTurnEnd = async (tenantId: string, sessionId: string, turnId: string) => void (await publishArtifacts(artifacts, tenantId, sessionId, turnId));
   const engine = createTurnEngine({ db, conductor, store, models, box: resources.box, selfUrl: settings.selfUrl, log: log.child('turns'), onTurnEnd, followKeepAliveMs: settings.keepAliveMs, environments: environmentHooks({ conductor, resources }), signals, turnDeadlineMs: settings.turnDeadlineMs });
-  const subagents = createSubagents({ db, conductor, store, models, box: resources.box, engine, selfUrl: settings.selfUrl, log: log.child('subagents'), keepAliveMs: settings.keepAliveMs });
+  const subagents = createSubagents({ db, conductor, store, models, box: resources.box, engine, selfUrl: settings.selfUrl, log: log.child('subagents'), keepAliveMs: settings.keepAliveMs, turnDeadlineMs: settings.turnDeadlineMs });
   const sessions = { db, conductor, resources, store, models, engine, subagents, log, keepAliveMs: settings.keepAliveMs };
   let recovered: Promise<void> = Promise.resolve();
   return {

@@ -44,7 +44,7 @@ async function createStreaming(c: Context<AgentsEnv>, deps: SessionsDeps & { kee
       throw err;
     }
   }
-  return sseResponse(c, events, abort);
+  return sseResponse(c, session.id, events, abort);
 }
 
 export function sessionRoutes(deps: SessionsDeps & { keepAliveMs: number }): Hono<AgentsEnv> {

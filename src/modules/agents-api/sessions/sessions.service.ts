@@ -6,11 +6,12 @@ import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { AGENT_SESSION_PROFILE_PREFIX, prefixedId, randomId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
 import { sessionSnapshot } from '../agents/agent.config.ts';
-import { refuseStdioMcp } from '../turns/launch.ts';
+import { checkEnvVars, refuseStdioMcp } from '../turns/launch.ts';
 import { getAgentConfig } from '../agents/agents.service.ts';
 import type { ResourceDeps } from '../deps.ts';
 import { createEnvironment, getEnvironmentInfo } from '../environments/environments.service.ts';
-import { seedWorkspace } from '../environments/sandbox.ts';
+import { WORKSPACE } from '../environments/environment.schema.ts';
+import { seedSandbox } from '../environments/workspace-sync.ts';
 import type { EventStore } from '../events/event-store.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
 import { cursorPage, deletedObject, findOr404, type CursorPage, type CursorQuery } from '../../crud/index.ts';
@@ -84,9 +85,9 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
   const sessionId = placed.sessionId;
   let row;
   try {
-    const environment = await createEnvironment(deps.resources, tenantId, p.environment, { sessionId, prefix: 'environment.' });
+    const environment = await createEnvironment(deps.resources, tenantId, p.environment, { sessionId, prefix: 'environment.', check: (secrets) => checkEnvVars(agent.tools, secrets.env) });
     // the sandbox starts with the environment's workspace files, before any turn can run
-    if (environment.type !== 'none') await seedWorkspace(deps, tenantId, sessionId, environment.id);
+    if (environment.type !== 'none') await seedSandbox(deps, tenantId, sessionId, environment.id, WORKSPACE);
     row = await withTenant(deps.db, tenantId, (tx) =>
       insertSession(tx, {
         id: sessionId,

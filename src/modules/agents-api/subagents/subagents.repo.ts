@@ -79,6 +79,22 @@ export async function subagentRunnerSessions(tx: Tx, sessionId: string): Promise
   return rows.map((r) => r.runner_session_id!);
 }
 
+/**
+ * How deep the agent running on `runnerSessionId` is in the session: 0 for the session's own runner session, 1 for a
+ * subagent of the session's agent, 2 for a subagent of that one…; undefined when it is neither (another session's).
+ */
+export async function runDepth(tx: Tx, sessionId: string, runnerSessionId: string | undefined): Promise<number | undefined> {
+  if (!runnerSessionId) return undefined;
+  if (runnerSessionId === sessionId) return 0;
+  const subs = await tx.selectFrom('agent_subagents').select(['id', 'parent_agent_id', 'runner_session_id']).where('session_id', '=', sessionId).execute();
+  const byId = new Map(subs.map((s) => [s.id, s]));
+  let sub = subs.find((s) => s.runner_session_id === runnerSessionId);
+  if (!sub) return undefined;
+  let depth = 1;
+  for (; byId.has(sub.parent_agent_id) && depth <= subs.length; depth++) sub = byId.get(sub.parent_agent_id)!;
+  return depth;
+}
+
 /** Subagent turns not ended, across tenants (system scope: recovery at boot), with the replica that drove them. */
 export function unfinishedSubagentTurns(tx: Tx) {
   return tx

@@ -16,10 +16,10 @@ import type { SessionEventBody, SessionTurnError } from '../wire.ts';
 import { announceCall, answerCall } from './function-calls.ts';
 import { agentMcpUrls, endpointToolNames, endUserOf, openSecrets, promptOf, runMcpServers, sessionProfile, withSettings } from './launch.ts';
 import { addUsage } from './translate.ts';
-import { createTurnIo, newLiveTurn } from './turn-io.ts';
-import { answerText, createLocks, turnError, type LiveTurn, type ToolAnswer } from './turn-state.ts';
+import { createTurnIo, newLiveTurn, rootSite } from './turn-io.ts';
+import { answerText, createLocks, environmentExtras, turnError, type CallSite, type LiveTurn, type ToolAnswer } from './turn-state.ts';
 import { gateTurn } from './turn-gate.ts';
-import type { EnvironmentTurnHooks } from '../environments/setup.ts';
+import type { EnvironmentTurnHooks, Prepared } from '../environments/environment-turns.ts';
 import { createTurnInbox, DrivenElsewhere, type Signals } from './turn-inbox.ts';
 import { mcpBearers } from './mcp-auth.ts';
 import { idleWaiters } from '../../../shared/idle.ts';
@@ -36,8 +36,13 @@ export interface TurnEngine {
   admit(tenantId: string, sessionId: string, events: InputEvent[]): Promise<void>;
   /** Called by the function-tool endpoint when the model calls a function tool: announces it and waits for the answer. */
   callFunction(tenantId: string, sessionId: string, runId: string, name: string, args: unknown, signal: AbortSignal): Promise<{ text: string; isError: boolean }>;
-  /** The session's live turn when `runId` is its run in flight (subagent tools act in that turn). */
-  liveTurn(tenantId: string, sessionId: string, runId: string): LiveTurn | undefined;
+  /**
+   * The session's live turn and the place `runId`'s calls are announced: the turn itself when it is the turn's run in
+   * flight, else the turn of one of its subagents whose run it is (subagent tools act there).
+   */
+  callSite(tenantId: string, sessionId: string, runId: string): { turn: LiveTurn; site: CallSite } | undefined;
+  /** Answers the function calls turn `turnId` (a subagent's that ended) still waits on as failed; they end with it. */
+  endCalls(tenantId: string, sessionId: string, turnId: string): Promise<void>;
   /** Cancels the live turn of a session that is being deleted, without announcing anything more. */
   forget(sessionId: string): Promise<void>;
   /** Ends turns left behind by a conductor that stopped (at boot, for every tenant; and when such a session is read). */
@@ -103,12 +108,14 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
    */
   async function prepareThenLaunch(t: LiveTurn, row: SessionRow, messages: InputMessage[], environments: EnvironmentTurnHooks): Promise<void> {
     const emit = (bodies: SessionEventBody[]) => void (t.stop.signal.aborted || io.emit(t, bodies));
-    const env = await environments.prepare(t, row.environment, emit).catch((err) => ({ error: { code: 'sandbox_error', message: describeError(err) } }));
+    const env = await environments.prepare(t, row.environment, emit).catch((err): Prepared => ({ error: { code: 'sandbox_error', message: describeError(err) } }));
     await locked(t.sessionId, async () => {
       if (live.get(t.sessionId) !== t || t.cancelling) return;
-      // an environment that cannot be set up fails the turn, and the session with it: it can no longer run
-      if ('error' in env) return finish(t, 'failed', turnError(env.error.message, env.error.code), env.error.code === 'sandbox_error');
+      // an environment that cannot be set up fails the turn, and the session with it (`fatal`): it can no longer run
+      if ('error' in env) return finish(t, 'failed', turnError(env.error.message, env.error.code), env.fatal === true);
       t.env = env.env;
+      t.environment = env.environment;
+      t.skills = env.skills;
       await launch(t, row, messages);
     }).catch((err) => deps.log.error('starting a turn failed', { sessionId: t.sessionId, error: String(err) }));
   }
@@ -123,11 +130,11 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
       const secrets = openSecrets(deps.box, t.tenantId, t.sessionId, row.secrets);
       const bearers = await mcpBearers({ db: deps.db, box: deps.box, tenantFetch: deps.conductor.tenantFetch }, t.tenantId, row);
       // the worker waits a minute longer than the deadline, so the call ends with the deadline's answer, not a timeout
-      const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, runToken, agent: row.agent, secrets, bearers, callTimeoutMs: turnDeadlineMs + 60_000 });
+      const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, runToken, agent: row.agent, secrets, bearers, callTimeoutMs: turnDeadlineMs + 60_000, environment: t.environment });
       const profile = sessionProfile(row.profile_name, row.agent, row.environment, model.model);
       const body = { id: runId, profile: row.profile_name, sessionId: t.sessionId, prompt: promptOf(messages), ...endUserOf(row.metadata) };
       const keySource = deps.models.parse(row.agent.model).kind === 'byok' ? 'tenant' : 'platform';
-      await deps.conductor.runs.create(t.tenantId, body, { profile, extras: { model, mcpServers, ...(t.env ? { env: t.env } : {}) }, keySource, tenantMcp: agentMcpUrls(row.agent) });
+      await deps.conductor.runs.create(t.tenantId, body, { profile, extras: { model, mcpServers, ...environmentExtras(t) }, keySource, tenantMcp: agentMcpUrls(row.agent) });
     } catch (err) {
       await finish(t, 'failed', turnError(describeError(err)));
       return;
@@ -253,7 +260,8 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
         for (const ev of events) {
           if (ev.type !== 'agent.session.input.tool_result') continue;
           const t = live.get(sessionId);
-          if (!t || t.turnId !== ev.turn_id || !t.pending.has(ev.call_id)) throw unknownPendingCall(ev.call_id);
+          // the call of the session's own turn or of one of its subagents' turns: `turn_id` says which
+          if (!t || t.pending.get(ev.call_id)?.site.turnId !== ev.turn_id) throw unknownPendingCall(ev.call_id);
         }
         for (const ev of events) {
           const t = live.get(sessionId);
@@ -275,11 +283,17 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
       });
   }
 
+  function siteOf(tenantId: string, sessionId: string, runId: string): { turn: LiveTurn; site: CallSite } | undefined {
+    const t = live.get(sessionId);
+    if (!t || t.cancelling || t.tenantId !== tenantId) return undefined;
+    const site = t.runId === runId ? rootSite(t, io) : t.subRuns.get(runId);
+    return site && { turn: t, site };
+  }
+
   async function callHere(tenantId: string, sessionId: string, runId: string, name: string, args: unknown, signal: AbortSignal): Promise<{ text: string; isError: boolean }> {
     const registered = await locked(sessionId, async () => {
-      const t = live.get(sessionId);
-      if (!t || t.runId !== runId || t.cancelling || t.tenantId !== tenantId) return undefined;
-      return announceCall(deps.db, io, t, name, args);
+      const found = siteOf(tenantId, sessionId, runId);
+      return found && announceCall(deps.db, io, found.turn, found.site, name, args);
     });
     if (!registered) return { text: 'this function call does not belong to a live turn of the session', isError: true };
     const abandoned = new Promise<ToolAnswer>((resolve) => signal.addEventListener('abort', () => resolve({ success: false, error: 'the call was abandoned' }), { once: true }));
@@ -288,7 +302,8 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
       const error = `no tool_result arrived within the turn's deadline (${Math.round(turnDeadlineMs / 1000)} s)`;
       void locked(sessionId, async () => {
         const t = live.get(sessionId);
-        if (t?.pending.has(registered.callId)) await answerCall(deps.db, io, t, { type: 'agent.session.input.tool_result', turn_id: t.turnId, call_id: registered.callId, success: false, error });
+        const call = t?.pending.get(registered.callId);
+        if (t && call) await answerCall(deps.db, io, t, { type: 'agent.session.input.tool_result', turn_id: call.site.turnId, call_id: registered.callId, success: false, error });
       }).catch((err) => deps.log.warn('ending an unanswered function call failed', { sessionId, error: String(err) }));
     }, turnDeadlineMs);
     try {
@@ -315,9 +330,16 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
       return callHere(tenantId, sessionId, runId, name, args, signal);
     },
 
-    liveTurn(tenantId, sessionId, runId) {
-      const t = live.get(sessionId);
-      return t && t.runId === runId && !t.cancelling && t.tenantId === tenantId ? t : undefined;
+    callSite: siteOf,
+
+    endCalls(tenantId, sessionId, turnId) {
+      return locked(sessionId, async () => {
+        const t = live.get(sessionId);
+        if (!t || t.tenantId !== tenantId) return;
+        for (const call of [...t.pending.values()].filter((c) => c.site.turnId === turnId)) {
+          await answerCall(deps.db, io, t, { type: 'agent.session.input.tool_result', turn_id: turnId, call_id: call.callId, success: false, error: 'the turn that made the call ended' });
+        }
+      });
     },
 
     forget(sessionId) {

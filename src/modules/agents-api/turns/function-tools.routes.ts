@@ -10,6 +10,7 @@ import { getSessionRow } from '../sessions/sessions.repo.ts';
 import type { TurnEngine } from './engine.ts';
 import type { Subagents } from '../subagents/subagents.service.ts';
 import { functionTools, subagentTools } from './launch.ts';
+import { runDepth } from '../subagents/subagents.repo.ts';
 
 /** The MCP SDK's server side, imported on the first function-tool request (most servers never serve one). */
 let sdk:
@@ -23,7 +24,9 @@ const loadSdk = () =>
  * tools in front of the model. The worker of a turn's run connects with that run's token (the conductor's `/api`
  * middleware authenticates it); a call is handed to the turn engine, which announces it to the client and answers
  * the model with the client's `tool_result`. A `multi_agent` agent's subagent tools are served here too (the subagents
- * service runs them). Stateless JSON mode, one server per request, as the runner's endpoint.
+ * service runs them). The runs of the session's subagents use it too: the same function tools, and the subagent tools
+ * while they are less than MAX_SUBAGENT_DEPTH deep. Stateless JSON mode, one server per request, as the runner's
+ * endpoint.
  */
 export function functionToolRoutes(deps: { db: Kysely<DB>; conductor: ConductorServices; engine: TurnEngine; subagents: Subagents; version: string }): Hono<AgentsEnv> {
   return new Hono<AgentsEnv>().all('/agent-sessions/:id/function-tools/mcp', async (c) => {
@@ -33,13 +36,14 @@ export function functionToolRoutes(deps: { db: Kysely<DB>; conductor: ConductorS
     const sessionId = c.req.param('id');
     const row = await withTenant(deps.db, principal.tenantId, (tx) => getSessionRow(tx, sessionId));
     const run = await deps.conductor.runs.get(principal.tenantId, runId).catch(undefinedIfNotFound);
-    // a run token opens the function tools of its own session only
-    if (!row || run?.subTask.sessionId !== sessionId) throw notFound(`unknown session: ${sessionId}`);
+    // a run token opens the function tools of its own session only: a run of the session, or of one of its subagents
+    const depth = row && run ? await withTenant(deps.db, principal.tenantId, (tx) => runDepth(tx, sessionId, run.subTask.sessionId as string | undefined)) : undefined;
+    if (!row || depth === undefined) throw notFound(`unknown session: ${sessionId}`);
     if (c.req.method === 'GET') {
       return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'this endpoint is stateless and offers no server-initiated stream' }, id: null }, 405, { Allow: 'POST, DELETE' });
     }
     const subagentNames = new Set(subagentTools(row.agent).map((t) => t.name));
-    const tools = [...functionTools(row.agent).filter((t) => !subagentNames.has(t.name)), ...subagentTools(row.agent)];
+    const tools = [...functionTools(row.agent).filter((t) => !subagentNames.has(t.name)), ...subagentTools(row.agent, depth)];
     const [{ McpServer }, { WebStandardStreamableHTTPServerTransport }, { CallToolRequestSchema, ListToolsRequestSchema }] = await loadSdk();
     const server = new McpServer({ name: 'svc-function-tools', version: deps.version }, { capabilities: { tools: {} } });
     server.server.setRequestHandler(ListToolsRequestSchema, () => ({

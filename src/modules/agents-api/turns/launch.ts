@@ -24,8 +24,16 @@ export function functionTools(agent: SessionAgent): Array<{ name: string; descri
 export const SPAWN_SUBAGENT = 'spawn_subagent';
 export const MESSAGE_SUBAGENT = 'send_subagent_input';
 
-export function subagentTools(agent: SessionAgent): Array<{ name: string; description: string; parameters: Record<string, unknown> }> {
-  if (!agent.multi_agent?.enabled) return [];
+/**
+ * How deep subagents nest: the session's agent is depth 0, its subagents 1, theirs 2, and so on; an agent at this
+ * depth is not given the subagent tools (the spec lists nested subagents and states no limit: this one keeps a
+ * runaway chain finite).
+ */
+export const MAX_SUBAGENT_DEPTH = 3;
+
+/** The subagent tools of an agent at `depth` (0: the session's own). */
+export function subagentTools(agent: SessionAgent, depth = 0): Array<{ name: string; description: string; parameters: Record<string, unknown> }> {
+  if (!agent.multi_agent?.enabled || depth >= MAX_SUBAGENT_DEPTH) return [];
   return [
     {
       name: SPAWN_SUBAGENT,
@@ -49,8 +57,8 @@ export function subagentTools(agent: SessionAgent): Array<{ name: string; descri
 }
 
 /** Tools served by the function-tool endpoint: the engine announces their calls itself, the translator skips them. */
-export function endpointToolNames(agent: SessionAgent): Set<string> {
-  return new Set([...functionTools(agent), ...subagentTools(agent)].map((t) => t.name));
+export function endpointToolNames(agent: SessionAgent, depth = 0): Set<string> {
+  return new Set([...functionTools(agent), ...subagentTools(agent, depth)].map((t) => t.name));
 }
 
 /**
@@ -122,19 +130,24 @@ export function agentMcpUrls(agent: SessionAgent): Array<{ name: string; url: st
  * The MCP servers of one run: the function-tool endpoint (function and subagent tools, bare names; a call may wait
  * `callTimeoutMs` for the client's answer) and the agent's MCP tools: HTTP ones with their auth (the session's own
  * `authorization`, else the vault credential's bearer from `bearers`, by label, plus static headers), stdio ones for
- * the runner to start in the environment's sandbox; both with their `allowed_tools`.
+ * the runner to start in the environment's sandbox (with the environment's `env_vars` values and install variables);
+ * both with their `allowed_tools`.
  */
 export function runMcpServers(opts: {
   selfUrl: string;
   sessionId: string;
   runToken: string | undefined;
   agent: SessionAgent;
+  /** The depth of the agent whose run this is (0: the session's own; its subagents' runs are deeper). */
+  depth?: number;
   secrets: SessionSecrets;
   bearers?: ReadonlyMap<string, string>;
   callTimeoutMs?: number;
+  /** The hosted environment's `env` (values of stdio servers' `env_vars`) and its install variables (`PATH`, `NODE_PATH`). */
+  environment?: { variables: Readonly<Record<string, string>>; install: Readonly<Record<string, string>> };
 }): McpServerSpec[] {
   const servers: McpServerSpec[] = [];
-  if ((functionTools(opts.agent).length || subagentTools(opts.agent).length) && opts.runToken) {
+  if ((functionTools(opts.agent).length || subagentTools(opts.agent, opts.depth).length) && opts.runToken) {
     servers.push({
       name: FUNCTION_TOOLS_SERVER,
       transport: 'http',
@@ -154,14 +167,15 @@ export function runMcpServers(opts: {
     const allowedTools = tool.allowed_tools as string[] | null | undefined;
     if (transport.type === 'stdio') {
       // started by the runner inside the environment's sandbox for the run (refused at session creation without one)
-      const stdio = tool.transport as { command: string; cwd?: string; args?: string[] | null };
+      const stdio = tool.transport as { command: string; cwd?: string; args?: string[] | null; env_vars?: string[] | null };
+      const env = { ...opts.environment?.install, ...stdioVariables(label, stdio.env_vars ?? [], opts.environment?.variables ?? {}), ...secret.env };
       servers.push({
         name: label,
         transport: 'stdio',
         command: stdio.command,
         ...(stdio.args?.length ? { args: stdio.args } : {}),
         ...(stdio.cwd ? { cwd: stdio.cwd } : {}),
-        ...(secret.env ? { env: secret.env } : {}),
+        ...(Object.keys(env).length ? { env } : {}),
         ...(allowedTools ? { allowedTools } : {}),
       });
       continue;
@@ -176,18 +190,43 @@ export function runMcpServers(opts: {
 
 /**
  * stdio MCP servers start inside the environment's sandbox, so a session without one (`environment: none`) cannot
- * have them (400); `env_vars` (values taken from the environment) are not supported yet (501).
+ * have them (400).
  */
 export function refuseStdioMcp(tools: SessionAgent['tools'], environment: { type: string }): void {
   tools.forEach((t, i) => {
     if (t.type !== 'mcp') return;
-    const transport = t.transport as { type?: string; env_vars?: string[] | null };
+    const transport = t.transport as { type?: string };
     if (transport.type !== 'stdio') return;
     if (environment.type === 'none') {
       throw new AppError(400, `agent.tools[${i}].transport: a stdio MCP server runs in the session's environment; environment none has none`, { code: 'invalid_request_error' });
     }
-    if (transport.env_vars?.length) throw new AppError(501, `agent.tools[${i}].transport.env_vars: not supported yet; give the values in env`, { code: 'not_implemented' });
   });
+}
+
+/**
+ * A stdio MCP server's `env_vars` name variables of the environment's `env` (their values stay sealed with it): each
+ * name must be there when the session is created (400 naming the entry otherwise).
+ */
+export function checkEnvVars(tools: SessionAgent['tools'], environmentEnv: Readonly<Record<string, string>>): void {
+  tools.forEach((t, i) => {
+    const transport = t.type === 'mcp' ? (t.transport as { type?: string; env_vars?: string[] | null }) : undefined;
+    if (transport?.type !== 'stdio') return;
+    (transport.env_vars ?? []).forEach((name, j) => {
+      if (!Object.hasOwn(environmentEnv, name)) {
+        throw new AppError(400, `agent.tools[${i}].transport.env_vars[${j}]: the environment's env has no variable ${JSON.stringify(name)}; set it in environment.env (or the template's env)`, { code: 'invalid_request_error' });
+      }
+    });
+  });
+}
+
+/** The values of `names` from the environment's `env`; a name it lacks fails the run (checked at creation too). */
+function stdioVariables(label: string, names: readonly string[], variables: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    if (!Object.hasOwn(variables, name)) throw new AppError(400, `MCP server ${label}: env_vars names ${JSON.stringify(name)}, which the environment's env does not set`);
+    out[name] = variables[name];
+  }
+  return out;
 }
 
 /** The `general` runtime's model name of a session model, without its key (the profile and usage records show it). */

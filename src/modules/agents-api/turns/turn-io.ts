@@ -8,7 +8,7 @@ import type { InputMessage } from '../sessions/session.schema.ts';
 import { createTurnTranslator } from './translate.ts';
 import { saveItem, toSession, updateSession, type SessionPatch, type SessionRow } from '../sessions/sessions.repo.ts';
 import type { SessionEventBody, SessionItem } from '../wire.ts';
-import type { LiveTurn } from './turn-state.ts';
+import type { CallSite, LiveTurn } from './turn-state.ts';
 
 /**
  * How the turn engine writes: session events in order (items stored as they are added and done), session snapshots,
@@ -55,6 +55,7 @@ export function newLiveTurn(row: Pick<SessionRow, 'tenant_id' | 'id' | 'agent'>,
     turnId,
     agentId: row.agent.id,
     runId: undefined,
+    subRuns: new Map(),
     queued: [],
     afterCancel: [],
     pending: new Map(),
@@ -63,4 +64,9 @@ export function newLiveTurn(row: Pick<SessionRow, 'tenant_id' | 'id' | 'agent'>,
     itemWrites: Promise.resolve(),
     translator: createTurnTranslator({ sessionId: row.id, turnId, isFunctionTool: (n) => functionNames.has(n) }),
   };
+}
+
+/** The session's own turn as the place its runs' calls are announced. */
+export function rootSite(t: LiveTurn, io: TurnIo): CallSite {
+  return { turnId: t.turnId, agentId: t.agentId, depth: 0, emit: (bodies) => io.emit(t, bodies), translator: t.translator };
 }

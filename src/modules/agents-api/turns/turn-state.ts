@@ -1,5 +1,6 @@
+import type { SkillPayload } from '../../../contracts/worker.ts';
 import type { InputContent, InputMessage } from '../sessions/session.schema.ts';
-import type { SessionTurnError } from '../wire.ts';
+import type { SessionEventBody, SessionTurnError } from '../wire.ts';
 import type { TurnTranslator } from './translate.ts';
 
 /**
@@ -13,7 +14,30 @@ export interface PendingCall {
   callId: string;
   name: string;
   arguments: string;
+  /** The turn whose run made the call: the session's own, or one of its subagents'. */
+  site: CallSite;
   answer(a: ToolAnswer): void;
+}
+
+/**
+ * Where a run's function and subagent calls are announced: the session's own turn, or a turn of one of its subagents
+ * (whose runs reach the same function-tool endpoint). Its items go where its turn's items go.
+ */
+export interface CallSite {
+  turnId: string;
+  /** The agent whose run calls: the session's agent, or the subagent's id. */
+  agentId: string;
+  /** 0 for the session's own turn, 1 for its subagents', 2 for theirs… */
+  depth: number;
+  emit(bodies: SessionEventBody[]): void;
+  translator: Pick<TurnTranslator, 'closeMessage' | 'nextOutputIndex'>;
+  /** A subagent's place among the session's running subagents, given up while it waits for subagents of its own. */
+  slot?: SlotHold;
+}
+
+export interface SlotHold {
+  /** Gives the place up until the returned function is called (which waits for a place again). */
+  pause(): (signal: AbortSignal) => Promise<void>;
 }
 
 export interface LiveTurn {
@@ -24,6 +48,8 @@ export interface LiveTurn {
   translator: TurnTranslator;
   /** The run in flight; a turn runs again (same turn) for messages that joined it. */
   runId: string | undefined;
+  /** Runs of the turn's subagents in flight, by run id: their function calls are announced in their own turns. */
+  subRuns: Map<string, CallSite>;
   /** Messages that joined while a run was in flight: the next run of this turn takes them. */
   queued: InputMessage[];
   /** Messages that arrived while the turn was being cancelled: they start the next turn. */
@@ -36,6 +62,15 @@ export interface LiveTurn {
   itemWrites: Promise<void>;
   /** Environment variables for the commands of this turn's runs (a hosted environment's `env`). */
   env?: Record<string, string>;
+  /** The hosted environment's `env` and install variables, for its stdio MCP servers' `env_vars`. */
+  environment?: { variables: Record<string, string>; install: Record<string, string> };
+  /** The environment's skills, plugins and capability-directory skills, installed into each run. */
+  skills?: SkillPayload[];
+}
+
+/** What each run of the turn (its subagents' too) carries from the environment: command variables and skills. */
+export function environmentExtras(t: Pick<LiveTurn, 'env' | 'skills'>): { env?: Record<string, string>; skills?: SkillPayload[] } {
+  return { ...(t.env ? { env: t.env } : {}), ...(t.skills?.length ? { skills: t.skills } : {}) };
 }
 
 export type Locked = <T>(key: string, fn: () => Promise<T>) => Promise<T>;

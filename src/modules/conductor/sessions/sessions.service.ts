@@ -27,6 +27,14 @@ export interface PlacedSession {
 }
 
 /**
+ * `sandboxOf`: the new session shares the sandbox (its `/work`) of that session of the tenant, so it is placed on the
+ * runner that holds that one (a /v1 subagent of a hosted environment works in its parent's files).
+ */
+export interface PlaceOptions {
+  sandboxOf?: string;
+}
+
+/**
  * `POST /api/sessions {profile}`: a session bound to a saved profile, idle, with no run (the chat gateway's first turn
  * opens one this way; a run names it with `sessionId`). An unknown profile is the runs' 400 `unknown_profile: <name>`.
  */
@@ -38,8 +46,8 @@ export async function openNamedSession(deps: SessionDeps, tenantId: string, prof
   return toRecord(row!);
 }
 
-export async function createSessionFor(deps: SessionDeps, tenantId: string, profile: ProfileSpec): Promise<PlacedSession> {
-  const opened = await openSessionOnRunner(deps, tenantId, profile);
+export async function createSessionFor(deps: SessionDeps, tenantId: string, profile: ProfileSpec, opts: PlaceOptions = {}): Promise<PlacedSession> {
+  const opened = await openSessionOnRunner(deps, tenantId, profile, opts);
   await withTenant(deps.db, tenantId, (tx) => insertSession(tx, opened.row));
   return opened;
 }
@@ -48,15 +56,16 @@ export async function createSessionFor(deps: SessionDeps, tenantId: string, prof
  * The runner half of createSessionFor: the session exists on a runner; `row` is what the caller records, in a
  * transaction of its own choosing (run creation records it together with the run, as already running).
  */
-export async function openSessionOnRunner(deps: SessionDeps, tenantId: string, profile: ProfileSpec): Promise<PlacedSession & { row: NewSessionRow }> {
-  const runner = deps.fleet.pick();
+export async function openSessionOnRunner(deps: SessionDeps, tenantId: string, profile: ProfileSpec, opts: PlaceOptions = {}): Promise<PlacedSession & { row: NewSessionRow }> {
+  const runner = opts.sandboxOf ? await holderOf(deps, tenantId, opts.sandboxOf) : deps.fleet.pick();
   if (!runner) throw unavailable('no live runner');
   assertCommandSandbox([runner.info], profile.tools);
+  const share = opts.sandboxOf ? { sandboxOf: opts.sandboxOf } : undefined;
   let sessionId: string;
   try {
     // the runner may not have seen the profile yet: it comes with the request (one call, not two)
-    sessionId = await runner.client.createSession(tenantId, profile.name, profile).catch(async (err: unknown) => {
-      if (!(err instanceof CallError && err.status === 404)) throw err;
+    sessionId = await runner.client.createSession(tenantId, profile.name, profile, share).catch(async (err: unknown) => {
+      if (!(err instanceof CallError && err.status === 404) || share) throw err;
       // a runner from before the profile travelled with the session ignores it: store it the old way
       await runner.client.putProfile(tenantId, profile);
       return runner.client.createSession(tenantId, profile.name);
@@ -74,6 +83,24 @@ export async function openSessionOnRunner(deps: SessionDeps, tenantId: string, p
  * state); running another on it would use the session's model and record the run under the wrong name: 409.
  */
 export async function resumeSession(deps: SessionDeps, tenantId: string, sessionId: string, profileName?: string): Promise<PlacedSession> {
+  const row = await readRow(deps, tenantId, sessionId);
+  if (profileName !== undefined && row.profile !== profileName) {
+    throw conflict(`session ${sessionId} belongs to profile "${row.profile}", not "${profileName}"; run profile ${row.profile} on it or omit the session`);
+  }
+  if (row.status === 'running') throw conflict('session busy: a run is in progress on this session');
+  return { sessionId, runner: await holdSession(deps, tenantId, row), created: false };
+}
+
+/**
+ * The runner that holds the session now, hydrating it first when its runner lost it (restarted, or replaced by
+ * another): what the /v1 agents API asks before it looks into a session's sandbox between runs. A running session
+ * is fine here (nothing is claimed). `sandboxOf` as for createSessionFor: the session is held where that one is.
+ */
+export async function placeSession(deps: SessionDeps, tenantId: string, sessionId: string, opts: PlaceOptions = {}): Promise<FleetMember> {
+  return holdSession(deps, tenantId, await readRow(deps, tenantId, sessionId), opts);
+}
+
+async function readRow(deps: SessionDeps, tenantId: string, sessionId: string) {
   let row;
   try {
     row = await withTenant(deps.db, tenantId, (tx) => getSessionRow(tx, sessionId));
@@ -81,21 +108,31 @@ export async function resumeSession(deps: SessionDeps, tenantId: string, session
     throw new AppError(503, 'reading the session failed', { cause: err });
   }
   if (!row || row.status === 'shutdown') throw notFound(`unknown session: ${sessionId}`);
-  if (profileName !== undefined && row.profile !== profileName) {
-    throw conflict(`session ${sessionId} belongs to profile "${row.profile}", not "${profileName}"; run profile ${row.profile} on it or omit the session`);
-  }
-  if (row.status === 'running') throw conflict('session busy: a run is in progress on this session');
+  return row;
+}
+
+/** The healthy runner holding the session `sessionId` (the one a sandbox-sharing session must live beside). */
+async function holderOf(deps: SessionDeps, tenantId: string, sessionId: string): Promise<FleetMember> {
+  const row = await readRow(deps, tenantId, sessionId);
+  const member = deps.fleet.byUrl(row.runner_url);
+  if (!member?.healthy) throw unavailable(`the runner holding session ${sessionId} is not reachable`);
+  return member;
+}
+
+async function holdSession(deps: SessionDeps, tenantId: string, row: NonNullable<Awaited<ReturnType<typeof readRow>>>, opts: PlaceOptions = {}): Promise<FleetMember> {
+  const sessionId = row.id;
+  const beside = opts.sandboxOf ? await holderOf(deps, tenantId, opts.sandboxOf) : undefined;
   const current = deps.fleet.byUrl(row.runner_url);
-  if (current?.healthy) {
+  if (current?.healthy && (!beside || beside === current)) {
     try {
       await current.client.getSession(tenantId, sessionId);
-      return { sessionId, runner: current, created: false };
+      return current;
     } catch (err) {
       if (!(err instanceof CallError && err.status === 404)) throw upstream(err, 'the runner holding the session failed');
       // The runner restarted and lost the live session: hydrate it again below.
     }
   }
-  const target = current?.healthy ? current : deps.fleet.pick();
+  const target = beside ?? (current?.healthy ? current : deps.fleet.pick());
   if (!target) throw unavailable('no live runner to hydrate the session on');
   const snapshot = row.profile_snapshot as unknown as ProfileSpec;
   try {
@@ -106,13 +143,14 @@ export async function resumeSession(deps: SessionDeps, tenantId: string, session
       runtimeSessionId: state?.runtime_session_id ?? row.runtime_session_id ?? '',
       stateContentType: state?.content_type ?? '',
       stateB64: state ? Buffer.from(state.bundle).toString('base64') : undefined,
+      ...(opts.sandboxOf ? { sandboxOf: opts.sandboxOf } : {}),
     });
     await withTenant(deps.db, tenantId, (tx) => setSessionRunner(tx, sessionId, target.url));
   } catch (err) {
     throw new AppError(503, `hydrating the session failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
   deps.log.info('session hydrated', { sessionId, runner: target.url });
-  return { sessionId, runner: target, created: false };
+  return target;
 }
 
 /** Claims the session for a run; a session that is already running is busy (409). */

@@ -37,6 +37,31 @@ describe('runner sessions', () => {
     expect((await other.json()).error).toMatch(/^profile\.name/);
   });
 
+  it('creates a session that shares the sandbox of a live one (sandboxOf): the same files, left in place when it ends', async () => {
+    runner = makeRunner();
+    await putProfile(runner, { name: 'helper', tools: ['@default'] });
+    const owner = await newSession(runner, 'helper');
+    const invoke = (id: string, toolName: string, input: object) => call(runner, 'POST', `/runner/sessions/${id}/toolkit/invoke`, { body: { toolName, input } }).then((r) => r.json());
+    await invoke(owner, 'fs_write', { path: 'shared.txt', content: 'from the owner' });
+    const res = await call(runner, 'POST', '/runner/sessions', { body: { profileName: 'helper', sandboxOf: owner } });
+    expect(res.status).toBe(201);
+    const sharer = (await res.json()).sessionId;
+    expect(await invoke(sharer, 'fs_read', { path: 'shared.txt' })).toMatchObject({ result: { ok: true, value: { content: 'from the owner' } } });
+    await invoke(sharer, 'fs_write', { path: 'reply.txt', content: 'from the sharer' });
+    expect(await invoke(owner, 'fs_read', { path: 'reply.txt' })).toMatchObject({ result: { ok: true, value: { content: 'from the sharer' } } });
+    // a sharer that ends leaves the owner's files be
+    expect((await call(runner, 'DELETE', `/runner/sessions/${sharer}`)).status).toBe(204);
+    expect(await invoke(owner, 'fs_read', { path: 'shared.txt' })).toMatchObject({ result: { ok: true, value: { content: 'from the owner' } } });
+    // only a live session of the same tenant can be shared
+    const unknown = await call(runner, 'POST', '/runner/sessions', { body: { profileName: 'helper', sandboxOf: 'sess-nobody-here' } });
+    expect(unknown.status).toBe(404);
+    expect((await unknown.json()).error).toBe('sandboxOf: no live session sess-nobody-here on this runner');
+    await putProfile(runner, { name: 'helper', tools: ['@default'] }, 'other');
+    const otherTenant = await call(runner, 'POST', '/runner/sessions', { tenant: 'other', body: { profileName: 'helper', sandboxOf: owner } });
+    expect(otherTenant.status).toBe(404);
+    expect((await otherTenant.json()).error).toBe(`sandboxOf: no live session ${owner} on this runner`);
+  });
+
   it('refuses a body without profileName with 400 naming the field', async () => {
     runner = makeRunner();
     const res = await call(runner, 'POST', '/runner/sessions', { body: {} });

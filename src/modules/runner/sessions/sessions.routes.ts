@@ -24,7 +24,7 @@ export function sessionRoutes(deps: SessionsDeps): Hono<RunnerEnv> {
       if (body.profile.name !== body.profileName) throw badRequest('profile.name: expected the profileName');
       deps.profiles.put(c.get('tenant'), body.profile);
     }
-    const rec = createSession(deps, c.get('tenant'), body.profileName);
+    const rec = createSession(deps, c.get('tenant'), body.profileName, body.sandboxOf);
     return c.json({ sessionId: rec.id }, 201);
   });
 

@@ -27,11 +27,22 @@ export function requireProfile(deps: Pick<SessionsDeps, 'profiles'>, tenant: str
   return profile;
 }
 
-export function createSession(deps: SessionsDeps, tenant: string, profileName: string): SessionRecord {
+export function createSession(deps: SessionsDeps, tenant: string, profileName: string, sandboxOf?: string): SessionRecord {
   const profile = requireProfile(deps, tenant, profileName);
-  const rec = deps.sessions.create(tenant, newSessionId(deps.hash), profile);
+  const rec = deps.sessions.create(tenant, newSessionId(deps.hash), profile, '', sandboxOwner(deps, tenant, sandboxOf));
   deps.metrics.sessionCreated();
   return rec;
+}
+
+/**
+ * The session whose sandbox a new session shares: a live session of the tenant on this runner (404 otherwise); one
+ * that itself shares another's names that one, so every sharer points at the owner of the files.
+ */
+export function sandboxOwner(deps: Pick<SessionsDeps, 'sessions'>, tenant: string, sandboxOf: string | undefined): string | undefined {
+  if (!sandboxOf) return undefined;
+  const owner = deps.sessions.find(tenant, sandboxOf);
+  if (!owner || owner.status === 'shutdown') throw notFound(`sandboxOf: no live session ${sandboxOf} on this runner`);
+  return owner.sandboxOf ?? owner.id;
 }
 
 export async function sessionHealth(deps: SessionsDeps, rec: SessionRecord): Promise<{ healthy: boolean; error?: string }> {

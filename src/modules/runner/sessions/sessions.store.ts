@@ -21,6 +21,8 @@ export interface SessionRecord extends Omit<RunnerSession, 'profile'> {
   runOutput?: (event: RunEvent) => void;
   /** Environment variables for the session's commands (a /v1 environment's `env`), as its last run carried them. */
   commandEnv?: Record<string, string>;
+  /** The session whose sandboxed files (`/work`) this one works in, instead of a scratch folder of its own. */
+  sandboxOf?: string;
 }
 
 /** Side effects of the session lifecycle (the VFS lease): called after the store changed. */
@@ -30,7 +32,7 @@ export interface SessionHooks {
 }
 
 export interface SessionStore {
-  create(tenant: string, id: string, profile: ProfileSpec, runtimeSessionId?: string): SessionRecord;
+  create(tenant: string, id: string, profile: ProfileSpec, runtimeSessionId?: string, sandboxOf?: string): SessionRecord;
   /** The tenant's session; another tenant's session is reported as unknown (404), never as forbidden. */
   require(tenant: string, id: string): SessionRecord;
   find(tenant: string, id: string): SessionRecord | undefined;
@@ -61,11 +63,12 @@ export function createSessionStore(now: () => Date = () => new Date(), hooks: Se
   };
 
   return {
-    create(tenant, id, profile, runtimeSessionId = '') {
+    create(tenant, id, profile, runtimeSessionId = '', sandboxOf) {
       const at = now().toISOString();
       const rec: SessionRecord = {
         id, tenant, profile: structuredClone(profile), runtime: profile.runtime, status: 'idle', createdAt: at, lastUsedAt: at,
         lastPrompt: '', lastRunStatus: '', runCount: 0, runtimeSessionId, activeRun: undefined, activeRunId: undefined, runToken: undefined,
+        ...(sandboxOf ? { sandboxOf } : {}),
       };
       sessions.set(id, rec);
       hooks.onCreate?.(rec);

@@ -4,7 +4,7 @@ import { stateContentType } from '../../../contracts/worker.ts';
 import type { StateBundle } from '../../../contracts/worker.client.ts';
 import { AppError, badRequest, conflict, describeError, notFound, unavailable } from '../../../shared/errors.ts';
 import { CLIENT_ID_PATTERN } from '../../../shared/ids.ts';
-import { isSandboxSession, requireProfile, type SessionsDeps } from './sessions.service.ts';
+import { isSandboxSession, requireProfile, sandboxOwner, type SessionsDeps } from './sessions.service.ts';
 import type { SessionRecord } from './sessions.store.ts';
 
 /**
@@ -45,6 +45,7 @@ export async function hydrate(deps: StateDeps, tenant: string, sessionId: string
   if (!CLIENT_ID_PATTERN.test(sessionId)) throw badRequest('invalid session id');
   if (deps.sessions.ownedByOther(tenant, sessionId)) throw notFound(`unknown session: ${sessionId}`);
   const profile = requireProfile(deps, tenant, body.profileName);
+  const sandboxOf = sandboxOwner(deps, tenant, body.sandboxOf);
   const live = deps.sessions.find(tenant, sessionId);
   const existing = live && live.status !== 'shutdown' ? live : undefined;
   if (existing?.status === 'running') throw conflict('session busy');
@@ -72,7 +73,7 @@ export async function hydrate(deps: StateDeps, tenant: string, sessionId: string
     if (runtimeSessionId) existing.runtimeSessionId = runtimeSessionId;
     return;
   }
-  deps.sessions.create(tenant, sessionId, profile, runtimeSessionId);
+  deps.sessions.create(tenant, sessionId, profile, runtimeSessionId, sandboxOf);
   deps.metrics.sessionCreated();
 }
 

@@ -1,18 +1,23 @@
 import type { Runtime } from '../../../contracts/worker.ts';
+import type { CheckResult } from '../../../shared/readiness.ts';
 import type { SandboxMount } from '../sandbox/index.ts';
+import type { CommandResult, CommandSpec } from './process/commands.ts';
 
 /**
  * Where a sandbox session's worker runs (seed 000, "Runner info" substrates; ARCHITECTURE.md, "Sandboxes"). The
  * runner's sandbox-worker manager (workers/sandbox/) owns the protocol (commands, events, state, leases); a substrate
  * only starts, stops and reports on one worker per session. Implementations live in child folders: `process/` (a
- * worker process per session, isolated with bubblewrap) now; a `container/` substrate (a Kubernetes pod per session)
- * plugs in behind the same four calls (see README, "Sandbox workers").
+ * worker process per session, isolated with bubblewrap) and `container/` (a container per session through the Docker
+ * Engine API, Docker or Podman); Kubernetes pods would be a second backend of `container` behind the same calls (see
+ * README, "Sandbox workers").
  *
  * A worker reaches the runner only through the callback protocol: the substrate gives it a runner URL, and every
  * request to that URL arrives at the manager's callback handler for that session (`callbackSocket`).
  */
 export interface WorkerLaunch {
   sessionId: string;
+  /** The session's tenant: a container substrate labels what it creates with it. */
+  tenant: string;
   runtime: Runtime;
   /** Profile `workerImage`: the substrate's image, template or snapshot name; the process substrate has none. */
   image?: string;
@@ -63,4 +68,15 @@ export interface WorkerSubstrate {
   stop(worker: LaunchedWorker): Promise<void>;
   /** Live state as the substrate sees it: running (still there), gone (ended), unknown (cannot tell). */
   state(worker: LaunchedWorker): 'running' | 'gone' | 'unknown';
+  /** The session is deleted: remove what the substrate keeps for it beyond its worker (a container's state volume). */
+  forget?(sessionId: string): Promise<void>;
+  /**
+   * Runs a session's `run_command` inside its worker (a container session's commands run in its container). Absent:
+   * the runner's own command sandbox runs them.
+   */
+  exec?(sessionId: string, spec: CommandSpec): Promise<CommandResult>;
+  /** A live check for `/readyz` (the container engine answers); absent when the substrate depends on nothing outside. */
+  readiness?(): Promise<CheckResult>;
+  /** Releases what the substrate holds open (connections to its engine) when the runner closes. */
+  close?(): Promise<void>;
 }

@@ -38,7 +38,7 @@ export const runCommandTool = defineTool({
     };
     // a sandbox session's commands share its worker's limits: its files, no network of their own
     const network = ctx.session.profile.network === 'enabled' && ctx.session.profile.workerMode !== 'sandbox';
-    const result = await ctx.commands.run(spec, { vfs: ctx.vfs(), network });
+    const result = await ctx.commands.run(spec, { vfs: ctx.vfs(), network, sessionId: ctx.session.id });
     const failure = result.timedOut
       ? `command timed out after ${i.timeout_ms} ms`
       : result.cancelled

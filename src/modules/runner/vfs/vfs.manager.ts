@@ -10,7 +10,8 @@ import { createVfsView, type VfsView } from './vfs.view.ts';
 /**
  * The runner's VirtualFS: one lease per live session, and where each mount lives on the host under `dataDir`:
  *   /home        → tenants/<tenant>/profiles/<profile>/home   (persistent per tenant and profile)
- *   /work        → sessions/<sessionId>/work                    (session scratch; removed when the session ends)
+ *   /work        → sessions/<sessionId>/work                    (session scratch; removed when the session ends;
+ *                  a session that shares another's sandbox (`sandboxOf`) works in that one's, and leaves it be)
  *   /pool/<pool> → tenants/<tenant>/pools/<pool>               (shared by the pool's members)
  * Directories are created on first use, so a session that never touches a file leaves nothing on disk.
  */
@@ -29,6 +30,8 @@ export interface VfsSession {
   id: string;
   tenant: string;
   profile: ProfileSpec;
+  /** The session whose `/work` this one uses (a /v1 subagent in its parent's sandbox). */
+  sandboxOf?: string;
 }
 
 const log = createLogger('runner:vfs');
@@ -40,18 +43,19 @@ export function dirName(name: string): string {
 }
 
 export function createVfsManager(opts: { dataDir: string }): VfsManager {
-  const byId = new Map<string, { tenant: string; lease: VfsLease }>();
+  const byId = new Map<string, { tenant: string; lease: VfsLease; shared: boolean }>();
   const tenantDir = (tenant: string) => join(opts.dataDir, 'tenants', dirName(tenant));
   const sessionDir = (id: string) => join(opts.dataDir, 'sessions', dirName(id));
 
   return {
     allocate(session) {
       const lease: VfsLease = { sessionId: session.id, allowedMounts: leaseMounts(session.profile), allocatedAt: new Date().toISOString() };
-      byId.set(session.id, { tenant: session.tenant, lease });
+      byId.set(session.id, { tenant: session.tenant, lease, shared: session.sandboxOf !== undefined });
       return lease;
     },
     release(sessionId) {
-      if (!byId.delete(sessionId)) return;
+      const entry = byId.get(sessionId);
+      if (!entry || !byId.delete(sessionId) || entry.shared) return;
       rm(sessionDir(sessionId), { recursive: true, force: true }).catch((err) => log.warn('removing session scratch failed', { sessionId, error: String(err) }));
     },
     lease: (sessionId) => byId.get(sessionId)?.lease,
@@ -65,7 +69,7 @@ export function createVfsManager(opts: { dataDir: string }): VfsManager {
       const known = new Set(pools.map((p) => p.name));
       const roots = {
         '/home': () => join(tenantDir(session.tenant), 'profiles', dirName(session.profile.name), 'home'),
-        '/work': () => join(sessionDir(session.id), 'work'),
+        '/work': () => join(sessionDir(session.sandboxOf ?? session.id), 'work'),
         '/pool': (pool: string) => (known.has(pool) ? join(tenantDir(session.tenant), 'pools', dirName(pool)) : undefined),
       } satisfies Record<VfsMount, (pool: string) => string | undefined>;
       return createVfsView({ base: opts.dataDir, rules, roots });

@@ -14,7 +14,7 @@ function skillSection(skill: SkillPayload): string {
       const facts = [r.contentType, r.size === undefined ? undefined : `${r.size} bytes`, r.executable ? 'executable' : undefined].filter(Boolean).join(', ');
       lines.push(`- ${r.path}${facts ? ` (${facts})` : ''}`);
     }
-  }
+  } else if (skill.dir) lines.push('', `Its folder: ${skill.dir}`);
   return lines.join('\n');
 }
 

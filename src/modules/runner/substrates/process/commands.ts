@@ -38,7 +38,7 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
 
 /** Bounded collector: keeps reading (a full pipe would stall the child) but keeps only the first `max` bytes. */
-function collector(max: number) {
+export function collector(max: number) {
   const chunks: Buffer[] = [];
   let kept = 0;
   let dropped = false;
@@ -61,7 +61,8 @@ function collector(max: number) {
 export type Launch = (argv: [string, ...string[]]) => ChildProcess;
 
 export interface CommandRunner {
-  run(spec: CommandSpec, session: { vfs: VfsView; network: boolean }): Promise<CommandResult>;
+  /** `sessionId`: whose command it is (a container session's commands run in its container). */
+  run(spec: CommandSpec, session: { vfs: VfsView; network: boolean; sessionId?: string }): Promise<CommandResult>;
 }
 
 const PATH = '/usr/local/bin:/usr/bin:/bin';

@@ -24,6 +24,7 @@ import { createLogger } from '../../../../shared/log.ts';
 import type { Registry } from '../../registry/registry.store.ts';
 import type { SessionRecord } from '../../sessions/sessions.store.ts';
 import type { LaunchedWorker, WorkerSubstrate } from '../../substrates/substrate.ts';
+import type { CommandResult, CommandSpec } from '../../substrates/process/commands.ts';
 import { dirName } from '../../vfs/vfs.manager.ts';
 import type { VfsManager } from '../../vfs/index.ts';
 import { SESSION_TOKEN_PARAM } from '../../mcp/session-token.ts';
@@ -119,6 +120,11 @@ export interface SandboxWorkers {
   /** Puts a bundle where the session's next worker starts from; a live idle worker is stopped first (it holds the old state). */
   hydrate(session: { id: string; runtime: string }, bundle: StateBundle): Promise<void>;
   release(sessionId: string): Promise<void>;
+  /**
+   * Where a sandbox session's `run_command` runs when its substrate runs commands inside its worker (a container
+   * session: in its container); undefined when the runner's own command sandbox runs them.
+   */
+  commandsOf(rec: SessionRecord): ((spec: CommandSpec) => Promise<CommandResult>) | undefined;
   close(): Promise<void>;
   /** Callback handlers (routes in callbacks.routes.ts); the token has been checked. */
   tenantOf(sessionId: string): string | undefined;
@@ -215,7 +221,7 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     const plan = await deps.vfs.view(rec, deps.pools.list(rec.tenant)).sandboxMounts();
     const resuming = entry.paused;
     try {
-      const spec = { sessionId: rec.id, runtime: rec.runtime, image: rec.profile.workerImage, env, sessionDir: entry.dir, callbackSocket: entry.socketPath, files: plan.mounts };
+      const spec = { sessionId: rec.id, tenant: rec.tenant, runtime: rec.runtime, image: rec.profile.workerImage, env, sessionDir: entry.dir, callbackSocket: entry.socketPath, files: plan.mounts };
       entry.worker = resuming ? entry.substrate.resume(spec, runnerUrl) : entry.substrate.launch(spec, runnerUrl);
     } finally {
       plan.close();
@@ -358,7 +364,16 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     writeFileSync(join(dir, STATE_META_FILE), JSON.stringify(meta));
   }
 
-  async function release(sessionId: string): Promise<void> {
+  /** Releases under way (a deleted session's): the runner's close waits for them too, so nothing is left half-removed. */
+  const releasing = new Set<Promise<void>>();
+  function release(sessionId: string): Promise<void> {
+    const done = releaseNow(sessionId);
+    releasing.add(done);
+    void done.finally(() => releasing.delete(done)).catch(() => {});
+    return done;
+  }
+
+  async function releaseNow(sessionId: string): Promise<void> {
     const entry = entries.get(sessionId);
     if (!entry) return;
     entries.delete(sessionId);
@@ -367,6 +382,7 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     entry.active?.channel.end();
     entry.commands.answerWaiting({ protocol: 1, command: 'shutdown' });
     if (entry.worker) await entry.substrate.stop(entry.worker).catch(() => {});
+    await entry.substrate.forget?.(sessionId).catch((err) => log.warn('releasing a sandbox session on its substrate failed', { sessionId, error: describeError(err) }));
     await new Promise<void>((resolve) => (entry.server ? entry.server.close(() => resolve()) : resolve()));
     entry.server?.closeAllConnections();
     rmSync(entry.dir, { recursive: true, force: true });
@@ -421,8 +437,15 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
       writeStateToDisk({ dir, runtime: rec.runtime } as Entry, bundle);
     },
     release,
+    commandsOf(rec) {
+      if (rec.profile.workerMode !== 'sandbox') return undefined;
+      const substrate = deps.substrates.get(rec.profile.workerSubstrate ?? deps.defaultSubstrate);
+      const exec = substrate?.exec;
+      return exec ? (spec) => exec(rec.id, spec) : undefined;
+    },
     async close() {
       await Promise.all([...entries.keys()].map((id) => release(id)));
+      await Promise.allSettled([...releasing]);
       if (socketRoot) rmSync(socketRoot, { recursive: true, force: true });
     },
     tenantOf: (sessionId) => entries.get(sessionId)?.tenant,
