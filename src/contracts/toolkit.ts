@@ -39,7 +39,7 @@ export const CAPABILITY_BUNDLES: readonly CapabilityBundle[] = [
   { value: '@exec', label: 'Run commands', description: 'Run a command in a sandbox that sees only the session VirtualFS (timeout, output cap, minimal environment, no network unless the profile enables it).', tools: ['run_command'] },
   { value: '@delegate', label: 'Delegate', description: 'Hand a subtask to another profile of the same pool and wait for its result.', tools: ['delegate'] },
   { value: '@notify', label: 'Notify', description: 'Ask the platform to send a notification (stored and queued for delivery).', tools: ['notify'] },
-  { value: '@all', label: 'Everything', description: 'Every platform tool.', tools: TOOL_NAMES.filter((t) => !MEMORY_TOOLS.includes(t)) },
+  { value: '@all', label: 'Everything', description: 'Every platform tool (the memory tools come with the memory stores a profile mounts).', tools: TOOL_NAMES.filter((t) => !MEMORY_TOOLS.includes(t)) },
 ];
 
 /**
