@@ -53,8 +53,10 @@ describe('a session writes a memory and a new session of the same agent reads it
     expect(first.results[0]).toMatchObject({ toolName: 'memory', isError: false });
     expect(first.text()).toBe('File created successfully at: /memories/notes/dana.md');
     expect(first.end).toMatchObject({ type: 'result', message: 'TOOL-RESULT-SEEN: File created successfully at: /memories/notes/dana.md' });
-    const offered = (modelRequests(h.fake).at(-1)!.body.tools ?? []).map((t: any) => t.function.name);
-    expect(offered).toEqual(expect.arrayContaining(['memory', 'memory_search']));
+    const request = modelRequests(h.fake).at(-1)!.body;
+    expect((request.tools ?? []).map((t: any) => t.function.name)).toEqual(expect.arrayContaining(['memory', 'memory_search']));
+    // the model is told where its memory is
+    expect(JSON.stringify(request.messages[0])).toContain('You have a memory that outlives this conversation: /memories/notes/.');
 
     const second = await run({ profile: 'rememberer', prompt: tool({ command: 'view', path: '/memories/notes/dana.md' }) });
     expect(second.sessionId).not.toBe(first.sessionId);

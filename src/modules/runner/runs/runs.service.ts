@@ -254,13 +254,24 @@ function workerBody(rec: SessionRecord, subTask: SubTask, extras: RunExtras, mcp
   const mcpServers = extras.mcpServers?.length ? [...(own ?? []), ...extras.mcpServers] : own;
   return {
     sessionId: rec.id,
-    profile: { name: p.name, runtime: p.runtime, systemPrompt: p.systemPrompt, tools: workerAllowlist(p.tools, Boolean(p.memoryStores?.length)), model: p.model },
+    profile: { name: p.name, runtime: p.runtime, systemPrompt: withMemoryNote(p.systemPrompt, p.memoryStores), tools: workerAllowlist(p.tools, Boolean(p.memoryStores?.length)), model: p.model },
     subtask: { title: subTask.title ?? '', prompt: subTask.prompt ?? '', files: subTask.files },
     sessionMcpUrl: mcpUrl,
     ...(skills?.length ? { skills: forWorker(skills) } : {}),
     mcpServers,
     ...(extras.model ? { modelOverride: extras.model } : {}),
   };
+}
+
+/**
+ * A profile that mounts memory stores tells its model so in the system prompt (as Claude Managed Agents does), besides
+ * the memory tool's own description: where its memory is, and to look there first.
+ */
+export function withMemoryNote(systemPrompt: string | undefined, mounts: ReadonlyArray<{ name: string; access?: string }> | undefined): string | undefined {
+  if (!mounts?.length) return systemPrompt;
+  const dirs = mounts.map((m) => `/memories/${m.name}/${m.access === 'read' ? ' (read-only)' : ''}`).join(', ');
+  const note = `You have a memory that outlives this conversation: ${dirs}. Use the memory tool: view /memories before you start a task, and record what will help later.`;
+  return systemPrompt ? `${systemPrompt}\n\n${note}` : note;
 }
 
 /** What decides the tools a session's MCP endpoint lists: the profile's selectors, and whether it mounts memory. */
