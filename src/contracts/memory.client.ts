@@ -56,7 +56,8 @@ export function createMemoryClient(opts: { baseUrl: string; fetch?: FetchLike })
       return (await (await call(token, 'GET', '/api/memory-mounts', undefined, signal))!.json()) as MemoryMountView[];
     },
     async list(token, name, prefix, signal) {
-      const query = prefix && prefix !== '/' ? `?prefix=${encodeURIComponent(prefix)}` : '';
+      // the route pages 200 by default: ask for its largest page, a store's default cap of entries
+      const query = `?limit=1000${prefix && prefix !== '/' ? `&prefix=${encodeURIComponent(prefix)}` : ''}`;
       return (await (await call(token, 'GET', `${store(name)}/entries${query}`, undefined, signal))!.json()) as MemoryEntrySummary[];
     },
     async read(token, name, path, signal) {
