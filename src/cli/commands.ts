@@ -33,6 +33,7 @@ export const root = defineCommand({
     sessions: () => load(import('./sessions.ts')),
     runs: () => load(import('./runs.ts')),
     automations: () => load(import('./automations.ts')),
+    memory: () => load(import('./memory.ts')),
     workflows: () => load(import('./workflows.ts')),
     skills: () => load(import('./skills.ts')),
     kits: () => load(import('./kits.ts')),

@@ -177,6 +177,8 @@ export interface Config {
   chatPublicUrl: string | undefined;
   /** Notification deliveries (conductor role): see notifications/. */
   notifications: NotificationsConfig;
+  /** Memory stores (conductor role): the operator's ceilings on every store's caps, and how long old versions stay. */
+  memory: MemoryConfig;
   /**
    * SVC_PRIVATE_ADDRESSES: the address policy of every URL a tenant supplies (webhooks, MCP servers, JWKS documents;
    * src/shared/egress). `deny` (the default outside dev) refuses loopback, private, link-local and other internal
@@ -184,6 +186,17 @@ export interface Config {
    * same machine) lets them through. SVC_PRIVATE_MCP and SVC_NOTIFY_PRIVATE_WEBHOOKS are its older names.
    */
   privateAddresses: PrivateAddresses;
+}
+
+export interface MemoryConfig {
+  /** SVC_MEMORY_MAX_ENTRIES: the most entries a store (a per_user store: each end user's part) may hold (default 1000). */
+  maxEntries: number;
+  /** SVC_MEMORY_MAX_ENTRY_BYTES: the largest entry, in UTF-8 bytes (default 102400, 100 KiB). */
+  maxEntryBytes: number;
+  /** SVC_MEMORY_MAX_TOTAL_BYTES: the most bytes a store (per end user) may hold (default 10 MiB). */
+  maxTotalBytes: number;
+  /** SVC_MEMORY_VERSION_DAYS: how long a replaced or deleted entry's earlier versions stay restorable (default 30). */
+  versionDays: number;
 }
 
 export interface NotificationsConfig {
@@ -469,6 +482,12 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       retryLimit: int('SVC_NOTIFY_RETRY_LIMIT', env.SVC_NOTIFY_RETRY_LIMIT, 8, 0, 100),
       retryDelaySeconds: int('SVC_NOTIFY_RETRY_DELAY_S', env.SVC_NOTIFY_RETRY_DELAY_S, 10, 0, 3600),
       timeoutMs: int('SVC_NOTIFY_TIMEOUT_MS', env.SVC_NOTIFY_TIMEOUT_MS, 10_000, 100, 600_000),
+    },
+    memory: {
+      maxEntries: int('SVC_MEMORY_MAX_ENTRIES', env.SVC_MEMORY_MAX_ENTRIES, 1000, 1, 1_000_000),
+      maxEntryBytes: int('SVC_MEMORY_MAX_ENTRY_BYTES', env.SVC_MEMORY_MAX_ENTRY_BYTES, 100 * 1024, 1, 16 * 1024 * 1024),
+      maxTotalBytes: int('SVC_MEMORY_MAX_TOTAL_BYTES', env.SVC_MEMORY_MAX_TOTAL_BYTES, 10 * 1024 * 1024, 1, 1024 * 1024 * 1024),
+      versionDays: int('SVC_MEMORY_VERSION_DAYS', env.SVC_MEMORY_VERSION_DAYS, 30, 1, 3650),
     },
     privateAddresses,
   };

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { CLIENT_ID_PATTERN } from '../shared/ids.ts';
 import { McpServerSpec, ModelOverride, ProfileMcpServerSpec, RUNTIMES, SkillPayload, type Runtime } from './worker.ts';
 import { PROFILE_NETWORK } from './toolkit.ts';
+import { MemoryMounts } from './memory.ts';
 import type { SessionStatus } from './runner.ts';
 
 /**
@@ -25,6 +26,8 @@ export const ProfileSpec = v.looseObject({
   workerMode: v.optional(v.picklist(['static', 'sandbox'])),
   workerSubstrate: v.optional(v.picklist(WORKER_SUBSTRATES)),
   workerImage: v.optional(v.string()),
+  /** Memory stores the profile mounts: the session's toolkit then has the memory tools (contracts/memory.ts). */
+  memoryStores: v.optional(MemoryMounts),
 });
 export type ProfileSpec = v.InferOutput<typeof ProfileSpec>;
 

@@ -5,8 +5,15 @@ import * as v from 'valibot';
  * profile filesystem policy. The runner resolves a profile's tool selectors with these; the conductor serves the
  * bundles at `GET /api/capability-bundles` and may validate profile `fs` with `ProfileFsPolicy`.
  */
-export const TOOL_NAMES = ['fs_read', 'fs_write', 'fs_edit', 'fs_list', 'fs_search', 'run_command', 'delegate', 'notify', 'automation_memory'] as const;
+export const TOOL_NAMES = ['fs_read', 'fs_write', 'fs_edit', 'fs_list', 'fs_search', 'run_command', 'delegate', 'notify', 'automation_memory', 'memory', 'memory_search'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
+
+/**
+ * The memory tools come with the memory stores a profile mounts (`memoryStores`), whatever its `tools` say: a profile
+ * that mounts none has no memory to use, and one that mounts some always may (read-only mounts refuse the writes).
+ * So no bundle selects them, `@all` neither.
+ */
+export const MEMORY_TOOLS: readonly ToolName[] = ['memory', 'memory_search'];
 
 export interface CapabilityBundle {
   /** The selector as written in profile `tools`. */
@@ -32,17 +39,21 @@ export const CAPABILITY_BUNDLES: readonly CapabilityBundle[] = [
   { value: '@exec', label: 'Run commands', description: 'Run a command in a sandbox that sees only the session VirtualFS (timeout, output cap, minimal environment, no network unless the profile enables it).', tools: ['run_command'] },
   { value: '@delegate', label: 'Delegate', description: 'Hand a subtask to another profile of the same pool and wait for its result.', tools: ['delegate'] },
   { value: '@notify', label: 'Notify', description: 'Ask the platform to send a notification (stored and queued for delivery).', tools: ['notify'] },
-  { value: '@all', label: 'Everything', description: 'Every platform tool.', tools: [...TOOL_NAMES] },
+  { value: '@all', label: 'Everything', description: 'Every platform tool (the memory tools come with the memory stores a profile mounts).', tools: TOOL_NAMES.filter((t) => !MEMORY_TOOLS.includes(t)) },
 ];
 
-/** The tool names a profile's `tools` selectors name: empty means `@default`; unknown names and bundles select nothing. */
-export function selectTools(selectors: readonly string[] | undefined): Set<ToolName> {
+/**
+ * The tool names a profile's `tools` selectors name: empty means `@default`; unknown names and bundles select nothing.
+ * With `memory` (the profile mounts memory stores) the memory tools are added; without, they are never selected.
+ */
+export function selectTools(selectors: readonly string[] | undefined, memory = false): Set<ToolName> {
   const list = selectors?.length ? selectors : ['@default'];
   const out = new Set<ToolName>();
   for (const s of list) {
     if (s.startsWith('@')) CAPABILITY_BUNDLES.find((b) => b.value === s)?.tools.forEach((t) => out.add(t));
-    else if ((TOOL_NAMES as readonly string[]).includes(s)) out.add(s as ToolName);
+    else if ((TOOL_NAMES as readonly string[]).includes(s) && !MEMORY_TOOLS.includes(s as ToolName)) out.add(s as ToolName);
   }
+  if (memory) for (const t of MEMORY_TOOLS) out.add(t);
   return out;
 }
 

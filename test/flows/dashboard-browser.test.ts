@@ -311,6 +311,32 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     await shot('automations');
   });
 
+  it('keeps a memory store: adds an entry, edits it, finds it, and restores an earlier version', async () => {
+    await go('Memory', 'Memory');
+    await page.fill('#m-name', 'notes');
+    await page.fill('#m-description', 'What we learnt about customers');
+    await page.getByRole('button', { name: 'Create store' }).click();
+    await page.getByRole('link', { name: 'notes', exact: true }).click();
+    await expect.poll(() => heading().textContent()).toBe('Memory store notes');
+    await page.fill('#m-path', '/customers/acme.md');
+    await page.fill('#m-content', 'Acme prefers email.');
+    await page.getByRole('button', { name: 'Add entry' }).click();
+    await page.locator('#m-edit').waitFor();
+    await page.fill('#m-edit', 'Acme prefers phone calls.');
+    await page.getByRole('button', { name: 'Save entry' }).click();
+    await expect.poll(() => page.locator('label[for="m-edit"]').textContent()).toContain('version 2');
+    await page.fill('#m-q', 'phone');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await expect.poll(() => page.locator('.hits').textContent()).toContain('«phone»');
+    await page.getByRole('button', { name: 'Restore version 1' }).click();
+    await expect.poll(() => page.locator('#m-edit').inputValue()).toBe('Acme prefers email.');
+    expect(await (await h.svc.api('/api/memory-stores/notes/entries/customers/acme.md')).json()).toMatchObject({ content: 'Acme prefers email.', version: 3 });
+    await shot('memory-store');
+    await go('Memory', 'Memory');
+    await expect.poll(() => page.locator('main table').textContent()).toContain('What we learnt about customers');
+    await shot('memory');
+  });
+
   it('shows a profile’s history and usage, and pins it', async () => {
     await go('Profiles', 'Profiles');
     await page.getByRole('link', { name: 'helper', exact: true }).click();

@@ -23,8 +23,6 @@ export interface AutomationsTable {
   last_fired_at: NullableTimestamp;
   consecutive_failures: Generated<number>;
   session_id: string | null;
-  memory: Generated<string>;
-  memory_updated_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
   deleted_at: NullableTimestamp;

@@ -124,6 +124,10 @@ export interface RunsTable {
   key_source: ColumnType<'platform' | 'tenant' | null, 'platform' | 'tenant' | null | undefined, 'platform' | 'tenant' | null>;
   /** The feature that started the run (0019): `automation`, `workflow`; null for a direct API run. */
   origin: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The end user the run acts for (0025): per_user memory stores partition by it; null when none was named. */
+  end_user_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The memory stores the run's profile mounts (0025), `[{name, access}]`; null when none. */
+  memory_stores: ColumnType<Array<{ name: string; access: 'read' | 'read_write' }> | null, string | null | undefined, string | null>;
 }
 
 export interface RunEventsTable {

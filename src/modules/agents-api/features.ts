@@ -3,6 +3,7 @@ import { environmentsFeature } from './environments/index.ts';
 import { extensionsFeature } from './extensions/index.ts';
 import type { AgentsFeature } from './feature.ts';
 import { filesFeature } from './files/index.ts';
+import { memoryStoresFeature } from './memory/index.ts';
 import { modelsFeature } from './models/index.ts';
 import { sessionsFeature } from './sessions/index.ts';
 import { skillsFeature } from './skills/index.ts';
@@ -16,6 +17,7 @@ export const AGENTS_FEATURES: readonly AgentsFeature[] = [
   filesFeature,
   skillsFeature,
   vaultsFeature,
+  memoryStoresFeature,
   environmentsFeature,
   sessionsFeature,
   agentsFeature,

@@ -35,6 +35,8 @@ export interface AgentSettings {
   service_tier: ServiceTier;
   text: AgentText;
   tools: AgentToolView[];
+  /** svc extension, present when set: the memory stores the agent's sessions mount. */
+  memory_stores?: Array<{ name: string; access: 'read' | 'read_write' }>;
 }
 
 /** What agents.config holds: the Agent minus id, object and timestamps. */

@@ -8,6 +8,7 @@ import { identityFeature } from './identity/index.ts';
 import { jobsFeature } from './jobs/index.ts';
 import { kitsFeature } from './kits/index.ts';
 import { limitsFeature } from './limits/index.ts';
+import { memoryFeature } from './memory/index.ts';
 import { notificationsFeature } from './notifications/index.ts';
 import { poolsFeature } from './pools/index.ts';
 import { profilesFeature } from './profiles/index.ts';
@@ -36,6 +37,7 @@ export const FEATURES: readonly Feature[] = [
   sessionsFeature,
   skillsFeature,
   notificationsFeature,
+  memoryFeature,
   toolkitFeature,
   appsFeature,
   billingFeature,

@@ -17,3 +17,4 @@ export type { ProviderKeys, ProviderKeyMeta } from './provider-keys/index.ts';
 export type { RunHooks, RunFinished, RunGate, RunGateContext } from './hooks/index.ts';
 export type { Jobs } from './jobs/index.ts';
 export { jobsSchemaSql } from './jobs/index.ts';
+export * as memoryStores from './memory/index.ts';

@@ -17,6 +17,7 @@ import { createRun, getRunSummary, type RunBody } from './runs/runs.service.ts';
 import { usageByModel, usageEventRows, type UsageEventRow, type UsageCounts, type UsageWindow } from './runs/usage.repo.ts';
 import { getSessionRow } from './sessions/sessions.repo.ts';
 import type { ProviderKeys } from './provider-keys/index.ts';
+import type { MemoryDeps } from './memory/index.ts';
 import { createSessionFor, placeSession, shutdownSession, type PlaceOptions, type PlacedSession } from './sessions/sessions.service.ts';
 
 /**
@@ -37,6 +38,8 @@ export interface ConductorServices {
   limiter: Limiter;
   /** The guarded fetcher under SVC_PRIVATE_ADDRESSES: how URLs tenants give are called (shared/egress). */
   tenantFetch: GuardedFetch;
+  /** What the memory-store services (exported by the conductor's index) take: /v1/memory_stores calls them. */
+  memory: MemoryDeps;
 }
 
 export interface RunsService {
@@ -113,5 +116,6 @@ export function createConductorServices(deps: FeatureDeps): ConductorServices {
     secretsKey: deps.secrets.secretsKey,
     limiter: deps.limiter,
     tenantFetch: deps.tenantFetch,
+    memory: { db: deps.db, config: deps.config.memory },
   };
 }

@@ -22,7 +22,7 @@ describe('runner info and probes', () => {
       id: `runner-${runnerHash(TEST_PUBLIC_URL)}`,
       hash: runnerHash(TEST_PUBLIC_URL),
       version: '0.0.0-test',
-      toolkitNames: ['fs_read', 'fs_write', 'fs_edit', 'fs_list', 'fs_search', 'run_command', 'delegate', 'notify', 'automation_memory'],
+      toolkitNames: ['fs_read', 'fs_write', 'fs_edit', 'fs_list', 'fs_search', 'run_command', 'delegate', 'notify', 'automation_memory', 'memory', 'memory_search'],
       substrates: ['process'],
       defaultSubstrate: 'process',
       substratesKnown: true,

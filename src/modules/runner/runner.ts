@@ -22,6 +22,7 @@ import { stateRoutes } from './sessions/state.routes.ts';
 import { createWorkerSlots } from './workers/worker-slots.ts';
 import { workerRoutes } from './workers/workers.routes.ts';
 import { createRunCallbacksClient } from '../../contracts/run-callbacks.client.ts';
+import { createMemoryClient } from '../../contracts/memory.client.ts';
 import { mcpRoutes } from './mcp/mcp.routes.ts';
 import { createStdioMcpHost } from './mcp/stdio-mcp.ts';
 import { createToolkit } from './toolkit/toolkit.service.ts';
@@ -143,6 +144,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   });
   const conductorTarget = deps.conductor ?? (deps.config.conductorUrl ? { baseUrl: deps.config.conductorUrl } : undefined);
   const conductor = conductorTarget ? createRunCallbacksClient(conductorTarget) : undefined;
+  const memory = conductorTarget ? createMemoryClient(conductorTarget) : undefined;
   const processCommands = createCommandRunner(sandbox);
   // a container session's commands run in its container; every other session's in the runner's command sandbox
   const commands: CommandRunner = {
@@ -152,7 +154,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       return inWorker ? inWorker(spec) : processCommands.run(spec, session);
     },
   };
-  const toolkit = createToolkit({ vfs, pools, conductor, commands });
+  const toolkit = createToolkit({ vfs, pools, conductor, memory, commands });
   const registry = deps.metrics ?? createMetrics();
   const metrics = createRunnerMetrics(registry, function* () {
     for (const s of sessions.all()) yield s.status;

@@ -97,6 +97,7 @@ export function configFromCreate(p: AgentCreateParams): AgentConfig {
     service_tier: p.service_tier ?? 'auto',
     text: resolveText(p.text),
     tools: (p.tools ?? []).map(persistedTool),
+    ...(p.memory_stores?.length ? { memory_stores: p.memory_stores } : {}),
   };
 }
 
@@ -112,6 +113,10 @@ export function applyUpdate(current: AgentConfig, p: AgentUpdateParams): AgentCo
   if (p.service_tier !== undefined) next.service_tier = p.service_tier ?? 'auto';
   if (p.text !== undefined) next.text = resolveText(p.text);
   if (p.tools !== undefined) next.tools = (p.tools ?? []).map(persistedTool);
+  if (p.memory_stores !== undefined) {
+    if (p.memory_stores?.length) next.memory_stores = p.memory_stores;
+    else delete next.memory_stores;
+  }
   return next;
 }
 
@@ -129,6 +134,8 @@ export function sessionSnapshot(agentId: string, base: AgentConfig | undefined, 
     text: o?.text !== undefined ? resolveText(o.text) : (base?.text ?? resolveText(undefined)),
     tools: [],
   };
+  const memory = o?.memory_stores !== undefined ? (o.memory_stores ?? []) : (base?.memory_stores ?? []);
+  if (memory.length) settings.memory_stores = memory;
   const secrets: SessionSecrets = {};
   if (o?.tools !== undefined) settings.tools = (o.tools ?? []).map((t) => sessionTool(persistedTool(t), secrets, t));
   else settings.tools = (base?.tools ?? []).map((t) => sessionTool(t, secrets));

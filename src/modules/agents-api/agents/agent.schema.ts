@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { JsonObject } from '../../../shared/http.ts';
 import { Metadata } from '../validation.ts';
+import { MemoryMounts } from '../../../contracts/memory.ts';
 
 export { Metadata };
 
@@ -84,8 +85,12 @@ export const TextParam = v.object({
 });
 export const ServiceTierParam = v.picklist(['auto', 'default', 'flex', 'priority', 'fast']);
 
+/** svc extension: memory stores the agent's sessions mount (`/memories/<name>/` for its memory tools). */
+export const MemoryStoresParam = MemoryMounts;
+
 const settings = {
   instructions: nullish(v.string()),
+  memory_stores: nullish(MemoryStoresParam),
   multi_agent: nullish(MultiAgentParam),
   reasoning: nullish(ReasoningParam),
   service_tier: nullish(ServiceTierParam),

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import { badRequest, notFound } from '../../../shared/errors.ts';
-import { mcpUrlProblem } from '../../conductor/index.ts';
+import { mcpUrlProblem, memoryStores } from '../../conductor/index.ts';
 import type { PrivateAddresses } from '../../../shared/egress/index.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
@@ -36,6 +36,7 @@ export const noSuchAgent = (id: string) => notFound(`No agent found with id '${i
 export async function createAgent(deps: AgentsDeps, tenantId: string, p: AgentCreateParams): Promise<Agent> {
   deps.models.parse(p.model);
   refuseInternalMcp(deps, p.tools);
+  await memoryStores.assertStoresExist(deps.db, tenantId, p.memory_stores ?? undefined, 'memory_stores');
   return withTenant(deps.db, tenantId, (tx) => insertAgent(tx, tenantId, prefixedId('agent', 24), configFromCreate(p)));
 }
 
@@ -53,6 +54,7 @@ export async function getAgentConfig(deps: AgentsDeps, tenantId: string, id: str
 export async function updateAgent(deps: AgentsDeps, tenantId: string, id: string, p: AgentUpdateParams): Promise<Agent> {
   if (p.model !== undefined) deps.models.parse(p.model);
   refuseInternalMcp(deps, p.tools);
+  await memoryStores.assertStoresExist(deps.db, tenantId, p.memory_stores ?? undefined, 'memory_stores');
   return withTenant(deps.db, tenantId, async (tx) => {
     const row = await getAgentRow(tx, id);
     if (!row) throw noSuchAgent(id);

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
-import { NoCommandSandbox, type ConductorServices } from '../../conductor/index.ts';
+import { memoryStores, NoCommandSandbox, type ConductorServices } from '../../conductor/index.ts';
 import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { AGENT_SESSION_PROFILE_PREFIX, prefixedId, randomId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
@@ -70,6 +70,7 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
   refuseStdioMcp(agent.tools, p.environment);
   const vaultIds = p.vault_ids ?? [];
   await checkVaults(deps.db, tenantId, vaultIds);
+  await memoryStores.assertStoresExist(deps.db, tenantId, p.agent?.memory_stores ?? undefined, 'agent.memory_stores');
   if (p.environment.type === 'openai_hosted') blockRemoteMcp(agent.tools);
 
   const profileName = `${AGENT_SESSION_PROFILE_PREFIX}${randomId(16)}`;

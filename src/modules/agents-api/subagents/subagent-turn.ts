@@ -10,7 +10,7 @@ import type { ModelResolver } from '../models/model-ref.ts';
 import type { SecretBox } from '../secret-box.ts';
 import { getSessionRow, insertTurn, saveItem, updateSession, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
 import { DEFAULT_TURN_DEADLINE_MS } from '../turns/engine.ts';
-import { agentMcpUrls, endpointToolNames, openSecrets, runMcpServers, sessionProfile, withSettings } from '../turns/launch.ts';
+import { agentMcpUrls, endpointToolNames, endUserOf, openSecrets, runMcpServers, sessionProfile, withSettings } from '../turns/launch.ts';
 import { mcpBearers } from '../turns/mcp-auth.ts';
 import { addUsage, createTurnTranslator } from '../turns/translate.ts';
 import { environmentExtras, turnError, type CallSite, type LiveTurn, type Locked, type SlotHold } from '../turns/turn-state.ts';
@@ -113,7 +113,7 @@ export async function runSubagentTurn(
       sub.runner_session_id = placed.sessionId;
       await tx((q) => setSubagentStatus(q, sub.id, 'active', placed.sessionId));
     } else if (sandboxOf) await deps.conductor.sessions.place(tenantId, sub.runner_session_id, sandboxOf);
-    const body = { id: runId, profile: row.profile_name, prompt, sessionId: sub.runner_session_id };
+    const body = { id: runId, profile: row.profile_name, prompt, sessionId: sub.runner_session_id, ...endUserOf(row.metadata) };
     await deps.conductor.runs.create(tenantId, body, { profile, extras: { model, mcpServers, ...environmentExtras(t) }, keySource, tenantMcp: agentMcpUrls(row.agent) });
     await tx((q) => updateTurn(q, turnId, { runId }));
     signal.addEventListener('abort', cancelRun, { once: true });

@@ -14,7 +14,7 @@ import type { InputEvent, InputMessage } from '../sessions/session.schema.ts';
 import { getSessionRow, insertTurn, sessionsWithActiveTurns, turnDriver, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
 import type { SessionEventBody, SessionTurnError } from '../wire.ts';
 import { announceCall, answerCall } from './function-calls.ts';
-import { agentMcpUrls, endpointToolNames, openSecrets, promptOf, runMcpServers, sessionProfile, withSettings } from './launch.ts';
+import { agentMcpUrls, endpointToolNames, endUserOf, openSecrets, promptOf, runMcpServers, sessionProfile, withSettings } from './launch.ts';
 import { addUsage } from './translate.ts';
 import { createTurnIo, newLiveTurn, rootSite } from './turn-io.ts';
 import { answerText, createLocks, environmentExtras, turnError, type CallSite, type LiveTurn, type ToolAnswer } from './turn-state.ts';
@@ -132,7 +132,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
       // the worker waits a minute longer than the deadline, so the call ends with the deadline's answer, not a timeout
       const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, runToken, agent: row.agent, secrets, bearers, callTimeoutMs: turnDeadlineMs + 60_000, environment: t.environment });
       const profile = sessionProfile(row.profile_name, row.agent, row.environment, model.model);
-      const body = { id: runId, profile: row.profile_name, sessionId: t.sessionId, prompt: promptOf(messages) };
+      const body = { id: runId, profile: row.profile_name, sessionId: t.sessionId, prompt: promptOf(messages), ...endUserOf(row.metadata) };
       const keySource = deps.models.parse(row.agent.model).kind === 'byok' ? 'tenant' : 'platform';
       await deps.conductor.runs.create(t.tenantId, body, { profile, extras: { model, mcpServers, ...environmentExtras(t) }, keySource, tenantMcp: agentMcpUrls(row.agent) });
     } catch (err) {

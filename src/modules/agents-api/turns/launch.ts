@@ -75,7 +75,15 @@ export function sessionProfile(name: string, agent: SessionAgent, environment: {
     model: runtimeModel,
     ...(parts.length ? { systemPrompt: parts.join('\n\n') } : {}),
     tools: environment.type === 'none' ? ['@none'] : [...SANDBOX_TOOLS],
+    // the memory tools come with mounted stores, also without a sandbox
+    ...(agent.memory_stores?.length ? { memoryStores: agent.memory_stores } : {}),
   };
+}
+
+/** The end user a session's runs act for (per_user memory stores partition by it): its `metadata.user_id`. */
+export function endUserOf(metadata: Record<string, string>): { userId?: string } {
+  const id = metadata.user_id;
+  return id ? { userId: id } : {};
 }
 
 /**

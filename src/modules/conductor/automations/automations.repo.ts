@@ -29,8 +29,6 @@ export interface Automation {
 export interface AutomationRow extends Automation {
   tenantId: string;
   sessionId: string | null;
-  memory: string;
-  memoryUpdatedAt: string | null;
 }
 
 export interface Firing {
@@ -67,12 +65,10 @@ const toRow = (r: any): AutomationRow => ({
   deletedAt: iso(r.deleted_at),
   tenantId: r.tenant_id,
   sessionId: r.session_id,
-  memory: r.memory,
-  memoryUpdatedAt: iso(r.memory_updated_at),
 });
 
 export function toAutomation(r: AutomationRow): Automation {
-  const { tenantId: _t, sessionId: _s, memory: _m, memoryUpdatedAt: _u, ...wire } = r;
+  const { tenantId: _t, sessionId: _s, ...wire } = r;
   return wire;
 }
 
@@ -164,8 +160,6 @@ export type AutomationPatch = Partial<{
   last_fired_at: Date;
   consecutive_failures: number;
   session_id: string | null;
-  memory: string;
-  memory_updated_at: Date | null;
   deleted_at: Date;
 }>;
 

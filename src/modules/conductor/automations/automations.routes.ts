@@ -25,6 +25,7 @@ import {
 } from './automations.service.ts';
 import { fireNow, type FiringDeps } from './firing.service.ts';
 import { withTenant } from '../../../db/index.ts';
+import { memoryActorOf } from '../memory/index.ts';
 
 /**
  * `/api/automations/*` and its alias `/api/schedules/*` (seed 000 "Automations"): the same handlers, except `pause`
@@ -56,7 +57,7 @@ export function automationRoutes(deps: AutomationDeps & FiringDeps, opts: { pref
       const runId = p.authKind === 'run_token' && p.subject?.startsWith('run:') ? p.subject.slice(4) : undefined;
       const id = runId && (await withTenant(deps.db, p.tenantId, (tx) => automationOfRun(tx, runId)));
       if (!id) throw notFound('this run is no automation firing, so it has no memory note');
-      return c.json(await putMemory(deps, p.tenantId, id, (await readJson(c, MemoryBody)).body));
+      return c.json(await putMemory(deps, p.tenantId, id, (await readJson(c, MemoryBody)).body, `run:${runId}`));
     })
     .get('/:id', async (c) => c.json(toAutomation(await getOne(deps, tenantOf(c), c.req.param('id')))))
     .put('/:id', doc({ body: UpdateAutomation }), async (c) => c.json(await updateOne(deps, tenantOf(c), c.req.param('id'), await readJson(c, UpdateAutomation))))
@@ -68,7 +69,9 @@ export function automationRoutes(deps: AutomationDeps & FiringDeps, opts: { pref
     .post('/:id/stop', async (c) => c.json(await stopAutomation(deps, tenantOf(c), c.req.param('id'))))
     .post('/:id/run', async (c) => c.json(await fireNow(deps, tenantOf(c), c.req.param('id')), 202))
     .get('/:id/memory', async (c) => c.json(await getMemory(deps, tenantOf(c), c.req.param('id'))))
-    .put('/:id/memory', doc({ body: MemoryBody }), async (c) => c.json(await putMemory(deps, tenantOf(c), c.req.param('id'), (await readJson(c, MemoryBody)).body)));
+    .put('/:id/memory', doc({ body: MemoryBody }), async (c) =>
+      c.json(await putMemory(deps, tenantOf(c), c.req.param('id'), (await readJson(c, MemoryBody)).body, memoryActorOf(c.get('principal')))),
+    );
   if (opts.prefix === 'schedules') {
     app.post('/parse', doc({ body: ParseBody }), async (c) => {
       const body = await readJson(c, ParseBody);

@@ -3,6 +3,8 @@ import { withTenant, type DB } from '../../../db/index.ts';
 import { AppError, badRequest, conflict, notFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { Page } from '../../crud/index.ts';
+import type { MemoryConfig } from '../../../config/config.ts';
+import { readNote, writeNote } from '../memory/index.ts';
 import { getSpec } from '../profiles/profiles.repo.ts';
 import type { CreateAutomation, UpdateAutomation } from './automation.schema.ts';
 import { MEMORY_MAX_BYTES } from './automation.schema.ts';
@@ -24,6 +26,8 @@ import { checkCadence, nextSlot, type Cadence } from './schedule.ts';
  */
 export interface AutomationDeps {
   db: Kysely<DB>;
+  /** The operator's memory ceilings: the note is an entry of a memory store (memory/automation-note.ts). */
+  memory: MemoryConfig;
   now?: () => Date;
 }
 
@@ -129,18 +133,17 @@ export async function updateOne(deps: AutomationDeps, tenantId: string, id: stri
   });
 }
 
+/** The note: the one entry of the automation's memory store; `{body: ''}` without updatedAt when never written. */
 export async function getMemory(deps: AutomationDeps, tenantId: string, id: string): Promise<{ body: string; updatedAt?: string }> {
-  const row = await getOne(deps, tenantId, id);
-  return row.memory || row.memoryUpdatedAt ? { body: row.memory, ...(row.memoryUpdatedAt ? { updatedAt: row.memoryUpdatedAt } : {}) } : { body: '' };
+  await getOne(deps, tenantId, id);
+  return readNote({ db: deps.db, config: deps.memory }, tenantId, id);
 }
 
-export async function putMemory(deps: AutomationDeps, tenantId: string, id: string, body: string): Promise<{ body: string; updatedAt: string }> {
+/** Rewrites the note (a new version of its entry); `actor` is who, as memory versions record it. */
+export async function putMemory(deps: AutomationDeps, tenantId: string, id: string, body: string, actor: string): Promise<{ body: string; updatedAt: string }> {
   const bytes = Buffer.byteLength(body, 'utf8');
   if (bytes > MEMORY_MAX_BYTES) throw new AppError(413, `body: the memory note is ${bytes} bytes; at most ${MEMORY_MAX_BYTES}`);
-  const row = await withTenant(deps.db, tenantId, async (tx) => {
-    const found = await getAutomation(tx, id, { forUpdate: true });
-    if (!found || found.deletedAt) throw notFound(`unknown automation: ${id}`);
-    return updateAutomation(tx, id, { memory: body, memory_updated_at: new Date() });
-  });
-  return { body: row.memory, updatedAt: row.memoryUpdatedAt! };
+  const row = await getOne(deps, tenantId, id);
+  if (row.deletedAt) throw notFound(`unknown automation: ${id}`);
+  return writeNote({ db: deps.db, config: deps.memory }, tenantId, { id: row.id, name: row.name }, body, actor);
 }

@@ -9,6 +9,8 @@ import type { RunFinished } from '../hooks/index.ts';
 import { createRun, type RunDeps } from '../runs/runs.service.ts';
 import { finishFiring, getAutomation, insertFiring, setFiringSession, updateAutomation, type AutomationRow, type Firing } from './automations.repo.ts';
 import type { FiringOutcome } from '../../../db/types.ts';
+import type { MemoryConfig } from '../../../config/config.ts';
+import { readNote } from '../memory/index.ts';
 
 /**
  * A firing is an ordinary run through the run service: the billing gate applies (out of credit disables the
@@ -17,6 +19,8 @@ import type { FiringOutcome } from '../../../db/types.ts';
  */
 export interface FiringDeps {
   db: Kysely<DB>;
+  /** The operator's memory ceilings (the note lives in a memory store). */
+  memory: MemoryConfig;
   runs: RunDeps;
   log: Logger;
   /** The job queue, through which a disabled automation asks for a notification (absent in some unit tests). */
@@ -24,9 +28,9 @@ export interface FiringDeps {
 }
 
 /** The memory note travels with every firing's prompt, so the agent keeps what it learnt. */
-export function promptOf(a: Pick<AutomationRow, 'prompt' | 'memory'>): string {
-  if (!a.memory) return a.prompt;
-  return `${a.prompt}\n\n<automation-memory>\n${a.memory}\n</automation-memory>`;
+export function promptOf(prompt: string, note: string): string {
+  if (!note) return prompt;
+  return `${prompt}\n\n<automation-memory>\n${note}\n</automation-memory>`;
 }
 
 /** Run-now: one firing whatever the status; status and nextRunAt are left alone. */
@@ -48,10 +52,11 @@ export const AUTOMATION_ORIGIN = 'automation';
 export async function startFiring(deps: FiringDeps, row: AutomationRow, firing: Firing): Promise<Firing> {
   const persistent = row.sessionMode === 'persistent';
   try {
+    const note = await readNote({ db: deps.db, config: deps.memory }, row.tenantId, row.id);
     const { sessionId } = await createRun(deps.runs, row.tenantId, {
       id: firing.runId!,
       profile: row.profile,
-      prompt: promptOf(row),
+      prompt: promptOf(row.prompt, note.body),
       title: `automation ${row.name}`,
       ...(persistent && row.sessionId ? { sessionId: row.sessionId } : {}),
     }, { origin: AUTOMATION_ORIGIN });

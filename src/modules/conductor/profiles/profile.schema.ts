@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { ProfileMcpServerSpec, RUNTIMES } from '../../../contracts/worker.ts';
 import { WORKER_SUBSTRATES } from '../../../contracts/runner.wire.ts';
 import { PROFILE_NETWORK } from '../../../contracts/toolkit.ts';
+import { MemoryMounts } from '../../../contracts/memory.ts';
 import { JsonObject } from '../../../shared/http.ts';
 import { formatModelId, MODEL_PROVIDER_IDS, parseModelId } from '../../../contracts/model-providers.ts';
 
@@ -27,6 +28,7 @@ export const ProfileBody = v.pipe(
     workerMode: v.optional(v.picklist(['static', 'sandbox'], 'one of static, sandbox')),
     workerSubstrate: v.optional(v.picklist(WORKER_SUBSTRATES, `one of ${WORKER_SUBSTRATES.join(', ')}`)),
     workerImage: v.optional(v.string()),
+    memoryStores: v.optional(MemoryMounts),
   }),
   v.forward(
     v.check((p) => modelProblem(p.runtime, p.model) === undefined, (issue) => modelProblem((issue.input as { runtime: string }).runtime, (issue.input as { model?: string }).model) ?? ''),

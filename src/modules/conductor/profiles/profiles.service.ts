@@ -16,6 +16,7 @@ import { priceTokens } from '../billing/model-prices.ts';
 import { listHistory, type HistoryEntry } from './profile-history.repo.ts';
 import { profileUsage } from './profile-usage.repo.ts';
 import type { PrivateAddresses } from '../../../shared/egress/index.ts';
+import { assertStoresExist } from '../memory/index.ts';
 
 /** Profiles: stored per tenant, validated against the skill catalog (variant A), broadcast to every runner. */
 export interface ProfileDeps {
@@ -64,6 +65,7 @@ export async function createProfile(deps: ProfileDeps, tenantId: string, body: P
   if (body.name.startsWith(AGENT_SESSION_PROFILE_PREFIX)) throw badRequest(`name: the prefix ${AGENT_SESSION_PROFILE_PREFIX} is reserved for the profiles of /v1 agent sessions`);
   assertCommandSandbox(runnerInfos(deps), body.tools);
   await checkSkills(deps.db, tenantId, body.skills);
+  await assertStoresExist(deps.db, tenantId, body.memoryStores);
   const spec: Spec = { ...body, id: body.id ?? prefixedId('prof') };
   const created = await withTenant(deps.db, tenantId, (tx) => insertSpec(tx, 'profiles', tenantId, spec, actor));
   if (!created) throw conflict(`profile ${body.name} already exists`);
@@ -75,6 +77,7 @@ export async function replaceProfileByName(deps: ProfileDeps, tenantId: string, 
   if (body.name !== name) throw badRequest(`name: must equal the path name ${name} (profiles cannot be renamed)`);
   assertCommandSandbox(runnerInfos(deps), body.tools);
   await checkSkills(deps.db, tenantId, body.skills);
+  await assertStoresExist(deps.db, tenantId, body.memoryStores);
   return updateProfile(deps, tenantId, name, actor, (existing) => ({ ...body, id: existing.id }));
 }
 

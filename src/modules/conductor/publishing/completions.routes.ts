@@ -9,7 +9,7 @@ import { CLIENT_ID_PATTERN } from '../../../shared/ids.ts';
 import type { AgentKeyDeps } from './agent-keys.service.ts';
 import { admit } from './gateway.auth.ts';
 import type { FeatureDeps } from '../feature.ts';
-import { addUsage, cancelTurn, NO_USAGE, findAgent, startTurn, type ChatTurn, type GatewayDeps } from './gateway.service.ts';
+import { addUsage, cancelTurn, endUserOf, NO_USAGE, findAgent, startTurn, type ChatTurn, type GatewayDeps } from './gateway.service.ts';
 import { grantCors, preflight } from './cors.ts';
 
 /**
@@ -85,17 +85,19 @@ export function completionsRoutes(deps: GatewayDeps & AgentKeyDeps & { authentic
       const body = await readJson(c, CompletionBody);
       const named = c.req.header('x-conversation-id') ?? body.user;
       const conversationId = named !== undefined && CLIENT_ID_PATTERN.test(named) && named.startsWith('conv_') ? named : undefined;
+      // `user` names a conversation when it is one (conv_…), else the end user (with an agent key: per_user memory)
+      const userId = endUserOf(caller, body.user !== undefined && !body.user.startsWith('conv_') ? body.user : undefined);
       const message = promptOf(body.messages, conversationId !== undefined);
       const abort = new AbortController();
       const created = Math.floor(Date.now() / 1000);
       if (body.stream) {
-        const turn = await startTurn(deps, caller, agent, { message, conversationId }, abort.signal);
+        const turn = await startTurn(deps, caller, agent, { message, conversationId, userId }, abort.signal);
         c.header('X-Conversation-Id', turn.conversationId);
         return sseResponse(c, completionChunks(turn, slug, created), (f) => f, abort);
       }
       const timer = setTimeout(() => abort.abort(), agent.sync_max_duration_seconds * 1000);
       try {
-        const turn = await startTurn(deps, caller, agent, { message, conversationId }, abort.signal);
+        const turn = await startTurn(deps, caller, agent, { message, conversationId, userId }, abort.signal);
         c.header('X-Conversation-Id', turn.conversationId);
         let usage = NO_USAGE;
         for await (const item of turn.events) {

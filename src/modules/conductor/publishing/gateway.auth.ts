@@ -4,7 +4,7 @@ import type * as jose from 'jose';
 import { loadJose } from '../identity/index.ts';
 import { unauthorized } from '../../../shared/errors.ts';
 import { callerOf, type AgentKeyDeps } from './agent-keys.service.ts';
-import { assertOpens, rateLimit, type ChatCaller, type GatewayDeps } from './gateway.service.ts';
+import { ANONYMOUS, assertOpens, rateLimit, type ChatCaller, type GatewayDeps } from './gateway.service.ts';
 import type { FeatureDeps } from '../feature.ts';
 import type { PublishedRow } from './publishing.repo.ts';
 
@@ -15,7 +15,7 @@ import type { PublishedRow } from './publishing.repo.ts';
  * still verified and then limits as itself. Anonymous conversations are owned by no one: their random id is the
  * capability to continue or read them.
  */
-export const ANONYMOUS = 'anonymous';
+export { ANONYMOUS };
 
 function clientAddress(c: Context): string {
   try {
@@ -39,15 +39,16 @@ async function endUser(deps: GatewayDeps, agent: PublishedRow, header: string | 
     throw unauthorized(`invalid end-user token: ${err instanceof Error ? err.message : 'verification failed'}`);
   }
   if (!payload.sub) throw unauthorized('invalid end-user token: no sub claim');
-  return `jwt:${payload.sub}`;
+  return payload.sub;
 }
 
 export async function admit(deps: GatewayDeps & AgentKeyDeps & { authenticate: FeatureDeps['authenticate'] }, c: Context, agent: PublishedRow): Promise<ChatCaller> {
   const header = c.req.header('authorization');
   if (agent.auth_mode === 'jwt') {
-    const owner = await endUser(deps, agent, header);
+    const subject = await endUser(deps, agent, header);
+    const owner = `jwt:${subject}`;
     await rateLimit(deps, agent, owner);
-    return { tenantId: agent.tenant_id, publishedId: agent.id, owner };
+    return { tenantId: agent.tenant_id, publishedId: agent.id, owner, endUser: subject };
   }
   if (agent.visibility === 'public' && header === undefined) {
     await rateLimit(deps, agent, `ip:${clientAddress(c)}`);
@@ -59,7 +60,7 @@ export async function admit(deps: GatewayDeps & AgentKeyDeps & { authenticate: F
     if (p.authKind !== 'session' || p.tenantId !== agent.tenant_id || !p.subject) throw unauthorized(`this session does not open ${agent.slug}`);
     const owner = `session:${p.subject}`;
     await rateLimit(deps, agent, owner);
-    return { tenantId: agent.tenant_id, publishedId: agent.id, owner };
+    return { tenantId: agent.tenant_id, publishedId: agent.id, owner, endUser: p.subject };
   }
   const caller = await callerOf(deps, header);
   assertOpens(agent, caller);

@@ -9,7 +9,7 @@ import type { AgentKeyDeps } from './agent-keys.service.ts';
 import { admit } from './gateway.auth.ts';
 import type { FeatureDeps } from '../feature.ts';
 import { chatPage } from './chat-page.ts';
-import { addUsage, cancelTurn, NO_USAGE, findAgent, notPublishedSlug, readConversation, startTurn, type ChatTurn, type GatewayDeps } from './gateway.service.ts';
+import { addUsage, cancelTurn, endUserOf, NO_USAGE, findAgent, notPublishedSlug, readConversation, startTurn, type ChatTurn, type GatewayDeps } from './gateway.service.ts';
 import { grantCors, preflight } from './cors.ts';
 
 /**
@@ -23,6 +23,8 @@ const ChatBody = v.object({
   message: v.pipe(v.string(), v.minLength(1, 'message: must not be empty'), v.maxLength(100_000)),
   conversationId: v.optional(v.pipe(v.string(), v.regex(CLIENT_ID_PATTERN, 'conversationId: an id from an earlier reply'))),
   stream: v.optional(v.boolean()),
+  /** With an agent key: the end user the turn is for (per_user memory); verified end users and anonymous callers ignore it. */
+  user: v.optional(v.pipe(v.string(), v.minLength(1, 'user: a non-empty string'), v.maxLength(256, 'user: at most 256 characters'))),
 });
 
 const wantsStream = (c: Context, body: { stream?: boolean }) => body.stream === true || (c.req.header('accept') ?? '').includes('text/event-stream');
@@ -49,14 +51,15 @@ export function gatewayRoutes(deps: GatewayDeps & AgentKeyDeps & { authenticate:
       grantCors(c, agent, deps.chatPublicUrl);
       const caller = await admit(deps, c, agent);
       const body = await readJson(c, ChatBody);
+      const input = { message: body.message, conversationId: body.conversationId, userId: endUserOf(caller, body.user) };
       const abort = new AbortController();
       if (wantsStream(c, body)) {
-        const turn = await startTurn(deps, caller, agent, body, abort.signal);
+        const turn = await startTurn(deps, caller, agent, input, abort.signal);
         return sseResponse(c, chatFrames(turn, agent.expose_tool_events, abort.signal), (f) => f, abort);
       }
       const timer = setTimeout(() => abort.abort(), agent.sync_max_duration_seconds * 1000);
       try {
-        const turn = await startTurn(deps, caller, agent, body, abort.signal);
+        const turn = await startTurn(deps, caller, agent, input, abort.signal);
         let usage: Usage = NO_USAGE;
         for await (const item of turn.events) {
           if (item === null) continue;

@@ -24,13 +24,30 @@ export interface GatewayDeps {
   jwks: JwksCache;
 }
 
-/** Who is chatting: for now always an agent key of the agent. */
+/** Who is chatting: an agent key of the agent, an end-user JWT, a signed-in dashboard user, or anyone (public). */
 export interface ChatCaller {
   tenantId: string;
   publishedId: string;
-  /** The owner of the conversations it starts (the key id). */
+  /** The owner of the conversations it starts (the key id, `jwt:<sub>`, `session:<sub>`, or `anonymous`). */
   owner: string;
+  /** The end user a verified credential names (the JWT's or the dashboard session's subject). */
+  endUser?: string;
 }
+
+/**
+ * The end user a chat turn acts for (its run's `userId`: per_user memory stores partition by it): the subject of a
+ * verified end-user JWT or dashboard session; else, for a caller with an agent key, the request's `user` field (the
+ * key's holder names its users, as OpenAI's `user` does). Anonymous callers of a public agent have none, so they never
+ * share a per-user memory.
+ */
+export function endUserOf(caller: ChatCaller, user: string | undefined): string | undefined {
+  if (caller.endUser) return caller.endUser;
+  if (caller.owner === ANONYMOUS || caller.owner.startsWith('jwt:') || caller.owner.startsWith('session:')) return undefined;
+  return user && user.length <= 256 ? user : undefined;
+}
+
+/** The owner of conversations nobody signed in for (a public agent without a credential). */
+export const ANONYMOUS = 'anonymous';
 
 export interface ChatTurn {
   agent: PublishedRow;
@@ -65,7 +82,7 @@ export async function startTurn(
   deps: GatewayDeps,
   caller: ChatCaller,
   agent: PublishedRow,
-  input: { message: string; conversationId?: string },
+  input: { message: string; conversationId?: string; userId?: string },
   signal: AbortSignal,
 ): Promise<ChatTurn> {
   const db = deps.runs.deps.db;
@@ -83,6 +100,7 @@ export async function startTurn(
     prompt: input.message,
     title: `chat ${agent.slug}`,
     ...(sessionId !== undefined ? { sessionId } : {}),
+    ...(input.userId !== undefined ? { userId: input.userId } : {}),
   });
   await withTenant(db, caller.tenantId, async (tx) => {
     if (conversationId === undefined) {

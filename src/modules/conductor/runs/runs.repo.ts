@@ -15,6 +15,8 @@ export interface RunSummary {
   status: RunStatus;
   startedAt: string;
   finishedAt: string | null;
+  /** The end user the run acted for, when one was named. */
+  userId?: string;
 }
 
 export interface RunRow {
@@ -26,6 +28,7 @@ export interface RunRow {
   owner_id: string;
   started_at: Date;
   finished_at: Date | null;
+  end_user_id: string | null;
 }
 
 /**
@@ -48,7 +51,7 @@ export async function getRunProfile(tx: Tx, name: string, sessionId?: string): P
   return { spec: row.spec as unknown as ProfileSpec, keys: row.keys, ...(row.snapshot ? { snapshot: row.snapshot as unknown as ProfileSpec } : {}) };
 }
 
-const COLUMNS = ['id', 'tenant_id', 'session_id', 'sub_task', 'status', 'owner_id', 'started_at', 'finished_at'] as const;
+const COLUMNS = ['id', 'tenant_id', 'session_id', 'sub_task', 'status', 'owner_id', 'started_at', 'finished_at', 'end_user_id'] as const;
 
 export const toSummary = (r: RunRow): RunSummary => ({
   id: r.id,
@@ -56,6 +59,7 @@ export const toSummary = (r: RunRow): RunSummary => ({
   status: r.status,
   startedAt: new Date(r.started_at).toISOString(),
   finishedAt: r.finished_at ? new Date(r.finished_at).toISOString() : null,
+  ...(r.end_user_id ? { userId: r.end_user_id } : {}),
 });
 
 export interface CostInputs {
@@ -70,8 +74,21 @@ export interface CostInputs {
  */
 export async function insertRun(
   tx: Tx,
-  r: { id: string; tenantId: string; sessionId: string; profile: string; parentId: string | null; subTask: Record<string, unknown>; ownerId: string; cost: CostInputs; origin?: string },
+  r: {
+    id: string;
+    tenantId: string;
+    sessionId: string;
+    profile: string;
+    parentId: string | null;
+    subTask: Record<string, unknown>;
+    ownerId: string;
+    cost: CostInputs;
+    origin?: string;
+    /** The end user and the memory stores mounted; a delegated run without an end user of its own acts for its parent's. */
+    memory?: { endUserId: string | null; stores: ReadonlyArray<{ name: string; access: 'read' | 'read_write' }> | null };
+  },
 ): Promise<boolean> {
+  const endUser = r.memory?.endUserId ?? (r.parentId !== null ? sql<string | null>`(select p.end_user_id from runs p where p.id = ${r.parentId})` : null);
   const insert = tx
     .insertInto('runs')
     .values({
@@ -87,6 +104,8 @@ export async function insertRun(
       model: r.cost.model,
       key_source: r.cost.keySource,
       origin: r.origin ?? null,
+      end_user_id: endUser,
+      memory_stores: r.memory?.stores?.length ? jsonb(r.memory.stores) : null,
     });
   try {
     await insert.execute();

@@ -41,6 +41,8 @@ export const RunBody = v.looseObject({
   title: v.optional(v.string()),
   prompt: v.optional(v.string()),
   files: v.optional(v.array(v.string())),
+  /** The end user the run acts for: per_user memory stores give it that user's memory (and no one else's). */
+  userId: v.optional(v.pipe(v.string('userId: expected string'), v.minLength(1, 'userId: a non-empty string'), v.maxLength(256, 'userId: at most 256 characters'))),
 });
 
 /**
@@ -94,7 +96,8 @@ export async function createRun(
     if (placed.row) await insertSession(tx, placed.row, { prompt: body.prompt ?? null });
     else if (!(await markSessionRunning(tx, placed.sessionId, body.prompt ?? null))) throw new AppError(409, 'session busy: a run is in progress on this session');
     await commitWithNext(tx); // the run's row is the last statement: a run id taken fails it, which rolls back all
-    const inserted = await insertRun(tx, { id: runId, tenantId, sessionId: placed.sessionId, profile: body.profile, parentId: body.parentId ?? null, subTask, ownerId: deps.ownerId, cost, origin: opts.origin });
+    const memory = { endUserId: body.userId ?? null, stores: runs.memoryStores ?? null };
+    const inserted = await insertRun(tx, { id: runId, tenantId, sessionId: placed.sessionId, profile: body.profile, parentId: body.parentId ?? null, subTask, ownerId: deps.ownerId, cost, origin: opts.origin, memory });
     if (!inserted) throw new AppError(409, `run ${runId} already exists`);
   });
   const run = newActiveRun(tenantId, runId, placed.sessionId);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { CallError, transportMessage } from '../../../contracts/http-client.ts';
 import { isTerminal, runEvent, type RunEvent } from '../../../contracts/run-event.ts';
 import type { SubTask } from '../../../contracts/runner.wire.ts';
-import { selectTools } from '../../../contracts/toolkit.ts';
+import { MEMORY_TOOLS, selectTools } from '../../../contracts/toolkit.ts';
 import type { McpServerSpec, ModelOverride, SkillPayload, WorkerRunRequest } from '../../../contracts/worker.ts';
 import { describeError } from '../../../shared/errors.ts';
 import { createLogger } from '../../../shared/log.ts';
@@ -135,7 +135,7 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
     }
     let run;
     try {
-      run = await endpoint.client.run(workerBody(rec, subTask, extras, sessionMcpUrl(deps.publicUrl, rec.id, deps.tokens, rec.profile.tools)), ac.signal);
+      run = await endpoint.client.run(workerBody(rec, subTask, extras, sessionMcpUrl(deps.publicUrl, rec.id, deps.tokens, toolScopeOf(rec.profile))), ac.signal);
     } catch (err) {
       if (ac.signal.aborted) throw err;
       // a worker that answered with an error status is alive; only a transport failure counts against the slot
@@ -254,13 +254,29 @@ function workerBody(rec: SessionRecord, subTask: SubTask, extras: RunExtras, mcp
   const mcpServers = extras.mcpServers?.length ? [...(own ?? []), ...extras.mcpServers] : own;
   return {
     sessionId: rec.id,
-    profile: { name: p.name, runtime: p.runtime, systemPrompt: p.systemPrompt, tools: workerAllowlist(p.tools), model: p.model },
+    profile: { name: p.name, runtime: p.runtime, systemPrompt: withMemoryNote(p.systemPrompt, p.memoryStores), tools: workerAllowlist(p.tools, Boolean(p.memoryStores?.length)), model: p.model },
     subtask: { title: subTask.title ?? '', prompt: subTask.prompt ?? '', files: subTask.files },
     sessionMcpUrl: mcpUrl,
     ...(skills?.length ? { skills: forWorker(skills) } : {}),
     mcpServers,
     ...(extras.model ? { modelOverride: extras.model } : {}),
   };
+}
+
+/**
+ * A profile that mounts memory stores tells its model so in the system prompt (as Claude Managed Agents does), besides
+ * the memory tool's own description: where its memory is, and to look there first.
+ */
+export function withMemoryNote(systemPrompt: string | undefined, mounts: ReadonlyArray<{ name: string; access?: string }> | undefined): string | undefined {
+  if (!mounts?.length) return systemPrompt;
+  const dirs = mounts.map((m) => `/memories/${m.name}/${m.access === 'read' ? ' (read-only)' : ''}`).join(', ');
+  const note = `You have a memory that outlives this conversation: ${dirs}. Use the memory tool: view /memories before you start a task, and record what will help later.`;
+  return systemPrompt ? `${systemPrompt}\n\n${note}` : note;
+}
+
+/** What decides the tools a session's MCP endpoint lists: the profile's selectors, and whether it mounts memory. */
+export function toolScopeOf(p: { tools?: readonly string[]; memoryStores?: readonly unknown[] }): readonly string[] | undefined {
+  return p.memoryStores?.length ? [...(p.tools ?? []), '+memory'] : p.tools;
 }
 
 /** The session's MCP endpoint with a fresh session token: what one run of this session (and nothing else) receives. */
@@ -283,10 +299,12 @@ function toolsetOf(tokens: SessionTokens, tools: readonly string[] | undefined):
  * then hide the bundle's tools, so such a list is sent with its bundles spelled out as tool names. A list with no
  * plain names filters nothing on the worker and is sent as is (the session MCP endpoint already applies it).
  */
-export function workerAllowlist(tools: readonly string[] | undefined): string[] | undefined {
+export function workerAllowlist(tools: readonly string[] | undefined, memory = false): string[] | undefined {
   if (!tools?.some((t) => !t.startsWith('@'))) return tools ? [...tools] : undefined;
   const names = new Set(tools.filter((t) => !t.startsWith('@')));
   const bundles = tools.filter((t) => t.startsWith('@'));
   if (bundles.length) for (const name of selectTools(bundles)) names.add(name);
+  // the memory tools come with the profile's memory stores, not its selectors: an allowlist must not hide them
+  if (memory) for (const name of MEMORY_TOOLS) names.add(name);
   return [...names];
 }

@@ -22,6 +22,14 @@ describe('tool selectors', () => {
     expect(workerAllowlist(['@files'])).toEqual(['@files']);
     expect(workerAllowlist(['@exec', 'ext__search'])).toEqual(['ext__search', 'run_command']);
   });
+
+  it('adds the memory tools exactly when the profile mounts memory stores, whatever its selectors say', () => {
+    expect([...selectTools(['@all', 'memory'])]).not.toContain('memory');
+    expect([...selectTools(['@files-read'], true)]).toEqual(['fs_read', 'fs_list', 'fs_search', 'memory', 'memory_search']);
+    expect([...selectTools(['@none'], true)]).toEqual(['memory', 'memory_search']);
+    // a worker allowlist of plain names must not hide them
+    expect(workerAllowlist(['fs_read', 'ext__search'], true)).toEqual(['fs_read', 'ext__search', 'memory', 'memory_search']);
+  });
 });
 
 describe('delegation rule', () => {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { RunEvent } from '../../../contracts/run-event.ts';
 import type { PoolSpec, ToolSpec } from '../../../contracts/runner.wire.ts';
 import type { RunCallbacksClient } from '../../../contracts/run-callbacks.client.ts';
+import type { MemoryClient } from '../../../contracts/memory.client.ts';
 import type { ToolName } from '../../../contracts/toolkit.ts';
 import type { SessionRecord } from '../sessions/sessions.store.ts';
 import type { VfsView } from '../vfs/index.ts';
@@ -20,6 +21,8 @@ export interface ToolContext {
   pools: readonly PoolSpec[];
   /** How tools reach the conductor (delegate, notify); undefined when this runner has no conductor configured. */
   conductor: RunCallbacksClient | undefined;
+  /** How the memory tools reach the session's memory stores (through the conductor, with the run token). */
+  memory: MemoryClient | undefined;
   /** Where `run_command` runs commands (the sandbox). */
   commands: CommandRunner;
   /** Aborted when the caller goes away or the session's run ends. */

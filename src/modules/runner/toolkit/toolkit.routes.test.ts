@@ -19,7 +19,7 @@ describe('toolkit specs', () => {
   it('lists every platform tool with a JSON input schema, a scope and a capability', async () => {
     runner = makeRunner();
     const { specs } = await (await call(runner, 'GET', '/runner/toolkit/specs')).json();
-    expect(specs.map((s: any) => s.name)).toEqual(['fs_read', 'fs_write', 'fs_edit', 'fs_list', 'fs_search', 'run_command', 'delegate', 'notify', 'automation_memory']);
+    expect(specs.map((s: any) => s.name)).toEqual(['fs_read', 'fs_write', 'fs_edit', 'fs_list', 'fs_search', 'run_command', 'delegate', 'notify', 'automation_memory', 'memory', 'memory_search']);
     expect(specs.find((s: any) => s.name === 'fs_write')).toMatchObject({
       scope: 'session',
       capability: 'fs.write',

@@ -1,6 +1,7 @@
 import type { RunEvent } from '../../../contracts/run-event.ts';
 import type { PoolSpec, ToolResult, ToolSpec } from '../../../contracts/runner.wire.ts';
 import type { RunCallbacksClient } from '../../../contracts/run-callbacks.client.ts';
+import type { MemoryClient } from '../../../contracts/memory.client.ts';
 import { selectTools, TOOL_NAMES } from '../../../contracts/toolkit.ts';
 import { describeError, forbidden, notFound } from '../../../shared/errors.ts';
 import { createLogger } from '../../../shared/log.ts';
@@ -30,6 +31,8 @@ export interface ToolkitDeps {
   vfs: VfsManager;
   pools: Registry<PoolSpec>;
   conductor: RunCallbacksClient | undefined;
+  /** How the memory tools reach the conductor's memory stores (with the run token); undefined without a conductor. */
+  memory: MemoryClient | undefined;
   commands: CommandRunner;
 }
 
@@ -44,7 +47,7 @@ export function outOfScopeMessage(toolName: string, profile: string): string {
 
 export function createToolkit(deps: ToolkitDeps): Toolkit {
   const scoped = async (session: SessionRecord) => {
-    const allowed = selectTools(session.profile.tools);
+    const allowed = selectTools(session.profile.tools, Boolean(session.profile.memoryStores?.length));
     return (await loadCatalog()).TOOLS.filter((t) => allowed.has(t.name));
   };
 
@@ -69,6 +72,7 @@ export function createToolkit(deps: ToolkitDeps): Toolkit {
         vfs: () => deps.vfs.view(session, pools),
         pools,
         conductor: deps.conductor,
+        memory: deps.memory,
         commands: deps.commands,
         // a tool call ends with its caller or with the session's run, whichever goes first
         signal: session.activeRun ? AbortSignal.any([signal, session.activeRun.signal]) : signal,

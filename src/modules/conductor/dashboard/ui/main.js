@@ -10,6 +10,7 @@ import { Billing } from './billing.js';
 import { Published } from './published.js';
 import { Automations, AutomationDetail } from './automations.js';
 import { WorkflowDetail, Workflows } from './workflows.js';
+import { MemoryStore, MemoryStores } from './memory.js';
 
 const NAV = [
   ['/dashboard', 'Overview'],
@@ -20,6 +21,7 @@ const NAV = [
   ['/dashboard/published', 'Published agents'],
   ['/dashboard/automations', 'Automations'],
   ['/dashboard/workflows', 'Workflows'],
+  ['/dashboard/memory', 'Memory'],
   ['/dashboard/keys', 'Keys'],
   ['/dashboard/billing', 'Billing'],
 ];
@@ -39,6 +41,8 @@ const ROUTES = [
   [/^\/dashboard\/automations\/([^/]+)$/, (id) => html`<${AutomationDetail} id=${id} />`],
   [/^\/dashboard\/workflows\/?$/, () => html`<${Workflows} />`],
   [/^\/dashboard\/workflows\/([^/]+)$/, (id) => html`<${WorkflowDetail} id=${id} />`],
+  [/^\/dashboard\/memory\/?$/, () => html`<${MemoryStores} />`],
+  [/^\/dashboard\/memory\/([^/]+)$/, (name) => html`<${MemoryStore} name=${name} />`],
   [/^\/dashboard\/keys\/?$/, () => html`<${Keys} />`],
   [/^\/dashboard\/billing\/?$/, () => html`<${Billing} />`],
 ];
