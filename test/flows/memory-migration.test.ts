@@ -38,7 +38,7 @@ afterAll(async () => {
 
 describe('the automations memory migration', () => {
   it('copies each note into a store of its own with one entry and its first version, then drops the columns', async () => {
-    expect(await migrate(database)).toContain('0025_memory_stores.sql');
+    expect(await migrate(database)).toContain('0026_memory_stores.sql');
     const stores = await withTenant(database.db, 'default', (tx) => tx.selectFrom('memory_stores').select(['name', 'scope', 'automation_id', 'max_entries', 'max_entry_bytes']).orderBy('name').execute());
     expect(stores).toEqual([
       { name: 'automation-aut_cleared', scope: 'shared', automation_id: 'aut_cleared', max_entries: 1, max_entry_bytes: 8192 },
