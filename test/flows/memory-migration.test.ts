@@ -6,7 +6,7 @@ import { createTestDatabase } from '../support/pg.ts';
 import { startTestSvc, type TestSvc } from '../support/svc.ts';
 
 /**
- * The automations' memory notes move into memory stores (sql/0025): a database with notes written before the
+ * The automations' memory notes move into memory stores (sql/0026): a database with notes written before the
  * migration keeps every one of them, readable through `GET /api/automations/{id}/memory` and the memory-store API
  * alike. Then the retention of versions, on the same database.
  */
@@ -20,7 +20,7 @@ beforeAll(async () => {
   url = db.url;
   drop = db.drop;
   database = await openDatabase({ url, dataDir: '/nonexistent' });
-  await migrate(database, loadMigrations().filter((m) => m.name < '0025'));
+  await migrate(database, loadMigrations().filter((m) => m.name < '0026'));
   await withTenant(database.db, 'default', async (tx) => {
     await tx.insertInto('tenants').values({ id: 'default', name: 'Default' }).execute();
     await tx.insertInto('profiles').values({ tenant_id: 'default', name: 'demo', id: 'prof_demo', spec: jsonb({ name: 'demo', id: 'prof_demo', runtime: 'general', model: 'demo:echo' }) }).execute();
