@@ -66,7 +66,8 @@ describe('runner client', () => {
     const client = clientFor(runner);
     await client.putProfile('acme', { name: 'reader', runtime: 'general', tools: ['@files-read'] });
     const id = await client.createSession('acme', 'reader');
-    expect((await client.toolkitSpecs()).length).toBe(9);
+    expect((await client.toolkitSpecs()).map((s) => s.name)).toEqual(expect.arrayContaining(['fs_read', 'run_command', 'memory', 'memory_search']));
+    expect((await client.toolkitSpecs()).length).toBe(11);
     expect((await client.sessionToolkitSpecs('acme', id)).map((s) => s.name)).toEqual(['fs_read', 'fs_list', 'fs_search']);
     expect(await client.invokeTool('acme', id, 'fs_list', {})).toEqual({ ok: true, value: { path: '/work', entries: [], truncated: false } });
     await expect(client.invokeTool('acme', id, 'fs_write', { path: 'a', content: 'b' })).rejects.toMatchObject({ status: 403 });
