@@ -5,6 +5,7 @@ import { MODEL_PROVIDER_VARS } from '../contracts/model-providers.ts';
 import type { LogLevel } from '../shared/log.ts';
 import type { PrivateAddresses } from '../shared/egress/index.ts';
 import { billingConfig, type BillingConfig } from './billing.config.ts';
+import { DEFAULT_CEILINGS, DEFAULT_LIMITS, LIMIT_ENV, LIMIT_FLOORS, LIMIT_KEYS, LIMITS_MODES, type LimitsConfig, type SandboxLimits } from '../contracts/sandbox-limits.ts';
 // Only the roles table's data is read here (it imports nothing at run time but its modules' lazy builds).
 import { roleTraits } from '../app/roles.ts';
 
@@ -39,6 +40,12 @@ export interface Config {
    */
   heap: { youngMiB: number; growingPercent: number };
   bodyLimitBytes: number;
+  /**
+   * What an agent may consume (contracts/sandbox-limits.ts): SVC_SANDBOX_LIMITS (`require`, the default outside dev: a
+   * runner that cannot enforce a limit refuses sandbox work; `best-effort`, the dev default; `off`), and per limit
+   * SVC_SANDBOX_<NAME> (the default) and SVC_SANDBOX_<NAME>_MAX (the ceiling overrides are held to).
+   */
+  sandboxLimits: LimitsConfig;
   /** Multipart uploads on /v1/files and /v1/skills. */
   uploadLimitBytes: number;
   identity: {
@@ -329,6 +336,28 @@ function containerConfig(env: Record<string, string | undefined>): ContainerConf
   };
 }
 
+function limitsConfig(env: Record<string, string | undefined>, appEnv: string): LimitsConfig {
+  const mode = pick('SVC_SANDBOX_LIMITS', env.SVC_SANDBOX_LIMITS, LIMITS_MODES, appEnv === 'dev' ? 'best-effort' : 'require');
+  const read = (name: string, fallback: number, key: (typeof LIMIT_KEYS)[number]): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    const whole = key !== 'cpus';
+    if (!Number.isFinite(n) || (whole && !Number.isInteger(n)) || n < LIMIT_FLOORS[key]) {
+      throw new ConfigError(name, `got "${raw}"; allowed: ${whole ? 'a whole number' : 'a number'} of at least ${LIMIT_FLOORS[key]}`);
+    }
+    return n;
+  };
+  const defaults = {} as SandboxLimits;
+  const ceilings = {} as SandboxLimits;
+  for (const k of LIMIT_KEYS) {
+    ceilings[k] = read(`${LIMIT_ENV[k]}_MAX`, DEFAULT_CEILINGS[k], k);
+    defaults[k] = read(LIMIT_ENV[k], Math.min(DEFAULT_LIMITS[k], ceilings[k]), k);
+    if (defaults[k] > ceilings[k]) throw new ConfigError(LIMIT_ENV[k], `got ${defaults[k]}, above ${LIMIT_ENV[k]}_MAX (${ceilings[k]})`);
+  }
+  return { mode, defaults, ceilings };
+}
+
 /** Validates everything once. Throws ConfigError naming the variable and what is allowed. */
 export function loadConfig(env: Record<string, string | undefined>, flags: Flags = {}): Config {
   const roles = parseRoles(flags.role ?? env.SVC_ROLE ?? 'all');
@@ -398,6 +427,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       youngMiB: /--(max[-_]semi[-_]space[-_]size|semi[-_]space[-_]growth[-_]factor)/.test(env.NODE_OPTIONS ?? '') ? 0 : int('SVC_HEAP_YOUNG_MIB', env.SVC_HEAP_YOUNG_MIB, 0, 0, 1024),
       growingPercent: /--heap[-_]growing[-_]percent/.test(env.NODE_OPTIONS ?? '') ? 0 : int('SVC_HEAP_GROWING_PERCENT', env.SVC_HEAP_GROWING_PERCENT, 0, 0, 1000),
     },
+    sandboxLimits: limitsConfig(env, appEnv),
     bodyLimitBytes: int('SVC_BODY_LIMIT_BYTES', env.SVC_BODY_LIMIT_BYTES, 1024 * 1024, 1024, 512 * 1024 * 1024),
     uploadLimitBytes: int('SVC_UPLOAD_LIMIT_BYTES', env.SVC_UPLOAD_LIMIT_BYTES, 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     identity: {

@@ -3,6 +3,7 @@ import { CLIENT_ID_PATTERN } from '../shared/ids.ts';
 import { McpServerSpec, ModelOverride, ProfileMcpServerSpec, RUNTIMES, SkillPayload, type Runtime } from './worker.ts';
 import { PROFILE_NETWORK } from './toolkit.ts';
 import { MemoryMounts } from './memory.ts';
+import { SandboxLimitsOverrideSchema } from './sandbox-limits.ts';
 import type { SessionStatus } from './runner.ts';
 
 /**
@@ -28,6 +29,12 @@ export const ProfileSpec = v.looseObject({
   workerImage: v.optional(v.string()),
   /** Memory stores the profile mounts: the session's toolkit then has the memory tools (contracts/memory.ts). */
   memoryStores: v.optional(MemoryMounts),
+  /**
+   * What the session's commands, stdio MCP servers and sandbox worker may consume (contracts/sandbox-limits.ts). The
+   * conductor sends the profile's overrides already held to the tenant's ceilings; the runner fills the rest from its
+   * operator defaults and holds every key to its own ceilings.
+   */
+  limits: v.optional(SandboxLimitsOverrideSchema),
 });
 export type ProfileSpec = v.InferOutput<typeof ProfileSpec>;
 
