@@ -1,3 +1,4 @@
+import type { LimitExceeded, SandboxLimits } from '../../../contracts/sandbox-limits.ts';
 import type { Runtime } from '../../../contracts/worker.ts';
 import type { CheckResult } from '../../../shared/readiness.ts';
 import type { SandboxMount } from '../sandbox/index.ts';
@@ -29,6 +30,8 @@ export interface WorkerLaunch {
   callbackSocket: string;
   /** The session's files as its tools see them (`/work`, `/home`, pools), mounted where run_command sees them. */
   files: readonly SandboxMount[];
+  /** The session's effective limits (contracts/sandbox-limits.ts): the worker and everything it starts are held to them. */
+  limits: SandboxLimits;
 }
 
 export interface LaunchedWorker {
@@ -37,7 +40,8 @@ export interface LaunchedWorker {
   pid: number | undefined;
   startedAt: string;
   /** Settles when the worker has ended (for whatever reason). */
-  exited: Promise<{ code: number | null; signal: string | null }>;
+  /** `limit`: the limit that ended it (the kernel or the engine killed it for its memory, pids, CPU time…), when known. */
+  exited: Promise<{ code: number | null; signal: string | null; limit?: LimitExceeded }>;
   /** The last lines the worker wrote to stderr (for the error of a worker that died before answering). */
   stderrTail(): string;
 }

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { LimitExceeded } from '../../../../contracts/sandbox-limits.ts';
 import type { Sandbox } from '../../sandbox/index.ts';
 import type { VfsView } from '../../vfs/index.ts';
 
@@ -32,6 +33,8 @@ export interface CommandResult {
   cancelled: boolean;
   truncated: boolean;
   durationMs: number;
+  /** The limit that ended or cut the command (memory, pids, wall time, CPU time, file size, disk, output), when one did. */
+  limit?: LimitExceeded;
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000;

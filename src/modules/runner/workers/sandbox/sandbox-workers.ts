@@ -1,3 +1,4 @@
+import { DEFAULT_CEILINGS, DEFAULT_LIMITS, effectiveLimits, type LimitsConfig } from '../../../../contracts/sandbox-limits.ts';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -60,6 +61,8 @@ export interface SandboxWorkersDeps {
   startTimeoutMs?: number;
   stateCapBytes: number;
   limits?: Partial<UploadLimits>;
+  /** The operator's sandbox limits (SVC_SANDBOX_*): a worker gets its session profile's limits held to these. */
+  sandboxLimits?: Pick<LimitsConfig, 'defaults' | 'ceilings'>;
 }
 
 
@@ -221,7 +224,9 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     const plan = await deps.vfs.view(rec, deps.pools.list(rec.tenant)).sandboxMounts();
     const resuming = entry.paused;
     try {
-      const spec = { sessionId: rec.id, tenant: rec.tenant, runtime: rec.runtime, image: rec.profile.workerImage, env, sessionDir: entry.dir, callbackSocket: entry.socketPath, files: plan.mounts };
+      const operator = deps.sandboxLimits ?? { defaults: DEFAULT_LIMITS, ceilings: DEFAULT_CEILINGS };
+      const limits = effectiveLimits(operator, operator.ceilings, rec.profile.limits);
+      const spec = { sessionId: rec.id, tenant: rec.tenant, runtime: rec.runtime, image: rec.profile.workerImage, env, sessionDir: entry.dir, callbackSocket: entry.socketPath, files: plan.mounts, limits };
       entry.worker = resuming ? entry.substrate.resume(spec, runnerUrl) : entry.substrate.launch(spec, runnerUrl);
     } finally {
       plan.close();
