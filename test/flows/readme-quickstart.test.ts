@@ -1,7 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -46,6 +46,14 @@ describe('the README from a fresh clone', () => {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
   // the terminal the README's lines are typed into: KEY is exported by the walk-through's first line
   const env = () => ({ PATH: process.env.PATH ?? '', HOME: dir, SVC_CONFIG_DIR: join(dir, 'config'), KEY: readFileSync(join(clone, '.svc/bootstrap-key'), 'utf8').trim() });
+  // npm reaches the registry as this machine's user does: its npm configuration (a CA file, a proxy) and its cache
+  const npmEnv = () => {
+    const passed = Object.fromEntries(
+      ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'no_proxy'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])),
+    );
+    const userconfig = join(homedir(), '.npmrc');
+    return { ...passed, ...(existsSync(userconfig) ? { npm_config_userconfig: userconfig } : {}), npm_config_cache: join(homedir(), '.npm') };
+  };
 
   /** `npm start` in the clone, as the README writes it (with `extra` in its environment); resolves once it serves. */
   async function npmStart(extra: Record<string, string> = {}) {
@@ -132,7 +140,7 @@ describe('the README from a fresh clone', () => {
     expect(readme).toContain('Save this as `~/svc-openai/agent.mjs`');
     // one terminal: the install lines, the file saved where the README says, the run line
     const script = `${install}cat > ~/svc-openai/agent.mjs <<'SNIPPET'\n${js}SNIPPET\n${start}`;
-    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: clone, env: env(), maxBuffer: 16 * 1024 * 1024 });
+    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: clone, env: { ...env(), ...npmEnv() }, maxBuffer: 16 * 1024 * 1024 });
     const installed = JSON.parse(readFileSync(join(dir, 'svc-openai/node_modules/openai/package.json'), 'utf8')) as { version: string };
     expect(installed.version).toBe('7.15.0');
     const types = stdout.trim().split('\n').filter((l) => l.startsWith('agent.'));
