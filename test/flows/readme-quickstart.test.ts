@@ -95,6 +95,16 @@ describe('the README from a fresh clone', () => {
     await npmStart();
   }, 120_000);
 
+  it('says at start where to go: the dashboard, the owner key, and how a key comes to manage tenants', () => {
+    onTestFailed(() => console.error(output));
+    expect(output).toContain(`svc listening on http://127.0.0.1:${PORT} `);
+    expect(output).toContain(`dashboard:     http://127.0.0.1:${PORT}/dashboard`);
+    expect(output).toContain(`API reference: http://127.0.0.1:${PORT}/docs`);
+    expect(output).toMatch(/owner key: +\.svc\/bootstrap-key\n/);
+    expect(output).toMatch(/Owner key of tenant "default" \(shown once\): ao_test_\w+/);
+    expect(output).toContain('AGENT_ORC_ADMIN_TENANT=default');
+  });
+
   afterAll(async () => {
     if (server && server.exitCode === null) server.kill('SIGKILL');
     if (dir) rmSync(dir, { recursive: true, force: true });
