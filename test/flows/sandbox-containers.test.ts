@@ -206,6 +206,26 @@ describe.skipIf(!ENGINE_UP && !process.env.CI)('sandbox sessions in containers',
     expect(((await client.workerLease(TENANT, sessionId)) as Lease)).toMatchObject({ state: 'running', workerId: lease.workerId });
   });
 
+  it('ends a run whose worker the kernel killed for memory with one error naming the limit; the next run gets a fresh container', async () => {
+    const { client } = await setup();
+    // less memory than the worker itself needs: the container's own process is the hog
+    await client.putProfile(TENANT, { name: 'starved', runtime: 'general', model: MODEL, workerMode: 'sandbox', tools: ['@files', '@exec'], limits: { memoryMiB: 64 } });
+    const sessionId = await client.createSession(TENANT, 'starved');
+    const first = await collect(await client.run(TENANT, { id: 'run-1', profile: 'starved', sessionId, prompt: 'hello' }));
+    expect(first.filter((e) => e.type === 'error')).toEqual([expect.objectContaining({ message: expect.stringContaining('memory limit 64 MiB reached: killed') })]);
+    expect(resultOf(first).type).toBe('error');
+    const gone = await until(() => client.workerLease(TENANT, sessionId) as Promise<Lease>, (l) => l.state === 'gone', 'the lease to turn gone');
+    const inspected = await engine.inspectContainer(gone.workerId);
+    expect(inspected?.State).toMatchObject({ OOMKilled: true, Running: false });
+
+    const second = await collect(await client.run(TENANT, { id: 'run-2', profile: 'starved', sessionId, prompt: 'hello again' }));
+    expect(resultOf(second)).toMatchObject({ type: 'error', message: expect.stringContaining('memory limit 64 MiB reached: killed') });
+    const replaced = (await client.workerLease(TENANT, sessionId)) as Lease;
+    expect(replaced.workerId).not.toBe(gone.workerId);
+    // the killed container went when its replacement came
+    expect((await byLabel(`svc.session=${sessionId}`)).map((c) => c.Names[0])).toEqual([`/${replaced.workerId}`]);
+  });
+
   it('pauses an idle container (stopped, volume kept) and resumes it with its conversation on the next run', async () => {
     const { client, runner } = await setup({ workerIdleMs: 500 });
     const sessionId = await client.createSession(TENANT, 'box');
