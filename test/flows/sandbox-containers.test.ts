@@ -326,7 +326,7 @@ describe.skipIf(!ENGINE_UP && !process.env.CI)('sandbox sessions in containers',
   it('offers `container` only when the engine answers and the image is present, and says so in /readyz', async () => {
     const present = await setup();
     const ready = await present.runner.readiness();
-    expect(ready.checks.find((c) => c.name === 'container engine')).toMatchObject({ ok: true, detail: expect.stringMatching(/^docker \d+\.\d+.* \(API 1\.\d+\) at unix:\/\/.*, image node:24-bookworm-slim present$/) });
+    expect(ready.checks.find((c) => c.name === 'container engine')).toMatchObject({ ok: true, detail: expect.stringMatching(/^docker \d+\.\d+.* \(API 1\.\d+\) at unix:\/\/.*, image node:24-bookworm-slim present; limits by the engine: memory and swap, CPU quota, pids, rlimits .*; disk: \S+/) });
 
     const absent = await setup({ container: testContainerConfig({ image: 'svc-test-no-such-image:none' }) });
     expect(absent.runner.info().substrates).toEqual(['process']);

@@ -101,7 +101,7 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
     return present ? offeredStatus(image) : { offered: false, detail: `not offered: image ${image} is not present (SVC_WORKER_IMAGE_PULL=never)` };
   }
   const offeredStatus = (image: string): SubstrateStatus => ({ offered: true, detail: `one container per session on ${engineText}, image ${image}; ${limitsText()}` });
-  const limitsText = () => `limits by the engine: memory and swap, CPU quota, pids, rlimits (open files, file size, CPU time, no core); disk: ${disk.detail}`;
+  const limitsText = () => `limits by the engine: memory and swap, CPU quota, pids, rlimits (open files, file size, no core; CPU time per command); disk: ${disk.detail}`;
 
   /** The previous process's containers go; their volumes wait for their sessions (adopted) or the grace to end. */
   async function sweep(): Promise<void> {
@@ -309,7 +309,7 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
       const check = await probe('container engine', async () => {
         const v = await engine.version(ENGINE_TIMEOUT_MS);
         const present = await engine.imagePresent(config.image);
-        detail = `${v.Components?.some((c) => /podman/i.test(c.Name)) ? 'podman' : 'docker'} ${v.Version} (API ${v.ApiVersion}) at ${engine.address}, image ${config.image} ${present ? 'present' : 'absent'}`;
+        detail = `${v.Components?.some((c) => /podman/i.test(c.Name)) ? 'podman' : 'docker'} ${v.Version} (API ${v.ApiVersion}) at ${engine.address}, image ${config.image} ${present ? 'present' : 'absent'}; ${limitsText()}`;
         if (!present) throw new Error(`${detail} (SVC_WORKER_IMAGE_PULL=${config.pull})`);
       }, ENGINE_TIMEOUT_MS);
       // what the runner offers follows what the engine answers now
