@@ -154,6 +154,7 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
       const workerTokenSecret = config.runner.workerTokenSecret ?? (config.env === 'dev' ? randomBytes(32).toString('base64url') : undefined);
       const runner = createRunner({
         config: { ...config.runner, workerTokenSecret },
+        sandboxLimits: config.sandboxLimits,
         internalToken: ctx.internalToken!,
         publicUrl: config.runner.publicUrl ?? ctx.selfUrl,
         version: ctx.version,

@@ -120,8 +120,8 @@ describe('loadConfig', () => {
     [{ SVC_WORKER_IMAGE: 'svc:slim', SVC_WORKER_USER: 'node' }, 'SVC_WORKER_USER', /a non-root numeric uid:gid/],
     [{ SVC_WORKER_IMAGE: 'svc:slim', SVC_WORKER_IMAGE_PULL: 'sometimes' }, 'SVC_WORKER_IMAGE_PULL', /allowed: never, missing, always/],
     [{ SVC_WORKER_IMAGE: 'svc:slim', SVC_WORKER_PROGRAM: 'copy' }, 'SVC_WORKER_PROGRAM', /allowed: image, mount/],
-    [{ SVC_WORKER_IMAGE: 'svc:slim', SVC_WORKER_CPUS: '0' }, 'SVC_WORKER_CPUS', /a number of CPUs from 0.01 to 1024/],
-    [{ SVC_WORKER_IMAGE: 'svc:slim', SVC_WORKER_MEMORY_MIB: '8' }, 'SVC_WORKER_MEMORY_MIB', /from 16 to/],
+    [{ SVC_WORKER_IMAGE: 'svc:slim', SVC_WORKER_CPUS: '0.5' }, 'SVC_WORKER_CPUS', /no longer read; a container's limits are its session's: SVC_SANDBOX_CPUS/],
+    [{ SVC_WORKER_IMAGE: 'svc:slim', SVC_WORKER_MEMORY_MIB: '512' }, 'SVC_WORKER_MEMORY_MIB', /SVC_SANDBOX_MEMORY_MIB/],
   ])('refuses %o naming %s and what is allowed', (env, variable, allowed) => {
     const err = configError(env as Record<string, string>);
     expect(err.variable).toBe(variable);
@@ -138,10 +138,12 @@ describe('loadConfig', () => {
   it('builds the container substrate only when asked for, with its defaults', () => {
     expect(loadConfig({}).runner.container).toBeUndefined();
     expect(loadConfig({ SVC_WORKER_SUBSTRATE: 'container' }).runner.container).toEqual({
-      dockerHost: undefined, image: 'svc:slim', pull: 'missing', program: 'image', uid: 1000, gid: 1000, limits: { memoryMiB: 1024, cpus: 1, pids: 512 },
+      dockerHost: undefined, image: 'svc:slim', pull: 'missing', program: 'image', uid: 1000, gid: 1000,
     });
-    const c = loadConfig({ SVC_WORKER_IMAGE: 'python:3.13-bookworm', DOCKER_HOST: 'unix:///run/podman/podman.sock', SVC_WORKER_PROGRAM: 'mount', SVC_WORKER_USER: '2000:3000', SVC_WORKER_CPUS: '0.5' });
-    expect(c.runner).toMatchObject({ workerSubstrate: 'process', container: { image: 'python:3.13-bookworm', dockerHost: 'unix:///run/podman/podman.sock', program: 'mount', uid: 2000, gid: 3000, limits: { cpus: 0.5 } } });
+    const c = loadConfig({ SVC_WORKER_IMAGE: 'python:3.13-bookworm', DOCKER_HOST: 'unix:///run/podman/podman.sock', SVC_WORKER_PROGRAM: 'mount', SVC_WORKER_USER: '2000:3000', SVC_SANDBOX_CPUS: '0.5' });
+    expect(c.runner).toMatchObject({ workerSubstrate: 'process', container: { image: 'python:3.13-bookworm', dockerHost: 'unix:///run/podman/podman.sock', program: 'mount', uid: 2000, gid: 3000 } });
+    // a container's limits are the sandbox limits of its session, as every sandbox's
+    expect(c.sandboxLimits.defaults).toMatchObject({ cpus: 0.5 });
   });
 
   it('keeps secrets in their own folder and asks outside dev for the internal token only where roles are split', () => {

@@ -239,8 +239,7 @@ export interface ContainerConfig {
   /** SVC_WORKER_USER: `uid:gid` of the worker (default 1000:1000); `run_command` runs as uid+1:gid+1. */
   uid: number;
   gid: number;
-  /** SVC_WORKER_MEMORY_MIB, SVC_WORKER_CPUS, SVC_WORKER_PIDS: each container's limits (defaults 1024, 1, 512). */
-  limits: { memoryMiB: number; cpus: number; pids: number };
+  // each container's limits are its session's: SVC_SANDBOX_* (sandboxLimits) and the profile's `limits`
 }
 
 export const SANDBOX_MODES = ['bwrap', 'off'] as const;
@@ -319,8 +318,9 @@ function containerConfig(env: Record<string, string | undefined>): ContainerConf
   const user = env.SVC_WORKER_USER || '1000:1000';
   const m = /^(\d{1,9}):(\d{1,9})$/.exec(user);
   if (!m || Number(m[1]) === 0 || Number(m[2]) === 0) throw new ConfigError('SVC_WORKER_USER', `got "${user}"; allowed: a non-root numeric uid:gid, e.g. 1000:1000`);
-  const cpus = env.SVC_WORKER_CPUS ? Number(env.SVC_WORKER_CPUS) : 1;
-  if (!Number.isFinite(cpus) || cpus < 0.01 || cpus > 1024) throw new ConfigError('SVC_WORKER_CPUS', `got "${env.SVC_WORKER_CPUS}"; allowed: a number of CPUs from 0.01 to 1024`);
+  for (const gone of ['SVC_WORKER_MEMORY_MIB', 'SVC_WORKER_CPUS', 'SVC_WORKER_PIDS']) {
+    if (env[gone]) throw new ConfigError(gone, `no longer read; a container's limits are its session's: ${gone.replace('SVC_WORKER_', 'SVC_SANDBOX_')} (and a profile's \`limits\`)`);
+  }
   return {
     dockerHost: env.DOCKER_HOST || undefined,
     image: env.SVC_WORKER_IMAGE || 'svc:slim',
@@ -328,11 +328,6 @@ function containerConfig(env: Record<string, string | undefined>): ContainerConf
     program: pick('SVC_WORKER_PROGRAM', env.SVC_WORKER_PROGRAM, ['image', 'mount'] as const, 'image'),
     uid: Number(m[1]),
     gid: Number(m[2]),
-    limits: {
-      memoryMiB: int('SVC_WORKER_MEMORY_MIB', env.SVC_WORKER_MEMORY_MIB, 1024, 16, 1024 * 1024),
-      cpus,
-      pids: int('SVC_WORKER_PIDS', env.SVC_WORKER_PIDS, 512, 16, 1_000_000),
-    },
   };
 }
 

@@ -56,12 +56,23 @@ function promptsSeen(): string[] {
 
 const providerEnv = () => ({ OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'fake-key-of-the-provider' });
 
+/** The profile's limits: the container is created with them (the operator's defaults fill the rest). */
+const BOX_LIMITS = { memoryMiB: 512, pids: 256, cpus: 1.5, openFiles: 512, fileMiB: 64 };
+
 async function setup(over: Record<string, unknown> = {}) {
   const r = await startRunner({ workerTokenSecret: SECRET, providerEnv: providerEnv(), workerSubstrate: 'container', container: testContainerConfig(), ...over });
   await r.runner.ready;
-  await r.client.putProfile(TENANT, { name: 'box', runtime: 'general', model: MODEL, workerMode: 'sandbox', tools: ['@files', '@exec'] });
+  await r.client.putProfile(TENANT, { name: 'box', runtime: 'general', model: MODEL, workerMode: 'sandbox', tools: ['@files', '@exec'], limits: BOX_LIMITS });
   return r;
 }
+
+interface Limit {
+  limit: string;
+  key: string;
+  value: number;
+  scope: string;
+}
+const toolResultOf = (events: RunEvent[]) => events.find((e) => e.type === 'tool_result') as unknown as { isError: boolean; output: { structuredContent?: { stdout: string; stderr: string; exitCode: number | null; signal: string | null; truncated: boolean; limit?: Limit } } };
 
 describe.skipIf(!ENGINE_UP && !process.env.CI)('sandbox sessions in containers', { timeout: 180_000 }, () => {
   beforeAll(async () => {
@@ -96,6 +107,7 @@ describe.skipIf(!ENGINE_UP && !process.env.CI)('sandbox sessions in containers',
       'if grep -qs SVC_WORKER_TOKEN /proc/[0-9]*/environ; then echo "TOKEN readable"; else echo "TOKEN unreadable"; fi',
       'if touch /etc/svc-probe 2>/dev/null; then echo "ROOTFS writable"; else echo "ROOTFS read-only"; fi',
       'echo "ENV $(env | cut -d= -f1 | sort | tr "\\n" " ")"',
+      'echo "ULIMITS nofile=$(ulimit -n) fsize=$(ulimit -f) cpu=$(ulimit -t) core=$(ulimit -c)"',
     ].join('; ');
     const probed = await collect(await client.run(TENANT, { id: 'run-b', profile: 'box', sessionId: b, prompt: shell(script) }));
     const out = stdoutOf(probed);
@@ -114,6 +126,8 @@ describe.skipIf(!ENGINE_UP && !process.env.CI)('sandbox sessions in containers',
     expect(out).toContain('HOSTPID absent');
     expect(Number(/PROCS (\d+)/.exec(out)![1])).toBeLessThan(20);
     expect(out).toContain('ROOTFS read-only');
+    // the profile's limits hold its commands (file size in 1 KiB blocks; CPU time: the operator's default, per command)
+    expect(out).toContain(`ULIMITS nofile=512 fsize=${64 * 1024} cpu=300 core=0`);
     // the command's environment is its own, nothing of the worker's (its token, its runner URL)
     const env = /ENV (.*)/.exec(out)![1].trim().split(' ');
     expect(env.filter((name) => !['HOME', 'LANG', 'PATH', 'PWD', 'SHLVL', 'TMPDIR', '_', 'SVC_EXEC_ID'].includes(name))).toEqual([]);
@@ -133,7 +147,19 @@ describe.skipIf(!ENGINE_UP && !process.env.CI)('sandbox sessions in containers',
     expect(leases[0].workerId).not.toBe(leases[1].workerId);
     const [inspectB] = await Promise.all([engine.inspectContainer(leases[1].workerId)]);
     const hostConfig = (inspectB as unknown as { HostConfig: Record<string, unknown> }).HostConfig;
-    expect(hostConfig).toMatchObject({ NetworkMode: 'none', ReadonlyRootfs: true, CapDrop: ['ALL'], SecurityOpt: ['no-new-privileges'], PidsLimit: 256, Memory: 512 * 1024 * 1024 });
+    expect(hostConfig).toMatchObject({ NetworkMode: 'none', ReadonlyRootfs: true, CapDrop: ['ALL'], SecurityOpt: ['no-new-privileges'] });
+    // the profile's `limits`, as the engine holds them: memory without swap beyond it, CPU quota, pids, rlimits
+    expect(hostConfig).toMatchObject({
+      Memory: 512 * 2 ** 20,
+      MemorySwap: 512 * 2 ** 20,
+      NanoCpus: 1.5e9,
+      PidsLimit: 256,
+      Ulimits: [
+        { Name: 'nofile', Soft: 512, Hard: 512 },
+        { Name: 'fsize', Soft: 64 * 2 ** 20, Hard: 64 * 2 ** 20 },
+        { Name: 'core', Soft: 0, Hard: 0 },
+      ],
+    });
     expect(inspectB!.Config.Labels).toMatchObject({ 'svc.tenant': TENANT, 'svc.session': b, 'svc.runner': runner.info().id });
     expect(await volumesByLabel(`svc.session=${b}`)).toHaveLength(1);
 
@@ -142,6 +168,62 @@ describe.skipIf(!ENGINE_UP && !process.env.CI)('sandbox sessions in containers',
     await until(() => byLabel(`svc.session=${b}`), (list) => list.length === 0, "session b's container to be removed");
     await until(() => volumesByLabel(`svc.session=${b}`), (list) => list.length === 0, "session b's volume to be removed");
     expect(await byLabel(`svc.session=${a}`)).toHaveLength(1);
+  });
+
+  it("holds a container session's commands to its limits and names the one that stopped them; a memory hog dies, not the worker", async () => {
+    const { client } = await setup();
+    const profile = (name: string, limits: Record<string, number>) => client.putProfile(TENANT, { name, runtime: 'general', model: MODEL, workerMode: 'sandbox', tools: ['@files', '@exec'], limits });
+    await profile('tight', { memoryMiB: 192, outputBytes: 4096, fileMiB: 8, cpuSeconds: 1, wallSeconds: 120 });
+    await profile('brief', { wallSeconds: 2 });
+    const sessionId = await client.createSession(TENANT, 'tight');
+    const briefId = await client.createSession(TENANT, 'brief');
+    const run = async (id: string, prompt: string, session = sessionId) => toolResultOf(await collect(await client.run(TENANT, { id, profile: session === sessionId ? 'tight' : 'brief', sessionId: session, prompt })));
+
+    // a memory hog: the kernel kills it (the container's memory limit), the worker lives on; meanwhile, in another
+    // session, a command outlives the session's wall time (below the tool's timeout)
+    const [hog, slow] = await Promise.all([run('run-hog', shell('tail /dev/zero')), run('run-slow', shell('sleep 60'), briefId)]);
+    expect(hog.isError).toBe(true);
+    expect(hog.output.structuredContent).toMatchObject({ exitCode: null, signal: 'SIGKILL', limit: { limit: 'memory', key: 'memoryMiB', value: 192, scope: 'command' } });
+    expect(hog.output.structuredContent!.stderr).toContain('[memory limit 192 MiB reached: killed]');
+    const lease = (await client.workerLease(TENANT, sessionId)) as Lease;
+    expect(lease.state).toBe('running');
+    const after = await run('run-after', shell('echo still here'));
+    expect(after.output.structuredContent).toMatchObject({ stdout: 'still here\n', exitCode: 0 });
+    expect(after.output.structuredContent!.limit).toBeUndefined();
+    expect(((await client.workerLease(TENANT, sessionId)) as Lease).workerId).toBe(lease.workerId);
+
+    expect(slow.output.structuredContent).toMatchObject({ exitCode: null, signal: 'SIGKILL', limit: { limit: 'wall time', key: 'wallSeconds', value: 2, scope: 'command' } });
+    expect(slow.output.structuredContent!.stderr).toContain('[wall time limit 2 s reached: killed]');
+    // the size of one file, and CPU time
+    const big = await run('run-big', shell('head -c 20000000 /dev/zero > /work/big.bin'));
+    expect(big.output.structuredContent).toMatchObject({ signal: 'SIGXFSZ', limit: { key: 'fileMiB', value: 8 } });
+    const spin = await run('run-spin', shell('while :; do :; done'));
+    expect(spin.output.structuredContent).toMatchObject({ signal: 'SIGXCPU', limit: { key: 'cpuSeconds', value: 1 } });
+    // output kept up to the session's limit, the rest cut with the marker
+    const flood = await run('run-flood', shell('yes | head -c 100000'));
+    expect(flood.output.structuredContent).toMatchObject({ exitCode: 0, truncated: true, limit: { key: 'outputBytes', value: 4096 } });
+    expect(flood.output.structuredContent!.stdout).toContain('[output truncated at 4096 bytes]');
+    expect(((await client.workerLease(TENANT, sessionId)) as Lease)).toMatchObject({ state: 'running', workerId: lease.workerId });
+  });
+
+  it('ends a run whose worker the kernel killed for memory with one error naming the limit; the next run gets a fresh container', async () => {
+    const { client } = await setup();
+    // less memory than the worker itself needs: the container's own process is the hog
+    await client.putProfile(TENANT, { name: 'starved', runtime: 'general', model: MODEL, workerMode: 'sandbox', tools: ['@files', '@exec'], limits: { memoryMiB: 64 } });
+    const sessionId = await client.createSession(TENANT, 'starved');
+    const first = await collect(await client.run(TENANT, { id: 'run-1', profile: 'starved', sessionId, prompt: 'hello' }));
+    expect(first.filter((e) => e.type === 'error')).toEqual([expect.objectContaining({ message: expect.stringContaining('memory limit 64 MiB reached: killed') })]);
+    expect(resultOf(first).type).toBe('error');
+    const gone = await until(() => client.workerLease(TENANT, sessionId) as Promise<Lease>, (l) => l.state === 'gone', 'the lease to turn gone');
+    const inspected = await engine.inspectContainer(gone.workerId);
+    expect(inspected?.State).toMatchObject({ OOMKilled: true, Running: false });
+
+    const second = await collect(await client.run(TENANT, { id: 'run-2', profile: 'starved', sessionId, prompt: 'hello again' }));
+    expect(resultOf(second)).toMatchObject({ type: 'error', message: expect.stringContaining('memory limit 64 MiB reached: killed') });
+    const replaced = (await client.workerLease(TENANT, sessionId)) as Lease;
+    expect(replaced.workerId).not.toBe(gone.workerId);
+    // the killed container went when its replacement came
+    expect((await byLabel(`svc.session=${sessionId}`)).map((c) => c.Names[0])).toEqual([`/${replaced.workerId}`]);
   });
 
   it('pauses an idle container (stopped, volume kept) and resumes it with its conversation on the next run', async () => {
@@ -244,7 +326,7 @@ describe.skipIf(!ENGINE_UP && !process.env.CI)('sandbox sessions in containers',
   it('offers `container` only when the engine answers and the image is present, and says so in /readyz', async () => {
     const present = await setup();
     const ready = await present.runner.readiness();
-    expect(ready.checks.find((c) => c.name === 'container engine')).toMatchObject({ ok: true, detail: expect.stringMatching(/^docker \d+\.\d+.* \(API 1\.\d+\) at unix:\/\/.*, image node:24-bookworm-slim present$/) });
+    expect(ready.checks.find((c) => c.name === 'container engine')).toMatchObject({ ok: true, detail: expect.stringMatching(/^docker \d+\.\d+.* \(API 1\.\d+\) at unix:\/\/.*, image node:24-bookworm-slim present; limits by the engine: memory and swap, CPU quota, pids, rlimits .*; disk: \S+/) });
 
     const absent = await setup({ container: testContainerConfig({ image: 'svc-test-no-such-image:none' }) });
     expect(absent.runner.info().substrates).toEqual(['process']);

@@ -41,9 +41,9 @@ export async function ensureBaseImage(): Promise<void> {
   if (r.status !== 0) throw new Error(`[svc tests] deploy/node-base-image.sh failed (${r.error?.message ?? `exit ${r.status}, signal ${r.signal}`})`);
 }
 
-/** The container substrate as the tests run it: this tree's program in the base image, modest limits. */
+/** The container substrate as the tests run it: this tree's program in the base image (limits: the profile's). */
 export function testContainerConfig(over: Partial<ContainerConfig> = {}): ContainerConfig {
-  return { dockerHost: process.env.DOCKER_HOST, image: BASE_IMAGE, pull: 'never', program: 'mount', uid: 1000, gid: 1000, limits: { memoryMiB: 512, cpus: 1, pids: 256 }, ...over };
+  return { dockerHost: process.env.DOCKER_HOST, image: BASE_IMAGE, pull: 'never', program: 'mount', uid: 1000, gid: 1000, ...over };
 }
 
 export const testEngine = (): Engine => createEngine(process.env.DOCKER_HOST);

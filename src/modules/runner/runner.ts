@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import type { Config } from '../../config/config.ts';
 import type { FetchLike } from '../../contracts/http-client.ts';
 import type { PoolSpec, ProfileSpec, RunnerInfo } from '../../contracts/runner.wire.ts';
+import type { LimitsConfig } from '../../contracts/sandbox-limits.ts';
 import { useJsonErrors } from '../../shared/http.ts';
 import { runnerHash } from '../../shared/ids.ts';
 import { createRegistry } from './registry/registry.store.ts';
@@ -69,6 +70,8 @@ export interface RunnerDeps {
   substrates?: WorkerSubstrate[];
   /** Event upload limits of sandbox workers (default: the seed's 4 MiB line, 256 MiB upload, 4 hours). */
   uploadLimits?: Partial<UploadLimits>;
+  /** The operator's sandbox limits (SVC_SANDBOX_*): defaults and ceilings of what a session's worker may consume. */
+  sandboxLimits?: Pick<LimitsConfig, 'defaults' | 'ceilings'>;
 }
 
 export interface Runner {
@@ -133,6 +136,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     startTimeoutMs: deps.config.workerStartTimeoutMs,
     stateCapBytes: deps.config.stateCapBytes,
     limits: deps.uploadLimits,
+    sandboxLimits: deps.sandboxLimits,
   });
   // every live session holds a VFS lease; its scratch directory goes with it, and a sandbox session's worker too
   const sessions = createSessionStore(undefined, {

@@ -1,6 +1,7 @@
 import { readlinkSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { ContainerConfig } from '../../../../config/config.ts';
+import type { SandboxLimits } from '../../../../contracts/sandbox-limits.ts';
 import type { SandboxMount } from '../../sandbox/index.ts';
 import { codeEnv, programMounts } from '../program.ts';
 import type { WorkerLaunch } from '../substrate.ts';
@@ -23,17 +24,57 @@ const MiB = 1024 * 1024;
 /** The labels on everything the substrate creates: how a restarted runner finds its containers and volumes. */
 export const LABEL = { tenant: 'svc.tenant', session: 'svc.session', runner: 'svc.runner' } as const;
 
-export type ContainerLimits = ContainerConfig['limits'];
+/**
+ * Whether the engine can cap a container's writable layer (`StorageOpt.size`): overlay2 only on xfs mounted with
+ * `pquota` (devicemapper, btrfs and zfs too, not used here). The root filesystem is read-only, so that layer holds
+ * nothing a command writes; what the session writes lands on its folder (`/work`, `/home`, the state volume), held
+ * by the session folder's own disk limit where the runner has one, and in `/tmp`, a tmpfs sized below (its pages count
+ * against the memory limit).
+ */
+export interface EngineDisk {
+  storageOpt: boolean;
+  /** `overlay2 on extfs: the writable layer cannot be capped` */
+  detail: string;
+}
+
+export const NO_STORAGE_OPT: EngineDisk = { storageOpt: false, detail: 'the storage driver is not known yet' };
+
+/** `/tmp` inside the container: at most this, and never above the session's disk limit. */
+export const TMP_MiB = 256;
 
 /**
- * The seam between the sandbox limits and the engine's: a session's limits (a subset, from its profile once the limits
- * model reaches the substrate) over the operator's defaults (SVC_WORKER_MEMORY_MIB, SVC_WORKER_CPUS, SVC_WORKER_PIDS),
- * as HostConfig fields. Memory-swap equals memory: no swap beyond the memory limit.
+ * The session's limits (contracts/sandbox-limits.ts) as the engine's HostConfig fields: the container's cgroup holds
+ * memory (swap: none beyond it), the CPU quota and the process count for the worker and every command it runs;
+ * rlimits hold each process to its open files and file size, with no core files. CPU time is a command's own
+ * (container-exec.ts sets it per command): the worker lives for many runs, and a lifetime cap would end it after
+ * enough of them. No RLIMIT_NPROC: it counts a uid's processes across the whole host, and every container's command
+ * user is the same uid; the pids cgroup is the per-session count.
  */
-export function hostConfigLimits(limits: Partial<ContainerLimits> | undefined, defaults: ContainerLimits) {
-  const l = { ...defaults, ...limits };
-  return { Memory: l.memoryMiB * MiB, MemorySwap: l.memoryMiB * MiB, NanoCpus: Math.round(l.cpus * 1e9), PidsLimit: l.pids };
+export function hostConfigLimits(limits: SandboxLimits, disk: EngineDisk = NO_STORAGE_OPT) {
+  const rlimit = (Name: string, value: number) => ({ Name, Soft: value, Hard: value });
+  return {
+    Memory: limits.memoryMiB * MiB,
+    MemorySwap: limits.memoryMiB * MiB,
+    NanoCpus: Math.round(limits.cpus * 1e9),
+    PidsLimit: limits.pids,
+    Ulimits: [rlimit('nofile', limits.openFiles), rlimit('fsize', limits.fileMiB * MiB), rlimit('core', 0)],
+    ...(disk.storageOpt ? { StorageOpt: { size: `${limits.diskMiB}M` } } : {}),
+  };
 }
+
+/** What the engine's storage driver allows (`GET /info`: Driver and its Backing Filesystem). */
+export function engineDisk(info: { Driver?: string; DriverStatus?: Array<[string, string]> | null }): EngineDisk {
+  const driver = info.Driver ?? 'unknown';
+  const backing = info.DriverStatus?.find(([k]) => k === 'Backing Filesystem')?.[1];
+  const on = backing ? `${driver} on ${backing}` : driver;
+  // overlay2 caps a layer only on xfs with project quotas: the engine says which at the first create (see withoutStorageOpt)
+  if (driver === 'overlay2' && backing === 'xfs') return { storageOpt: true, detail: `${on}: the writable layer is capped at the disk limit` };
+  if (driver === 'btrfs' || driver === 'zfs' || driver === 'devicemapper') return { storageOpt: true, detail: `${on}: the writable layer is capped at the disk limit` };
+  return { storageOpt: false, detail: `${on}: the writable layer cannot be capped (overlay2 needs xfs with pquota); it is read-only anyway` };
+}
+
+/** An engine's refusal of `StorageOpt` (xfs without pquota, a driver without quotas): retried without it. */
+export const refusesStorageOpt = (message: string) => /storage-?opt|pquota|quota/i.test(message);
 
 /** A mount's host path: descriptors (the VFS pins folders with them) are read back through /proc. */
 function hostPath(m: Extract<SandboxMount, { type: 'bind' }>): string {
@@ -62,9 +103,10 @@ export interface SpecInput {
   volume: string;
   runnerId: string;
   config: ContainerConfig;
+  disk?: EngineDisk;
 }
 
-export function containerBody({ launch: l, image, volume, runnerId, config }: SpecInput): Record<string, unknown> {
+export function containerBody({ launch: l, image, volume, runnerId, config, disk }: SpecInput): Record<string, unknown> {
   const socketInside = `${SOCKET_DIR}/${basename(l.callbackSocket)}`;
   const mountProgram = config.program === 'mount';
   const program = mountProgram ? programMounts() : undefined;
@@ -95,7 +137,7 @@ export function containerBody({ launch: l, image, volume, runnerId, config }: Sp
       SecurityOpt: ['no-new-privileges'],
       // an init as PID 1 reaps what commands leave behind; the svc images bring tini themselves
       Init: mountProgram,
-      Tmpfs: { '/tmp': 'rw,nosuid,nodev,size=256m' },
+      Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${Math.min(TMP_MiB, l.limits.diskMiB)}m` },
       Mounts: [
         ...engineMounts(program?.mounts ?? []),
         { Type: 'volume', Source: volume, Target: WORKER_HOME },
@@ -103,7 +145,7 @@ export function containerBody({ launch: l, image, volume, runnerId, config }: Sp
         ...engineMounts(l.files),
       ],
       RestartPolicy: { Name: 'no' },
-      ...hostConfigLimits(undefined, config.limits),
+      ...hostConfigLimits(l.limits, disk),
     },
   };
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ContainerConfig } from '../../../../config/config.ts';
+import { limitExceeded, limitMessage, type LimitExceeded, type SandboxLimits } from '../../../../contracts/sandbox-limits.ts';
 import { describeError } from '../../../../shared/errors.ts';
 import { randomId } from '../../../../shared/ids.ts';
 import { createLogger } from '../../../../shared/log.ts';
@@ -8,7 +9,7 @@ import type { SandboxMount } from '../../sandbox/index.ts';
 import type { LaunchedWorker, SubstrateStatus, WorkerLaunch, WorkerSubstrate } from '../substrate.ts';
 import { execInContainer } from './container-exec.ts';
 import { giveOwnership } from './container-ownership.ts';
-import { byPath, containerBody, LABEL, RELAY_PORT } from './container-spec.ts';
+import { byPath, containerBody, engineDisk, LABEL, NO_STORAGE_OPT, refusesStorageOpt, RELAY_PORT, type EngineDisk } from './container-spec.ts';
 import { createEngine, EngineError, type Engine } from './engine.ts';
 
 /**
@@ -24,6 +25,11 @@ import { createEngine, EngineError, type Engine } from './engine.ts';
  * that starts finds the containers labelled with its id: they belong to its previous process (their callback socket
  * and token died with it), so they are removed; their volumes are kept for their sessions' next workers to adopt,
  * and removed after SVC_RUNNER_ADOPT_GRACE_MS if no run of that session comes.
+ *
+ * Limits: the session's (WorkerLaunch.limits) become the container's (container-spec.ts, hostConfigLimits), shared by
+ * the worker and the commands exec'd in it. A container the kernel OOM-killed (the engine's State.OOMKilled, its
+ * worker dead of SIGKILL) ends its worker with the memory limit named (`exited.limit`), its lease `gone`; the next
+ * run launches a replacement. A command killed for a limit is named in its result (container-exec.ts).
  */
 export const CONTAINER_SUBSTRATE = 'container';
 const STDERR_TAIL = 4096;
@@ -46,6 +52,9 @@ interface Box {
   id: string | undefined;
   createdAt: number;
   files: readonly SandboxMount[];
+  limits: SandboxLimits;
+  /** The OOM kills of the container's cgroup accounted for (to commands); a start makes a new cgroup, from 0. */
+  memory: { oomKills: number };
   removed: boolean;
 }
 
@@ -54,10 +63,12 @@ interface Life {
   box: Box;
   state: 'running' | 'gone' | 'unknown';
   tail: string;
+  /** Stopped by the runner (stop, or pause): its end is not a limit's. */
   stopping: boolean;
-  settle(r: { code: number | null; signal: string | null }): void;
+  settle(r: { code: number | null; signal: string | null; limit?: LimitExceeded }): void;
 }
 
+const sameLimits = (a: SandboxLimits, b: SandboxLimits) => (Object.keys(a) as Array<keyof SandboxLimits>).every((k) => a[k] === b[k]);
 const key = (runnerId: string, sessionId: string) => createHash('sha256').update(`${runnerId}\0${sessionId}`).digest('hex').slice(0, 16);
 
 export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSubstrate {
@@ -66,6 +77,7 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
   const commandUser = `${config.uid + 1}:${config.gid + 1}`;
   let current: SubstrateStatus = { offered: false, detail: 'checking the container engine' };
   let engineText = '';
+  let disk: EngineDisk = NO_STORAGE_OPT;
   const boxes = new Map<string, Box>();
   const lives = new Map<LaunchedWorker, Life>();
   const orphans = new Map<string, NodeJS.Timeout>();
@@ -88,7 +100,8 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
     }
     return present ? offeredStatus(image) : { offered: false, detail: `not offered: image ${image} is not present (SVC_WORKER_IMAGE_PULL=never)` };
   }
-  const offeredStatus = (image: string): SubstrateStatus => ({ offered: true, detail: `one container per session on ${engineText}, image ${image}` });
+  const offeredStatus = (image: string): SubstrateStatus => ({ offered: true, detail: `one container per session on ${engineText}, image ${image}; ${limitsText()}` });
+  const limitsText = () => `limits by the engine: memory and swap, CPU quota, pids, rlimits (open files, file size, no core; CPU time per command); disk: ${disk.detail}`;
 
   /** The previous process's containers go; their volumes wait for their sessions (adopted) or the grace to end. */
   async function sweep(): Promise<void> {
@@ -114,6 +127,7 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
       const v = await engine.version(ENGINE_TIMEOUT_MS);
       const name = v.Components?.some((c) => /podman/i.test(c.Name)) ? 'podman' : 'docker';
       engineText = `${name} ${v.Version} (API ${v.ApiVersion}) at ${engine.address}`;
+      disk = engineDisk(await engine.info(ENGINE_TIMEOUT_MS).catch(() => ({ Driver: 'unknown' })));
       current = await imageStatus(config.image);
       await sweep();
     } catch (err) {
@@ -134,7 +148,7 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
 
   function newLife(box: Box): { worker: LaunchedWorker; life: Life } {
     let settle!: Life['settle'];
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => (settle = resolve));
+    const exited = new Promise<{ code: number | null; signal: string | null; limit?: LimitExceeded }>((resolve) => (settle = resolve));
     const life: Life = { box, state: 'running', tail: '', stopping: false, settle };
     const worker: LaunchedWorker = { workerId: box.name, pid: undefined, startedAt: new Date().toISOString(), exited, stderrTail: () => life.tail.trim() };
     lives.set(worker, life);
@@ -169,10 +183,12 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
     }
     const info = await engine.inspectContainer(id).catch(() => undefined);
     const logs = await engine.logsTail(id, 20).catch(() => '');
-    const oom = info?.State.OOMKilled ? `\nkilled: the container's memory limit was reached` : '';
-    life.tail = (logs + oom).slice(-STDERR_TAIL);
+    // OOMKilled says the cgroup saw an OOM kill during this start (Docker 20.10 sets it for a command's too); the
+    // worker died of it when the container ended with SIGKILL without the runner stopping it
+    const limit = info?.State.OOMKilled && info.State.ExitCode === 128 + 9 && !life.stopping ? limitExceeded('memoryMiB', life.box.limits.memoryMiB, 'worker') : undefined;
+    life.tail = (logs + (limit ? `\n${limitMessage(limit)}` : '')).slice(-STDERR_TAIL);
     life.state = 'gone';
-    life.settle({ code: info?.State.ExitCode ?? null, signal: info?.State.OOMKilled ? 'SIGKILL' : null });
+    life.settle({ code: limit ? null : (info?.State.ExitCode ?? null), signal: limit ? 'SIGKILL' : null, ...(limit ? { limit } : {}) });
   }
 
   /** Creates (or, with `reuse`, starts again) the box's container and follows it; failures end the life with why. */
@@ -189,9 +205,10 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
           await engine.pullImage(image);
         }
         if (Number(new URL(runnerUrl).port) !== RELAY_PORT) throw new Error(`runner URL ${runnerUrl} is not the container's relay`);
-        box.id = await engine.createContainer(box.name, containerBody({ launch: l, image, volume, runnerId, config }));
+        box.id = await create(box.name, (d) => containerBody({ launch: l, image, volume, runnerId, config, disk: d }));
       }
       if (life.stopping) throw new Error('stopped before it started');
+      box.memory.oomKills = 0;
       await engine.startContainer(box.id!);
       await watch(life);
     } catch (err) {
@@ -203,10 +220,23 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
     }
   }
 
+  /** Creates a container; an engine that refuses the disk cap (xfs without pquota) is asked again without it, and remembered. */
+  async function create(name: string, body: (d: EngineDisk) => Record<string, unknown>): Promise<string> {
+    try {
+      return await engine.createContainer(name, body(disk));
+    } catch (err) {
+      if (!disk.storageOpt || !(err instanceof EngineError) || !refusesStorageOpt(err.message)) throw err;
+      disk = { storageOpt: false, detail: `the engine refused a writable-layer cap (${err.message}); it is read-only anyway` };
+      log.warn('the container engine cannot cap a writable layer: containers are created without StorageOpt', { error: err.message });
+      if (current.offered) current = offeredStatus(config.image);
+      return await engine.createContainer(name, body(disk));
+    }
+  }
+
   function launch(launched: WorkerLaunch, runnerUrl: string): LaunchedWorker {
     const l = { ...launched, files: byPath(launched.files) };
     const previous = boxes.get(l.sessionId);
-    const box: Box = { sessionId: l.sessionId, name: `svc-w-${key(runnerId, l.sessionId)}-${randomId(6)}`, id: undefined, createdAt: Date.now(), files: l.files, removed: false };
+    const box: Box = { sessionId: l.sessionId, name: `svc-w-${key(runnerId, l.sessionId)}-${randomId(6)}`, id: undefined, createdAt: Date.now(), files: l.files, limits: l.limits, memory: { oomKills: 0 }, removed: false };
     boxes.set(l.sessionId, box);
     const { worker, life } = newLife(box);
     void (async () => {
@@ -220,7 +250,8 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
   function resume(resumed: WorkerLaunch, runnerUrl: string): LaunchedWorker {
     const l = { ...resumed, files: byPath(resumed.files) };
     const box = boxes.get(l.sessionId);
-    if (!box?.id || box.removed || Date.now() - box.createdAt > REUSE_MS || [...lives.values()].some((x) => x.box === box)) return launch(l, runnerUrl);
+    // a container is started again only with the limits it was created with: changed limits take a new one
+    if (!box?.id || box.removed || Date.now() - box.createdAt > REUSE_MS || !sameLimits(box.limits, l.limits) || [...lives.values()].some((x) => x.box === box)) return launch(l, runnerUrl);
     const { worker, life } = newLife(box);
     void bringUp(l, life, runnerUrl, true);
     return worker;
@@ -243,6 +274,7 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
       const life = lives.get(worker);
       if (!life) return;
       let timer: NodeJS.Timeout | undefined;
+      life.stopping = true;
       const exited = await Promise.race([worker.exited.then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), graceMs)))]);
       clearTimeout(timer);
       // stopped, not removed: its volume and the container stay for the next run
@@ -270,14 +302,14 @@ export function createContainerSubstrate(deps: ContainerSubstrateDeps): WorkerSu
       const life = box && [...lives.values()].find((x) => x.box === box);
       if (!box?.id || life?.state !== 'running') throw new Error(`run_command: the container of session ${sessionId} is not running (commands run in it while the session has a run)`);
       const sees = (target: string) => box.files.some((m) => m.target === target);
-      return execInContainer({ engine, containerId: box.id, user: commandUser, cwd: sees('/work') ? '/work' : '/tmp', home: sees('/home') ? '/home' : '/tmp' }, spec);
+      return execInContainer({ engine, containerId: box.id, user: commandUser, cwd: sees('/work') ? '/work' : '/tmp', home: sees('/home') ? '/home' : '/tmp', limits: box.limits, memory: box.memory }, spec);
     },
     async readiness() {
       let detail = '';
       const check = await probe('container engine', async () => {
         const v = await engine.version(ENGINE_TIMEOUT_MS);
         const present = await engine.imagePresent(config.image);
-        detail = `${v.Components?.some((c) => /podman/i.test(c.Name)) ? 'podman' : 'docker'} ${v.Version} (API ${v.ApiVersion}) at ${engine.address}, image ${config.image} ${present ? 'present' : 'absent'}`;
+        detail = `${v.Components?.some((c) => /podman/i.test(c.Name)) ? 'podman' : 'docker'} ${v.Version} (API ${v.ApiVersion}) at ${engine.address}, image ${config.image} ${present ? 'present' : 'absent'}; ${limitsText()}`;
         if (!present) throw new Error(`${detail} (SVC_WORKER_IMAGE_PULL=${config.pull})`);
       }, ENGINE_TIMEOUT_MS);
       // what the runner offers follows what the engine answers now

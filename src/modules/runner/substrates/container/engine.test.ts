@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { demux, engineTarget, splitImage } from './engine.ts';
-import { hostConfigLimits } from './container-spec.ts';
+import { DEFAULT_LIMITS } from '../../../../contracts/sandbox-limits.ts';
+import { engineDisk, hostConfigLimits, refusesStorageOpt } from './container-spec.ts';
 
 const frame = (stream: 1 | 2, text: string) => {
   const payload = Buffer.from(text);
@@ -36,9 +37,22 @@ describe('the container engine client', () => {
     expect(splitImage('registry.local:5000/team/svc:1.2')).toEqual(['registry.local:5000/team/svc', '1.2']);
   });
 
-  it("maps a session's limits over the operator's defaults to the engine's fields (no swap beyond memory)", () => {
-    const defaults = { memoryMiB: 1024, cpus: 1, pids: 512 };
-    expect(hostConfigLimits(undefined, defaults)).toEqual({ Memory: 1024 * 2 ** 20, MemorySwap: 1024 * 2 ** 20, NanoCpus: 1e9, PidsLimit: 512 });
-    expect(hostConfigLimits({ memoryMiB: 256, cpus: 0.5 }, defaults)).toEqual({ Memory: 256 * 2 ** 20, MemorySwap: 256 * 2 ** 20, NanoCpus: 5e8, PidsLimit: 512 });
+  it("maps a session's limits to the engine's fields: the cgroup's (no swap beyond memory), rlimits (CPU time is per command), a disk cap where the driver has one", () => {
+    const limits = { ...DEFAULT_LIMITS, memoryMiB: 256, cpus: 0.5, pids: 64, openFiles: 128, fileMiB: 10, cpuSeconds: 30, diskMiB: 512 };
+    const fields = hostConfigLimits(limits, engineDisk({ Driver: 'overlay2', DriverStatus: [['Backing Filesystem', 'extfs']] }));
+    expect(fields).toEqual({
+      Memory: 256 * 2 ** 20,
+      MemorySwap: 256 * 2 ** 20,
+      NanoCpus: 5e8,
+      PidsLimit: 64,
+      Ulimits: [
+        { Name: 'nofile', Soft: 128, Hard: 128 },
+        { Name: 'fsize', Soft: 10 * 2 ** 20, Hard: 10 * 2 ** 20 },
+        { Name: 'core', Soft: 0, Hard: 0 },
+      ],
+    });
+    expect(hostConfigLimits(limits, engineDisk({ Driver: 'overlay2', DriverStatus: [['Backing Filesystem', 'xfs']] })).StorageOpt).toEqual({ size: '512M' });
+    expect(engineDisk({ Driver: 'overlay2', DriverStatus: [['Backing Filesystem', 'extfs']] }).detail).toBe('overlay2 on extfs: the writable layer cannot be capped (overlay2 needs xfs with pquota); it is read-only anyway');
+    expect(refusesStorageOpt("--storage-opt is supported only for overlay over xfs with 'pquota' mount option")).toBe(true);
   });
 });

@@ -23,6 +23,13 @@ export interface EngineVersion {
   Components?: Array<{ Name: string; Version: string }>;
 }
 
+/** What `GET /info` says of the storage driver (Docker; Podman answers the same fields). */
+export interface EngineInfo {
+  Driver?: string;
+  DriverStatus?: Array<[string, string]> | null;
+  CgroupVersion?: string;
+}
+
 export interface ContainerSummary {
   Id: string;
   Names: string[];
@@ -49,6 +56,7 @@ export interface Engine {
   readonly address: string;
   ping(timeoutMs: number): Promise<void>;
   version(timeoutMs: number): Promise<EngineVersion>;
+  info(timeoutMs: number): Promise<EngineInfo>;
   imagePresent(image: string): Promise<boolean>;
   pullImage(image: string): Promise<void>;
   createVolume(name: string, body: Record<string, unknown>): Promise<void>;
@@ -114,6 +122,9 @@ export function createEngine(dockerHost: string | undefined): Engine {
     },
     async version(timeoutMs) {
       return (await call('GET', '/version', { timeoutMs })).body as EngineVersion;
+    },
+    async info(timeoutMs) {
+      return (await call('GET', '/info', { timeoutMs })).body as EngineInfo;
     },
     async imagePresent(image) {
       return (await call('GET', `/images/${encodeURIComponent(image)}/json`, { ok: [404] })).status === 200;
