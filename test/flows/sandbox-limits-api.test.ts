@@ -186,6 +186,17 @@ describe("a tenant's ceilings", () => {
   });
 });
 
+describe("a kit's profiles", () => {
+  it("are not copied into a tenant whose ceilings their limits pass", async () => {
+    // `hungry` (the operator tenant's, memoryMiB 1024) as a kit; acme's memory ceiling is 512
+    const kit = await call('POST', '/api/templates', { slug: 'hungry-kit', label: 'Hungry', description: 'wants memory', source: { agent: 'hungry' } });
+    expect(kit.status, JSON.stringify(kit.body)).toBe(201);
+    const copy = await call('POST', '/api/templates/hungry-kit/copy', {}, acmeKey);
+    expect(copy).toEqual({ status: 400, body: { error: "profiles.hungry.limits.memoryMiB: 1024 is above the tenant's ceiling 512" } });
+    expect((await call('GET', '/api/profiles/hungry', undefined, acmeKey)).status).toBe(404);
+  });
+});
+
 describe("a /v1 environment's config.limits", () => {
   const v1 = async (path: string, json: unknown, key = acmeKey) => {
     const res = await fetch(`${conductor.url}/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(json) });
