@@ -29,9 +29,15 @@ RUN rm -rf node_modules/@anthropic-ai/claude-agent-sdk node_modules/@anthropic-a
 
 FROM node:24-bookworm-slim AS base
 # no PORT: each role listens on svc's default (a conductor or the all-in-one server 8080, a runner or worker 7070)
+# SVC_SANDBOX_LIMITS=best-effort (docs/deployment.md, "Sandbox limits in containers"): as the unprivileged user
+# `node`, svc in a container cannot create cgroups or loop-mount a session's disk, so it enforces what needs no
+# privilege (rlimits: processes, CPU time, file size, open files; wall time; output) and its /readyz warns about the
+# rest. Outside dev the default would be `require`, which refuses sandbox work here. Set `require` where the runner is
+# given what it needs.
 ENV NODE_ENV=production \
     SVC_DATA_DIR=/data \
-    SVC_STATE_DIR=/data/state
+    SVC_STATE_DIR=/data/state \
+    SVC_SANDBOX_LIMITS=best-effort
 WORKDIR /app
 # bubblewrap: the runner runs every command an agent runs inside it (docs/sandboxes.md, "Command sandbox").
 # tini: PID 1 that forwards signals to svc and reaps the orphans of sandboxed commands and agent CLIs (Node as PID 1

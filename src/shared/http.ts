@@ -32,6 +32,9 @@ export function describeIssues(issues: readonly v.BaseIssue<unknown>[], schema?:
   if (issue.received === 'undefined' && last?.key !== undefined && issue.expected === `"${String(last.key)}"`) {
     const hint = schema ? entryHint(schemaAt(schema, issue.path!.map((p) => p.key))) : undefined;
     problem = hint ? `required, ${hint}` : 'required';
+  } else if (issue.expected === 'never' && last?.key !== undefined && !issue.message.startsWith('Invalid ')) {
+    // an unknown field of a strict object whose schema says what it allows (`unknown limit; allowed: …`): the path names it
+    problem = issue.message;
   } else if (issue.type === 'custom' || !issue.expected) {
     // never echo what may be a credential (a provider key, a token) into an answer or a log
     const secret = last !== undefined && SECRET_FIELD.test(String(last.key));

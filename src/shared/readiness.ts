@@ -10,6 +10,8 @@ export interface CheckResult {
   error?: string;
   /** What a passing check found, when that is worth showing (the container engine's version and image). */
   detail?: string;
+  /** What a passing check found that the operator should know (a runner enforcing sandbox limits only in part). */
+  warning?: string;
 }
 
 export interface ReadyReport {

@@ -123,6 +123,33 @@ describe('svc doctor', () => {
     }
   });
 
+  it("names the sandbox limits the server's runners report, and their readiness warnings, inside api-reachable", async () => {
+    const runner = {
+      name: 'runner http://runner-a:7070',
+      ok: true,
+      ms: 2,
+      detail: 'sandbox limits best-effort: cgroup-v1 (memory, cpu, pids), timer (wall time), rlimit (cpu time, file size, open files), none (disk), runner (output)',
+      warning: 'sandbox limits best-effort, not enforced: disk: no loop device',
+    };
+    const fake = await startFakeApi({
+      'GET /readyz': { status: 200, body: { status: 'ready', checks: [runner, { ...runner, name: 'runner http://runner-b:7070' }], warnings: [`${runner.name}: ${runner.warning}`] } },
+    });
+    try {
+      const r = await cli(['doctor', '--json'], { SVC_CONFIG_DIR: tempDir(), SVC_API_URL: fake.url, SVC_API_KEY: OWNER });
+      const c = byName(r.json());
+      expect(r.json().map((x: Check) => x.name)).toEqual(NAMES); // still eleven
+      expect(c['api-reachable']).toEqual({
+        name: 'api-reachable',
+        status: 'pass',
+        message: expect.stringMatching(
+          /^GET \/readyz 200 in \d+ ms; sandbox limits best-effort: cgroup-v1 \(memory, cpu, pids\), timer \(wall time\), rlimit \(cpu time, file size, open files\), none \(disk\), runner \(output\); warning: runner http:\/\/runner-a:7070: sandbox limits best-effort, not enforced: disk: no loop device$/,
+        ),
+      });
+    } finally {
+      await fake.close();
+    }
+  });
+
   it('runs the four network probes at once, each cut off after 3000 ms', async () => {
     const fake = await startFakeApi({ 'GET /readyz': 'hang', 'GET /api/whoami': 'hang', 'GET /api/profiles': 'hang', 'GET /dash': 'hang' });
     try {

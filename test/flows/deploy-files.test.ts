@@ -244,6 +244,11 @@ describe('deploy/helm/svc', () => {
 
       expect(rc.runner.dataDir.startsWith('/data/')).toBe(true);
       expect(rc.runner.sandbox).toBe('bwrap');
+      // sandbox limits (docs/deployment.md): best-effort said explicitly, as outside dev the default refuses
+      // sandbox work where cgroups and loop mounts are out of reach, as they are for this unprivileged pod
+      expect(rc.sandboxLimits.mode).toBe('best-effort');
+      const { SVC_SANDBOX_LIMITS: _limits, ...unsaid } = containerEnv(render, runners.spec.template.spec.containers[0], pod);
+      expect(roleConfig(runners.spec.template.spec.containers[0], unsaid).sandboxLimits.mode).toBe('require');
       expect(Buffer.byteLength(rc.runner.workerTokenSecret!)).toBeGreaterThanOrEqual(32);
       runnerToken ??= rc.internalToken;
       expect(rc.internalToken).toBe(runnerToken);
@@ -298,6 +303,8 @@ describe('deploy/helm/svc', () => {
     expect(rsc).toMatchObject({ seccompProfile: { type: 'Unconfined' }, procMount: 'Unmasked' });
     expect(runners.spec.template.spec.hostUsers).toBe(false);
     expect(conductor.spec.template.spec.containers[0].securityContext.procMount).toBeUndefined();
+    // what keeps a runaway agent inside its runner pod while limits are best-effort: the pod's own CPU and memory
+    expect(runners.spec.template.spec.containers[0].resources.limits).toMatchObject({ cpu: '2', memory: '2Gi' });
   });
 
   it('scales conductors with an autoscaler, guards every role with a disruption budget, runs slim images where it can', () => {
@@ -503,6 +510,12 @@ describe('deploy/compose.yaml', () => {
       expect(s.volumes, name).toContainEqual(`${name}:/data`);
     }
     expect(compose.services.runner.security_opt).toEqual(expect.arrayContaining(['seccomp=unconfined', 'systempaths=unconfined']));
+    // sandbox limits best-effort, said explicitly (docs/deployment.md), and the container's own caps around them
+    const runner = interpolate(compose.services.runner) as Record<string, any>;
+    expect(runner.environment.SVC_SANDBOX_LIMITS).toBe('best-effort');
+    expect(loadConfig(runner.environment, { role: 'runner' }).sandboxLimits.mode).toBe('best-effort');
+    expect(runner).toMatchObject({ pids_limit: 4096, mem_limit: '4g', cpus: '2' });
+    expect(compose.services.conductor.environment.SVC_SANDBOX_LIMITS).toBeUndefined();
     expect(compose.services.runner.image).toBe('svc:slim');
     expect(compose.services.conductor.image).toBe('svc:slim');
     expect(compose.services.worker.image).toBe('svc');
@@ -528,6 +541,12 @@ describe('Dockerfile', () => {
     expect(slimStep).toContain('node_modules/@openai/codex node_modules/@openai/codex-*');
     expect(/FROM base AS slim\nCOPY --from=deps-slim /.test(text)).toBe(true);
     expect(/FROM base AS full\nCOPY --from=deps /.test(text)).toBe(true);
+  });
+
+  it('says sandbox limits are best-effort in the image, where svc runs unprivileged', () => {
+    const env = /^ENV ((?:.*\\\n)*.*)$/m.exec(text.slice(text.indexOf('AS base')))![1];
+    expect(env).toMatch(/SVC_SANDBOX_LIMITS=best-effort/);
+    expect(text).toMatch(/^USER node$/m);
   });
 
   it('installs bubblewrap and starts svc under tini, the path the chart and compose file call', () => {

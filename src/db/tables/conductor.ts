@@ -11,6 +11,8 @@ export interface TenantsTable {
   deleted_at: NullableTimestamp;
   /** Fingerprint of the platform skills last seeded into the tenant (0023); null until the first seeding. */
   platform_skills: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The tenant's sandbox ceilings (0025), a subset of the limit keys; `{}`: the operator's ceilings alone. */
+  sandbox_limits: Json<Record<string, number>>;
 }
 
 export interface ApiKeysTable {

@@ -15,6 +15,7 @@ import { createJobs } from './jobs/index.ts';
 import { createRunHooks } from './hooks/index.ts';
 import { createProviderKeys } from './provider-keys/index.ts';
 import { createSecretBox } from '../../shared/secret-box.ts';
+import { createSandboxLimits } from './sandbox-limits/index.ts';
 
 export interface ConductorDeps {
   config: Config;
@@ -50,7 +51,14 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
   const authDeps: AuthDeps = { db, pepper, keyCache, runTokenKey, jwt };
 
   const ownerId = config.conductor.instanceId ?? prefixedId('cond', 12);
-  const fleet = createFleet({ urls: config.conductor.runners, inProcess: deps.runnerFetch, internalToken: deps.internalToken, log: log.child('fleet') });
+  const sandboxLimits = createSandboxLimits({ db, config: config.sandboxLimits });
+  const fleet = createFleet({
+    urls: config.conductor.runners,
+    inProcess: deps.runnerFetch,
+    internalToken: deps.internalToken,
+    log: log.child('fleet'),
+    prepareProfile: (tenant, profile) => sandboxLimits.prepareProfile(tenant, profile),
+  });
   const broadcaster = createBroadcaster({ db, fleet, log: log.child('reconcile'), intervalMs: config.conductor.reconcileMs });
   const jobs = createJobs({ database, log: log.child('jobs'), metrics });
   const hooks = createRunHooks({ jobs, log: log.child('hooks') });
@@ -83,6 +91,7 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
     internalToken: deps.internalToken,
     fleet,
     broadcaster,
+    sandboxLimits,
     runs,
     limiter: createLimiter({ db, log: createLogger('limits') }),
     tenantFetch: createGuardedFetch({ privateAddresses: config.privateAddresses }),

@@ -9,6 +9,7 @@ import type { IdentityEnv, KeyDeps, Principal } from './identity/index.ts';
 import type { Guards } from './identity/guards.ts';
 import type { Broadcaster } from './runners/broadcast.ts';
 import type { Fleet } from './runners/fleet.ts';
+import type { SandboxLimitsService } from './sandbox-limits/index.ts';
 import type { RunServices } from './runs/run-services.ts';
 import type { Limiter } from './limits/index.ts';
 import type { Jobs } from './jobs/index.ts';
@@ -65,6 +66,8 @@ export interface FeatureDeps {
   fleet: Fleet;
   /** Sends profiles and pools to every runner, and again to a restarted one. */
   broadcaster: Broadcaster;
+  /** Sandbox limits: tenants' ceilings, the 400s above a ceiling, the limits a profile carries to runners. */
+  sandboxLimits: SandboxLimitsService;
   /** Runs: their deps for the run services, the live hub, the event log, active runs and the ownership lease. */
   runs: RunServices;
   /** The shared rate limiter (counters in PostgreSQL, so limits hold across replicas): `limiter.middleware(rules)`. */

@@ -15,6 +15,7 @@ import { profilesFeature } from './profiles/index.ts';
 import { publishingFeature } from './publishing/index.ts';
 import { runnersFeature } from './runners/index.ts';
 import { runsFeature } from './runs/index.ts';
+import { sandboxLimitsFeature } from './sandbox-limits/index.ts';
 import { sessionsFeature } from './sessions/index.ts';
 import { skillsFeature } from './skills/index.ts';
 import { toolkitFeature } from './toolkit/index.ts';
@@ -33,6 +34,7 @@ export const FEATURES: readonly Feature[] = [
   limitsFeature,
   runnersFeature,
   profilesFeature,
+  sandboxLimitsFeature,
   poolsFeature,
   sessionsFeature,
   skillsFeature,

@@ -18,6 +18,7 @@ import { usageByModel, usageEventRows, type UsageEventRow, type UsageCounts, typ
 import { getSessionRow } from './sessions/sessions.repo.ts';
 import type { ProviderKeys } from './provider-keys/index.ts';
 import type { MemoryDeps } from './memory/index.ts';
+import type { SandboxLimitsService } from './sandbox-limits/index.ts';
 import { createSessionFor, placeSession, shutdownSession, type PlaceOptions, type PlacedSession } from './sessions/sessions.service.ts';
 
 /**
@@ -40,6 +41,8 @@ export interface ConductorServices {
   tenantFetch: GuardedFetch;
   /** What the memory-store services (exported by the conductor's index) take: /v1/memory_stores calls them. */
   memory: MemoryDeps;
+  /** Sandbox limits: a /v1 environment's `config.limits` above the operator's or the tenant's ceiling is a 400. */
+  sandboxLimits: Pick<SandboxLimitsService, 'assertWithin'>;
 }
 
 export interface RunsService {
@@ -117,5 +120,6 @@ export function createConductorServices(deps: FeatureDeps): ConductorServices {
     limiter: deps.limiter,
     tenantFetch: deps.tenantFetch,
     memory: { db: deps.db, config: deps.config.memory },
+    sandboxLimits: deps.sandboxLimits,
   };
 }

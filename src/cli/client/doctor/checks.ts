@@ -91,11 +91,24 @@ interface Readyz {
   status?: string;
   error?: string;
   checks?: Array<{ name: string; ok: boolean; detail?: string; error?: string }>;
+  warnings?: string[];
+}
+
+/**
+ * The sandbox limits the server's runners report (each runner's check, `sandbox limits <mode>: <mechanism> (<limits>)`,
+ * the same line once however many runners say it) and its readiness warnings (limits off or only partly enforced).
+ * Shown, not judged: a laptop without cgroups is a fine place to try svc, so this never turns the check into a warning.
+ */
+function limitsText(body: Readyz): string {
+  const lines = new Set((body.checks ?? []).flatMap((c) => (c.ok && c.name.startsWith('runner ') && c.detail?.startsWith('sandbox limits') ? [c.detail] : [])));
+  const warnings = (body.warnings ?? []).filter((w) => typeof w === 'string');
+  return [...lines].map((l) => `; ${l}`).join('') + warnings.map((w) => `; warning: ${w}`).join('');
 }
 
 /**
  * `GET /readyz`: 200 is reachable and ready; 503 with svc's readiness body is reachable but not ready (a warning naming
- * why); anything else is not an svc server. A container engine the server reports is named either way.
+ * why); anything else is not an svc server. A container engine and the sandbox limits the server reports are named
+ * either way.
  */
 function reachability(h: Probe | undefined): Check {
   const name = 'api-reachable';
@@ -103,7 +116,7 @@ function reachability(h: Probe | undefined): Check {
   if (!h.ok) return check(name, 'fail', `GET /readyz: ${h.error}`, 'check the API URL and that the server is running');
   const body = (typeof h.body === 'object' && h.body !== null ? h.body : {}) as Readyz;
   const engine = body.checks?.find((c) => c.name === 'container engine');
-  const engineText = engine?.ok && engine.detail ? `; container engine: ${engine.detail}` : '';
+  const engineText = (engine?.ok && engine.detail ? `; container engine: ${engine.detail}` : '') + limitsText(body);
   if (h.status === 200) return check(name, 'pass', `GET /readyz 200 in ${h.ms} ms${engineText}`);
   if (h.status === 503 && body.status === 'not ready') return check(name, 'warn', `reachable, not ready: ${body.error ?? 'no reason given'}${engineText}`, 'see the server log and its GET /readyz');
   return check(name, 'fail', `GET /readyz answered ${h.status}`, 'check the API URL: it should point at an svc conductor');

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { Base64, isInside, normalizeAbsolute } from '../validation.ts';
+import { SnakeLimitsSchema } from '../../../contracts/sandbox-limits.ts';
 
 /**
  * Request shapes of hosted environments (spec §3.2 EnvironmentParam, §3.4 TemplateCreateParams): one set of field
@@ -72,9 +73,17 @@ export const TemplateParams = v.object({
   ...HostedFields,
 });
 
+/**
+ * `config` of a hosted environment (an extension of the spec's EnvironmentParam): `limits`, what the session's commands,
+ * stdio MCP servers and setup commands may consume, in the snake_case keys of contracts/sandbox-limits.ts, each within
+ * the operator's and the tenant's ceilings (checked at session creation).
+ */
+export const EnvironmentConfig = v.strictObject({ limits: v.optional(v.nullable(SnakeLimitsSchema)) }, 'unknown field; allowed: limits');
+export type EnvironmentConfig = v.InferOutput<typeof EnvironmentConfig>;
+
 export const EnvironmentParam = v.variant('type', [
   v.object({ type: v.literal('none') }),
-  v.object({ type: v.literal('openai_hosted'), environment_template_id: v.optional(v.nullable(v.string())), ...HostedFields }),
+  v.object({ type: v.literal('openai_hosted'), environment_template_id: v.optional(v.nullable(v.string())), ...HostedFields, config: v.optional(v.nullable(EnvironmentConfig)) }),
   v.object({ type: v.literal('self_hosted'), workspace_directory: AbsolutePath, capability_directories: v.optional(v.nullable(v.array(AbsolutePath))) }),
 ]);
 

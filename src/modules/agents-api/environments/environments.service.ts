@@ -40,6 +40,8 @@ export type EnvironmentResource =
       packages: HostedSpec['packages'];
       plugins: HostedPlugin[];
       skills: HostedSkill[];
+      /** Present when the environment was created with one (the sandbox limits of its session). */
+      config?: StoredConfig;
     };
 
 export interface EnvironmentInfo {
@@ -50,10 +52,15 @@ export interface EnvironmentInfo {
   skills: HostedSkill[];
   status: EnvironmentStatus;
   type: 'openai_hosted' | 'self_hosted';
+  config?: StoredConfig;
 }
+
+/** `config` as kept: `limits` in snake_case, only the keys given. */
+export type StoredConfig = { limits: Record<string, number> };
 
 /** What an environment row's `spec` holds: the resolved public view plus inline zips kept for installation. */
 interface EnvironmentSpec {
+  config?: StoredConfig;
   capability_directories: string[];
   network: HostedSpec['network'];
   packages: HostedSpec['packages'];
@@ -81,7 +88,7 @@ export async function createEnvironment(
   if (input.type === 'none') return { type: 'none' };
   if (input.type === 'self_hosted') throw badRequest(`${prefix}type: self_hosted environments are coming soon; use openai_hosted or none`);
   return withTenant(deps.db, tenantId, async (tx) => {
-    const { type: _type, environment_template_id: templateId, ...fields } = input;
+    const { type: _type, environment_template_id: templateId, config, ...fields } = input;
     let base = { spec: emptySpec(), secrets: emptySecrets() };
     if (templateId) {
       const template = await loadTemplate(deps, tx, tenantId, templateId);
@@ -95,6 +102,7 @@ export async function createEnvironment(
     opts.check?.(merged.secrets); // before anything is written: a refusal leaves no row behind
     const id = prefixedId('env');
     const spec: EnvironmentSpec = {
+      ...(config?.limits ? { config: { limits: config.limits as Record<string, number> } } : {}),
       capability_directories: merged.spec.capability_directories,
       network: merged.spec.network,
       packages: merged.spec.packages,
@@ -142,8 +150,8 @@ export async function writeFile(tx: Tx, tenantId: string, environmentId: string,
 }
 
 function toResource(id: string, spec: EnvironmentSpec): EnvironmentResource {
-  const { capability_directories, files, network, packages, plugins, skills } = spec;
-  return { type: 'openai_hosted', id, capability_directories, files, network, packages, plugins, skills };
+  const { capability_directories, files, network, packages, plugins, skills, config } = spec;
+  return { type: 'openai_hosted', id, capability_directories, files, network, packages, plugins, skills, ...(config ? { config } : {}) };
 }
 
 type EnvRow = { id: string; type: 'openai_hosted' | 'self_hosted'; status: EnvironmentStatus; workspace_directory: string; spec: Record<string, unknown> };
@@ -155,7 +163,7 @@ export async function findEnvironment(tx: Tx, id: string): Promise<EnvRow> {
 export async function getEnvironmentInfo(deps: ResourceDeps, tenantId: string, id: string): Promise<EnvironmentInfo> {
   const row = await withTenant(deps.db, tenantId, (tx) => findEnvironment(tx, id));
   const spec = row.spec as unknown as EnvironmentSpec;
-  return { id: row.id, files: spec.files, object: 'agent.environment', plugins: spec.plugins, skills: spec.skills, status: row.status, type: row.type };
+  return { id: row.id, files: spec.files, object: 'agent.environment', plugins: spec.plugins, skills: spec.skills, status: row.status, type: row.type, ...(spec.config ? { config: spec.config } : {}) };
 }
 
 /** `AgentSession.environment` of an existing environment (the sessions routes render it from here). */

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
+import { fromSnake, LIMIT_SNAKE } from '../../../contracts/sandbox-limits.ts';
 import { memoryStores, NoCommandSandbox, type ConductorServices } from '../../conductor/index.ts';
 import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { AGENT_SESSION_PROFILE_PREFIX, prefixedId, randomId } from '../../../shared/ids.ts';
@@ -71,7 +72,11 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
   const vaultIds = p.vault_ids ?? [];
   await checkVaults(deps.db, tenantId, vaultIds);
   await memoryStores.assertStoresExist(deps.db, tenantId, p.agent?.memory_stores ?? undefined, 'agent.memory_stores');
-  if (p.environment.type === 'openai_hosted') blockRemoteMcp(agent.tools);
+  if (p.environment.type === 'openai_hosted') {
+    blockRemoteMcp(agent.tools);
+    const limits = p.environment.config?.limits;
+    if (limits) await deps.conductor.sandboxLimits.assertWithin(tenantId, fromSnake(limits), 'environment.config.limits', LIMIT_SNAKE);
+  }
 
   const profileName = `${AGENT_SESSION_PROFILE_PREFIX}${randomId(16)}`;
   if (p.input || opts.turnFollows) await gateTurn(deps, tenantId, { model: agent.model, profileName, sessionId: null });

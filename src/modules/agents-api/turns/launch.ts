@@ -1,4 +1,5 @@
 import type { ProfileSpec } from '../../../contracts/runner.wire.ts';
+import { fromSnake } from '../../../contracts/sandbox-limits.ts';
 import { AppError } from '../../../shared/errors.ts';
 import type { McpServerSpec, ModelOverride } from '../../../contracts/worker.ts';
 import { DEFAULT_EFFORT } from '../agents/agent.config.ts';
@@ -63,9 +64,11 @@ export function endpointToolNames(agent: SessionAgent, depth = 0): Set<string> {
 
 /**
  * The session's own profile. No sandbox (`environment: none`) means no platform toolkit: `@none` selects nothing. A
- * hosted environment is a sandbox on the runner's process substrate: file tools and `run_command` in `/work`.
+ * hosted environment is a sandbox on the runner's process substrate: file tools and `run_command` in `/work`. Its
+ * `config.limits` (snake_case) are the profile's `limits`: the conductor holds them to the tenant's ceilings on the way.
  */
-export function sessionProfile(name: string, agent: SessionAgent, environment: { type: string }, runtimeModel: string): ProfileSpec {
+export function sessionProfile(name: string, agent: SessionAgent, environment: { type: string; config?: { limits?: Record<string, number | undefined> | null } | null }, runtimeModel: string): ProfileSpec {
+  const limits = environment.type === 'none' || !environment.config?.limits ? undefined : fromSnake(environment.config.limits);
   const parts = [agent.instructions?.trim()].filter(Boolean) as string[];
   if (agent.text.format.type === 'json_schema') parts.push(`Answer with JSON only, matching this JSON Schema:\n${JSON.stringify(agent.text.format.schema)}`);
   return {
@@ -77,6 +80,7 @@ export function sessionProfile(name: string, agent: SessionAgent, environment: {
     tools: environment.type === 'none' ? ['@none'] : [...SANDBOX_TOOLS],
     // the memory tools come with mounted stores, also without a sandbox
     ...(agent.memory_stores?.length ? { memoryStores: agent.memory_stores } : {}),
+    ...(limits && Object.keys(limits).length ? { limits } : {}),
   };
 }
 

@@ -2,6 +2,8 @@ import type { Kysely } from 'kysely';
 import { withTenant, type DB, type Tx } from '../../../db/index.ts';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../../shared/errors.ts';
 import type { PrivateAddresses } from '../../../shared/egress/index.ts';
+import type { SandboxLimitsService } from '../sandbox-limits/index.ts';
+import type { SandboxLimitsOverride } from '../../../contracts/sandbox-limits.ts';
 import { mcpUrlProblem } from '../runs/mcp-address.ts';
 import { randomId } from '../../../shared/ids.ts';
 import type { Broadcaster } from '../runners/broadcast.ts';
@@ -39,6 +41,8 @@ export interface KitDeps {
   fleet: Fleet;
   /** SVC_PRIVATE_ADDRESSES: a kit's profile whose MCP server URL the address policy refuses is not copied in (400). */
   privateAddresses?: PrivateAddresses;
+  /** A kit's profile whose `limits` pass the operator's or this tenant's ceilings is not copied in (400). */
+  sandboxLimits: Pick<SandboxLimitsService, 'assertWithin'>;
 }
 
 export interface Author {
@@ -202,6 +206,7 @@ export async function copyKitInto(deps: KitDeps, tenantId: string, ref: KitRef, 
       const servers = (p.mcpServers as Array<{ url?: unknown }> | undefined) ?? [];
       const problem = mcpUrlProblem(servers.flatMap((s, i) => (typeof s.url === 'string' ? [{ url: s.url, field: `profiles.${p.name}.mcpServers.${i}.url` }] : [])), deps.privateAddresses);
       if (problem) throw badRequest(problem);
+      await deps.sandboxLimits.assertWithin(tenantId, p.limits as SandboxLimitsOverride | undefined, `profiles.${p.name}.limits`);
     }
     const r = await copyKit(tx, tenantId, k.manifest, targetName);
     if (r.copied) await recordCopy(tx, tenantId, { kitId: k.id, targetName: r.targetName, version: k.version, created: r.created });

@@ -3,6 +3,7 @@ import { ProfileMcpServerSpec, RUNTIMES } from '../../../contracts/worker.ts';
 import { WORKER_SUBSTRATES } from '../../../contracts/runner.wire.ts';
 import { PROFILE_NETWORK } from '../../../contracts/toolkit.ts';
 import { MemoryMounts } from '../../../contracts/memory.ts';
+import { SandboxLimitsOverrideSchema } from '../../../contracts/sandbox-limits.ts';
 import { JsonObject } from '../../../shared/http.ts';
 import { formatModelId, MODEL_PROVIDER_IDS, parseModelId } from '../../../contracts/model-providers.ts';
 
@@ -29,6 +30,8 @@ export const ProfileBody = v.pipe(
     workerSubstrate: v.optional(v.picklist(WORKER_SUBSTRATES, `one of ${WORKER_SUBSTRATES.join(', ')}`)),
     workerImage: v.optional(v.string()),
     memoryStores: v.optional(MemoryMounts),
+    /** What its sessions' commands, MCP servers and sandbox worker may consume; each key within the ceilings (profiles.service.ts). */
+    limits: v.optional(SandboxLimitsOverrideSchema),
   }),
   v.forward(
     v.check((p) => modelProblem(p.runtime, p.model) === undefined, (issue) => modelProblem((issue.input as { runtime: string }).runtime, (issue.input as { model?: string }).model) ?? ''),

@@ -17,6 +17,7 @@ import { listHistory, type HistoryEntry } from './profile-history.repo.ts';
 import { profileUsage } from './profile-usage.repo.ts';
 import type { PrivateAddresses } from '../../../shared/egress/index.ts';
 import { assertStoresExist } from '../memory/index.ts';
+import type { SandboxLimitsService } from '../sandbox-limits/index.ts';
 
 /** Profiles: stored per tenant, validated against the skill catalog (variant A), broadcast to every runner. */
 export interface ProfileDeps {
@@ -25,6 +26,8 @@ export interface ProfileDeps {
   broadcaster: Broadcaster;
   /** SVC_PRIVATE_ADDRESSES (runs/mcp-address.ts): MCP server URLs on internal addresses are refused with `deny`; absent: allow. */
   privateAddresses?: PrivateAddresses;
+  /** A profile's `limits` above the operator's or the tenant's ceiling is a 400 naming the key and the ceiling. */
+  sandboxLimits: Pick<SandboxLimitsService, 'assertWithin'>;
 }
 
 export type Profile = Spec & ProfileBody;
@@ -64,6 +67,7 @@ export function actorOf(p: { keyId: string | null; subject: string | null; authK
 export async function createProfile(deps: ProfileDeps, tenantId: string, body: ProfileBody, actor: string | null = null): Promise<Spec> {
   if (body.name.startsWith(AGENT_SESSION_PROFILE_PREFIX)) throw badRequest(`name: the prefix ${AGENT_SESSION_PROFILE_PREFIX} is reserved for the profiles of /v1 agent sessions`);
   assertCommandSandbox(runnerInfos(deps), body.tools);
+  await deps.sandboxLimits.assertWithin(tenantId, body.limits, 'limits');
   await checkSkills(deps.db, tenantId, body.skills);
   await assertStoresExist(deps.db, tenantId, body.memoryStores);
   const spec: Spec = { ...body, id: body.id ?? prefixedId('prof') };
@@ -76,6 +80,7 @@ export async function createProfile(deps: ProfileDeps, tenantId: string, body: P
 export async function replaceProfileByName(deps: ProfileDeps, tenantId: string, name: string, body: ProfileBody, actor: string | null = null): Promise<Spec> {
   if (body.name !== name) throw badRequest(`name: must equal the path name ${name} (profiles cannot be renamed)`);
   assertCommandSandbox(runnerInfos(deps), body.tools);
+  await deps.sandboxLimits.assertWithin(tenantId, body.limits, 'limits');
   await checkSkills(deps.db, tenantId, body.skills);
   await assertStoresExist(deps.db, tenantId, body.memoryStores);
   return updateProfile(deps, tenantId, name, actor, (existing) => ({ ...body, id: existing.id }));

@@ -1,4 +1,4 @@
-import { createRunnerClient, type RunnerClient, type RunnerInfo, type FetchLike } from '../../../contracts/runner.client.ts';
+import { createRunnerClient, type RunnerClient, type RunnerInfo, type FetchLike, type ProfileSpec } from '../../../contracts/runner.client.ts';
 import { runnerHashOfSession } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
 
@@ -30,14 +30,22 @@ export interface Fleet {
 
 export const IN_PROCESS_RUNNER_URL = 'http://runner.in-process';
 
-export function createFleet(opts: { urls: readonly string[]; inProcess?: FetchLike; internalToken?: string; log: Logger; probeTimeoutMs?: number }): Fleet {
+/**
+ * `prepareProfile`: what every profile goes to a runner as (the sandbox limits held to the tenant's ceilings,
+ * sandbox-limits/). It is applied here, in the one client each runner has, so every path that sends a profile
+ * (broadcast, restore, a session created or hydrated with its profile) sends it prepared.
+ */
+export type PrepareProfile = (tenant: string, profile: ProfileSpec) => Promise<ProfileSpec>;
+
+export function createFleet(opts: { urls: readonly string[]; inProcess?: FetchLike; internalToken?: string; log: Logger; probeTimeoutMs?: number; prepareProfile?: PrepareProfile }): Fleet {
   const members: FleetMember[] = [];
   if (opts.inProcess) members.push(member(IN_PROCESS_RUNNER_URL, opts.inProcess));
   for (const url of opts.urls) members.push(member(url));
   let cursor = 0;
 
   function member(url: string, fetchFn?: FetchLike): FleetMember {
-    return { url, client: createRunnerClient({ baseUrl: url, fetch: fetchFn, internalToken: opts.internalToken }), info: undefined, healthy: false, lastError: undefined, latencyMs: undefined };
+    const client = createRunnerClient({ baseUrl: url, fetch: fetchFn, internalToken: opts.internalToken });
+    return { url, client: opts.prepareProfile ? preparing(client, opts.prepareProfile) : client, info: undefined, healthy: false, lastError: undefined, latencyMs: undefined };
   }
 
   async function probeOne(m: FleetMember): Promise<boolean> {
@@ -87,4 +95,12 @@ export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
       timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
     }),
   ]).finally(() => clearTimeout(timer));
+}
+
+function preparing(client: RunnerClient, prepare: PrepareProfile): RunnerClient {
+  return {
+    ...client,
+    putProfile: async (tenant, profile) => client.putProfile(tenant, await prepare(tenant, profile)),
+    createSession: async (tenant, profileName, profile, o) => client.createSession(tenant, profileName, profile && (await prepare(tenant, profile)), o),
+  };
 }

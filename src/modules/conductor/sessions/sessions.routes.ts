@@ -13,6 +13,7 @@ import { getSessionRow, listSessions, toRecord } from './sessions.repo.ts';
 import { fanOut } from './fan-out.ts';
 import { openNamedSession, shutdownSession } from './sessions.service.ts';
 import { groupOf, parseGroup, parseTimeZone, railOf } from './rail.ts';
+import { runnerLimitsOf } from '../sandbox-limits/index.ts';
 
 /** The body of `POST /api/sessions`. */
 export const SessionBody = v.object({ profile: v.pipe(v.string('profile: expected string'), v.minLength(1, 'a profile name')) });
@@ -108,7 +109,9 @@ export function sessionRoutes(deps: RunDeps & { fleet: Fleet; fanOutTimeoutMs: n
         members.map(async (m) => {
           let activeSessions: number | null = null;
           if (m.healthy) activeSessions = await m.client.runtimes().then((rs) => rs.reduce((n, r) => n + r.activeSessions, 0)).catch(() => null);
-          return { hash: m.info?.hash ?? null, url: m.url, healthy: m.healthy, latencyMs: m.latencyMs ?? null, activeSessions, error: m.lastError ?? null, capabilities: m.info?.capabilities ?? [] };
+          // limits: what the runner enforces and how (its GET /runner/info `limits`); null from a runner without them
+          const limits = runnerLimitsOf(m.info) ?? null;
+          return { hash: m.info?.hash ?? null, url: m.url, healthy: m.healthy, latencyMs: m.latencyMs ?? null, activeSessions, error: m.lastError ?? null, capabilities: m.info?.capabilities ?? [], limits };
         }),
       );
       return c.json({ runners });
