@@ -278,4 +278,30 @@ describe('the event catalogue', () => {
     await vi.waitFor(async () => expect((await call('GET', `/api/runs/${quiet.body.runId}`, undefined, other)).body.status).toBe('ok'), WAIT);
     expect(await countEvents('initech')).toBe(before);
   });
+
+  it('posts automation.fired and automation.failed of a firing, workflow.completed and workflow.failed of workflow runs', async () => {
+    const hook = await create('/work', ['automation.*', 'workflow.*']);
+    const payloads = () => arrived('/work').map((h) => new Webhook(hook.secret).verify(h.body, h.headers) as any);
+    const a = await call('POST', '/api/automations', { name: 'nightly', profile: 'hooked', cron: '0 9 * * *', prompt: 'FAIL_HTTP_400' });
+    expect(a.status, JSON.stringify(a.body)).toBe(201);
+    const fired = await call('POST', `/api/automations/${a.body.id}/run`);
+    expect(fired.status).toBe(202);
+    const firing = await until(() => {
+      const mine = payloads().filter((p) => p.data.automationId === a.body.id);
+      return mine.length >= 2 && mine;
+    });
+    expect(firing.map((p) => p.type).sort()).toEqual(['automation.failed', 'automation.fired']);
+    expect(firing.find((p) => p.type === 'automation.fired').data).toMatchObject({ name: 'nightly', profile: 'hooked', manual: true, firingId: expect.stringMatching(/^fir_/), runId: expect.stringMatching(/^run_/) });
+    expect(firing.find((p) => p.type === 'automation.failed').data).toMatchObject({ name: 'nightly', error: 'run ended error' });
+
+    const ok = await call('POST', '/api/workflows/runs', { name: 'report', nodes: [{ id: 'write', profile: 'hooked', prompt: 'hello' }] });
+    const bad = await call('POST', '/api/workflows/runs', { name: 'doomed', nodes: [{ id: 'fetch', profile: 'hooked', prompt: 'FAIL_HTTP_400', onError: 'fail' }] });
+    expect([ok.status, bad.status]).toEqual([202, 202]);
+    const ends = await until(() => {
+      const mine = payloads().filter((p) => [ok.body.workflowRun.id, bad.body.workflowRun.id].includes(p.data.workflowRunId));
+      return mine.length >= 2 && mine;
+    });
+    expect(ends.find((p) => p.data.workflowRunId === ok.body.workflowRun.id)).toMatchObject({ type: 'workflow.completed', data: { name: 'report', nodes: 1 } });
+    expect(ends.find((p) => p.data.workflowRunId === bad.body.workflowRun.id)).toMatchObject({ type: 'workflow.failed', data: { name: 'doomed', failedNodes: [{ id: 'fetch', profile: 'hooked' }] } });
+  });
 });
