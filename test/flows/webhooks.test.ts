@@ -13,7 +13,8 @@ import { keyOf, startOperatorSvc } from '../support/tenants.ts';
  * Webhooks for what happens, through one `all` instance and a real receiver on 127.0.0.1: endpoints with one-time
  * secrets and roles, the event catalogue from real runs, and delivery (Standard Webhooks signatures verified with the
  * `standardwebhooks` package, retries on a short schedule, 410, rotation). SVC_WEBHOOK_SCHEDULE_S=0,1,3: attempts at
- * once, a second later, three seconds after that. Every wait is on an arrival or a state the API shows.
+ * once, a second later, three seconds after that; SVC_WEBHOOK_DISABLE_AFTER_S=2 stands for the 3 days after which an
+ * endpoint failing every attempt is disabled. Every wait is on an arrival or a state the API shows.
  */
 interface Hit {
   path: string;
@@ -66,7 +67,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
   base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
   fake = await startFakeProvider();
-  svc = await startOperatorSvc({ SVC_WEBHOOK_SCHEDULE_S: '0,1,3', OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' }, 'all');
+  svc = await startOperatorSvc({ SVC_WEBHOOK_SCHEDULE_S: '0,1,3', SVC_WEBHOOK_DISABLE_AFTER_S: '2', OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'x' }, 'all');
   [member, viewer, admin, other] = await Promise.all([keyOf(svc, 'default', 'member'), keyOf(svc, 'default', 'viewer'), keyOf(svc, 'default', 'admin'), keyOf(svc, 'initech', 'owner')]);
 });
 afterAll(async () => {
@@ -193,7 +194,7 @@ describe('webhook delivery', () => {
     }, WAIT);
   });
 
-  it('shows a failing delivery with its next attempt, fails it when the schedule runs out, and retries it on request', async () => {
+  it('shows a failing delivery with its next attempt, fails it when the schedule runs out, disables an endpoint failing too long, and retries on request', async () => {
     const hook = await create('/down', ['webhook.test']);
     const sent = await call('POST', `/api/webhooks/${hook.id}/test`);
     await until(() => arrived('/down', sent.body.eventId).length >= 1);
@@ -203,15 +204,24 @@ describe('webhook delivery', () => {
     await vi.waitFor(async () => {
       expect((await deliveries(hook.id))[0]).toMatchObject({ status: 'failed', attempts: 3, lastResponseCode: 503, nextAttemptAt: null });
     }, WAIT);
-    expect((await call('GET', `/api/webhooks/${hook.id}`)).body).toMatchObject({ enabled: true, failingSince: expect.any(String) });
+    // its attempts failed for 4 s, past SVC_WEBHOOK_DISABLE_AFTER_S: disabled, and the admins are told
+    expect((await call('GET', `/api/webhooks/${hook.id}`)).body).toMatchObject({
+      enabled: false,
+      failingSince: expect.any(String),
+      disabledReason: 'every attempt failed for 2 seconds (the last: the endpoint answered HTTP 503)',
+    });
+    const notes = (await call('GET', '/api/notifications')).body as any[];
+    expect(notes.find((n) => n.event === 'webhook.disabled' && n.message.includes(hook.id))?.subject).toBe(`svc: webhook ${base}/down was disabled`);
+    expect((await call('POST', `/api/webhooks/${hook.id}/deliveries/${sent.body.id}/retry`)).status).toBe(409);
+
     downIsUp = true;
+    expect((await call('PATCH', `/api/webhooks/${hook.id}`, { enabled: true })).body).toMatchObject({ enabled: true, disabledReason: null, failingSince: null });
     const retried = await call('POST', `/api/webhooks/${hook.id}/deliveries/${sent.body.id}/retry`);
     expect(retried).toMatchObject({ status: 202, body: { id: sent.body.id, status: 'pending', attempts: 3 } });
     await until(() => arrived('/down', sent.body.eventId).length >= 4);
     await vi.waitFor(async () => {
       expect((await deliveries(hook.id))[0]).toMatchObject({ status: 'delivered', attempts: 4, lastResponseCode: 200 });
     }, WAIT);
-    expect((await call('GET', `/api/webhooks/${hook.id}`)).body.failingSince).toBeNull();
   });
 
   it('disables an endpoint that answers 410 Gone, and tells the admins', async () => {
