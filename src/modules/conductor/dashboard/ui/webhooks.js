@@ -1,5 +1,5 @@
 // Webhooks: the endpoints, and one endpoint's page (its delivery log with retries, a test event, secret rotation).
-import { api, atLeastAdmin, ErrorNote, fmtDate, html, Link, Loading, navigate, Page, Status, useAction, useLoad, useState, whoami } from './lib.js';
+import { api, atLeastAdmin, ErrorNote, fmtDate, html, Link, Loading, navigate, Page, Status, useAction, useEffect, useLoad, useState, whoami } from './lib.js';
 
 /** A secret the API answered this once: shown until the page changes, with the reason it is shown. */
 function OneTimeSecret({ secret }) {
@@ -72,6 +72,13 @@ export function WebhookDetail({ id }) {
     await api(path, { method: 'DELETE' });
     navigate('/dashboard/webhooks');
   });
+  // while a delivery is pending its next attempt may land any moment: the log is read again every 2 s meanwhile
+  const pending = (deliveries.data ?? []).some((x) => x.status === 'pending');
+  useEffect(() => {
+    if (!pending) return undefined;
+    const timer = setInterval(() => deliveries.reload(), 2000);
+    return () => clearInterval(timer);
+  }, [pending]);
   const d = w.data;
   const admin = atLeastAdmin(who.data);
   return html`<${Page} title=${d ? `Webhook ${d.url}` : 'Webhook'} actions=${admin && d ? html`
