@@ -33,7 +33,7 @@ ENV NODE_ENV=production \
     SVC_DATA_DIR=/data \
     SVC_STATE_DIR=/data/state
 WORKDIR /app
-# bubblewrap: the runner runs every command an agent runs inside it (README, "Command sandbox").
+# bubblewrap: the runner runs every command an agent runs inside it (docs/sandboxes.md, "Command sandbox").
 # tini: PID 1 that forwards signals to svc and reaps the orphans of sandboxed commands and agent CLIs (Node as PID 1
 # does neither). `docker run --init` is then unnecessary; Kubernetes has no such flag, hence baked in.
 RUN apt-get update \

@@ -27,6 +27,8 @@ export interface BuiltApp {
   database: Database | undefined;
   /** The owner key confirmed or minted at boot (conductor role only). */
   bootstrapKey: string | undefined;
+  /** What `GET /` links: the dashboard, the API reference and the health endpoints this process has mounted, by name. */
+  links: Readonly<Record<string, string>>;
   /** The conductor's run hooks (conductor role only), for code embedding svc: subscribe to runFinished, add gates. */
   runHooks: RunHooks | undefined;
   /** Called by the server once it serves this app (modules that announce themselves, or start more, do it now). */
@@ -98,6 +100,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
   let database: Database | undefined;
   let bootstrapKey: string | undefined;
   let runHooks: RunHooks | undefined;
+  let links: Record<string, string> = {};
   const stopWork: Array<() => Promise<void>> = [];
   const serving: Array<() => void> = [];
   const failures: Array<Promise<Error>> = [];
@@ -148,7 +151,8 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       app.get('/openapi.json', (c) => c.json(reference()));
       app.get('/docs', (c) => c.html(docsPage(reference() as Parameters<typeof docsPage>[0])));
     }
-    app.get('/', rootIndex(app, opts.version));
+    links = entryLinks(app);
+    app.get('/', rootIndex(links, opts.version));
     await Promise.all(checks);
   } catch (err) {
     if (opening && !database) await opening.then((d) => d.close()).catch(() => {});
@@ -161,6 +165,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
     metrics,
     database,
     bootstrapKey,
+    links,
     runHooks,
     serving: () => serving.forEach((fn) => fn()),
     failure: Promise.race([...failures, new Promise<Error>(() => {})]),
@@ -193,16 +198,22 @@ function lostReason(signal: AbortSignal): Promise<Error> {
   return new Promise((resolve) => signal.addEventListener('abort', () => resolve(reason()), { once: true }));
 }
 
-/**
- * `GET /`: where curl or a browser lands first. Registered after every role, so a module that serves `/` itself wins;
- * it links only what this instance has mounted (the reference at /docs and /openapi.json once a feature serves them).
- */
-function rootIndex(app: Hono, version: string) {
+/** Where a newcomer goes next, by name: the dashboard, the API reference, the health endpoints, of what `app` has mounted. */
+function entryLinks(app: Hono): Record<string, string> {
   const links: Record<string, string> = {};
   const has = (path: string) => app.routes.some((r) => (r.method === 'GET' || r.method === 'ALL') && r.path === path);
-  for (const [name, path] of [['docs', '/docs'], ['openapi', '/openapi.json'], ['healthz', '/healthz'], ['readyz', '/readyz']] as const) {
+  for (const [name, path] of [['dashboard', '/dashboard'], ['docs', '/docs'], ['openapi', '/openapi.json'], ['healthz', '/healthz'], ['readyz', '/readyz'], ['metrics', '/metrics']] as const) {
     if (has(path)) links[name] = path;
   }
+  return links;
+}
+
+/**
+ * `GET /`: where curl or a browser lands first. Registered after every role, so a module that serves `/` itself wins;
+ * it links only what this instance has mounted (the dashboard with a conductor, the reference at /docs and
+ * /openapi.json once a feature serves them).
+ */
+function rootIndex(links: Record<string, string>, version: string) {
   return (c: Context) => c.json({ name: 'svc', version, links });
 }
 

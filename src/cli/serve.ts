@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { isAbsolute, join, relative } from 'node:path';
 import { defineCommand } from 'citty';
 import { loadConfig, ConfigError } from '../config/config.ts';
 import { openDatabaseOf } from '../app/database.ts';
@@ -7,6 +9,8 @@ import { describeError } from '../shared/errors.ts';
 import { limitHeap } from '../shared/heap.ts';
 import { configureLogging, createLogger } from '../shared/log.ts';
 import { RUNNING_FROM } from '../shared/package-root.ts';
+import type { Config } from '../config/config.ts';
+import type { RunningServer } from '../app/server.ts';
 
 const log = createLogger('serve');
 
@@ -73,7 +77,7 @@ export default defineCommand({
       }
       throw err;
     }
-    process.stdout.write(`svc listening on ${server.url} (roles: ${config.roles.join(',')}${RUNNING_FROM === 'bundle' ? '; from the boot bundle' : ''})\n`);
+    process.stdout.write(`svc listening on ${server.url} (roles: ${config.roles.join(',')}${RUNNING_FROM === 'bundle' ? '; from the boot bundle' : ''})\n${whereToGo(server, config)}`);
     // A promise nobody awaited that fails (a background query when the database connection drops) must not take the
     // server and every run in flight down with it: log it with its stack, so its source can be found and handled.
     process.on('unhandledRejection', (reason) => {
@@ -108,3 +112,20 @@ export default defineCommand({
     process.once('SIGHUP', () => shutdown('SIGHUP'));
   },
 });
+
+/**
+ * The lines under the listening line: the dashboard and the API reference when this process serves them, and where
+ * the owner key of tenant `default` is (the key itself is printed once, at the first boot, and never again).
+ */
+export function whereToGo(server: Pick<RunningServer, 'url' | 'built'>, config: Pick<Config, 'dataDir' | 'identity'>): string {
+  const { links, bootstrapKey } = server.built;
+  const lines: string[] = [];
+  if (links.dashboard) lines.push(`  dashboard:     ${server.url}${links.dashboard} (sign in with an API key)`);
+  if (links.docs) lines.push(`  API reference: ${server.url}${links.docs}`);
+  const file = join(config.dataDir, 'bootstrap-key');
+  const shown = relative(process.cwd(), file);
+  if (config.identity.bootstrapToken) lines.push('  owner key:     the one SVC_BOOTSTRAP_TOKEN holds');
+  else if (existsSync(file)) lines.push(`  owner key:     ${shown.startsWith('..') || isAbsolute(shown) ? file : shown}`);
+  else if (bootstrapKey) lines.push('  owner key:     printed above (a throwaway database: not written to disk)');
+  return lines.map((l) => l + '\n').join('');
+}

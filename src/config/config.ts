@@ -230,7 +230,7 @@ export interface NotificationsConfig {
 
 /**
  * The `container` substrate: one container per sandbox session through the Docker Engine API (Podman's compatible
- * socket too). See README, "Sandbox workers".
+ * socket too). See docs/sandboxes.md, "Sandbox workers".
  */
 export interface ContainerConfig {
   /** DOCKER_HOST: `unix:///path` (default unix:///var/run/docker.sock) or a plain `tcp://host:port`. */

@@ -293,7 +293,7 @@ describe('deploy/helm/svc', () => {
     const w = dirs(worker, 'w');
     expectHardened(worker, [...w.dirs, w.c.worker.stateDir]);
     expectHardened(job, ['/tmp']);
-    // bubblewrap's needs (README "Command sandbox"), on the runner only
+    // bubblewrap's needs (docs/sandboxes.md, "Command sandbox"), on the runner only
     const rsc = runners.spec.template.spec.containers[0].securityContext;
     expect(rsc).toMatchObject({ seccompProfile: { type: 'Unconfined' }, procMount: 'Unmasked' });
     expect(runners.spec.template.spec.hostUsers).toBe(false);

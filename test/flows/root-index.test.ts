@@ -12,13 +12,14 @@ describe('GET / on an all-in-one server', () => {
     await svc?.stop();
   });
 
-  it('answers the name, the version and links to what is mounted, without a key', async () => {
+  it('answers the name, the version and links to the dashboard, the reference and the health endpoints, without a key', async () => {
     const res = await fetch(svc.url + '/');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const body = (await res.json()) as { name: string; version: string; links: Record<string, string> };
     expect(body).toMatchObject({ name: 'svc', version: VERSION });
-    expect(body.links).toMatchObject({ healthz: '/healthz', readyz: '/readyz' });
+    // where a newcomer goes next: the dashboard, the health endpoints (and the reference, below)
+    expect(body.links).toMatchObject({ dashboard: '/dashboard', healthz: '/healthz', readyz: '/readyz', metrics: '/metrics' });
     // every link answers once the server is ready (the job queue comes up just after the server starts serving);
     // nothing is linked that is not there
     await vi.waitFor(async () => expect((await fetch(svc.url + '/readyz')).status).toBe(200), { timeout: 15_000, interval: 50 });

@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
  * The shape issue 14 set for every family that comes after it, checked over the source tree so a new family cannot
  * quietly copy an old habit back in: nothing outside the roles table branches on a role name, SQL lives in `*.repo.ts`
  * (and `src/db/`) only, role checks go through the shared guards, SSE through the one encoder, every conductor and
- * agents-API feature folder is a factory behind a door and one line of its list, and README names every folder of
- * src/ and every table.
+ * agents-API feature folder is a factory behind a door and one line of its list, and docs/architecture.md names every
+ * folder of src/ and every table.
  * Each failure names the file and line, so the fix is where it says.
  */
 const ROOT = join(import.meta.dirname, '../..');
@@ -100,9 +100,9 @@ describe('the shape of the source tree', () => {
     expect(long).toEqual([]);
   });
 
-  it("names every folder of src/ (two levels below a module) in README's code structure", () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const structure = readme.slice(readme.indexOf('## Code structure'), readme.indexOf('## Adding a feature'));
+  it("names every folder of src/ (two levels below a module) in docs/architecture.md's code structure", () => {
+    const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+    const structure = doc.slice(doc.indexOf('## Code structure'), doc.indexOf('## Tables: who owns what'));
     const folders = walk(SRC)
       .map((f) => relative(SRC, join(f, '..')))
       .filter((d, i, all) => d !== '' && all.indexOf(d) === i && d.split('/').length <= 3);
@@ -115,9 +115,9 @@ describe('the shape of the source tree', () => {
     expect(missing).toEqual([]);
   });
 
-  it("names every table the migrations create in README's tables list, so each has an owner", () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const tables = readme.slice(readme.indexOf('### Tables: who owns what'), readme.indexOf('## Performance'));
+  it("names every table the migrations create in docs/architecture.md's tables list, so each has an owner", () => {
+    const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+    const tables = doc.slice(doc.indexOf('## Tables: who owns what'));
     const created = readdirSync(join(ROOT, 'sql'))
       .filter((f) => f.endsWith('.sql'))
       .flatMap((f) => [...readFileSync(join(ROOT, 'sql', f), 'utf8').matchAll(/create table (?:if not exists )?([a-z_]+)/gi)].map((m) => m[1]));

@@ -30,7 +30,7 @@ export interface AgentsApi {
 }
 
 export interface AgentsApiDeps {
-  /** The agents API's own tables (README "Tables"); the conductor's are reached only through `conductor`. */
+  /** The agents API's own tables (docs/architecture.md, "Tables"); the conductor's are reached only through `conductor`. */
   db: Kysely<DB>;
   conductor: ConductorServices;
   /** The shared rate limiter (counters in PostgreSQL): per key and per organisation on every `/v1` request. */

@@ -43,7 +43,7 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
   const keyCache = createKeyCache();
   const keys = { db, pepper, keyEnv: config.identity.keyEnv, keyCache };
   const secretsKey = secret(config.identity.secretsKey, 'secrets-key');
-  const boot = await bootstrapIdentity({ ...keys, log }, { bootstrapToken: config.identity.bootstrapToken, dataDir: config.dataDir, writeKeyFile: persistent });
+  const boot = await bootstrapIdentity({ ...keys, log }, { bootstrapToken: config.identity.bootstrapToken, dataDir: config.dataDir, writeKeyFile: persistent, adminTenant: config.identity.adminTenant });
   const { jwtIssuer, jwksUrl, jwtAudience } = config.identity;
   // the operator's identity provider may be on the internal network: its JWKS is fetched without the address policy
   const jwt = jwtIssuer && jwksUrl ? { issuer: jwtIssuer, audience: jwtAudience, jwks: createJwksCache({ fetch: (url, init) => fetch(url, init) }).keysOf(jwksUrl) } : undefined;

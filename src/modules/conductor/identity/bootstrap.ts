@@ -15,7 +15,7 @@ import { insertDefaultTenant, keyHashExists } from './keys.repo.ts';
  */
 export async function bootstrapIdentity(
   deps: KeyDeps & { log: Logger },
-  opts: { bootstrapToken: string | undefined; dataDir: string; writeKeyFile: boolean },
+  opts: { bootstrapToken: string | undefined; dataDir: string; writeKeyFile: boolean; adminTenant?: string | undefined },
 ): Promise<{ token: string | undefined; created: boolean }> {
   const created = await withOperator(deps.db, (tx) => insertDefaultTenant(tx));
   if (opts.bootstrapToken) {
@@ -32,14 +32,30 @@ export async function bootstrapIdentity(
   }
   if (!created) return { token: undefined, created };
   const key = await insertKey(deps, 'default', { name: 'bootstrap', role: 'owner', createdBy: null, expiresAt: null });
+  let path: string | undefined;
   if (opts.writeKeyFile) {
     mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
-    const path = join(opts.dataDir, 'bootstrap-key');
+    path = join(opts.dataDir, 'bootstrap-key');
     writeFileSync(path, key.token + '\n', { mode: 0o600 });
     deps.log.info('first boot: owner key of tenant default written once', { path });
   }
-  process.stderr.write(`\nsvc: first boot. Owner key of tenant "default" (shown once): ${key.token}\n\n`);
+  process.stderr.write(firstBootMessage(key.token, path, opts.adminTenant));
   return { token: key.token, created };
+}
+
+/**
+ * What the first boot tells its operator: the key, where it was written, and how a key comes to manage tenants
+ * (`/api/tenants` answers only keys of the operator tenant, AGENT_ORC_ADMIN_TENANT).
+ */
+export function firstBootMessage(token: string, path: string | undefined, adminTenant: string | undefined): string {
+  const lines = [`svc: first boot. Owner key of tenant "default" (shown once): ${token}`];
+  if (path) lines.push(`     Written to ${path} (mode 0600).`);
+  if (adminTenant === 'default') lines.push('     Tenant "default" is the operator tenant (AGENT_ORC_ADMIN_TENANT): this key can create tenants and their keys (/api/tenants).');
+  else {
+    lines.push('     To create tenants and their keys with it (/api/tenants, the operator\'s routes), restart svc with');
+    lines.push('     AGENT_ORC_ADMIN_TENANT=default: the keys of that tenant, owners and admins, then manage tenants.');
+  }
+  return `\n${lines.join('\n')}\n\n`;
 }
 
 async function keyExists(db: Kysely<DB>, hash: string): Promise<boolean> {

@@ -28,7 +28,7 @@ export interface SandboxOptions {
 /** What a user needs to do when the sandbox cannot run. */
 export const SANDBOX_FIX =
   'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow it to create namespaces (in a container: ' +
-  'unprivileged user namespaces or CAP_SYS_ADMIN, a seccomp profile that permits them; see README, "Command sandbox"), ' +
+  'unprivileged user namespaces or CAP_SYS_ADMIN, a seccomp profile that permits them; see docs/sandboxes.md, "Command sandbox"), ' +
   'or set SVC_SANDBOX=off on the runner to run commands unsandboxed at your own risk';
 
 /** The environment of the bwrap process itself: it is PID 1 inside the sandbox, so its environ is readable there. */

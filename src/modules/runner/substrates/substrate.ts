@@ -10,7 +10,7 @@ import type { CommandResult, CommandSpec } from './process/commands.ts';
  * only starts, stops and reports on one worker per session. Implementations live in child folders: `process/` (a
  * worker process per session, isolated with bubblewrap) and `container/` (a container per session through the Docker
  * Engine API, Docker or Podman); Kubernetes pods would be a second backend of `container` behind the same calls (see
- * README, "Sandbox workers").
+ * docs/sandboxes.md, "Sandbox workers").
  *
  * A worker reaches the runner only through the callback protocol: the substrate gives it a runner URL, and every
  * request to that URL arrives at the manager's callback handler for that session (`callbackSocket`).
