@@ -35,6 +35,7 @@ export const root = defineCommand({
     automations: () => load(import('./automations.ts')),
     memory: () => load(import('./memory.ts')),
     workflows: () => load(import('./workflows.ts')),
+    webhooks: () => load(import('./webhooks.ts')),
     skills: () => load(import('./skills.ts')),
     kits: () => load(import('./kits.ts')),
     publish: () => load(import('./publish.ts')),

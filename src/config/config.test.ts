@@ -128,6 +128,17 @@ describe('loadConfig', () => {
     expect(err.message).toMatch(allowed);
   });
 
+  it('takes a webhook schedule of whole seconds, 27.6 hours of attempts by default, and refuses anything else', () => {
+    const c = loadConfig({});
+    expect(c.notifications.webhookSchedule).toEqual([0, 5, 300, 1800, 7200, 18_000, 36_000, 36_000]);
+    expect(c.notifications.webhookSchedule.reduce((a, b) => a + b, 0)).toBeGreaterThan(24 * 3600);
+    expect([c.notifications.webhookDisableAfterSeconds, c.notifications.webhookRotationOverlapSeconds]).toEqual([259_200, 86_400]);
+    expect(loadConfig({ SVC_WEBHOOK_SCHEDULE_S: ' 0, 1,3 ' }).notifications.webhookSchedule).toEqual([0, 1, 3]);
+    for (const bad of ['1,x', '-1', '0,,1', '1.5', '999999']) {
+      expect(configError({ SVC_WEBHOOK_SCHEDULE_S: bad }).message, bad).toMatch(/^SVC_WEBHOOK_SCHEDULE_S: got ".*"; expected 1 to 30 comma-separated whole seconds/);
+    }
+  });
+
   it('reads the sandbox worker settings, with defaults', () => {
     expect(loadConfig({}).runner).toMatchObject({ workerSubstrate: 'process', workerIdleMs: 300_000, workerPollMs: 25_000, workerTokenSecret: undefined });
     const c = loadConfig({ SVC_WORKER_IDLE_MS: '1000', SVC_WORKER_TOKEN_SECRET: 'k'.repeat(32), SVC_WORKER_RELAY: '7070:/run/svc/runner.sock', OPENAI_API_KEY: 'sk' });

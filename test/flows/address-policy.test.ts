@@ -9,7 +9,7 @@ import { collect, FAKE_MODEL, isTurnEnd, startAgentsHarness, type AgentsHarness 
 
 /**
  * SVC_PRIVATE_ADDRESSES=deny (the default outside dev): every URL a tenant gives the server to call (a published
- * agent's `jwksUrl`, notification webhooks, the MCP servers of profiles, kits and /v1 agents) is refused when saved if
+ * agent's `jwksUrl`, webhook endpoints, the MCP servers of profiles, kits and /v1 agents) is refused when saved if
  * it names an internal address in any spelling (400 naming the address and the policy), and a name that passes there
  * but resolves to an internal address is refused when the server connects: nothing ever reaches it.
  */
@@ -55,6 +55,8 @@ describe('the address policy with deny', () => {
       expect(jwks, url).toEqual({ status: 400, error: expect.stringMatching(new RegExp(`^jwksUrl: .*${names.source}.*; ${escape(POLICY_NOTE)}$`)) });
       const hook = await errorOf(await api('/api/notifications/settings', { method: 'PUT', json: { webhooks: [{ url }] } }));
       expect(hook, url).toEqual({ status: 400, error: expect.stringMatching(new RegExp(`^webhooks\\.0\\.url: .*${names.source}`)) });
+      const endpoint = await errorOf(await api('/api/webhooks', { method: 'POST', json: { url, events: ['*'] } }));
+      expect(endpoint, url).toEqual({ status: 400, error: expect.stringMatching(new RegExp(`^url: .*${names.source}`)) });
       const mcp = await errorOf(await api('/api/profiles', { method: 'POST', json: { name: 'inside', runtime: 'general', model: 'demo:echo', mcpServers: [{ name: 'docs', url }] } }));
       expect(mcp, url).toEqual({ status: 400, error: expect.stringMatching(new RegExp(`^mcpServers\\.0\\.url: .*${names.source}`)) });
       const agent = h.client.beta.agents.create({ model: FAKE_MODEL, tools: [{ type: 'mcp', server_label: 'docs', transport: { type: 'http', server_url: url } }] } as never);
@@ -63,6 +65,7 @@ describe('the address policy with deny', () => {
     // nothing was stored: no publication, no webhook, no profile
     expect((await api('/api/profiles/table/published')).status).toBe(404);
     expect(((await (await api('/api/notifications/settings')).json()) as { webhooks: unknown[] }).webhooks).toEqual([]);
+    expect(await (await api('/api/webhooks')).json()).toEqual([]);
     expect((await api('/api/profiles/inside')).status).toBe(404);
   });
 

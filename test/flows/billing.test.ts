@@ -210,8 +210,14 @@ describe('spend caps', () => {
     await vi.waitFor(async () => expect(await billingJobs(runId)).toEqual(['completed']), WAIT);
     // any charge is at least one cent of the window (spend rounds up to the cent): a one-cent cap is spent
     expect((await as('capped')('/api/spend-cap', { method: 'PUT', json: { limit_usd_cents: 1 } })).status).toBe(200);
+    // a webhook endpoint for billing events (nothing listens there: its log is what this test reads)
+    const hook = (await (await as('capped')('/api/webhooks', { method: 'POST', json: { url: 'http://127.0.0.1:9/cap', events: ['billing.*'] } })).json()) as { id: string };
     const res = await as('capped')('/api/runs', { method: 'POST', json: { profile: 'priced', prompt: 'more' } });
     expect(res.status).toBe(402);
+    // the spent window is reported once, however many runs it refuses
+    expect((await as('capped')('/api/runs', { method: 'POST', json: { profile: 'priced', prompt: 'again' } })).status).toBe(402);
+    const logged = (await (await as('capped')(`/api/webhooks/${hook.id}/deliveries`)).json()) as Array<{ event: string }>;
+    expect(logged.map((d) => d.event)).toEqual(['billing.spend_cap_reached']);
     const now = new Date();
     const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();
     expect(await res.json()).toEqual({

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -335,6 +337,30 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     await go('Memory', 'Memory');
     await expect.poll(() => page.locator('main table').textContent()).toContain('What we learnt about customers');
     await shot('memory');
+  });
+
+  it('creates a webhook endpoint showing its secret once, sends it a test event and shows the delivery', async () => {
+    const receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/dashboard-hook`;
+    try {
+      await go('Webhooks', 'Webhooks');
+      await page.fill('#w-url', url);
+      await page.fill('#w-events', 'run.*, webhook.test');
+      await page.fill('#w-description', 'ops alerts');
+      await page.getByRole('button', { name: 'Create endpoint' }).click();
+      await expect.poll(() => page.locator('[role=status]').textContent()).toMatch(/shown this once.*whsec_/);
+      await shot('webhooks');
+      await page.getByRole('link', { name: url, exact: true }).click();
+      await expect.poll(() => heading().textContent()).toBe(`Webhook ${url}`);
+      await page.getByRole('button', { name: 'Send test event' }).click();
+      // the page reads its log again while a delivery is pending
+      await expect.poll(() => page.locator('main table').textContent(), { timeout: 20_000 }).toMatch(/webhook\.test.*delivered/);
+      await shot('webhook');
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise<void>((r) => receiver.close(() => r()));
+    }
   });
 
   it('shows a profile’s history and usage, and pins it', async () => {

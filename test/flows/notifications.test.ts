@@ -9,7 +9,8 @@ import { startFakeProvider, type FakeProvider } from '../support/fake-provider.t
 
 /**
  * Notifications that arrive: a real SMTP server (smtp-server) and real webhook receivers on 127.0.0.1 take what one
- * `all` instance delivers through its job queue. Retries are immediate here (SVC_NOTIFY_RETRY_DELAY_S=0); every wait
+ * `all` instance delivers through its job queue. Retries are immediate here (SVC_NOTIFY_RETRY_DELAY_S=0,
+ * SVC_WEBHOOK_SCHEDULE_S=0,0,0,0); every wait
  * is on an arrival.
  */
 interface Mail {
@@ -87,6 +88,7 @@ beforeAll(async () => {
     {
       SVC_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
       SVC_NOTIFY_RETRY_DELAY_S: '0',
+      SVC_WEBHOOK_SCHEDULE_S: '0,0,0,0',
       OPENAI_COMPATIBLE_BASE_URL: fake.url,
       OPENAI_COMPATIBLE_API_KEY: 'x',
       // prepaid credit: $10 granted below, and the first charge takes it under the $10 low-credit line

@@ -187,6 +187,55 @@ export interface NotificationDeliveriesTable {
   delivered_at: NullableTimestamp;
 }
 
+/** A tenant's webhook endpoint (0027): where events go, signed with its own secret (sealed at rest). */
+export interface WebhookEndpointsTable {
+  id: string;
+  tenant_id: string;
+  url: string;
+  description: Generated<string>;
+  events: string[];
+  enabled: Generated<boolean>;
+  disabled_reason: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: NullableTimestamp;
+  failing_since: NullableTimestamp;
+  position: Generated<number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** The webhook outbox (0027): an event some endpoint subscribes to, written in the transaction of what happened. */
+export interface WebhookEventsTable {
+  id: string;
+  tenant_id: string;
+  type: string;
+  dedup_key: string | null;
+  payload: Json<Record<string, unknown>>;
+  notification_id: string | null;
+  created_at: Timestamp;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** One event to one endpoint (0027): its attempts, worked by the job queue. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  tenant_id: string;
+  event_id: string;
+  endpoint_id: string;
+  url: string;
+  status: ColumnType<WebhookDeliveryStatus, WebhookDeliveryStatus | undefined, WebhookDeliveryStatus>;
+  attempts: Generated<number>;
+  last_status_code: number | null;
+  last_latency_ms: number | null;
+  last_error: string | null;
+  next_attempt_at: NullableTimestamp;
+  delivered_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface ConductorTables {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -202,6 +251,9 @@ export interface ConductorTables {
   notifications: NotificationsTable;
   notification_settings: NotificationSettingsTable;
   notification_deliveries: NotificationDeliveriesTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
   profile_history: ProfileHistoryTable;
   rate_limits: RateLimitsTable;
 }

@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
-import { withTenant, type DB } from '../../../db/index.ts';
+import { withTenant, type DB, type Tx } from '../../../db/index.ts';
 import { AppError, describeError, notFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Jobs } from '../jobs/index.ts';
-import { requestNotification } from '../notifications/index.ts';
+import { emitEvent, requestNotification } from '../notifications/index.ts';
 import type { RunFinished } from '../hooks/index.ts';
 import { createRun, type RunDeps } from '../runs/runs.service.ts';
 import { finishFiring, getAutomation, insertFiring, setFiringSession, updateAutomation, type AutomationRow, type Firing } from './automations.repo.ts';
@@ -40,9 +40,20 @@ export async function fireNow(deps: FiringDeps, tenantId: string, id: string): P
     const row = await getAutomation(tx, id, { forUpdate: true });
     if (!row || row.deletedAt) throw notFound(`unknown automation: ${id}`);
     const firing = await insertFiring(tx, { id: prefixedId('fir'), tenantId, automationId: id, scheduledFor: now, manual: true, outcome: null, runId: prefixedId('run'), sessionId: null });
+    if (deps.jobs) await reportFired(deps.jobs, tx, row, firing!, true);
     return { row: await updateAutomation(tx, id, { last_fired_at: now }), firing: firing! };
   });
   return startFiring(deps, row, firing);
+}
+
+/** automation.fired for the webhook outbox, in the transaction that records the firing (run-now or the scheduler's slot). */
+export function reportFired(jobs: Jobs, tx: Tx, a: Pick<AutomationRow, 'id' | 'name' | 'tenantId' | 'profile'>, firing: Firing, manual: boolean): Promise<unknown> {
+  return emitEvent(jobs, tx, {
+    tenantId: a.tenantId,
+    type: 'automation.fired',
+    key: `automation.fired:${firing.id}`,
+    data: { automationId: a.id, name: a.name, profile: a.profile, firingId: firing.id, runId: firing.runId, scheduledFor: firing.scheduledFor, manual },
+  });
 }
 
 /** The origin of a firing's run: only such runs reach the `automations` runFinished subscriber. */
@@ -93,6 +104,14 @@ export async function recordOutcome(
     if (outcome === 'ok') {
       await updateAutomation(tx, a.id, { consecutive_failures: 0 });
       return firing;
+    }
+    if (deps.jobs) {
+      await emitEvent(deps.jobs, tx, {
+        tenantId,
+        type: 'automation.failed',
+        key: `automation.failed:${firing.id}`,
+        data: { automationId: a.id, name: a.name, profile: a.profile, firingId: firing.id, runId: firing.runId, error },
+      });
     }
     const failures = a.consecutiveFailures + 1;
     const disable = !a.deletedAt && (outOfCredit || failures >= a.maxConsecutiveFailures);

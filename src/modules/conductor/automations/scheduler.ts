@@ -3,7 +3,7 @@ import { describeError } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import { failUnstarted, hasRunningFiring, insertFiring, lockDue, updateAutomation, type AutomationRow, type Firing } from './automations.repo.ts';
 import { cadenceOf } from './automations.service.ts';
-import { startFiring, type FiringDeps } from './firing.service.ts';
+import { reportFired, startFiring, type FiringDeps } from './firing.service.ts';
 import { nextSlot } from './schedule.ts';
 
 /**
@@ -125,6 +125,7 @@ export function createScheduler(deps: FiringDeps): Scheduler {
           continue;
         }
         const firing = await insertFiring(tx, { id: prefixedId('fir'), tenantId: a.tenantId, automationId: a.id, scheduledFor: slot, manual: false, outcome: null, runId: prefixedId('run'), sessionId: null });
+        if (firing && deps.jobs) await reportFired(deps.jobs, tx, a, firing, false);
         const row = await updateAutomation(tx, a.id, { ...advance, ...(firing ? { last_fired_at: now } : {}) });
         if (firing) fired.push({ row, firing });
       }

@@ -13,7 +13,7 @@ import { createStripeBilling } from './stripe.service.ts';
 export const billingFeature: Feature = ({ db, config, guards, hooks, jobs, metrics, log, selfUrl }) => {
   const stripe = createStripeBilling({ db, billing: config.billing, selfUrl, log: log.child('stripe') });
   // the gate is in place before any route can start a run
-  billingGate({ db, hooks, billing: config.billing, defaults: config.cli, log: log.child('billing') });
+  billingGate({ db, hooks, jobs, billing: config.billing, defaults: config.cli, log: log.child('billing') });
   return {
     api: new Hono<IdentityEnv>().route('/', billingRoutes({ db, defaults: config.cli, guards, billing: config.billing, stripe })).route('/', checkoutRoutes(stripe, guards)),
     public: stripeWebhookRoutes(stripe),

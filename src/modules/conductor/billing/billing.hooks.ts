@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
-import type { DB } from '../../../db/index.ts';
+import { withTenant, type DB } from '../../../db/index.ts';
 import type { BillingConfig } from '../../../config/billing.config.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Metrics } from '../../../shared/metrics.ts';
 import type { RunHooks } from '../hooks/index.ts';
 import { createCharger } from './charge.service.ts';
 import type { Jobs } from '../jobs/index.ts';
-import { requestNotification } from '../notifications/index.ts';
+import { emitEvent, requestNotification } from '../notifications/index.ts';
 import type { LowCredit } from './wallet.service.ts';
 import { creditGate } from './gate.ts';
 import type { CapDefaults } from './spend-cap.service.ts';
@@ -16,8 +16,19 @@ import type { CapDefaults } from './spend-cap.service.ts';
  * runFinished subscriber that prices every run and charges the platform-credit ones. In `off` mode neither: usage is
  * still metered and priced where it is read (`/api/usage`), and runs pay no hook job for a charge that never happens.
  */
-export function billingGate(deps: { db: Kysely<DB>; hooks: RunHooks; billing: BillingConfig; defaults: CapDefaults; log: Logger }): void {
-  if (deps.billing.mode !== 'off') deps.hooks.gate(creditGate({ db: deps.db, defaults: deps.defaults, log: deps.log }));
+export function billingGate(deps: { db: Kysely<DB>; hooks: RunHooks; jobs: Jobs; billing: BillingConfig; defaults: CapDefaults; log: Logger }): void {
+  if (deps.billing.mode === 'off') return;
+  // a spent window is reported once (its key names the window and when it resets), however many runs it refuses
+  const capReached = (tenantId: string, window: 'month' | 'day', w: { limit_usd_cents: number; spent_usd_cents: number; resets_at: string }) =>
+    withTenant(deps.db, tenantId, async (tx) => {
+      await emitEvent(deps.jobs, tx, {
+        tenantId,
+        type: 'billing.spend_cap_reached',
+        key: `billing.spend_cap_reached:${window}:${w.resets_at}`,
+        data: { window, limitUsdCents: w.limit_usd_cents, spentUsdCents: w.spent_usd_cents, resetsAt: w.resets_at },
+      });
+    });
+  deps.hooks.gate(creditGate({ db: deps.db, defaults: deps.defaults, log: deps.log, capReached }));
 }
 
 export async function attachBilling(deps: { db: Kysely<DB>; hooks: RunHooks; jobs: Jobs; billing: BillingConfig; metrics: Metrics; log: Logger }): Promise<void> {

@@ -26,6 +26,8 @@ export interface GateDeps {
   db: Kysely<DB>;
   defaults: CapDefaults;
   log: Logger;
+  /** Told when a spend cap refuses a run (the webhook outbox's billing.spend_cap_reached, once per window). */
+  capReached?: (tenantId: string, window: 'month' | 'day', w: { limit_usd_cents: number; spent_usd_cents: number; resets_at: string }) => Promise<void>;
 }
 
 const usd = (micro: number) => `$${(micro / 1_000_000).toFixed(2)}`;
@@ -51,6 +53,7 @@ export function creditGate(deps: GateDeps): RunGate {
     for (const window of ['month', 'day'] as const) {
       const w = cap[window];
       if (w.limit_usd_cents === null || w.spent_usd_cents < w.limit_usd_cents) continue;
+      await deps.capReached?.(ctx.tenantId, window, { ...w, limit_usd_cents: w.limit_usd_cents }).catch((err: unknown) => deps.log.warn('reporting a reached spend cap failed', { tenantId: ctx.tenantId, error: describeError(err) }));
       throw new AppError(402, `Spend cap reached: ${window === 'day' ? 'daily' : 'monthly'} limit of $${(w.limit_usd_cents / 100).toFixed(2)} spent; it resets at ${w.resets_at}.`, {
         code: 'spend_cap_reached',
         extra: {

@@ -46,6 +46,21 @@ export interface RunGateContext {
 }
 
 export type RunFinishedHandler = (event: RunFinished) => Promise<void> | void;
+
+/** A run as the transaction that creates it records it (with its session, when that is new). */
+export interface RunRecorded {
+  tenantId: string;
+  runId: string;
+  sessionId: string;
+  profile: string;
+  parentId: string | null;
+  origin: string | null;
+  /** The run's session was created with it. */
+  newSession: boolean;
+}
+/** Writes inside the caller's transaction (the webhook outbox): throwing rolls back what it reports. */
+export type RunRecordedListener = (tx: Tx, run: RunRecorded) => Promise<void>;
+export type RunEndingListener = (tx: Tx, tenantId: string, runId: string) => Promise<void>;
 export type RunGate = (ctx: RunGateContext) => Promise<void> | void;
 
 export interface RunHooks {
@@ -60,12 +75,22 @@ export interface RunHooks {
   checkGates(ctx: RunGateContext): Promise<void>;
   /** Whatever ended the run, inside the transaction that ended it. */
   runFinished(tx: Tx, tenantId: string, runId: string): Promise<void>;
+  /**
+   * Listeners called inside the transaction that creates a run (`runRecorded`, by the run service) or ends it (every
+   * `runFinished`), for what must be written with it: the webhook outbox. Register before the conductor serves.
+   */
+  onRunRecorded(fn: RunRecordedListener): void;
+  onRunEnding(fn: RunEndingListener): void;
+  /** The run service, inside the transaction that inserts the run. */
+  runRecorded(tx: Tx, run: RunRecorded): Promise<void>;
 }
 
 export const RUN_FINISHED = 'run.finished';
 
 export function createRunHooks(deps: { jobs: Jobs; log: Logger }): RunHooks {
   const gates: RunGate[] = [];
+  const recorded: RunRecordedListener[] = [];
+  const ending: RunEndingListener[] = [];
   /** Subscribers that take only some origins, by queue (every replica registers the same ones: they are code). */
   const originsOf = new Map<string, readonly string[]>();
   return {
@@ -97,6 +122,16 @@ export function createRunHooks(deps: { jobs: Jobs; log: Logger }): RunHooks {
           return !origins || (event.origin !== null && origins.includes(event.origin));
         },
       });
+      for (const fn of ending) await fn(tx, tenantId, runId);
+    },
+    onRunRecorded(fn) {
+      recorded.push(fn);
+    },
+    onRunEnding(fn) {
+      ending.push(fn);
+    },
+    async runRecorded(tx, run) {
+      for (const fn of recorded) await fn(tx, run);
     },
   };
 }

@@ -8,14 +8,16 @@ import type { Logger } from '../../../shared/log.ts';
 import type { SecretBox } from '../../../shared/secret-box.ts';
 import type { JobContext } from '../jobs/index.ts';
 import { lockDelivery, recordAttempt, settleNotification } from './notifications.repo.ts';
-import { readSettings } from './settings.repo.ts';
+import { readEmailSettings } from './settings.repo.ts';
+import { getSigningEndpoint } from './endpoints.repo.ts';
 import type { DeliveryJob } from './notify.service.ts';
 import { signWebhook } from './webhook-signature.ts';
 import { AddressRefused, type GuardedFetch } from '../../../shared/egress/index.ts';
 
 /**
- * One attempt of one delivery, as the job queue's handler: email over SMTP (nodemailer) or a webhook call signed per
- * Standard Webhooks. The attempt and its outcome are recorded on the delivery; a failure with retries left throws, so
+ * One attempt of one email delivery, as the job queue's handler: email over SMTP (nodemailer). (Webhooks have their
+ * own deliveries since sql/0027, webhook-deliver.ts; a webhook delivery queued here before that upgrade is still
+ * made, signed per Standard Webhooks with its endpoint's secret.) The attempt and its outcome are recorded on the delivery; a failure with retries left throws, so
  * the queue retries it with backoff; the last failure marks it `failed`. A delivery already settled is left alone
  * (the queue delivers at least once).
  */
@@ -57,7 +59,7 @@ export function createDeliverer(deps: DeliverDeps) {
       });
       return;
     }
-    if (!webhookSecret) throw new Permanent(`webhook ${d.webhookId} is no longer in the notification settings`);
+    if (!webhookSecret) throw new Permanent(`webhook ${d.webhookId} no longer exists`);
     const { deliveries: _omit, ...data } = n;
     const body = JSON.stringify({ type: n.event, timestamp: new Date().toISOString(), data });
     const res = await deps.fetch(d.target, {
@@ -77,8 +79,9 @@ export function createDeliverer(deps: DeliverDeps) {
     const found = await withTenant(deps.db, job.tenantId, async (tx) => {
       const d = await lockDelivery(tx, job.deliveryId);
       if (!d || d.delivery.status !== 'queued') return undefined;
-      const settings = await readSettings(tx, job.tenantId, deps.box);
-      return { ...d, via: { from: settings.email.from ?? deps.config.smtpFrom, secret: settings.webhooks.find((w) => w.id === d.delivery.webhookId)?.secret } };
+      const email = await readEmailSettings(tx);
+      const endpoint = d.delivery.webhookId ? await getSigningEndpoint(tx, d.delivery.webhookId, deps.box) : undefined;
+      return { ...d, via: { from: email.from ?? deps.config.smtpFrom, secret: endpoint?.secrets[0] } };
     });
     if (!found) return { status: 'settled' };
     let error: string | undefined;

@@ -1,7 +1,10 @@
 import type { Kysely } from 'kysely';
 import { withTenant, type DB, type Tx } from '../../../db/index.ts';
 import type { Jobs } from '../jobs/index.ts';
-import type { RunFinished } from '../hooks/index.ts';
+import { readRunFinished, type RunFinished, type RunRecorded } from '../hooks/index.ts';
+import { subscribes } from './catalogue.ts';
+import { enabledEndpoints } from './endpoints.repo.ts';
+import { emitTo } from './outbox.ts';
 import { hasRunNotification, lastRunError } from './notifications.repo.ts';
 import { notifyIn, type NotificationInput, type NotifyDeps } from './notify.service.ts';
 
@@ -40,4 +43,31 @@ export async function onRunFinished(deps: NotifyDeps & { db: Kysely<DB> }, ev: R
       runId: ev.runId,
     });
   });
+}
+
+/** run.started and session.created, inside the transaction that creates the run (hooks.runRecorded). */
+export async function onRunStarted(deps: Pick<NotifyDeps, 'jobs'>, tx: Tx, run: RunRecorded): Promise<void> {
+  const endpoints = await enabledEndpoints(tx, run.tenantId);
+  if (endpoints.length === 0) return;
+  const data = { runId: run.runId, sessionId: run.sessionId, profile: run.profile, parentId: run.parentId, origin: run.origin };
+  const take = (type: string) => endpoints.filter((e) => subscribes(e.events, type));
+  if (run.newSession) await emitTo(deps.jobs, tx, { tenantId: run.tenantId, type: 'session.created', data: { sessionId: run.sessionId, profile: run.profile, runId: run.runId }, key: `session.created:${run.sessionId}` }, take('session.created'));
+  await emitTo(deps.jobs, tx, { tenantId: run.tenantId, type: 'run.started', data, key: `run.started:${run.runId}` }, take('run.started'));
+}
+
+const ENDED = { ok: 'run.completed', cancelled: 'run.cancelled' } as const;
+
+/**
+ * run.completed and run.cancelled, inside the transaction that ends the run (hooks.runFinished: tenant or system
+ * scope). A run that ends in error is `run.failed`, the notification (onRunFinished above); an interrupted one is
+ * neither (its conductor died; the orphan sweep ends it).
+ */
+export async function onRunEnded(deps: Pick<NotifyDeps, 'jobs'>, tx: Tx, tenantId: string, runId: string): Promise<void> {
+  const endpoints = (await enabledEndpoints(tx, tenantId)).filter((e) => subscribes(e.events, 'run.completed') || subscribes(e.events, 'run.cancelled'));
+  if (endpoints.length === 0) return;
+  const run = await readRunFinished(tx, tenantId, runId);
+  const type = run && (ENDED as Record<string, (typeof ENDED)[keyof typeof ENDED]>)[run.status];
+  if (!run || !type) return;
+  const { tenantId: _t, runId: _r, ...facts } = run;
+  await emitTo(deps.jobs, tx, { tenantId, type, data: { runId, ...facts }, key: `${type}:${runId}` }, endpoints.filter((e) => subscribes(e.events, type)));
 }

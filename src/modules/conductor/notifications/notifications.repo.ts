@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Tx } from '../../../db/index.ts';
 import type { Notification, NotificationDelivery, NotificationStatus } from '../../../contracts/run-callbacks.ts';
 import type { Page } from '../../crud/index.ts';
+import { deliveriesOfNotifications } from './deliveries.repo.ts';
 
 /** SQL for `notifications` (sql/0003, 0018) and their `notification_deliveries`. Every call runs in a tenant-scoped transaction. */
 type Row = {
@@ -42,6 +43,20 @@ const toDelivery = (d: DeliveryRow): NotificationDelivery => ({
   deliveredAt: d.delivered_at ? new Date(d.delivered_at).toISOString() : null,
 });
 
+/** A webhook delivery (the webhook outbox's, sql/0027) in a notification's words: delivered is `sent`, pending `queued`. */
+type WebhookDeliveryRow = Awaited<ReturnType<typeof deliveriesOfNotifications>>[number];
+const fromWebhook = (d: WebhookDeliveryRow): DeliveryRow => ({
+  id: d.id,
+  notification_id: d.notification_id!,
+  channel: 'webhook',
+  target: d.url,
+  webhook_id: d.endpoint_id,
+  status: d.status === 'delivered' ? 'sent' : d.status === 'pending' ? 'queued' : 'failed',
+  attempts: d.attempts,
+  last_error: d.last_error,
+  delivered_at: d.delivered_at,
+});
+
 const toNotification = (r: Row, deliveries: DeliveryRow[]): Notification => ({
   id: r.id,
   channel: r.channel,
@@ -64,7 +79,8 @@ async function withDeliveries(tx: Tx, rows: Row[]): Promise<Notification[]> {
     .where('notification_id', 'in', rows.map((r) => r.id))
     .orderBy('position')
     .execute()) as DeliveryRow[];
-  return rows.map((r) => toNotification(r, deliveries));
+  const webhooks = (await deliveriesOfNotifications(tx, rows.map((r) => r.id))).map(fromWebhook);
+  return rows.map((r) => toNotification(r, [...deliveries, ...webhooks]));
 }
 
 /** A notification as it is first written: the stored shape without its timestamp and deliveries, with its tenant. */
@@ -136,16 +152,14 @@ export async function recordAttempt(tx: Tx, id: string, status: 'queued' | 'sent
  */
 export async function settleNotification(tx: Tx, notificationId: string): Promise<void> {
   await tx.selectFrom('notifications').select('id').where('id', '=', notificationId).forUpdate().execute();
-  const counts = await tx
-    .selectFrom('notification_deliveries')
-    .select([
-      sql<string>`count(*) FILTER (WHERE status = 'queued')`.as('queued'),
-      sql<string>`count(*) FILTER (WHERE status = 'sent')`.as('sent'),
-      sql<string>`count(*) FILTER (WHERE status = 'failed')`.as('failed'),
-    ])
-    .where('notification_id', '=', notificationId)
-    .executeTakeFirstOrThrow();
-  const [queued, sent, failed] = [Number(counts.queued), Number(counts.sent), Number(counts.failed)];
+  // its email delivery and its webhook deliveries (the outbox's, under their own names)
+  const { rows } = await sql<{ queued: string; sent: string; failed: string }>`
+    SELECT count(*) FILTER (WHERE s IN ('queued', 'pending')) AS queued, count(*) FILTER (WHERE s IN ('sent', 'delivered')) AS sent,
+           count(*) FILTER (WHERE s = 'failed') AS failed
+    FROM (SELECT status AS s FROM notification_deliveries WHERE notification_id = ${notificationId}
+          UNION ALL
+          SELECT d.status FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE e.notification_id = ${notificationId}) AS x`.execute(tx);
+  const [queued, sent, failed] = [Number(rows[0].queued), Number(rows[0].sent), Number(rows[0].failed)];
   const total = queued + sent + failed;
   const status: NotificationStatus = queued > 0 ? 'queued' : failed > 0 ? 'failed' : 'sent';
   const detail =

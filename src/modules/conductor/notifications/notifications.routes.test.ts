@@ -6,26 +6,30 @@ import { createSecretBox } from '../../../shared/secret-box.ts';
 import { createJobs, type Jobs } from '../jobs/index.ts';
 import { capabilityBundleRoutes } from '../toolkit/index.ts';
 import { testApi, type TestApi } from '../toolkit/api.fixture.ts';
-import { notificationRoutes } from './index.ts';
+import { notificationRoutes, webhookRoutes } from './index.ts';
 import { createDeliverer } from './deliver.ts';
 import { DELIVER_QUEUE } from './notify.service.ts';
+import { WEBHOOK_QUEUE } from './outbox.ts';
+import { createWebhookDeliverer } from './webhook-deliver.ts';
 import { createGuardedFetch, POLICY_NOTE } from '../../../shared/egress/index.ts';
 
 /** The routes with no SMTP server configured (deliveries themselves: test/flows/notifications.test.ts). */
 let api: TestApi;
 let jobs: Jobs;
 const box = createSecretBox('notifications-test-secrets-key');
-const config = { smtpUrl: undefined, smtpFrom: 'svc@localhost', retryLimit: 0, retryDelaySeconds: 0, timeoutMs: 1000 };
+const config = { smtpUrl: undefined, smtpFrom: 'svc@localhost', retryLimit: 0, retryDelaySeconds: 0, timeoutMs: 1000, webhookSchedule: [0], webhookDisableAfterSeconds: 86_400, webhookRotationOverlapSeconds: 3600 };
 beforeAll(async () => {
   api = await testApi((app, database) => {
     jobs = createJobs({ database, log: createLogger('test') });
     app.route('/api/notifications', notificationRoutes({ db: database.db, jobs, config, box, privateAddresses: 'allow' }));
+    app.route('/api/webhooks', webhookRoutes({ db: database.db, jobs, config, box, privateAddresses: 'allow' }));
     // as a server outside dev is configured by default
     app.route('/strict/notifications', notificationRoutes({ db: database.db, jobs, config, box, privateAddresses: 'deny' }));
     app.route('/api/capability-bundles', capabilityBundleRoutes());
   });
   // the real deliverer: its attempts fail here (nothing listens on port 9), so deliveries stay queued, then fail
   await jobs.define(DELIVER_QUEUE, createDeliverer({ db: api.database.db, config, log: createLogger('test'), box, fetch: createGuardedFetch({ privateAddresses: 'allow' }) }));
+  await jobs.define(WEBHOOK_QUEUE, createWebhookDeliverer({ db: api.database.db, jobs, config, log: createLogger('test'), box, fetch: createGuardedFetch({ privateAddresses: 'allow' }) }));
   await jobs.start();
 });
 afterAll(async () => {
@@ -75,7 +79,7 @@ describe('notification settings', () => {
     expect((await api.request('GET', '/api/notifications/settings', { as: { tenantId: 'globex' } })).body).toEqual({ email: { enabled: true, to: [], from: null }, webhooks: [] });
   });
 
-  it('lets an admin set them, generates a webhook id and secret, keeps the secret on a later PUT, and shows it to admins only', async () => {
+  it('lets an admin set them, shows a new webhook\'s secret once, keeps it on a later PUT, and never shows it on GET', async () => {
     const put = await api.request('PUT', '/api/notifications/settings', {
       as: { role: 'admin' },
       json: { email: { to: ['ops@example.com'], from: 'svc@example.com' }, webhooks: [{ url: 'https://hooks.example.com/svc', events: ['run.failed'] }] },
@@ -84,15 +88,21 @@ describe('notification settings', () => {
     const hook = put.body.webhooks[0];
     expect(put.body).toEqual({
       email: { enabled: true, to: ['ops@example.com'], from: 'svc@example.com' },
-      webhooks: [{ id: expect.stringMatching(/^whk_/), url: 'https://hooks.example.com/svc', secret: expect.stringMatching(/^whsec_/), events: ['run.failed'] }],
+      webhooks: [{ id: expect.stringMatching(/^whk_/), url: 'https://hooks.example.com/svc', secret: expect.stringMatching(/^whsec_/), events: ['run.failed'], description: '', enabled: true, disabledReason: null }],
     });
+    const { secret, ...shown } = hook;
+    // an empty event list is what it always meant: every notification event
     const again = await api.request('PUT', '/api/notifications/settings', { json: { ...put.body, webhooks: [{ id: hook.id, url: hook.url, events: [] }] } });
-    expect(again.body.webhooks).toEqual([{ ...hook, events: [] }]);
-    expect((await api.request('GET', '/api/notifications/settings', { as: { role: 'member' } })).body.webhooks).toEqual([{ ...hook, events: [], secret: null }]);
-    // at rest the secret is sealed
-    const stored = await withTenant(api.database.db, 'acme', async (tx) => (await sql<{ settings: any }>`select settings from notification_settings`.execute(tx)).rows[0].settings);
-    expect(stored.webhooks[0].secret).toMatch(/^v1\./);
-    expect(JSON.stringify(stored)).not.toContain(hook.secret);
+    const every = ['notify', 'run.failed', 'automation.disabled', 'workflow.paused', 'credit.low'];
+    expect(again.body.webhooks).toEqual([{ ...shown, events: every }]);
+    for (const role of ['member', 'admin', 'owner'] as const) {
+      expect((await api.request('GET', '/api/notifications/settings', { as: { role } })).body.webhooks).toEqual([{ ...shown, events: every }]);
+    }
+    // the same endpoint is on /api/webhooks; at rest its secret is sealed
+    expect((await api.request('GET', `/api/webhooks/${hook.id}`)).body).toMatchObject({ id: hook.id, url: hook.url, events: every });
+    const stored = await withTenant(api.database.db, 'acme', async (tx) => (await sql<{ secret: string }>`select secret from webhook_endpoints`.execute(tx)).rows[0].secret);
+    expect(stored).toMatch(/^v1\./);
+    expect(stored).not.toContain(secret);
   });
 
   it('refuses a member with 403 and bad settings with 400 naming the field', async () => {

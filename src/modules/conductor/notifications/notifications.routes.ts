@@ -3,14 +3,14 @@ import { Hono } from 'hono';
 import { NotificationRequest } from '../../../contracts/run-callbacks.ts';
 import { readJson } from '../../../shared/http.ts';
 import type { IdentityEnv, Principal } from '../identity/index.ts';
-import { hasRole, requireRole } from '../identity/guards.ts';
+import { requireRole } from '../identity/guards.ts';
 import { findOr404, inTenant, pageOf, sendList, tenantOf } from '../../crud/index.ts';
 import { getNotification, listNotifications } from './notifications.repo.ts';
 import { notify, type NotifyDeps } from './notify.service.ts';
-import { readSettings, writeSettings } from './settings.repo.ts';
-import { SettingsBody, settingsToStore, type NotificationSettings } from './settings.schema.ts';
-import { checkUrl } from '../../../shared/egress/index.ts';
-import { badRequest } from '../../../shared/errors.ts';
+import { readEmailSettings, writeEmailSettings } from './settings.repo.ts';
+import { SettingsBody } from './settings.schema.ts';
+import { listEndpoints } from './endpoints.repo.ts';
+import { replaceFromSettings, settingsWebhook } from './endpoints.service.ts';
 
 /**
  * `/api/notifications`: the notification service behind the `notify` tool (and any API caller), the tenant's outbox
@@ -23,28 +23,22 @@ function runIdOf(p: Principal): string | null {
   return p.authKind === 'run_token' && p.subject?.startsWith('run:') ? p.subject.slice(4) : null;
 }
 
-/** Webhook secrets are shown to admins and owners (who set them), not to members and viewers. */
-function settingsFor(p: Principal, s: NotificationSettings) {
-  return hasRole(p, 'admin') ? s : { ...s, webhooks: s.webhooks.map((w) => ({ ...w, secret: null })) };
-}
-
 export function notificationRoutes(deps: NotifyDeps): Hono<IdentityEnv> {
   return new Hono<IdentityEnv>()
-    .get('/settings', async (c) => c.json(settingsFor(c.get('principal'), await inTenant(deps.db, c, (tx) => readSettings(tx, tenantOf(c), deps.box)))))
+    // the webhooks are the tenant's webhook endpoints (/api/webhooks); no GET shows a secret
+    .get('/settings', async (c) =>
+      c.json(await inTenant(deps.db, c, async (tx) => ({ email: await readEmailSettings(tx), webhooks: (await listEndpoints(tx)).map(settingsWebhook) }))),
+    )
     .put('/settings', doc({ body: SettingsBody }), requireRole('admin', 'notification settings'), async (c) => {
       const body = await readJson(c, SettingsBody);
-      // the address policy as written; a name is judged by what it resolves to at each delivery (deliver.ts)
-      body.webhooks.forEach((w, i) => {
-        const problem = checkUrl(w.url, deps.privateAddresses ?? 'allow');
-        if (problem) throw badRequest(`webhooks.${i}.url: ${problem}`);
-      });
       const p = c.get('principal');
       const stored = await inTenant(deps.db, c, async (tx) => {
-        const next = settingsToStore(body, await readSettings(tx, tenantOf(c), deps.box));
-        await writeSettings(tx, tenantOf(c), next, p.keyId ? `key:${p.keyId}` : p.subject, deps.box);
-        return next;
+        const email = { ...body.email, to: [...new Set(body.email.to)] };
+        await writeEmailSettings(tx, tenantOf(c), email, p.keyId ? `key:${p.keyId}` : p.subject);
+        // the endpoints this PUT creates answer with their secret, this once
+        return { email, webhooks: await replaceFromSettings(deps, tx, tenantOf(c), body.webhooks) };
       });
-      return c.json(settingsFor(p, stored));
+      return c.json(stored);
     })
     .post('/', doc({ body: NotificationRequest }), async (c) => {
       const principal = c.get('principal');

@@ -6,14 +6,16 @@ import { prefixedId } from '../../../shared/ids.ts';
 import type { SecretBox } from '../../../shared/secret-box.ts';
 import type { Jobs } from '../jobs/index.ts';
 import { getNotification, insertDelivery, insertNotification } from './notifications.repo.ts';
-import { readSettings } from './settings.repo.ts';
-import { webhookWants } from './settings.schema.ts';
+import { readEmailSettings } from './settings.repo.ts';
+import { emitTo, subscribersOf } from './outbox.ts';
+import type { EventType } from './catalogue.ts';
 import type { PrivateAddresses } from '../../../shared/egress/index.ts';
 
 /**
  * Producing a notification: stored with one delivery per channel that can take it (an email to its recipients when
- * an SMTP server is configured, a call of each webhook that wants the event), each delivery a job on the queue
- * `DELIVER_QUEUE` queued in the same transaction. With no channel it is `undeliverable` at once, saying why.
+ * an SMTP server is configured, a job on `DELIVER_QUEUE`; and the notification as an event of the webhook outbox for
+ * each endpoint that subscribes to it, delivered by the webhooks' queue), all in the same transaction. With no
+ * channel it is `undeliverable` at once, saying why.
  */
 export const DELIVER_QUEUE = 'notifications.deliver';
 
@@ -50,12 +52,12 @@ export async function notify(deps: NotifyDeps, input: NotificationInput): Promis
 
 /** Inside the caller's tenant transaction (the notification exists iff it commits). */
 export async function notifyIn(deps: NotifyDeps, tx: Tx, input: NotificationInput): Promise<Notification> {
-  const settings = await readSettings(tx, input.tenantId, deps.box);
+  const settings = { email: await readEmailSettings(tx) };
   const id = prefixedId('ntf');
   const channel = input.channel ?? 'email';
   const recipients = channel !== 'email' || !settings.email.enabled ? [] : input.to ? [input.to] : settings.email.to;
   const email = recipients.length > 0 && deps.config.smtpUrl !== undefined;
-  const webhooks = settings.webhooks.filter((w) => webhookWants(w, input.event));
+  const webhooks = await subscribersOf(tx, input.tenantId, input.event);
   const why: string[] = [];
   if (channel === 'email' && !settings.email.enabled) why.push('email is disabled in the notification settings');
   else if (channel === 'email' && recipients.length === 0) why.push('no email recipient (no `to`, and none in the notification settings)');
@@ -74,14 +76,14 @@ export async function notifyIn(deps: NotifyDeps, tx: Tx, input: NotificationInpu
     event: input.event,
     runId: input.runId ?? null,
   });
-  const deliveries = [
-    ...(email ? [{ channel: 'email' as const, target: recipients.join(', '), webhookId: null }] : []),
-    ...webhooks.map((w) => ({ channel: 'webhook' as const, target: w.url, webhookId: w.id })),
-  ];
-  for (const [position, d] of deliveries.entries()) {
+  if (email) {
     const deliveryId = prefixedId('dlv');
-    await insertDelivery(tx, { id: deliveryId, tenantId: input.tenantId, notificationId: id, position, ...d });
+    await insertDelivery(tx, { id: deliveryId, tenantId: input.tenantId, notificationId: id, position: 0, channel: 'email', target: recipients.join(', '), webhookId: null });
     await deps.jobs.send<DeliveryJob>(DELIVER_QUEUE, { tenantId: input.tenantId, deliveryId }, { tx });
+  }
+  if (webhooks.length) {
+    const { deliveries: _omit, ...data } = (await getNotification(tx, id))!;
+    await emitTo(deps.jobs, tx, { tenantId: input.tenantId, type: input.event as EventType, data, notificationId: id }, webhooks);
   }
   return (await getNotification(tx, id))!;
 }

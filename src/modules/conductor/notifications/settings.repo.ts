@@ -1,26 +1,22 @@
 import type { Tx } from '../../../db/index.ts';
 import { jsonb } from '../../../db/index.ts';
-import type { SecretBox } from '../../../shared/secret-box.ts';
-import { DEFAULT_SETTINGS, type NotificationSettings } from './settings.schema.ts';
+import { DEFAULT_EMAIL, type EmailSettings } from './settings.schema.ts';
 
 /**
- * SQL for `notification_settings` (sql/0018): one JSON document per tenant; none stored reads as the defaults. Webhook
- * secrets are sealed at rest (AES-GCM under SVC_SECRETS_KEY, bound to the tenant and the webhook).
+ * SQL for `notification_settings` (sql/0018): one JSON document per tenant holding its email settings (its webhooks
+ * moved to `webhook_endpoints` in sql/0027); none stored reads as the defaults.
  */
-const aadOf = (tenantId: string, webhookId: string) => `notification_settings:${tenantId}:${webhookId}`;
-
-export async function readSettings(tx: Tx, tenantId: string, box: SecretBox): Promise<NotificationSettings> {
+export async function readEmailSettings(tx: Tx): Promise<EmailSettings> {
   const row = await tx.selectFrom('notification_settings').select('settings').executeTakeFirst();
-  const stored = row?.settings as NotificationSettings | undefined;
-  if (!stored) return DEFAULT_SETTINGS;
-  return { ...stored, webhooks: stored.webhooks.map((w) => ({ ...w, secret: box.open(w.secret, aadOf(tenantId, w.id)) })) };
+  const stored = (row?.settings as { email?: EmailSettings } | undefined)?.email;
+  return stored ?? DEFAULT_EMAIL;
 }
 
-export async function writeSettings(tx: Tx, tenantId: string, settings: NotificationSettings, updatedBy: string | null, box: SecretBox): Promise<void> {
-  const sealed = { ...settings, webhooks: settings.webhooks.map((w) => ({ ...w, secret: box.seal(w.secret, aadOf(tenantId, w.id)) })) };
+export async function writeEmailSettings(tx: Tx, tenantId: string, email: EmailSettings, updatedBy: string | null): Promise<void> {
+  const settings = jsonb({ email });
   await tx
     .insertInto('notification_settings')
-    .values({ tenant_id: tenantId, settings: jsonb(sealed), updated_by: updatedBy })
-    .onConflict((oc) => oc.column('tenant_id').doUpdateSet({ settings: jsonb(sealed), updated_by: updatedBy, updated_at: new Date() }))
+    .values({ tenant_id: tenantId, settings, updated_by: updatedBy })
+    .onConflict((oc) => oc.column('tenant_id').doUpdateSet({ settings, updated_by: updatedBy, updated_at: new Date() }))
     .execute();
 }

@@ -95,6 +95,8 @@ export async function createRun(
   await withTenant(deps.db, tenantId, async (tx) => {
     if (placed.row) await insertSession(tx, placed.row, { prompt: body.prompt ?? null });
     else if (!(await markSessionRunning(tx, placed.sessionId, body.prompt ?? null))) throw new AppError(409, 'session busy: a run is in progress on this session');
+    // what must be written with the run (the webhook outbox's run.started) goes before its row, which commits
+    await deps.hooks.runRecorded(tx, { tenantId, runId, sessionId: placed.sessionId, profile: body.profile, parentId: body.parentId ?? null, origin: opts.origin ?? null, newSession: placed.row !== undefined });
     await commitWithNext(tx); // the run's row is the last statement: a run id taken fails it, which rolls back all
     const memory = { endUserId: body.userId ?? null, stores: runs.memoryStores ?? null };
     const inserted = await insertRun(tx, { id: runId, tenantId, sessionId: placed.sessionId, profile: body.profile, parentId: body.parentId ?? null, subTask, ownerId: deps.ownerId, cost, origin: opts.origin, memory });

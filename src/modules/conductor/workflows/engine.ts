@@ -9,7 +9,7 @@ import type { RunServices } from '../runs/index.ts';
 import { renderPrompt } from './graph.ts';
 import { NODE, RUN, Transition, type Changes, type NodeState, type WorkflowState } from './plan.ts';
 import type { Jobs } from '../jobs/index.ts';
-import { requestNotification } from '../notifications/index.ts';
+import { emitEvent, requestNotification } from '../notifications/index.ts';
 import { errorText, finalText, findEndedUnrecorded, findUnstarted, loadWorkflowRun, runExists, saveTransition, workflowOfNodeRun } from './workflows.repo.ts';
 
 /**
@@ -55,6 +55,7 @@ export async function transition<R>(
     const result = await fn(t, tx);
     const seq = await saveTransition(tx, loaded, before, t.changes);
     if (deps.jobs && before.status !== RUN.paused && loaded.state.status === RUN.paused) await notifyPaused(deps.jobs, tx, tenantId, loaded.state);
+    if (deps.jobs && before.status !== loaded.state.status) await reportEnd(deps.jobs, tx, tenantId, loaded.state);
     return { state: loaded.state, changes: t.changes, result, seq, moved: seq !== loaded.seq };
   });
   if (applied.moved) await deps.database.notify(PLAN_CHANNEL, JSON.stringify({ t: tenantId, w: id, s: applied.seq })).catch(() => {});
@@ -73,6 +74,19 @@ function notifyPaused(jobs: Jobs, tx: Tx, tenantId: string, state: WorkflowState
     subject: `svc: workflow ${name} paused`,
     message: `Workflow run ${name} (${state.id}) paused: ${why}. Repair it (POST /api/workflows/runs/${state.id}/repair) or cancel it.`,
     runId: held[0]?.runId ?? null,
+  });
+}
+
+/** workflow.completed and workflow.failed for the webhook outbox, in the transaction that ended the run. */
+async function reportEnd(jobs: Jobs, tx: Tx, tenantId: string, state: WorkflowState): Promise<void> {
+  const type = state.status === RUN.completed ? 'workflow.completed' : state.status === RUN.failed ? 'workflow.failed' : undefined;
+  if (!type) return;
+  const failed = state.nodes.filter((n) => n.status === NODE.error).map((n) => ({ id: n.id, profile: n.profile, runId: n.runId, error: n.error ?? null }));
+  await emitEvent(jobs, tx, {
+    tenantId,
+    type,
+    key: `${type}:${state.id}`,
+    data: { workflowRunId: state.id, name: state.name, definitionId: state.definitionId, startedAt: state.startedAt, finishedAt: state.finishedAt, nodes: state.nodes.length, ...(type === 'workflow.failed' ? { failedNodes: failed } : {}) },
   });
 }
 

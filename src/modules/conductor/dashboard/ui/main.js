@@ -11,6 +11,7 @@ import { Published } from './published.js';
 import { Automations, AutomationDetail } from './automations.js';
 import { WorkflowDetail, Workflows } from './workflows.js';
 import { MemoryStore, MemoryStores } from './memory.js';
+import { WebhookDetail, Webhooks } from './webhooks.js';
 
 const NAV = [
   ['/dashboard', 'Overview'],
@@ -22,6 +23,7 @@ const NAV = [
   ['/dashboard/automations', 'Automations'],
   ['/dashboard/workflows', 'Workflows'],
   ['/dashboard/memory', 'Memory'],
+  ['/dashboard/webhooks', 'Webhooks'],
   ['/dashboard/keys', 'Keys'],
   ['/dashboard/billing', 'Billing'],
 ];
@@ -43,6 +45,8 @@ const ROUTES = [
   [/^\/dashboard\/workflows\/([^/]+)$/, (id) => html`<${WorkflowDetail} id=${id} />`],
   [/^\/dashboard\/memory\/?$/, () => html`<${MemoryStores} />`],
   [/^\/dashboard\/memory\/([^/]+)$/, (name) => html`<${MemoryStore} name=${name} />`],
+  [/^\/dashboard\/webhooks\/?$/, () => html`<${Webhooks} />`],
+  [/^\/dashboard\/webhooks\/([^/]+)$/, (id) => html`<${WebhookDetail} id=${id} />`],
   [/^\/dashboard\/keys\/?$/, () => html`<${Keys} />`],
   [/^\/dashboard\/billing\/?$/, () => html`<${Billing} />`],
 ];
