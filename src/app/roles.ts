@@ -158,6 +158,7 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
         publicUrl: config.runner.publicUrl ?? ctx.selfUrl,
         version: ctx.version,
         metrics: ctx.metrics,
+        sandboxLimits: config.sandboxLimits,
         workerFetch: ctx.fetchOf('worker'),
         // Beside a conductor, the toolkit's delegate and notify call it in-process (the app is complete by then).
         conductor: ctx.has('conductor') && !config.runner.conductorUrl ? { baseUrl: ctx.selfUrl, fetch: (req) => ctx.root.fetch(req) } : undefined,
