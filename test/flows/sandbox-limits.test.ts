@@ -189,3 +189,34 @@ describe.skipIf(!ENFORCEABLE && !process.env.CI)('sandbox limits on run_command 
     expect((await lax.client.info()).limits!.enforced).toMatchObject({ cpuSeconds: 'none', fileMiB: 'none', openFiles: 'none' });
   });
 });
+
+describe.skipIf(!ENFORCEABLE && !process.env.CI)('sandbox limits on sandbox worker processes', { timeout: 180_000 }, () => {
+  const SECRET = 'worker-token-secret-for-the-limit-tests-0123456789';
+
+  it('kills only the worker that outgrows its memory: its run ends with one error naming the limit, its lease is gone, the next run works', async () => {
+    const providerEnv = { OPENAI_COMPATIBLE_BASE_URL: fake.url, OPENAI_COMPATIBLE_API_KEY: 'fake-key' };
+    const { client } = await startRunner({ dataDir: testDataDir(), workerTokenSecret: SECRET, providerEnv }, { sandboxLimits: config() });
+    // a worker is a Node.js process: it gets 256 MiB (the commands' 64 would not start it)
+    await client.putProfile(TENANT, { name: 'sbx', runtime: 'general', model: MODEL, workerMode: 'sandbox', limits: { memoryMiB: 256 } });
+    const [hog, neighbour] = [await client.createSession(TENANT, 'sbx'), await client.createSession(TENANT, 'sbx')];
+    for (const sessionId of [hog, neighbour]) {
+      expect((await collect(await client.run(TENANT, { id: `warm-${sessionId}`, profile: 'sbx', sessionId, prompt: 'hello' }))).at(-1)).toMatchObject({ type: 'result' });
+    }
+    const neighbourLease = (await client.workerLease(TENANT, neighbour)) as { workerId: string };
+
+    // the model answers with 300 MiB at once: the worker holding it outgrows 256 MiB and the kernel kills it
+    const events = await collect(await client.run(TENANT, { id: 'run-hog', profile: 'sbx', sessionId: hog, prompt: 'HUGE_REPLY 300' }));
+    const terminal = events.filter((e) => e.type === 'result' || e.type === 'error');
+    expect(terminal).toEqual([expect.objectContaining({ type: 'error', message: 'sandbox worker ended: memory limit 256 MiB reached: killed' })]);
+    expect(events.filter((e) => e.type === 'limit_exceeded')).toEqual([
+      expect.objectContaining({ message: 'memory limit 256 MiB reached: killed', limit: { limit: 'memory', key: 'memoryMiB', value: 256, scope: 'worker' } }),
+    ]);
+    expect(await client.workerLease(TENANT, hog)).toMatchObject({ state: 'gone' });
+    expect(await client.metrics()).toMatch(/svc_sandbox_limit_kills_total\{limit="memory"\} 1/);
+
+    // only that worker: its neighbour runs on, and the hog's session gets a fresh worker
+    expect(await client.workerLease(TENANT, neighbour)).toMatchObject({ state: 'running', workerId: neighbourLease.workerId });
+    expect((await collect(await client.run(TENANT, { id: 'run-after', profile: 'sbx', sessionId: hog, prompt: 'still there?' }))).at(-1)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: still there?' });
+    expect((await collect(await client.run(TENANT, { id: 'run-neighbour', profile: 'sbx', sessionId: neighbour, prompt: 'and you?' }))).at(-1)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: and you?' });
+  });
+});

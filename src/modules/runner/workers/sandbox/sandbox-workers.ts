@@ -104,6 +104,8 @@ interface Entry {
 }
 
 const PAUSE_GRACE_MS = 10_000;
+/** How long a run whose worker dropped its upload waits for the worker's exit (and the limit that caused it). */
+const EXIT_GRACE_MS = 2_000;
 const log = createLogger('runner:sandbox-workers');
 
 
@@ -367,7 +369,12 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
       // a broken limit fails the run rather than letting it look complete
       active.channel.push(runEvent('error', { message: `sandbox worker ${failure.message} (${failure.status})` }));
     } else if (!failure && !terminal && !active.channel.ended) {
-      active.channel.push(runEvent('error', { message: 'run cancelled: the worker closed its event upload before a result' }));
+      // a worker killed mid-run (by a sandbox limit) loses its upload first: its exit, when it follows at once, says why
+      const worker = entry.worker;
+      let timer: NodeJS.Timeout | undefined;
+      if (worker) await Promise.race([worker.exited, new Promise((r) => (timer = setTimeout(r, EXIT_GRACE_MS)))]);
+      clearTimeout(timer);
+      if (!active.channel.ended) active.channel.push(runEvent('error', { message: 'run cancelled: the worker closed its event upload before a result' }));
     }
     active.channel.end();
     if (failure) throw failure;
