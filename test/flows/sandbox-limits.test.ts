@@ -220,3 +220,16 @@ describe.skipIf(!ENFORCEABLE && !process.env.CI)('sandbox limits on sandbox work
     expect((await collect(await client.run(TENANT, { id: 'run-neighbour', profile: 'sbx', sessionId: neighbour, prompt: 'and you?' }))).at(-1)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: and you?' });
   });
 });
+
+describe.skipIf(!ENFORCEABLE && !process.env.CI)('sandbox limits on stdio MCP servers', { timeout: 120_000 }, () => {
+  it("holds a run's stdio MCP server to the session's limits and names the one it met", async () => {
+    const w = await startWorker();
+    const r = await startRunner({ dataDir: testDataDir(), workerUrl: w.url }, { sandboxLimits: config() });
+    await r.client.putProfile(TENANT, { name: 'box', runtime: 'general', model: MODEL, tools: ['@files'] });
+    const sessionId = await r.client.createSession(TENANT, 'box');
+    const hog = { name: 'hog', transport: 'stdio', command: 'perl', args: ['-e', '$x = "a" x (128 * 1024 * 1024); sleep 60'] };
+    const events = await collect(await r.client.run(TENANT, { id: 'run-mcp', profile: 'box', sessionId, prompt: 'hello' }, undefined, { mcpServers: [hog] }));
+    expect(events.at(-1)).toMatchObject({ type: 'error', message: expect.stringMatching(/^stdio MCP server hog did not start: memory limit 64 MiB reached: killed/) });
+    expect(await r.client.metrics()).toMatch(/svc_sandbox_limit_kills_total\{limit="memory"\} 1/);
+  });
+});

@@ -96,15 +96,18 @@ export function createStdioMcpHost(deps: { sandbox: Sandbox; limiter?: Limiter; 
   };
 
   /** A server's end: its jail's verdict (a limit becomes an event of the session's run), then the jail goes. */
-  function watchJail(rec: SessionRecord, spec: McpServerSpec, child: ChildProcess, jail: Jail): void {
-    child.once('close', (code, signal) => {
-      void (async () => {
-        const v = stopped.has(child) ? {} : await jail.verdict({ code, signal }).catch(() => ({ limit: undefined, message: undefined }));
-        await jail.close();
-        if (!v.limit) return;
-        deps.limiter?.tripped(v.limit);
-        rec.runOutput?.(runEvent('limit_exceeded', { toolName: spec.name, message: `stdio MCP server ${spec.name}: ${v.message}`, limit: v.limit }));
-      })();
+  function watchJail(rec: SessionRecord, spec: McpServerSpec, child: ChildProcess, jail: Jail): Promise<string | undefined> {
+    return new Promise((resolve) => {
+      child.once('close', (code, signal) => {
+        void (async () => {
+          const v = stopped.has(child) ? {} : await jail.verdict({ code, signal }).catch(() => ({ limit: undefined, message: undefined }));
+          await jail.close();
+          resolve(v.message);
+          if (!v.limit) return;
+          deps.limiter?.tripped(v.limit);
+          rec.runOutput?.(runEvent('limit_exceeded', { toolName: spec.name, message: `stdio MCP server ${spec.name}: ${v.message}`, limit: v.limit }));
+        })();
+      });
     });
   }
 
@@ -134,15 +137,18 @@ export function createStdioMcpHost(deps: { sandbox: Sandbox; limiter?: Limiter; 
         plan.close();
       }
     }
-    if (jail) watchJail(rec, spec, child, jail);
+    const ended = jail ? watchJail(rec, spec, child, jail) : Promise.resolve(undefined);
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString('utf8')).slice(-2000)));
     const client = new Client({ name: 'svc-runner', version: deps.version });
     try {
       await client.connect(childTransport(child, stdio), { signal: AbortSignal.timeout(START_TIMEOUT_MS) });
     } catch (err) {
-      kill(child);
-      throw new Error(`stdio MCP server ${spec.name} did not start: ${describeError(err)}${stderr.trim() ? ` (stderr: ${stderr.trim()})` : ''}`);
+      // a server that died on its own may have met a limit: that is the reason to give
+      const died = child.exitCode !== null || child.signalCode !== null;
+      if (!died) kill(child);
+      const limit = died ? await ended : undefined;
+      throw new Error(`stdio MCP server ${spec.name} did not start: ${limit ?? describeError(err)}${stderr.trim() ? ` (stderr: ${stderr.trim()})` : ''}`);
     }
     return { name: spec.name, client, child };
   }
