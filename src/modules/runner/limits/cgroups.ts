@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /**
  * The kernel's control groups as the runner uses them: a subtree of its own (under the cgroup the runner itself runs
@@ -174,6 +174,29 @@ async function removeTree(dir: string, kill: (dir: string) => Promise<void>): Pr
   await removeDir(dir);
 }
 
+/** Subtrees a runner that died without closing left beside `name` (`svc-<hash>-<pid>-<n>`, the pid gone): removed. */
+async function sweepStale(parents: string[]): Promise<void> {
+  for (const parent of new Set(parents)) {
+    let names: string[] = [];
+    try {
+      names = readdirSync(parent);
+    } catch {
+      continue;
+    }
+    for (const n of names) {
+      const pid = Number(/^svc-[0-9a-f]+-(\d+)-\d+(-self)?$/.exec(n)?.[1]);
+      if (!pid || pid === process.pid) continue;
+      try {
+        process.kill(pid, 0);
+        continue; // its runner lives
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ESRCH') continue;
+      }
+      await removeTree(join(parent, n), async (dir) => killListed(join(dir, 'cgroup.procs'))).catch(() => undefined);
+    }
+  }
+}
+
 /**
  * cgroup v1: a folder per hierarchy (memory, pids, cpu and cpuacct, which may share one), each under the runner's own
  * cgroup in that hierarchy. Memory and swap together (memory.memsw) where the kernel accounts swap.
@@ -194,6 +217,7 @@ export function cgroupV1(mounts: CgroupMount[], own: Map<string, string>, name: 
     }
   }
   if (base.size === 0) return undefined;
+  void sweepStale([...base.values()].map((d) => dirname(d)));
   for (const c of ['memory', 'pids', 'cpu']) if (!base.has(c) && !absent.some((a) => a.startsWith(`${c}:`))) absent.push(`${c}: no cgroup v1 ${c} hierarchy is mounted`);
   const swap = base.has('memory') && existsSync(join(base.get('memory')!, 'memory.memsw.limit_in_bytes'));
   const dirs = () => [...new Set(base.values())];
@@ -264,6 +288,7 @@ export function cgroupV2(mount: CgroupMount, own: Map<string, string>, name: str
   } catch {
     return undefined;
   }
+  void sweepStale([ownDir]);
   const available = new Set(readFileSync(join(ownDir, 'cgroup.controllers'), 'utf8').trim().split(/\s+/).filter(Boolean));
   const wanted = ['memory', 'pids', 'cpu'].filter((c) => available.has(c));
   const enable = (dir: string) => {
