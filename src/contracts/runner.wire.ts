@@ -3,7 +3,7 @@ import { CLIENT_ID_PATTERN } from '../shared/ids.ts';
 import { McpServerSpec, ModelOverride, ProfileMcpServerSpec, RUNTIMES, SkillPayload, type Runtime } from './worker.ts';
 import { PROFILE_NETWORK } from './toolkit.ts';
 import { MemoryMounts } from './memory.ts';
-import { SandboxLimitsOverrideSchema } from './sandbox-limits.ts';
+import { SandboxLimitsOverrideSchema, type LimitsReport } from './sandbox-limits.ts';
 import type { SessionStatus } from './runner.ts';
 
 /**
@@ -152,6 +152,8 @@ export interface RunnerInfo {
   mcpBaseUrl: string;
   /** Absent on runners older than the sandbox. */
   sandbox?: RunnerSandbox;
+  /** Which sandbox limits this runner enforces and how (`memoryMiB: "cgroup-v1"`…); absent on runners older than them. */
+  limits?: LimitsReport;
 }
 
 export type RuntimeSlotMode = 'sidecar' | 'stub' | 'unknown';
