@@ -44,6 +44,9 @@ export interface ExitFacts {
   stderr?: string;
 }
 
+/** Scopes whose process lives across runs (a sandbox worker): no CPU-time cap over its whole life, only its CPU quota. */
+const LIFELONG: ReadonlySet<LimitScope> = new Set<LimitScope>(['worker']);
+
 /** One process tree held to one set of limits: a cgroup of its own, rlimits in the child. */
 export interface Jail {
   readonly limits: SandboxLimits;
@@ -237,7 +240,7 @@ export function createLimiter(o: LimiterOptions): Limiter {
     const failed = exit.code !== 0;
     let hit: { key: LimitKey; outcome: string } | undefined;
     if (s && s.oomKills > 0) hit = { key: 'memoryMiB', outcome: 'killed' };
-    else if (sig('SIGXCPU', 24) || (sig('SIGKILL', 9) && s?.cpuNs !== undefined && s.cpuNs >= limits.cpuSeconds * 1e9)) hit = { key: 'cpuSeconds', outcome: 'killed' };
+    else if (!LIFELONG.has(scope) && (sig('SIGXCPU', 24) || (sig('SIGKILL', 9) && s?.cpuNs !== undefined && s.cpuNs >= limits.cpuSeconds * 1e9))) hit = { key: 'cpuSeconds', outcome: 'killed' };
     else if (sig('SIGXFSZ', 25)) hit = { key: 'fileMiB', outcome: 'killed' };
     else if (failed && /File too large/.test(exit.stderr ?? '')) hit = { key: 'fileMiB', outcome: 'write refused' };
     else if (failed && disks && (await disks.full(sessionId))) hit = { key: 'diskMiB', outcome: 'write refused' };
@@ -278,7 +281,7 @@ export function createLimiter(o: LimiterOptions): Limiter {
         limits,
         scope,
         enter: (argv) => (group ? ['/bin/sh', '-c', JOIN, 'svc-limits', String(group.procsFiles.length), ...group.procsFiles, ...argv] : argv),
-        rlimit: (argv, r) => (on && prlimit ? [prlimit, ...prlimitArgs(limits, { nproc: r.nproc && !asRoot, asRoot }), '--', ...argv] : argv),
+        rlimit: (argv, r) => (on && prlimit ? [prlimit, ...prlimitArgs(limits, { nproc: r.nproc && !asRoot, asRoot, cpu: !LIFELONG.has(scope) }), '--', ...argv] : argv),
         kill: async () => group?.kill(),
         verdict: (exit) => verdictOf(group, limits, scope, sessionId, exit),
         close: async () => {

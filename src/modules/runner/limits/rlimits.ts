@@ -42,13 +42,17 @@ function hardLimits(): Record<string, number> {
   return out;
 }
 
-/** prlimit's options for `limits`; `nproc` only where it counts the sandbox's own processes. */
-export function prlimitArgs(limits: SandboxLimits, o: { nproc: boolean; asRoot: boolean }): string[] {
+/**
+ * prlimit's options for `limits`; `nproc` only where it counts the sandbox's own processes. `cpu` false leaves CPU time
+ * unlimited: a sandbox worker lives across many runs, so a lifetime CPU-time cap would end a busy session's worker
+ * sooner or later (its CPU quota still holds it, and each command it starts has its own CPU time).
+ */
+export function prlimitArgs(limits: SandboxLimits, o: { nproc: boolean; asRoot: boolean; cpu?: boolean }): string[] {
   const hard = o.asRoot ? {} : hardLimits();
   const cap = (key: string, n: number) => Math.min(n, hard[key] ?? Infinity);
   const pair = (key: string, soft: number, hardValue = soft) => `--${key}=${cap(key, soft)}:${cap(key, hardValue)}`;
   const args = [
-    pair('cpu', limits.cpuSeconds, limits.cpuSeconds + 1),
+    ...(o.cpu === false ? [] : [pair('cpu', limits.cpuSeconds, limits.cpuSeconds + 1)]),
     pair('fsize', limits.fileMiB * 1024 * 1024),
     pair('nofile', limits.openFiles),
     '--core=0:0',
