@@ -96,6 +96,18 @@ describe('svc apply -f', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/request failed \(400\): runtime: /);
   });
+
+  it('refuses a field the server does not know, naming the one meant, instead of reporting it updated on every run', async () => {
+    const file = join(tempDir('svc-apply-typo-'), 'p.yaml');
+    writeFileSync(file, 'kind: profile\nname: typo\nruntime: general\nmodel: demo:echo\ninstructions: Be brief.\n');
+    const r = await cli(['apply', '-f', file], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('instructions: unknown field (did you mean systemPrompt?)');
+    writeFileSync(file, 'kind: profile\nname: typo\nruntime: general\nmodel: demo:echo\nsystemPrompt: Be brief.\n');
+    expect((await cli(['apply', '-f', file], env)).stdout).toBe('profile/typo created\n');
+    expect((await cli(['apply', '-f', file], env)).stdout).toBe('profile/typo unchanged\n');
+    expect((await cli(['delete', '-f', file], env)).code).toBe(0);
+  });
 });
 
 describe('svc apply -f with a workflow definition', () => {
