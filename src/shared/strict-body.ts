@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { badRequest } from './errors.ts';
 import { closest } from './suggest.ts';
 
 /**
@@ -118,4 +119,12 @@ function walk(node: Node | undefined, value: unknown, path: Array<string | numbe
 /** `a: unknown field (did you mean b?); c: unknown field`. */
 export function describeUnknown(fields: readonly UnknownField[]): string {
   return fields.map((f) => `${f.path}: unknown field${f.suggestion ? ` (did you mean ${f.suggestion}?)` : ''}`).join('; ');
+}
+
+/**
+ * A field that names what a write addresses (a pod's `name`, a store's `scope`): a GET's answer sends it back as it
+ * was, which is accepted; a different value would read as a rename the server does not do, so it is a 400.
+ */
+export function assertUnchanged(field: string, given: unknown, current: unknown, why: string): void {
+  if (given !== undefined && given !== current) throw badRequest(`${field}: ${why}`);
 }

@@ -29,11 +29,14 @@ export const CreateStore = v.strictObject({
 export type CreateStore = v.InferOutput<typeof CreateStore>;
 
 /**
- * Name and scope are fixed once created (profiles mount by name; partitions follow the scope): like the other fields
- * only a GET shows, they are read-only, so a GET's answer can be sent back.
+ * Name and scope are fixed once created (profiles mount by name; partitions follow the scope): sent back unchanged
+ * they are accepted, like the fields only a GET shows, so a GET's answer can be sent back.
  */
 export const UpdateStore = v.strictObject({
-  ...readOnlyFields('id', 'name', 'scope', 'automationId', 'usage', 'createdAt', 'updatedAt'),
+  ...readOnlyFields('id', 'automationId', 'usage', 'createdAt', 'updatedAt'),
+  /** Accepted when unchanged (stores.service checks them). */
+  name: v.optional(v.string()),
+  scope: v.optional(v.string()),
   description: v.optional(Description),
   limits: v.optional(Limits),
   metadata: v.optional(Metadata),

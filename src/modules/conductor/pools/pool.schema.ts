@@ -21,7 +21,9 @@ export type PoolBody = v.InferOutput<typeof PoolBody>;
 
 /** PATCH /api/pods/{name}: the supplied fields only (a pod is not renamed: `name`, like what else a GET shows, is read-only). */
 export const PodPatch = v.strictObject({
-  ...readOnlyFields('id', 'name', 'pinned'),
+  ...readOnlyFields('id', 'pinned'),
+  /** Accepted when it is the pod's own name (routes check it). */
+  name: v.optional(v.string()),
   description: v.optional(v.string()),
   members: v.optional(v.array(Member)),
   fs: v.optional(Fs),
