@@ -31,7 +31,7 @@ export default defineCommand({
     }),
     create: defineCommand({
       meta: { name: 'create', description: 'Create an agent key (the token is shown once)' },
-      args: { ...globalArgs, ...profileArg, label: { type: 'string', description: 'Label', required: true }, 'expires-at': { type: 'string', description: 'ISO 8601 expiry' } },
+      args: { ...globalArgs, ...profileArg, label: { type: 'string', description: 'what the key is for, shown in lists, e.g. website', required: true }, 'expires-at': { type: 'string', description: 'ISO 8601 expiry' } },
       async run({ args }) {
         const { out, api } = openSession(args, { needKey: true });
         const { data } = await api.request<AgentKey>('POST', keysOf(args.profile), { body: { label: args.label, ...(args['expires-at'] ? { expiresAt: args['expires-at'] } : {}) } });
