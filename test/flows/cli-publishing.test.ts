@@ -45,7 +45,7 @@ describe('svc publish, agent-keys, chat, unpublish', () => {
     expect(listed.stdout).toContain(id);
     expect(listed.stdout).not.toContain(token);
 
-    expect((await cli(['agent-keys', 'revoke', 'cli_bot', id], env)).code).toBe(0);
+    expect((await cli(['agent-keys', 'revoke', 'cli_bot', 'terminal'], env)).stdout).toBe(`revoked ${id}\n`);
     const refused = await cli(['chat', 'cli-bot', 'still there?', '--key', token], env);
     expect(refused.code).toBe(3);
     expect(refused.stderr).toMatch(/401 agent key revoked/);

@@ -37,3 +37,12 @@ export async function workflowDefinitionId(api: Api, ref: string): Promise<strin
   if (!found) throw notFoundError(`no workflow definition named ${ref} (list them with \`svc get workflows\`)`);
   return found.id;
 }
+
+/** A published agent's key (`akey_…`) by id or by its label (the active key of that label). */
+export async function agentKeyId(api: Api, profile: string, ref: string): Promise<string> {
+  if (isId('akey', ref)) return ref;
+  const keys = await api.get<Array<{ id: string; label: string; status: string }>>(`/api/profiles/${enc(profile)}/keys`);
+  const found = keys.filter((k) => k.label === ref && k.status === 'active');
+  if (found.length !== 1) throw notFoundError(`${found.length ? 'several active keys' : 'no active key'} labelled ${ref} (list them with \`svc agent-keys list ${profile}\`; an id names one)`);
+  return found[0]!.id;
+}
