@@ -48,6 +48,7 @@ describe('svc apply -f', () => {
     const r = await cli(['apply', '-f', folder], env);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(['profile/researcher unchanged', 'pool/research-team unchanged', 'automation/nightly-digest unchanged', ''].join('\n'));
+    expect(r.stderr).toContain('nothing to change: the server already matches the files');
   });
 
   it('reports exactly the field an edited file changed, and changes it', async () => {
