@@ -62,11 +62,17 @@ export async function startQueuedRow(tx: Tx, runId: string, ownerId: string): Pr
   return row !== undefined;
 }
 
-/** Cancels a queued run (it never started); false when it is not queued (any more). */
-export async function cancelQueuedRow(tx: Tx, runId: string, reason: string | null = null): Promise<boolean> {
+/** Whether the run is queued, locking it (a cancel and the queue's start never both take it). */
+export async function lockQueued(tx: Tx, runId: string): Promise<boolean> {
+  const row = await tx.selectFrom('runs').select('id').where('id', '=', runId).where('status', '=', 'queued').forUpdate().executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Ends a queued run that never started (cancelled, or its session shut down); false when it is not queued (any more). */
+export async function endQueuedRow(tx: Tx, runId: string, status: 'cancelled' | 'error'): Promise<boolean> {
   const row = await tx
     .updateTable('runs')
-    .set({ status: 'cancelled', finished_at: new Date(), end_reason: reason })
+    .set({ status, finished_at: new Date() })
     .where('id', '=', runId)
     .where('status', '=', 'queued')
     .returning('id')

@@ -10,7 +10,7 @@ import { finishSessionRun, markSessionRunning } from '../sessions/sessions.repo.
 import type { Hub, StoredEvent } from './hub.ts';
 import type { FleetMember } from '../runners/fleet.ts';
 import { launchRun } from './launch.ts';
-import { cancelQueuedRow, cancelRunningRow, countQueued, hasQueued, idleQueues, lockSession, nextQueued, runningOn, startQueuedRow } from './multitask.repo.ts';
+import { cancelRunningRow, endQueuedRow, lockQueued, countQueued, hasQueued, idleQueues, lockSession, nextQueued, runningOn, startQueuedRow } from './multitask.repo.ts';
 import { appendEvents, finishRun, getRunProfile, lastSeq } from './runs.repo.ts';
 import type { RunDeps } from './runs.service.ts';
 
@@ -128,16 +128,14 @@ export async function startIdleQueues(deps: QueueDeps): Promise<number> {
 /** DELETE of a queued run: it never starts; its stream ends with one terminal event. False when it is not queued. */
 export async function cancelQueued(deps: QueueDeps, tenantId: string, runId: string): Promise<boolean> {
   const ended = await withTenant(deps.db, tenantId, async (tx) => {
-    const row = await tx.selectFrom('runs').select('id').where('id', '=', runId).where('status', '=', 'queued').forUpdate().executeTakeFirst();
-    return row ? endQueued(deps, tx, tenantId, runId, 'cancelled', 'run cancelled') : undefined;
+    return (await lockQueued(tx, runId)) ? endQueued(deps, tx, tenantId, runId, 'cancelled', 'run cancelled') : undefined;
   });
   if (ended) deps.hub.publish(tenantId, runId, ended);
   return ended !== undefined;
 }
 
 async function endQueued(deps: QueueDeps, tx: Tx, tenantId: string, runId: string, status: 'cancelled' | 'error', message: string): Promise<StoredEvent & { runId: string }> {
-  if (status === 'cancelled') await cancelQueuedRow(tx, runId);
-  else await tx.updateTable('runs').set({ status, finished_at: new Date() }).where('id', '=', runId).where('status', '=', 'queued').execute();
+  await endQueuedRow(tx, runId, status);
   const stored = { runId, seq: (await lastSeq(tx, tenantId, runId)) + 1, event: runEvent('error', { message }) };
   await appendEvents(tx, tenantId, [stored]);
   await deps.hooks.runFinished(tx, tenantId, runId);
