@@ -124,11 +124,18 @@ describe('multitask strategies for a busy session', () => {
 
   it("applies the profile's default when the request omits it, and the request's own over it", async () => {
     const first = await start({ profile: 'queuer', prompt: 'HOLD prof\nbusy' });
-    const second = await start({ profile: 'queuer', sessionId: first.sessionId, prompt: 'by default' });
+    const second = await start({ profile: 'queuer', sessionId: first.sessionId, prompt: 'HOLD prof2\nby default' });
     expect(second.status).toBe('queued');
     expect((await post({ profile: 'queuer', sessionId: first.sessionId, prompt: 'no thanks', multitask: 'reject' })).status).toBe(409);
     h.fake.release('prof');
-    expect((await events(second.runId)).at(-1)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: by default' });
+    // a reader attaching while the queued run is in progress still gets its `queued` event first, then the rest
+    await h.fake.when(() => shown('by default').length > 0);
+    const res = await api(`/api/runs/${second.runId}/stream`); // attached (headers sent) while the model holds its reply
+    h.fake.release('prof2');
+    const frames = await readSse(res);
+    expect(frames.map((f) => f.id)).toEqual(frames.map((_, i) => i + 1));
+    expect(frames[0]!.event).toMatchObject({ type: 'queued' });
+    expect(frames.at(-1)!.event).toMatchObject({ type: 'result', message: expect.stringContaining('by default') });
   });
 
   it('a queued run survives a conductor restart: the next conductor starts it once its session is free', async () => {

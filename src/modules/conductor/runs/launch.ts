@@ -13,7 +13,8 @@ export async function launchRun(
   deps: RunDeps,
   r: { tenantId: string; runId: string; sessionId: string; runner: FleetMember; subTask: SubTask; extras?: RunExtras; from?: number },
 ): Promise<void> {
-  const run = newActiveRun(r.tenantId, r.runId, r.sessionId);
+  // memory holds only the run's own events: a reader from before them (a queued run's `queued` event) reads the log
+  const run = newActiveRun(r.tenantId, r.runId, r.sessionId, r.from ?? 0);
   deps.active.add(run);
   runMetrics(deps.metrics).started();
   const token = deps.mintRunToken ? await deps.mintRunToken(r.tenantId, r.runId) : undefined;
