@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
+import { cli, spawnCli, tempDir } from '../support/cli.ts';
 import { createTestDatabase } from '../support/pg.ts';
 import { readSse, type RunEventLike } from '../support/sse.ts';
 
@@ -136,6 +137,24 @@ describe('multitask strategies for a busy session', () => {
     expect(frames.map((f) => f.id)).toEqual(frames.map((_, i) => i + 1));
     expect(frames[0]!.event).toMatchObject({ type: 'queued' });
     expect(frames.at(-1)!.event).toMatchObject({ type: 'result', message: expect.stringContaining('by default') });
+  });
+
+  it('svc run --multitask enqueue waits its turn and streams once it runs; svc runs --status queued lists it meanwhile', async () => {
+    const env = { SVC_CONFIG_DIR: tempDir(), SVC_API_URL: h.svc.url, SVC_API_KEY: h.svc.key };
+    const first = await start({ profile: 'plain', prompt: 'HOLD cli\nbusy' });
+    const follow = spawnCli(['run', 'plain', 'from the cli', '--session', first.sessionId, '--multitask', 'enqueue', '--json'], env);
+    await follow.waitFor('stdout', /"type":"queued"/);
+    const listed = await cli(['runs', '--status', 'queued', '--json'], env);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.json().map((r: { status: string }) => r.status)).toEqual(['queued']);
+    h.fake.release('cli');
+    expect((await follow.exited).code).toBe(0);
+    const lines = follow.stdout().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    expect(lines[1]).toMatchObject({ type: 'queued', position: 1 });
+    expect(lines.at(-1)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: from the cli' });
+    const bad = await cli(['run', 'plain', 'x', '--session', first.sessionId, '--multitask', 'later'], env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('multitask: expected one of reject, enqueue, interrupt');
   });
 
   it('a queued run survives a conductor restart: the next conductor starts it once its session is free', async () => {
