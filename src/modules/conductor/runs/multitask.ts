@@ -30,13 +30,14 @@ type QueueDeps = RunDeps & { hub: Hub };
 /**
  * In the transaction that records a run posted to a busy session: locks the session (so the run ending meanwhile
  * waits for this commit and then finds the queued run), holds the queue to its cap and answers its position (1: next).
- * A session that freed meanwhile still queues the run: the caller starts the queue after its commit.
+ * `free`: the session's run ended before the lock, so no run's end will start the queue: the caller starts it after
+ * its commit.
  */
-export async function admitToQueue(tx: Tx, sessionId: string, strategy: Exclude<Multitask, 'reject'>): Promise<number> {
-  await lockSession(tx, sessionId);
+export async function admitToQueue(tx: Tx, sessionId: string, strategy: Exclude<Multitask, 'reject'>): Promise<{ position: number; free: boolean }> {
+  const status = await lockSession(tx, sessionId);
   const waiting = await countQueued(tx, sessionId);
   if (waiting >= QUEUE_CAP) throw new AppError(429, `session queue full: ${waiting} runs already wait on session ${sessionId} (at most ${QUEUE_CAP}); retry once one has started`, { code: 'queue_full' });
-  return strategy === 'interrupt' ? 1 : waiting + 1;
+  return { position: strategy === 'interrupt' ? 1 : waiting + 1, free: status !== 'running' };
 }
 
 /** The stream's first event of a queued run. */

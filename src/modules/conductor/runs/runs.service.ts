@@ -124,11 +124,11 @@ export async function createRun(
     // a session with runs waiting is busy too: a new run neither jumps the queue nor starts beside it
     else if (!placed || !(await markSessionRunning(tx, sessionId, body.prompt ?? null, { unlessQueued: true }))) {
       if (strategy === 'reject') throw new AppError(409, SESSION_BUSY);
-      const position = await admitToQueue(tx, sessionId, strategy);
+      const { position, free } = await admitToQueue(tx, sessionId, strategy);
       await deps.hooks.runRecorded(tx, recorded);
       if (!(await insertRun(tx, { ...row, queued: strategy }))) throw new AppError(409, `run ${runId} already exists`);
       await appendEvents(tx, tenantId, [{ runId, seq: 1, event: queuedEvent(sessionId, position, strategy) }]);
-      return strategy;
+      return { strategy, free };
     }
     // what must be written with the run (the webhook outbox's run.started) goes before its row, which commits
     await deps.hooks.runRecorded(tx, recorded);
@@ -138,9 +138,9 @@ export async function createRun(
     return undefined;
   });
   if (queued) {
-    if (queued === 'interrupt') await interruptCurrent(deps, tenantId, sessionId);
-    // the run in progress may have ended before this commit: then no one else starts the queue
-    void startNextQueued(deps, tenantId, sessionId).catch((err) => deps.log.warn('starting a session queue failed', { sessionId, error: String(err) }));
+    if (queued.strategy === 'interrupt') await interruptCurrent(deps, tenantId, sessionId);
+    // the run in progress ended before the lock (or its end is being written): no run's end starts the queue then
+    if (queued.free) void startNextQueued(deps, tenantId, sessionId).catch((err) => deps.log.warn('starting a session queue failed', { sessionId, error: String(err) }));
     return { runId, sessionId, status: 'queued' };
   }
   await launchRun(deps, { tenantId, runId, sessionId, runner: placed!.runner, subTask, extras: { ...extras, ...(skills.length ? { skills } : {}) } });
