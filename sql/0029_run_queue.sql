@@ -1,11 +1,9 @@
--- Busy sessions (issue 40): a run posted to a session that has one in progress may wait its turn (`multitask:
--- "enqueue"`) or interrupt it (`"interrupt"`). A waiting run is a row in status `queued`, started in order when the
--- session frees up, by whichever conductor sees it first (so it survives a restart). The status list also holds
--- `waiting` (a run paused on an approval, the other half of issue 40), so that whichever of the two migrations runs
--- last keeps both.
+-- Busy sessions: a run posted to a session that has one in progress may wait its turn (`multitask: "enqueue"`) or
+-- interrupt it (`"interrupt"`). A waiting run is a row in status `queued`, started in order when the session frees
+-- up, by whichever conductor sees it first (so it survives a restart).
 ALTER TABLE runs DROP CONSTRAINT IF EXISTS runs_status_check;
 ALTER TABLE runs ADD CONSTRAINT runs_status_check
-  CHECK (status IN ('queued', 'running', 'waiting', 'ok', 'error', 'cancelled', 'interrupted'));
+  CHECK (status IN ('queued', 'running', 'ok', 'error', 'cancelled', 'interrupted'));
 
 -- how the run was posted to a busy session (`enqueue`, `interrupt`); null for a run that started at once
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS multitask text;
