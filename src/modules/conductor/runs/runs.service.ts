@@ -74,7 +74,7 @@ export async function createRun(
     /** The caller's own choice for a busy session (automations, workflows, the chat gateway, /v1), over body and profile. */
     multitask?: Multitask;
   } = {},
-): Promise<{ runId: string; sessionId: string; status: 'running' | 'queued' }> {
+): Promise<{ runId: string; sessionId: string; status?: 'queued' }> {
   if (body.id !== undefined && (typeof body.id !== 'string' || !CLIENT_ID_PATTERN.test(body.id))) throw badRequest('invalid run id');
   if (body.sessionId !== undefined && (typeof body.sessionId !== 'string' || !CLIENT_ID_PATTERN.test(body.sessionId))) throw badRequest('invalid session id');
   const asked = body.multitask === undefined ? undefined : parseMultitask(body.multitask);
@@ -144,7 +144,7 @@ export async function createRun(
     return { runId, sessionId, status: 'queued' };
   }
   await launchRun(deps, { tenantId, runId, sessionId, runner: placed!.runner, subTask, extras: { ...extras, ...(skills.length ? { skills } : {}) } });
-  return { runId, sessionId, status: 'running' };
+  return { runId, sessionId }; // the seed's answer; only a queued run says more
 }
 
 export async function getRunSummary(deps: RunDeps, tenantId: string, runId: string): Promise<RunSummary> {
