@@ -19,13 +19,14 @@ export default defineCommand({
     prompt: { type: 'positional', description: 'the prompt ("-" reads it from stdin)' },
     session: { type: 'string', description: 'continue this session instead of starting a new one', valueHint: 'id' },
     title: { type: 'string', description: 'a title for the run' },
+    multitask: { type: 'string', description: 'when the session is busy: reject (default), enqueue or interrupt', valueHint: 'strategy' },
   },
   async run({ args }) {
     let prompt = String(args.prompt);
     const { env, out, api } = openSession(args, { needKey: true });
     if (prompt === '-') prompt = (await text(process.stdin)).trim();
     if (!prompt) throw usageError('the prompt is empty');
-    const body = { profile: String(args.profile), prompt, ...(args.session ? { sessionId: args.session } : {}), ...(args.title ? { title: args.title } : {}) };
+    const body = { profile: String(args.profile), prompt, ...(args.session ? { sessionId: args.session } : {}), ...(args.title ? { title: args.title } : {}), ...(args.multitask ? { multitask: args.multitask } : {}) };
     const { data: started } = await api.request<{ runId: string; sessionId: string }>('POST', '/api/runs', { body });
     const abort = new AbortController();
     const render = createRenderer(out, { spinner: !out.json && env.stdoutTTY });

@@ -11,14 +11,15 @@ interface RunSummary {
   finishedAt: string | null;
 }
 
-/** `svc runs`: the newest runs. */
+/** `svc runs [--status queued]`: the newest runs, optionally of one status. */
 export default defineCommand({
   meta: { name: 'runs', description: 'List runs, newest first' },
-  args: { ...globalArgs, ...limitArg },
+  args: { ...globalArgs, ...limitArg, status: { type: 'string', description: 'only runs of this status (queued, running, ok, error, cancelled, interrupted)', valueHint: 'status' } },
   async run({ args }) {
     const limit = readLimit(args.limit);
     const { out, api } = openSession(args, { needKey: true });
-    const runs = await api.get<RunSummary[]>(`/api/runs?limit=${limit}`);
+    const status = args.status ? `&status=${encodeURIComponent(String(args.status))}` : '';
+    const runs = await api.get<RunSummary[]>(`/api/runs?limit=${limit}${status}`);
     printList(out, runs, (r) => [r.id, r.status, r.subTask?.profile ?? null, r.subTask?.sessionId ?? null, r.startedAt], ['id', 'status', 'profile', 'session', 'started']);
   },
 });

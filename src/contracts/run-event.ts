@@ -5,6 +5,8 @@ import type { LimitExceeded } from './sandbox-limits.ts';
  * conductor stores and serves over SSE. Every stream of them ends with exactly one `result` or `error`.
  */
 export type RunEventType =
+  /** The first event of a run posted to a busy session with `multitask` `enqueue` or `interrupt`, while it waits. */
+  | 'queued'
   | 'progress'
   | 'session'
   | 'session_init'
@@ -86,6 +88,10 @@ export interface RunEvent {
    * (`toolName`), sent by the runner while the command runs; the tool's `tool_result` still carries all of it.
    */
   partId?: string;
+  /** A `queued` event: the run's place in its session's queue (1: next). */
+  position?: number;
+  /** A terminal event of a run stopped for a reason of its own: `interrupted` (a newer run on its session interrupted it). */
+  reason?: string;
   /** The payload of a `capability_decision`, `capability_context_savings` or `capability_span` event. */
   capability?: CapabilityDecision | CapabilityContextSavings | CapabilitySpan;
   /**

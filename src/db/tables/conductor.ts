@@ -107,7 +107,8 @@ export interface SessionStatesTable {
   updated_at: Timestamp;
 }
 
-export type RunStatus = 'running' | 'ok' | 'error' | 'cancelled' | 'interrupted';
+/** `queued` (0029): posted to a busy session with `multitask: "enqueue"` or `"interrupt"`, waiting its turn. */
+export type RunStatus = 'queued' | 'running' | 'ok' | 'error' | 'cancelled' | 'interrupted';
 
 export interface RunsTable {
   id: string;
@@ -130,6 +131,10 @@ export interface RunsTable {
   end_user_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** The memory stores the run's profile mounts (0025), `[{name, access}]`; null when none. */
   memory_stores: ColumnType<Array<{ name: string; access: 'read' | 'read_write' }> | null, string | null | undefined, string | null>;
+  /** How a run posted to a busy session waits (0029): `enqueue`, `interrupt`; null for a run that started at once. */
+  multitask: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Why a run was stopped where its status does not say (0029): `interrupted` (by a run posted with `interrupt`). */
+  end_reason: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface RunEventsTable {

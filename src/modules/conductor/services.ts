@@ -88,7 +88,8 @@ export function createConductorServices(deps: FeatureDeps): ConductorServices {
   return {
     authenticate: deps.authenticate,
     runs: {
-      create: (tenantId, body, opts) => createRun(run, tenantId, body, opts),
+      // the /v1 agents API orders its turns itself (a session's turns queue in its own table): a busy runner session is refused
+      create: (tenantId, body, opts) => createRun(run, tenantId, body, { ...opts, multitask: 'reject' }),
       get: (tenantId, runId) => getRunSummary(run, tenantId, runId),
       follow: (tenantId, runId, afterSeq, opts) => followRun(run, tenantId, runId, afterSeq, opts),
       cancel: (tenantId, runId) => cancelRun(run, tenantId, runId),

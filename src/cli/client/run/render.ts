@@ -56,6 +56,9 @@ export function createRenderer(out: Output, opts: { spinner: boolean }): Rendere
             endLine();
           }
           break;
+        case 'queued':
+          process.stderr.write(out.dim(e.message ?? 'queued: waiting for the session') + '\n');
+          break;
         case 'tool_call':
           endLine();
           process.stderr.write(out.dim(`→ ${e.toolName ?? 'tool'} ${brief(e.input)}`) + '\n');

@@ -70,7 +70,7 @@ export async function startFiring(deps: FiringDeps, row: AutomationRow, firing: 
       prompt: promptOf(row.prompt, note.body),
       title: `automation ${row.name}`,
       ...(persistent && row.sessionId ? { sessionId: row.sessionId } : {}),
-    }, { origin: AUTOMATION_ORIGIN });
+    }, { origin: AUTOMATION_ORIGIN, multitask: 'reject' }); // a persistent session still busy with the last firing: this one fails, as it always did
     await withTenant(deps.db, row.tenantId, async (tx) => {
       await setFiringSession(tx, firing.id, sessionId);
       if (persistent && row.sessionId !== sessionId) await updateAutomation(tx, row.id, { session_id: sessionId });

@@ -6,6 +6,7 @@ import { MemoryMounts } from '../../../contracts/memory.ts';
 import { SandboxLimitsOverrideSchema } from '../../../contracts/sandbox-limits.ts';
 import { JsonObject } from '../../../shared/http.ts';
 import { readOnlyFields } from '../../../shared/strict-body.ts';
+import { MULTITASK } from '../runs/multitask-strategies.ts';
 import { formatModelId, MODEL_PROVIDER_IDS, parseModelId } from '../../../contracts/model-providers.ts';
 
 /** The profile body of POST and PUT /api/profiles. `pinned` and `workerPlacement` are read-only: a GET's answer can be PUT back. */
@@ -34,6 +35,8 @@ export const ProfileBody = v.pipe(
     memoryStores: v.optional(MemoryMounts),
     /** What its sessions' commands, MCP servers and sandbox worker may consume; each key within the ceilings (profiles.service.ts). */
     limits: v.optional(SandboxLimitsOverrideSchema),
+    /** What a run posted to a busy session of this profile does when the request does not say (runs/multitask.ts). */
+    multitask: v.optional(v.picklist(MULTITASK, `multitask: expected one of ${MULTITASK.join(', ')}`)),
   }),
   v.forward(
     v.check((p) => modelProblem(p.runtime, p.model) === undefined, (issue) => modelProblem((issue.input as { runtime: string }).runtime, (issue.input as { model?: string }).model) ?? ''),

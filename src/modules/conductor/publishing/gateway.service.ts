@@ -101,7 +101,7 @@ export async function startTurn(
     title: `chat ${agent.slug}`,
     ...(sessionId !== undefined ? { sessionId } : {}),
     ...(input.userId !== undefined ? { userId: input.userId } : {}),
-  });
+  }, { multitask: 'reject' }); // an end user's second message while the first is answered: 409, as before
   await withTenant(db, caller.tenantId, async (tx) => {
     if (conversationId === undefined) {
       conversationId = prefixedId('conv');

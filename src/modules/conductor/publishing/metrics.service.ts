@@ -28,7 +28,7 @@ function windowOf(window: string, now: Date) {
 
 /**
  * `GET /api/stats?window=…`: every run of the tenant in the same buckets. `failedRuns` counts runs that ended in
- * error, `ingressRequests` the chat gateway's accepted turns; `sandboxSeconds` is 0 until sandbox time is metered.
+ * error, `queuedRuns` those waiting on a busy session, `ingressRequests` the chat gateway's accepted turns; `sandboxSeconds` is 0 until sandbox time is metered.
  */
 export async function tenantStats(deps: PublishingDeps, tenantId: string, window = '1h', now = new Date()) {
   const { since, until, bucket, bucketSeconds } = windowOf(window, now);
@@ -44,6 +44,8 @@ export async function tenantStats(deps: PublishingDeps, tenantId: string, window
       runs: Number(r.runs),
       failedRuns: Number(r.failed),
       runningRuns: Number(r.running),
+      /** Runs waiting on a busy session (multitask enqueue or interrupt). */
+      queuedRuns: Number(r.queued),
       tokens: Number(r.input),
       costCents: cents(Number(r.cost_micro)),
       sandboxSeconds: 0,

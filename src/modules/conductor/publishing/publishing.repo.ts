@@ -200,7 +200,7 @@ export async function countConversations(tx: Tx, publishedId: string, since: Dat
 /** Every run of the tenant in [since, until) per bucket (the tenant-wide time series), with the gateway's turns. */
 export async function selectTenantBuckets(tx: Tx, since: Date, until: Date, bucketSeconds: number) {
   const step = sql`make_interval(secs => ${bucketSeconds})`;
-  const { rows } = await sql<MetricsBucketRow & { failed: string; ingress: string }>`
+  const { rows } = await sql<MetricsBucketRow & { failed: string; queued: string; ingress: string }>`
     with b as (
       select gs as start, gs + ${step} as "end" from generate_series(${since}::timestamptz, ${until}::timestamptz - ${step}, ${step}) gs
     ), t as (
@@ -216,6 +216,7 @@ export async function selectTenantBuckets(tx: Tx, since: Date, until: Date, buck
     )
     select b.start, b."end", count(t.run_id)::text as runs, (count(t.run_id) filter (where t.status = 'running'))::text as running,
       (count(t.run_id) filter (where t.status = 'error'))::text as failed,
+      (count(t.run_id) filter (where t.status = 'queued'))::text as queued,
       coalesce(sum(u.tokens), 0)::text as input, '0' as output, '0' as cache_read, '0' as cache_create,
       coalesce(sum(c.micro), 0)::text as cost_micro,
       (select count(*) from g where g.created_at >= b.start and g.created_at < b."end")::text as ingress

@@ -5,6 +5,7 @@ import { notFound } from '../../../shared/errors.ts';
 import type { Hub } from './hub.ts';
 import { appendEvents, eventsAfter, finishRun, getRun, lastSeq } from './runs.repo.ts';
 import type { RunDeps } from './runs.service.ts';
+import { cancelQueued } from './multitask.ts';
 
 /**
  * Stopping runs. Cooperative cancel writes `cancelled` and asks the driving conductor (this one or another replica,
@@ -26,6 +27,7 @@ export const DRAIN_MS = 2000;
 export async function cancelRun(deps: RunDeps & { hub: Hub }, tenantId: string, runId: string): Promise<void> {
   const row = await withTenant(deps.db, tenantId, (tx) => getRun(tx, runId));
   if (!row) throw notFound(`unknown run: ${runId}`);
+  if (row.status === 'queued' && (await cancelQueued(deps, tenantId, runId))) return; // it never starts
   if (row.status !== 'running') return; // idempotent: finished runs keep their status
   await withTenant(deps.db, tenantId, async (tx) => {
     if (await finishRun(tx, runId, 'cancelled')) await deps.hooks.runFinished(tx, tenantId, runId);
@@ -51,6 +53,7 @@ export async function terminateRun(deps: RunDeps & { hub: Hub }, tenantId: strin
     return result;
   }
   result.sessionId = row?.session_id ?? active!.sessionId;
+  if (row?.status === 'queued' && (await cancelQueued(deps, tenantId, runId))) return { ...result, cancelled: true, statusWritten: true }; // it never started
   if (row && row.status !== 'running' && row.status !== 'cancelled') return result; // already finished
   result.cancelled = true;
   if (!stopLocally(deps, tenantId, runId)) await deps.hub.requestCancel(tenantId, runId).catch(() => result.warnings.push('force_release_failed'));

@@ -17,6 +17,7 @@ import { isTerminalEvent } from './active-runs.ts';
 import type { EventLog } from './event-log.ts';
 import type { Hub } from './hub.ts';
 import { appendEvents, finishRun } from './runs.repo.ts';
+import { endReasonOf } from './multitask.repo.ts';
 
 /**
  * Drives one run: reads the runner's NDJSON events, numbers them, appends them to the log and, once stored, the live hub,
@@ -38,14 +39,17 @@ export interface DriverDeps {
    * longer retried, and it reaches live readers unstored, naming the cause (no log remains for anyone to replay).
    */
   databaseLost?: AbortSignal;
+  /** Called once a run ended and its session is free (and its state saved): the session's queue starts its next run. */
+  onSessionFree?: (tenantId: string, sessionId: string) => void;
 }
 
 /** Per-run extras that are never stored: the profile's resolved skills, a model override and extra MCP servers (/v1). */
 export type RunExtras = Pick<RunOptions, 'model' | 'mcpServers' | 'skills' | 'env'>;
 
-export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMember, subTask: SubTask, runToken?: string, extras: RunExtras = {}): Promise<void> {
+/** `from`: how many events the log already holds before the run's own (1 for a queued run: its `queued` event). */
+export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMember, subTask: SubTask, runToken?: string, extras: RunExtras = {}, from = 0): Promise<void> {
   await traced('svc.conductor.run', run, runner, () =>
-    drive(deps, run, runner, 0, () => runner.client.run(run.tenantId, subTask, run.controller.signal, { ...extras, runToken, adoptable: true })),
+    drive(deps, run, runner, from, () => runner.client.run(run.tenantId, subTask, run.controller.signal, { ...extras, runToken, adoptable: true })),
   );
 }
 
@@ -72,9 +76,10 @@ async function traced(name: string, run: ActiveRun, runner: FleetMember, fn: () 
  * the log holds, and drives it to its end like any other. A runner that no longer has the run (it restarted, or nobody
  * re-attached within its grace) ends the run `interrupted`.
  */
-export async function adoptRun(deps: DriverDeps, run: ActiveRun, runner: FleetMember, stored: number): Promise<void> {
+export async function adoptRun(deps: DriverDeps, run: ActiveRun, runner: FleetMember, stored: number, offset = 0): Promise<void> {
+  // `offset`: events the log holds before the runner's own (a queued run's `queued` event); the runner counts from 1
   await traced('svc.conductor.adopt', run, runner, () =>
-    drive(deps, run, runner, stored, () => runner.client.attach(run.tenantId, run.runId, stored, run.controller.signal), (err) => ({
+    drive(deps, run, runner, stored, () => runner.client.attach(run.tenantId, run.runId, stored - offset, run.controller.signal), (err) => ({
       terminal: runEvent('error', { message: `run interrupted: the conductor driving it stopped, and its runner no longer has it (${err instanceof Error ? err.message : String(err)})` }),
       status: 'interrupted',
     })),
@@ -149,6 +154,7 @@ async function drive(
   terminal ??= run.stopping ? stoppedEvent(run) : runEvent('error', { message: 'run stream ended without a result' });
   await published;
   deps.eventLog.forget(run.tenantId, run.runId);
+  if (run.stopping === 'cancelled') terminal = await withReason(deps, run, terminal);
   if (logFailure !== undefined && !run.stopping) terminal = runEvent('error', { message: `run failed: its events could not be stored: ${logFailure}` });
   const final = await finish(deps, run, terminal, stored + 1, status);
   metrics.finished(final, (performance.now() - started) / 1000);
@@ -157,7 +163,15 @@ async function drive(
   const saving = saveSessionState(deps, run, runner);
   deps.active.settle(saving); // a shutdown must not close the database under this write
   await saving;
+  deps.onSessionFree?.(run.tenantId, run.sessionId);
   return final;
+}
+
+/** A cancelled run's terminal event says why when its row does (`interrupted`: a run posted with `multitask: "interrupt"`). */
+async function withReason(deps: DriverDeps, run: ActiveRun, terminal: RunEvent): Promise<RunEvent> {
+  const reason = await withTenantStatement(deps.db, run.tenantId, (tx) => endReasonOf(tx, run.runId)).catch(() => null);
+  if (reason !== 'interrupted') return terminal;
+  return { ...terminal, message: 'run cancelled: interrupted by a newer run on its session', reason };
 }
 
 /**

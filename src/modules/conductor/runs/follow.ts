@@ -4,7 +4,7 @@ import { AsyncQueue } from '../../../shared/async-queue.ts';
 import { notFound } from '../../../shared/errors.ts';
 import { isTerminalEvent } from './active-runs.ts';
 import type { StoredEvent } from './hub.ts';
-import { eventsAfter, getRun } from './runs.repo.ts';
+import { eventsAfter, getRun, LIVE_STATUSES } from './runs.repo.ts';
 import type { RunDeps } from './runs.service.ts';
 import type { Hub } from './hub.ts';
 
@@ -51,7 +51,7 @@ export async function followRun(
         if (opts.signal.aborted) return;
         // Quiet for a while: keep the connection alive, and make sure the run has not ended without us hearing.
         const fresh = await withTenant(deps.db, tenantId, (tx) => getRun(tx, runId));
-        if (fresh && fresh.status !== 'running' && !deps.active.get(tenantId, runId)) {
+        if (fresh && !LIVE_STATUSES.has(fresh.status) && !deps.active.get(tenantId, runId)) {
           const rest = await withTenant(deps.db, tenantId, (tx) => eventsAfter(tx, runId, last));
           for (const r of rest) {
             last = r.seq;

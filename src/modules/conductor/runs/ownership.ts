@@ -8,7 +8,7 @@ import type { RunHooks } from '../hooks/index.ts';
 import type { Hub } from './hub.ts';
 import type { Fleet, FleetMember } from '../runners/fleet.ts';
 import { claimRun, dropLease, insertTerminalEvent, interruptRun, pruneLeases, releaseInterruptedSession, renewLease } from './leases.repo.ts';
-import { lastSeq, orphanedRuns } from './runs.repo.ts';
+import { firstEventType, lastSeq, orphanedRuns } from './runs.repo.ts';
 
 /**
  * Run ownership across conductor replicas. Each conductor holds a heartbeat lease; runs whose owner's lease expired
@@ -35,6 +35,8 @@ export interface Adopted {
   sessionId: string;
   runner: FleetMember;
   stored: number;
+  /** Events the log holds before the runner's own: 1 for a run that waited in a queue (its `queued` event). */
+  offset: number;
 }
 
 export function createOwnership(deps: {
@@ -47,6 +49,8 @@ export function createOwnership(deps: {
   log: Logger;
   fleet: Fleet;
   adopt(run: Adopted): void;
+  /** Starts the queued runs of sessions nothing runs on (multitask.ts); answers how many queues it looked at. */
+  startQueues?(): Promise<number>;
 }): Ownership {
   let timer: NodeJS.Timeout | undefined;
   let beating: Promise<void> | undefined;
@@ -67,7 +71,8 @@ export function createOwnership(deps: {
         const runner = run.runner_url ? deps.fleet.byUrl(run.runner_url) : undefined;
         if (runner) {
           if (!(await claimRun(tx, run.tenant_id, run.id, run.owner_id, deps.ownerId))) continue;
-          adopted.push({ tenantId: run.tenant_id, runId: run.id, sessionId: run.session_id, runner, stored: await lastSeq(tx, run.tenant_id, run.id) });
+          const offset = (await firstEventType(tx, run.tenant_id, run.id)) === 'queued' ? 1 : 0;
+          adopted.push({ tenantId: run.tenant_id, runId: run.id, sessionId: run.session_id, runner, stored: await lastSeq(tx, run.tenant_id, run.id), offset });
           continue;
         }
         // system scope: row security does not narrow the run ids, which are unique per tenant only
@@ -87,6 +92,8 @@ export function createOwnership(deps: {
     if (adopted.length) deps.log.warn('adopted orphaned runs', { runs: adopted.map((r) => r.runId) });
     // their terminal events reach other replicas through the insert's trigger (NOTIFY at commit)
     if (announced.length) deps.log.warn('interrupted orphaned runs', { runs: ids });
+    // a queue whose session freed while no conductor was up to start its next run (or whose run was just interrupted)
+    await deps.startQueues?.().catch((err) => deps.log.warn('starting session queues failed', { error: String(err) }));
     return ids;
   }
 

@@ -11,6 +11,7 @@ import { createEventLog, type EventLog } from './event-log.ts';
 import { createHub, type Hub } from './hub.ts';
 import { createOwnership, type Ownership } from './ownership.ts';
 import { eventsAfter } from './runs.repo.ts';
+import { startIdleQueues, startNextQueued } from './multitask.ts';
 import type { RunDeps } from './runs.service.ts';
 import type { Jobs } from '../jobs/index.ts';
 import type { PrivateAddresses } from '../../../shared/egress/index.ts';
@@ -25,6 +26,8 @@ import type { ProviderKeys } from '../provider-keys/index.ts';
 export interface RunServices {
   /** What the run and session services take (`createRun(runs.deps, …)`). */
   deps: RunDeps & { hub: Hub };
+  /** At a graceful stop: this conductor starts no more queued runs (the queue waits for the next one, multitask.ts). */
+  pauseQueue(): void;
   hub: Hub;
   eventLog: EventLog;
   active: ActiveRuns;
@@ -58,7 +61,12 @@ export function createRunServices(opts: {
   });
   const eventLog = createEventLog({ db, hub, log: log.child('events'), giveUpMs: opts.runWriteRetryMs, databaseLost: database.lost });
   const { jobs, hooks } = opts;
-  const deps: RunDeps & { hub: Hub } = { db, fleet, log, metrics, hub, eventLog, active, hooks, ownerId, mintRunToken: opts.mintRunToken, privateAddresses: opts.privateAddresses, providerKeys: opts.providerKeys, databaseLost: database.lost };
+  let queuePaused = false;
+  const deps: RunDeps & { hub: Hub } = {
+    db, fleet, log, metrics, hub, eventLog, active, hooks, ownerId, mintRunToken: opts.mintRunToken, privateAddresses: opts.privateAddresses, providerKeys: opts.providerKeys, databaseLost: database.lost,
+    queuePaused: () => queuePaused,
+    onSessionFree: (tenantId, sessionId) => void startNextQueued(deps, tenantId, sessionId).catch((err) => log.warn('starting a session queue failed', { sessionId, error: String(err) })),
+  };
   hub.onCancelRequest((tenantId, runId) => void stopLocally(deps, tenantId, runId));
   const ownership = createOwnership({
     db,
@@ -69,11 +77,12 @@ export function createRunServices(opts: {
     ttlMs: opts.leaseTtlMs,
     log: log.child('ownership'),
     fleet,
-    adopt: ({ tenantId, runId, sessionId, runner, stored }) => {
+    adopt: ({ tenantId, runId, sessionId, runner, stored, offset }) => {
       const run = newActiveRun(tenantId, runId, sessionId, stored);
       active.add(run);
-      run.done = adoptRun(deps, run, runner, stored).catch((err) => log.error('adopted run driver failed', { runId, error: String(err) }));
+      run.done = adoptRun(deps, run, runner, stored, offset).catch((err) => log.error('adopted run driver failed', { runId, error: String(err) }));
     },
+    startQueues: () => startIdleQueues(deps),
   });
-  return { deps, hub, eventLog, active, ownership };
+  return { deps, hub, eventLog, active, ownership, pauseQueue: () => void (queuePaused = true) };
 }

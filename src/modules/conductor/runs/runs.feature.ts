@@ -17,6 +17,7 @@ export const runsFeature: Feature = ({ runs }) => ({
   },
   async drain() {
     // Runs we drive cannot finish once we are gone: end them `interrupted` now, with their terminal event.
+    runs.pauseQueue();
     for (const run of runs.active.all()) stopLocally(runs.deps, run.tenantId, run.runId, 'interrupted');
     await Promise.all(runs.active.all().map((r) => r.done));
     await runs.active.settled();

@@ -17,6 +17,8 @@ export interface RunSummary {
   finishedAt: string | null;
   /** The end user the run acted for, when one was named. */
   userId?: string;
+  /** Why a cancelled run was stopped, when not by a cancel: `interrupted` (a run posted with `multitask: "interrupt"`). */
+  reason?: string;
 }
 
 export interface RunRow {
@@ -29,6 +31,7 @@ export interface RunRow {
   started_at: Date;
   finished_at: Date | null;
   end_user_id: string | null;
+  end_reason: string | null;
 }
 
 /**
@@ -51,7 +54,13 @@ export async function getRunProfile(tx: Tx, name: string, sessionId?: string): P
   return { spec: row.spec as unknown as ProfileSpec, keys: row.keys, ...(row.snapshot ? { snapshot: row.snapshot as unknown as ProfileSpec } : {}) };
 }
 
-const COLUMNS = ['id', 'tenant_id', 'session_id', 'sub_task', 'status', 'owner_id', 'started_at', 'finished_at', 'end_user_id'] as const;
+const COLUMNS = ['id', 'tenant_id', 'session_id', 'sub_task', 'status', 'owner_id', 'started_at', 'finished_at', 'end_user_id', 'end_reason'] as const;
+
+/** Every run status; `queued` is svc's extension of seed 000's list (a run waiting on a busy session). */
+export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'ok', 'error', 'cancelled', 'interrupted'];
+
+/** Statuses of a run that has not ended: `queued` (waiting on a busy session) and `running`. */
+export const LIVE_STATUSES: ReadonlySet<RunStatus> = new Set(['queued', 'running']);
 
 export const toSummary = (r: RunRow): RunSummary => ({
   id: r.id,
@@ -60,6 +69,7 @@ export const toSummary = (r: RunRow): RunSummary => ({
   startedAt: new Date(r.started_at).toISOString(),
   finishedAt: r.finished_at ? new Date(r.finished_at).toISOString() : null,
   ...(r.end_user_id ? { userId: r.end_user_id } : {}),
+  ...(r.end_reason ? { reason: r.end_reason } : {}),
 });
 
 export interface CostInputs {
@@ -86,6 +96,8 @@ export async function insertRun(
     origin?: string;
     /** The end user and the memory stores mounted; a delegated run without an end user of its own acts for its parent's. */
     memory?: { endUserId: string | null; stores: ReadonlyArray<{ name: string; access: 'read' | 'read_write' }> | null };
+    /** Posted to a busy session: recorded `queued`, with how it was posted (multitask.ts). */
+    queued?: 'enqueue' | 'interrupt';
   },
 ): Promise<boolean> {
   const endUser = r.memory?.endUserId ?? (r.parentId !== null ? sql<string | null>`(select p.end_user_id from runs p where p.id = ${r.parentId})` : null);
@@ -98,7 +110,8 @@ export async function insertRun(
       profile: r.profile,
       parent_id: r.parentId,
       sub_task: jsonb(r.subTask),
-      status: 'running',
+      status: r.queued ? 'queued' : 'running',
+      multitask: r.queued ?? null,
       owner_id: r.ownerId,
       runtime: r.cost.runtime,
       model: r.cost.model,
@@ -121,8 +134,9 @@ export async function getRun(tx: Tx, id: string): Promise<RunRow | undefined> {
   return tx.selectFrom('runs').select(COLUMNS).where('id', '=', id).executeTakeFirst() as Promise<RunRow | undefined>;
 }
 
-export async function listRuns(tx: Tx, filter: { profile?: string; sessionId?: string }, page: Page): Promise<{ items: RunSummary[]; total: number }> {
+export async function listRuns(tx: Tx, filter: { profile?: string; sessionId?: string; status?: RunStatus }, page: Page): Promise<{ items: RunSummary[]; total: number }> {
   let q = tx.selectFrom('runs');
+  if (filter.status !== undefined) q = q.where('status', '=', filter.status);
   if (filter.profile !== undefined) q = q.where('profile', '=', filter.profile);
   if (filter.sessionId !== undefined) q = q.where('session_id', '=', filter.sessionId);
   let rows = q.select(COLUMNS).orderBy('started_at', 'desc').orderBy('id', 'desc');
@@ -133,7 +147,7 @@ export async function listRuns(tx: Tx, filter: { profile?: string; sessionId?: s
 }
 
 /** Moves a running run to a final status; a run that already left `running` (e.g. cancelled) keeps its status. */
-export async function finishRun(tx: Tx, id: string, status: Exclude<RunStatus, 'running'>): Promise<boolean> {
+export async function finishRun(tx: Tx, id: string, status: Exclude<RunStatus, 'running' | 'queued'>): Promise<boolean> {
   const row = await tx.updateTable('runs').set({ status, finished_at: new Date() }).where('id', '=', id).where('status', '=', 'running').returning('id').executeTakeFirst();
   return row !== undefined;
 }
@@ -156,6 +170,12 @@ export async function runtimeSessionIdOf(tx: Tx, runId: string): Promise<string 
       (select s.runtime_session_id from runs r join sessions s on s.id = r.session_id where r.id = ${runId})
     ) as id`.execute(tx);
   return rows[0]?.id ?? null;
+}
+
+/** The type of a run's first stored event (system scope, so the tenant is named). */
+export async function firstEventType(tx: Tx, tenantId: string, runId: string): Promise<string | undefined> {
+  const row = await tx.selectFrom('run_events').select(sql<string>`event->>'type'`.as('type')).where('tenant_id', '=', tenantId).where('run_id', '=', runId).where('seq', '=', 1).executeTakeFirst();
+  return row?.type;
 }
 
 /** Names the tenant as well: the orphan sweep calls it in system scope, where row security does not narrow the ids. */

@@ -6,14 +6,15 @@ import type { SubTask, ProfileSpec } from '../../../contracts/runner.client.ts';
 import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { CLIENT_ID_PATTERN, prefixedId } from '../../../shared/ids.ts';
 import type { Page } from '../../crud/index.ts';
-import { openSessionOnRunner, resumeSession, type PlacedSession, type SessionDeps } from '../sessions/sessions.service.ts';
+import type { RunStatus } from '../../../db/types.ts';
+import { openSessionOnRunner, resumeSession, SESSION_BUSY, type PlacedSession, type SessionDeps } from '../sessions/sessions.service.ts';
 import { insertSession, markSessionRunning, type NewSessionRow } from '../sessions/sessions.repo.ts';
-import { newActiveRun } from './active-runs.ts';
 import { resolveSkills } from '../skills/index.ts';
-import { driveRun, type DriverDeps, type RunExtras } from './driver.ts';
-import { getRun, getRunProfile, insertRun, listRuns, toSummary, type RunSummary } from './runs.repo.ts';
+import type { DriverDeps, RunExtras } from './driver.ts';
+import { appendEvents, getRun, getRunProfile, insertRun, listRuns, toSummary, type RunSummary } from './runs.repo.ts';
+import { launchRun } from './launch.ts';
+import { admitToQueue, interruptCurrent, parseMultitask, queuedEvent, startNextQueued, type Multitask } from './multitask.ts';
 import { runKey, type ProviderKeys } from '../provider-keys/index.ts';
-import { runMetrics } from './run-metrics.ts';
 import { refusePrivateMcp } from './mcp-address.ts';
 import type { PrivateAddresses } from '../../../shared/egress/index.ts';
 import { assertProfileReady } from './readiness.ts';
@@ -24,6 +25,8 @@ import { assertProfileReady } from './readiness.ts';
  * 202 {runId, sessionId} as soon as the run row exists.
  */
 export interface RunDeps extends DriverDeps, SessionDeps {
+  /** True once this conductor is shutting down: it starts no queued run (the next conductor does). */
+  queuePaused?: () => boolean;
   ownerId: string;
   mintRunToken?: (tenantId: string, runId: string, ttlSeconds?: number) => Promise<string>;
   /** SVC_PRIVATE_ADDRESSES (mcp-address.ts); absent: allow. */
@@ -43,6 +46,8 @@ export const RunBody = v.object({
   files: v.optional(v.array(v.string())),
   /** The end user the run acts for: per_user memory stores give it that user's memory (and no one else's). */
   userId: v.optional(v.pipe(v.string('userId: expected string'), v.minLength(1, 'userId: a non-empty string'), v.maxLength(256, 'userId: at most 256 characters'))),
+  /** What the run does when its session has one in progress (multitask.ts): `reject` (409), `enqueue`, `interrupt`. */
+  multitask: v.optional(v.unknown()),
 });
 
 /**
@@ -60,15 +65,25 @@ export async function createRun(
   deps: RunDeps,
   tenantId: string,
   body: v.InferOutput<typeof RunBody>,
-  opts: { profile?: ProfileSpec; extras?: RunExtras; keySource?: 'platform' | 'tenant'; origin?: string; tenantMcp?: ReadonlyArray<{ name: string; url: string }> } = {},
-): Promise<{ runId: string; sessionId: string }> {
+  opts: {
+    profile?: ProfileSpec;
+    extras?: RunExtras;
+    keySource?: 'platform' | 'tenant';
+    origin?: string;
+    tenantMcp?: ReadonlyArray<{ name: string; url: string }>;
+    /** The caller's own choice for a busy session (automations, workflows, the chat gateway, /v1), over body and profile. */
+    multitask?: Multitask;
+  } = {},
+): Promise<{ runId: string; sessionId: string; status?: 'queued' }> {
   if (body.id !== undefined && (typeof body.id !== 'string' || !CLIENT_ID_PATTERN.test(body.id))) throw badRequest('invalid run id');
   if (body.sessionId !== undefined && (typeof body.sessionId !== 'string' || !CLIENT_ID_PATTERN.test(body.sessionId))) throw badRequest('invalid session id');
+  const asked = body.multitask === undefined ? undefined : parseMultitask(body.multitask);
   const found = opts.profile
     ? { spec: opts.profile, keys: [] }
     : await withTenantStatement(deps.db, tenantId, (tx) => getRunProfile(tx, body.profile, typeof body.sessionId === 'string' ? body.sessionId : undefined));
   if (!found) throw badRequest(`unknown_profile: ${body.profile}`);
   const profile = found.spec;
+  const strategy: Multitask = opts.multitask ?? asked ?? (profile.multitask as Multitask | undefined) ?? 'reject';
   if (deps.privateAddresses === 'deny') await refusePrivateMcp([...(profile.mcpServers ?? []), ...(opts.tenantMcp ?? [])], deps.privateAddresses);
   await assertProfileReady(deps.db, tenantId, profile);
   // the model the run calls: an existing session's snapshot of its profile (a later profile change never alters it)
@@ -80,34 +95,56 @@ export async function createRun(
   await deps.hooks.checkGates({ tenantId, profile: body.profile, parentId: body.parentId ?? null, sessionId: (body.sessionId as string | undefined) ?? null, ...cost });
   const skills = await resolveSkills(deps.db, tenantId, profile.skills);
   const runId = (body.id as string | undefined) ?? prefixedId('run');
-  const placed: PlacedSession & { row?: NewSessionRow } =
-    body.sessionId === undefined ? await openSessionOnRunner(deps, tenantId, profile) : await resumeSession(deps, tenantId, body.sessionId as string, body.profile);
+  // a busy session: the run is not placed now (multitask.ts starts it on its turn), unless the strategy is `reject`
+  let placed: (PlacedSession & { row?: NewSessionRow }) | undefined;
+  if (body.sessionId === undefined) placed = await openSessionOnRunner(deps, tenantId, profile);
+  else {
+    placed = await resumeSession(deps, tenantId, body.sessionId as string, body.profile).catch((err: unknown) => {
+      if (strategy !== 'reject' && err instanceof AppError && err.message === SESSION_BUSY) return undefined;
+      throw err;
+    });
+  }
+  const sessionId = placed?.sessionId ?? (body.sessionId as string);
   const subTask: SubTask = {
     id: runId,
     profile: body.profile,
-    sessionId: placed.sessionId,
+    sessionId,
     ...(body.parentId !== undefined ? { parentId: body.parentId } : {}),
     title: body.title ?? '',
     prompt: body.prompt ?? '',
     files: body.files ?? [],
   };
+  if (strategy !== 'reject' && (opts.extras || opts.profile)) throw badRequest(`multitask: ${strategy} is not available to this caller (its runs carry settings that are not stored)`);
+  const memory = { endUserId: body.userId ?? null, stores: runs.memoryStores ?? null };
+  const row = { id: runId, tenantId, sessionId, profile: body.profile, parentId: body.parentId ?? null, subTask, ownerId: deps.ownerId, cost, origin: opts.origin, memory };
+  const recorded = { tenantId, runId, sessionId, profile: body.profile, parentId: body.parentId ?? null, origin: opts.origin ?? null, newSession: placed?.row !== undefined };
   // a new session is recorded here, already claimed by this run: one transaction for the session and the run
-  await withTenant(deps.db, tenantId, async (tx) => {
-    if (placed.row) await insertSession(tx, placed.row, { prompt: body.prompt ?? null });
-    else if (!(await markSessionRunning(tx, placed.sessionId, body.prompt ?? null))) throw new AppError(409, 'session busy: a run is in progress on this session');
+  const queued = await withTenant(deps.db, tenantId, async (tx) => {
+    if (placed?.row) await insertSession(tx, placed.row, { prompt: body.prompt ?? null });
+    // a session with runs waiting is busy too: a new run neither jumps the queue nor starts beside it
+    else if (!placed || !(await markSessionRunning(tx, sessionId, body.prompt ?? null, { unlessQueued: true }))) {
+      if (strategy === 'reject') throw new AppError(409, SESSION_BUSY);
+      const { position, free } = await admitToQueue(tx, sessionId, strategy);
+      await deps.hooks.runRecorded(tx, recorded);
+      if (!(await insertRun(tx, { ...row, queued: strategy }))) throw new AppError(409, `run ${runId} already exists`);
+      await appendEvents(tx, tenantId, [{ runId, seq: 1, event: queuedEvent(sessionId, position, strategy) }]);
+      return { strategy, free };
+    }
     // what must be written with the run (the webhook outbox's run.started) goes before its row, which commits
-    await deps.hooks.runRecorded(tx, { tenantId, runId, sessionId: placed.sessionId, profile: body.profile, parentId: body.parentId ?? null, origin: opts.origin ?? null, newSession: placed.row !== undefined });
+    await deps.hooks.runRecorded(tx, recorded);
     await commitWithNext(tx); // the run's row is the last statement: a run id taken fails it, which rolls back all
-    const memory = { endUserId: body.userId ?? null, stores: runs.memoryStores ?? null };
-    const inserted = await insertRun(tx, { id: runId, tenantId, sessionId: placed.sessionId, profile: body.profile, parentId: body.parentId ?? null, subTask, ownerId: deps.ownerId, cost, origin: opts.origin, memory });
+    const inserted = await insertRun(tx, row);
     if (!inserted) throw new AppError(409, `run ${runId} already exists`);
+    return undefined;
   });
-  const run = newActiveRun(tenantId, runId, placed.sessionId);
-  deps.active.add(run);
-  runMetrics(deps.metrics).started();
-  const token = deps.mintRunToken ? await deps.mintRunToken(tenantId, runId) : undefined;
-  run.done = driveRun(deps, run, placed.runner, subTask, token, { ...extras, ...(skills.length ? { skills } : {}) }).catch((err) => deps.log.error('run driver failed', { runId, error: String(err) }));
-  return { runId, sessionId: placed.sessionId };
+  if (queued) {
+    if (queued.strategy === 'interrupt') await interruptCurrent(deps, tenantId, sessionId);
+    // the run in progress ended before the lock (or its end is being written): no run's end starts the queue then
+    if (queued.free) void startNextQueued(deps, tenantId, sessionId).catch((err) => deps.log.warn('starting a session queue failed', { sessionId, error: String(err) }));
+    return { runId, sessionId, status: 'queued' };
+  }
+  await launchRun(deps, { tenantId, runId, sessionId, runner: placed!.runner, subTask, extras: { ...extras, ...(skills.length ? { skills } : {}) } });
+  return { runId, sessionId }; // the seed's answer; only a queued run says more
 }
 
 export async function getRunSummary(deps: RunDeps, tenantId: string, runId: string): Promise<RunSummary> {
@@ -116,6 +153,6 @@ export async function getRunSummary(deps: RunDeps, tenantId: string, runId: stri
   return toSummary(row);
 }
 
-export async function listRunSummaries(deps: RunDeps, tenantId: string, filter: { profile?: string; sessionId?: string }, page: Page) {
+export async function listRunSummaries(deps: RunDeps, tenantId: string, filter: { profile?: string; sessionId?: string; status?: RunStatus }, page: Page) {
   return withTenant(deps.db, tenantId, (tx) => listRuns(tx, filter, page));
 }

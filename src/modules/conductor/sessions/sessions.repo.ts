@@ -97,12 +97,15 @@ function escapeLike(s: string): string {
   return s.replace(/[\\%_]/g, (m) => '\\' + m);
 }
 
-export async function markSessionRunning(tx: Tx, id: string, prompt: string | null): Promise<boolean> {
-  const row = await tx
+/** `unlessQueued`: a session whose queue holds runs stays theirs (a new run posted to it waits or is refused). */
+export async function markSessionRunning(tx: Tx, id: string, prompt: string | null, opts: { unlessQueued?: boolean } = {}): Promise<boolean> {
+  let q = tx
     .updateTable('sessions')
     .set({ status: 'running', last_prompt: prompt, last_used_at: new Date() })
     .where('id', '=', id)
-    .where('status', 'in', ['idle', 'errored'])
+    .where('status', 'in', ['idle', 'errored']);
+  if (opts.unlessQueued) q = q.where((eb) => eb.not(eb.exists(eb.selectFrom('runs').select('runs.id').whereRef('runs.session_id', '=', 'sessions.id').where('runs.status', '=', 'queued'))));
+  const row = await q
     .returning('id')
     .executeTakeFirst();
   return row !== undefined;

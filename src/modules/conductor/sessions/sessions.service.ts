@@ -82,12 +82,15 @@ export async function openSessionOnRunner(deps: SessionDeps, tenantId: string, p
  * `profileName`: the profile the caller means to run. A session belongs to one profile (its snapshot, its runtime
  * state); running another on it would use the session's model and record the run under the wrong name: 409.
  */
+/** The 409 of a run posted to a session that has one in progress (and `multitask: "reject"`, the default). */
+export const SESSION_BUSY = 'session busy: a run is in progress on this session';
+
 export async function resumeSession(deps: SessionDeps, tenantId: string, sessionId: string, profileName?: string): Promise<PlacedSession> {
   const row = await readRow(deps, tenantId, sessionId);
   if (profileName !== undefined && row.profile !== profileName) {
     throw conflict(`session ${sessionId} belongs to profile "${row.profile}", not "${profileName}"; run profile ${row.profile} on it or omit the session`);
   }
-  if (row.status === 'running') throw conflict('session busy: a run is in progress on this session');
+  if (row.status === 'running') throw conflict(SESSION_BUSY);
   return { sessionId, runner: await holdSession(deps, tenantId, row), created: false };
 }
 

@@ -105,7 +105,7 @@ async function startNode(deps: EngineDeps, tenantId: string, state: WorkflowStat
       profile: node.profile,
       prompt: renderPrompt(state, node),
       title: `workflow ${state.name || state.id}: ${node.id}`,
-    }, { origin: WORKFLOW_ORIGIN });
+    }, { origin: WORKFLOW_ORIGIN, multitask: 'reject' }); // each node's run opens a session of its own: never busy
   } catch (err) {
     const message = err instanceof AppError ? err.message : describeError(err);
     if (!(err instanceof AppError)) deps.log.warn('workflow node run failed to start', { workflowRunId: state.id, nodeId: node.id, error: message });

@@ -2,7 +2,9 @@
 import { api, apiPage, ErrorNote, fmtDate, html, Link, Loading, navigate, Page, Status, useAction, useEffect, useLoad, useLocation, useState } from './lib.js';
 import { Timeline, useRunStream } from './timeline.js';
 
-const STATUSES = ['running', 'ok', 'error', 'cancelled', 'interrupted'];
+// `queued`: posted to a busy session with multitask enqueue or interrupt, waiting its turn
+const STATUSES = ['queued', 'running', 'ok', 'error', 'cancelled', 'interrupted'];
+export const isLive = (status) => status === 'queued' || status === 'running';
 const POLL_MS = 3000;
 const PAGE = 50;
 
@@ -46,7 +48,7 @@ export function Runs() {
   const runs = useLoad(() => apiPage(`${profile ? `/profiles/${encodeURIComponent(profile)}/runs` : '/runs'}?limit=${PAGE}&offset=${offset}`), [profile, offset]);
   const items = runs.data?.items ?? [];
   const shown = items.filter((r) => !status || r.status === status);
-  usePoll(items.some((r) => r.status === 'running'), runs.reload);
+  usePoll(items.some((r) => isLive(r.status)), runs.reload);
   const setFilter = (key, value) => {
     const next = new URLSearchParams(params);
     if (value) next.set(key, value);
@@ -81,7 +83,7 @@ export function RunDetail({ id }) {
   const run = useLoad(() => api(`/runs/${encodeURIComponent(id)}`), [id]);
   const stream = useRunStream(id, () => run.reload());
   const action = useAction();
-  const running = run.data?.status === 'running' && !stream.ended;
+  const running = isLive(run.data?.status) && !stream.ended;
   const cancel = () => action.run(async () => {
     await api(`/runs/${encodeURIComponent(id)}`, { method: 'DELETE' });
     run.reload();

@@ -1,6 +1,6 @@
 // Sessions: the list, one session's runs, and continuing its conversation.
 import { api, ErrorNote, fmtDate, html, Link, Loading, navigate, Page, Status, useAction, useLoad, useState } from './lib.js';
-import { excerpt, RunTable, usePoll } from './runs.js';
+import { excerpt, isLive, RunTable, usePoll } from './runs.js';
 import { Conversation } from './playground.js';
 
 export function Sessions() {
@@ -31,7 +31,7 @@ export function Sessions() {
 export function SessionDetail({ id }) {
   const session = useLoad(() => api(`/sessions/${encodeURIComponent(id)}`), [id]);
   const runs = useLoad(() => api(`/sessions/${encodeURIComponent(id)}/runs?limit=100`), [id]);
-  usePoll((runs.data ?? []).some((r) => r.status === 'running'), runs.reload);
+  usePoll((runs.data ?? []).some((r) => isLive(r.status)), runs.reload);
   const action = useAction();
   const end = () => action.run(async () => {
     if (!confirm('End this session? Its runner state is shut down; its runs stay listed.')) return;
