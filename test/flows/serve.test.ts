@@ -129,7 +129,7 @@ describe('graceful shutdown of the all-in-one server', () => {
       await fake.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 90_000); // two boots of an embedded cluster in a row
 });
 
 describe('the job queue comes up after the server serves', () => {
@@ -170,7 +170,7 @@ describe('the job queue comes up after the server serves', () => {
       await fake.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 90_000); // two boots of an embedded cluster in a row
 
   it('stops and exits 1, naming the fix, when the job queue cannot start after the server began serving', async () => {
     const { APP_ROLE, connect, createTestDatabase } = await import('../support/pg.ts');
