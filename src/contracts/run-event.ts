@@ -15,6 +15,8 @@ export type RunEventType =
   | 'capability_decision'
   | 'capability_context_savings'
   | 'capability_span'
+  | 'approval_required'
+  | 'approval_decided'
   | 'result'
   | 'error';
 
@@ -85,6 +87,16 @@ export interface RunEvent {
   partId?: string;
   /** The payload of a `capability_decision`, `capability_context_savings` or `capability_span` event. */
   capability?: CapabilityDecision | CapabilityContextSavings | CapabilitySpan;
+  /**
+   * `approval_required` (a tool under an `ask` policy waits for a person; its row is stored before the event) and
+   * `approval_decided` carry the approval's id; `expiresAt` when it stops waiting; the decision (`approve` or `deny`),
+   * and for a denial its `reason` (`denied`, `expired`, …). `message` is the decider's note, `input` the tool's input
+   * (edited, when the decider changed it).
+   */
+  approvalId?: string;
+  expiresAt?: string;
+  decision?: 'approve' | 'deny';
+  reason?: string;
   ts: string;
 }
 

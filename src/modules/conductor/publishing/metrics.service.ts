@@ -44,6 +44,8 @@ export async function tenantStats(deps: PublishingDeps, tenantId: string, window
       runs: Number(r.runs),
       failedRuns: Number(r.failed),
       runningRuns: Number(r.running),
+      /** Running runs that wait for a person's approval (not counted in runningRuns). */
+      waitingRuns: Number(r.waiting),
       tokens: Number(r.input),
       costCents: cents(Number(r.cost_micro)),
       sandboxSeconds: 0,

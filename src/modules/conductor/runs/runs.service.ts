@@ -11,7 +11,7 @@ import { insertSession, markSessionRunning, type NewSessionRow } from '../sessio
 import { newActiveRun } from './active-runs.ts';
 import { resolveSkills } from '../skills/index.ts';
 import { driveRun, type DriverDeps, type RunExtras } from './driver.ts';
-import { getRun, getRunProfile, insertRun, listRuns, toSummary, type RunSummary } from './runs.repo.ts';
+import { getRun, getRunProfile, getRunShown, insertRun, listRuns, toSummary, type RunSummary, type ShownRunStatus } from './runs.repo.ts';
 import { runKey, type ProviderKeys } from '../provider-keys/index.ts';
 import { runMetrics } from './run-metrics.ts';
 import { refusePrivateMcp } from './mcp-address.ts';
@@ -111,11 +111,11 @@ export async function createRun(
 }
 
 export async function getRunSummary(deps: RunDeps, tenantId: string, runId: string): Promise<RunSummary> {
-  const row = await withTenant(deps.db, tenantId, (tx) => getRun(tx, runId));
+  const row = await withTenant(deps.db, tenantId, (tx) => getRunShown(tx, runId));
   if (!row) throw notFound(`unknown run: ${runId}`);
   return toSummary(row);
 }
 
-export async function listRunSummaries(deps: RunDeps, tenantId: string, filter: { profile?: string; sessionId?: string }, page: Page) {
+export async function listRunSummaries(deps: RunDeps, tenantId: string, filter: { profile?: string; sessionId?: string; status?: ShownRunStatus }, page: Page) {
   return withTenant(deps.db, tenantId, (tx) => listRuns(tx, filter, page));
 }
