@@ -1,5 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
+import { cli, tempDir } from '../support/cli.ts';
 import { sseFrames, type RunEventLike, type SseFrame } from '../support/sse.ts';
 
 /**
@@ -144,6 +147,58 @@ describe('tool permissions and approvals', () => {
     expect(events.at(-1)).toMatchObject({ type: 'result', message: expect.stringContaining('the approval expired') });
     expect((await (await api(`/api/approvals/${event.approvalId}`)).json()).status).toBe('expired');
     expect((await api(`/api/runs/${runId}/approvals/${event.approvalId}`, { method: 'POST', json: { decision: 'approve' } })).status).toBe(409);
+  });
+
+  describe('signals and the CLI', () => {
+    let receiver: Server;
+    const bodies: Array<{ type: string; data: any }> = [];
+    const waiters: Array<() => void> = [];
+    const arrived = (type: string) =>
+      new Promise<{ type: string; data: any }>((resolve) => {
+        const check = () => {
+          const hit = bodies.find((b) => b.type === type);
+          if (hit) resolve(hit);
+          else waiters.push(check);
+        };
+        check();
+      });
+    beforeAll(async () => {
+      receiver = createServer((req, res) => {
+        let body = '';
+        req.on('data', (d) => (body += d));
+        req.on('end', () => {
+          bodies.push(JSON.parse(body));
+          res.writeHead(204).end();
+          for (const w of waiters.splice(0)) w();
+        });
+      });
+      await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      expect((await api('/api/webhooks', { method: 'POST', json: { url, events: ['run.approval_required'] } })).status).toBe(201);
+    });
+    afterAll(async () => {
+      await new Promise<void>((r) => (receiver ? (receiver.closeAllConnections(), receiver.close(() => r())) : r()));
+    });
+
+    it('sends run.approval_required and a notification when a run starts waiting, and the CLI lists and decides', async () => {
+      const { runId } = await start('asker', write('from the cli'));
+      const { event, rest } = await until(runId, 'approval_required');
+      const hook = await arrived('run.approval_required');
+      expect(hook.data).toMatchObject({ runId, profile: 'asker', approval: { id: event.approvalId, toolName: 'fs_write', status: 'pending' } });
+      // the notification is produced by its queue's job, requested in the transaction that wrote the approval
+      await vi.waitFor(async () => {
+        const notes = (await (await api('/api/notifications')).json()) as Array<{ event: string; runId: string; message: string }>;
+        expect(notes).toContainEqual(expect.objectContaining({ event: 'run.approval_required', runId, message: expect.stringContaining(`svc approve ${event.approvalId}`) }));
+      }, { timeout: 15_000, interval: 200 });
+
+      const env = { SVC_CONFIG_DIR: tempDir(), SVC_API_URL: h.svc.url, SVC_API_KEY: h.svc.key };
+      const listed = await cli(['approvals'], env);
+      expect(listed.stdout).toContain(`${event.approvalId}\tpending\t${runId}\tfs_write`);
+      const denied = await cli(['approve', String(event.approvalId), '--deny', '--message', 'use the other file', '--json'], env);
+      expect(denied.json()).toMatchObject({ id: event.approvalId, status: 'denied', message: 'use the other file', delivered: true });
+      expect((await rest()).at(-1)).toMatchObject({ type: 'result', message: expect.stringContaining('a person denied it: use the other file') });
+      expect((await cli(['approvals'], env)).stdout).not.toContain(String(event.approvalId));
+    });
   });
 
   it('cancels what a cancelled run left pending', async () => {
