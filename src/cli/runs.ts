@@ -14,11 +14,11 @@ interface RunSummary {
 /** `svc runs`: the newest runs. */
 export default defineCommand({
   meta: { name: 'runs', description: 'List runs, newest first' },
-  args: { ...globalArgs, ...limitArg },
+  args: { ...globalArgs, ...limitArg, status: { type: 'string', description: 'only runs of this status: running, waiting (for an approval), ok, error, cancelled, interrupted' } },
   async run({ args }) {
     const limit = readLimit(args.limit);
     const { out, api } = openSession(args, { needKey: true });
-    const runs = await api.get<RunSummary[]>(`/api/runs?limit=${limit}`);
+    const runs = await api.get<RunSummary[]>(`/api/runs?limit=${limit}${args.status ? `&status=${encodeURIComponent(args.status)}` : ''}`);
     printList(out, runs, (r) => [r.id, r.status, r.subTask?.profile ?? null, r.subTask?.sessionId ?? null, r.startedAt], ['id', 'status', 'profile', 'session', 'started']);
   },
 });

@@ -192,6 +192,7 @@ describe('tool permissions and approvals', () => {
       }, { timeout: 15_000, interval: 200 });
 
       const env = { SVC_CONFIG_DIR: tempDir(), SVC_API_URL: h.svc.url, SVC_API_KEY: h.svc.key };
+      expect((await cli(['runs', '--status', 'waiting'], env)).stdout).toMatch(new RegExp(`^${runId}\\twaiting\\tasker`, 'm'));
       const listed = await cli(['approvals'], env);
       expect(listed.stdout).toContain(`${event.approvalId}\tpending\t${runId}\tfs_write`);
       const denied = await cli(['approve', String(event.approvalId), '--deny', '--message', 'use the other file', '--json'], env);
