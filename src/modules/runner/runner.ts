@@ -159,7 +159,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       return inWorker ? inWorker(spec) : processCommands.run(spec, session);
     },
   };
-  const approvals = createApprovals({ conductor });
+  const approvals = createApprovals({ conductor, sessions });
   const toolkit = createToolkit({ vfs, pools, conductor, memory, commands, approvals });
   const registry = deps.metrics ?? createMetrics();
   const metrics = createRunnerMetrics(registry, function* () {

@@ -4,7 +4,7 @@ import type { RunCallbacksClient } from '../../../contracts/run-callbacks.client
 import { runEvent } from '../../../contracts/run-event.ts';
 import { describeError } from '../../../shared/errors.ts';
 import { createLogger } from '../../../shared/log.ts';
-import type { SessionRecord } from '../sessions/sessions.store.ts';
+import type { SessionRecord, SessionStore } from '../sessions/sessions.store.ts';
 
 /**
  * The runner's side of approvals (contracts/approvals.ts): a toolkit call under an `ask` policy asks the conductor to
@@ -32,17 +32,31 @@ interface Held {
 
 /** After `expiresAt`, how long the runner still waits for the conductor's expiry before it ends the wait itself. */
 const GRACE_MS = 60_000;
+/** How long a decision that came before its call waits for it. */
+const EARLY_MS = 120_000;
 const log = createLogger('runner:approvals');
 
-export function createApprovals(deps: { conductor: RunCallbacksClient | undefined }): Approvals {
+export function createApprovals(deps: { conductor: RunCallbacksClient | undefined; sessions: Pick<SessionStore, 'find'> }): Approvals {
   const waiting = new Map<string, Held>();
+  /**
+   * Decisions that arrived before their call began to wait: the row exists (and is listed) a moment before the call
+   * that asked for it registers here, so a quick decision may win that race. Kept briefly, for a session with a run.
+   */
+  const early = new Map<string, { tenant: string; sessionId: string; decision: HeldDecision; at: number }>();
 
   return {
     held: () => waiting.size,
     deliver(tenant, sessionId, approvalId, decision) {
       const held = waiting.get(approvalId);
-      if (!held || held.tenant !== tenant || held.sessionId !== sessionId) return false;
-      held.resolve(decision);
+      if (held && held.tenant === tenant && held.sessionId === sessionId) {
+        held.resolve(decision);
+        return true;
+      }
+      if (held || deps.sessions.find(tenant, sessionId)?.status !== 'running') return false;
+      const now = Date.now();
+      for (const [id, e] of early) if (now - e.at > EARLY_MS) early.delete(id);
+      if (early.size >= 1000) return false;
+      early.set(approvalId, { tenant, sessionId, decision, at: now });
       return true;
     },
     async ask(session, toolName, input, signal) {
@@ -70,7 +84,10 @@ export function createApprovals(deps: { conductor: RunCallbacksClient | undefine
         const onAbort = () => done({ decision: 'deny', reason: 'cancelled' });
         signal.addEventListener('abort', onAbort, { once: true });
         waiting.set(approvalId, { tenant: session.tenant, sessionId: session.id, resolve: done });
+        const first = early.get(approvalId);
+        early.delete(approvalId);
         if (signal.aborted) onAbort();
+        else if (first && first.tenant === session.tenant && first.sessionId === session.id) done(first.decision);
       });
       if (signal.aborted) return { approved: false, reason: 'the run ended while it waited for approval' };
       const edited = decision.decision === 'approve' && decision.input !== undefined;
