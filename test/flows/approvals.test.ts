@@ -94,6 +94,10 @@ describe('tool permissions and approvals', () => {
     const { event, rest } = await until(runId, 'approval_required');
     expect(event).toMatchObject({ toolName: 'fs_write', input: { path: '/work/note.txt', content: 'original' }, approvalId: expect.stringMatching(/^apr_/), expiresAt: expect.any(String) });
     expect(event.toolCallId).toEqual(expect.any(String));
+    // SVC_APPROVAL_TIMEOUT_S is 24 h, but a call held on its runner waits at most 55 minutes, and expiresAt says so
+    const left = Date.parse(String(event.expiresAt)) - Date.now();
+    expect(left).toBeLessThanOrEqual(3300_000);
+    expect(left).toBeGreaterThan(3000_000);
     const approvalId = event.approvalId as string;
 
     // the row was there before the event; the run shows as waiting wherever runs are listed
