@@ -1,5 +1,5 @@
 /**
- * Benchmark: noisy neighbours (issue 37). Tenant A's agent runs a fork bomb, a memory hog, four CPU spinners and a
+ * Benchmark: noisy neighbours. Tenant A's agent runs a fork bomb, a memory hog, four CPU spinners and a
  * disk filler through `run_command`, over and over, while tenant B runs ordinary runs; it prints B's success rate and
  * B's dispatch latency (POST /api/runs → first SSE event) p50/p99 under that load beside its quiet p50/p99 measured in
  * the same run just before, and the runner's RSS. What holds A back is the runner's sandbox limits, with tenant A's
@@ -58,7 +58,7 @@ const HOSTILE: Array<[string, string]> = values.safe
       ['cpu spinner 2', 'yes > /dev/null'],
       ['cpu spinner 3', 'yes > /dev/null'],
       ['cpu spinner 4', 'yes > /dev/null'],
-      ['disk filler', 'dd if=/dev/zero of=fill bs=1M count=8192 2>&1; rm -f fill'],
+      ['disk filler', 'dd if=/dev/zero of=fill bs=1M count=8192 2>&1; s=$?; rm -f fill; exit $s'],
     ];
 
 const dirs: string[] = [];
@@ -148,9 +148,9 @@ async function runOnce(url: string, key: string, profile: string, prompt: string
         const data = frame.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
         if (!data) continue;
         if (Number.isNaN(firstMs)) firstMs = performance.now() - t0;
-        const event = JSON.parse(data) as { type: string; limit?: string; isError?: boolean };
+        const event = JSON.parse(data) as { type: string; limit?: { limit: string }; isError?: boolean };
         last = event.type;
-        if (event.type === 'limit_exceeded' && event.limit) limits.push(event.limit);
+        if (event.type === 'limit_exceeded' && event.limit) limits.push(event.limit.limit);
         if (event.type === 'tool_result') tool = event.isError ? 'tool error' : 'tool ok';
       }
     }

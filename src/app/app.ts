@@ -8,7 +8,7 @@ import { migrate, assertUnprivilegedRole, type Database } from '../db/index.ts';
 import { openDatabaseOf } from './database.ts';
 import { createLogger } from '../shared/log.ts';
 import { resolveSecret } from '../shared/secret-files.ts';
-import { drainUnreadBody, useJsonErrors } from '../shared/http.ts';
+import { drainUnreadBody, strictJsonBodies, useJsonErrors } from '../shared/http.ts';
 import { createMetrics, type Metrics } from '../shared/metrics.ts';
 import type { ReadyReport } from '../shared/readiness.ts';
 import { httpMetrics } from './http-metrics.ts';
@@ -88,6 +88,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
   const apiLimit = bodyLimit({ maxSize: config.bodyLimitBytes, onError: tooLarge(config.bodyLimitBytes, false) });
   const apiUploadLimit = bodyLimit({ maxSize: config.uploadLimitBytes, onError: tooLarge(config.uploadLimitBytes, false) });
   app.use('/api/*', (c, next) => (c.req.path === '/api/skills/import' ? apiUploadLimit(c, next) : apiLimit(c, next)));
+  app.use('/api/*', strictJsonBodies());
   const uploadLimit = bodyLimit({ maxSize: config.uploadLimitBytes, onError: tooLarge(config.uploadLimitBytes, true) });
   const jsonLimit = bodyLimit({ maxSize: config.bodyLimitBytes, onError: tooLarge(config.bodyLimitBytes, true) });
   app.use('/v1/*', (c, next) => (/^\/v1\/(files|skills)(\/|$)/.test(c.req.path) ? uploadLimit(c, next) : jsonLimit(c, next)));

@@ -1,6 +1,7 @@
 import { defineCommand } from 'citty';
 import { globalArgs } from './args.ts';
 import { openSession } from './client/session.ts';
+import { agentKeyId } from './client/names.ts';
 
 interface AgentKey {
   id: string;
@@ -31,7 +32,7 @@ export default defineCommand({
     }),
     create: defineCommand({
       meta: { name: 'create', description: 'Create an agent key (the token is shown once)' },
-      args: { ...globalArgs, ...profileArg, label: { type: 'string', description: 'Label', required: true }, 'expires-at': { type: 'string', description: 'ISO 8601 expiry' } },
+      args: { ...globalArgs, ...profileArg, label: { type: 'string', description: 'what the key is for, shown in lists, e.g. website', required: true }, 'expires-at': { type: 'string', description: 'ISO 8601 expiry' } },
       async run({ args }) {
         const { out, api } = openSession(args, { needKey: true });
         const { data } = await api.request<AgentKey>('POST', keysOf(args.profile), { body: { label: args.label, ...(args['expires-at'] ? { expiresAt: args['expires-at'] } : {}) } });
@@ -42,12 +43,13 @@ export default defineCommand({
     }),
     revoke: defineCommand({
       meta: { name: 'revoke', description: 'Revoke an agent key at once' },
-      args: { ...globalArgs, ...profileArg, id: { type: 'positional', description: 'Key id', required: true } },
+      args: { ...globalArgs, ...profileArg, id: { type: 'positional', description: 'the key: its id, or its label', required: true } },
       async run({ args }) {
         const { out, api } = openSession(args, { needKey: true });
-        await api.request('DELETE', `${keysOf(args.profile)}/${encodeURIComponent(args.id)}`);
-        if (out.json) return out.data({ id: args.id, revoked: true });
-        out.text(`revoked ${args.id}`);
+        const id = await agentKeyId(api, args.profile, args.id);
+        await api.request('DELETE', `${keysOf(args.profile)}/${encodeURIComponent(id)}`);
+        if (out.json) return out.data({ id, revoked: true });
+        out.text(`revoked ${id}`);
       },
     }),
   },

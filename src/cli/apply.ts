@@ -38,5 +38,6 @@ export default defineCommand({
       if (!out.json) out.text(stepLine(step, dryRun));
     }
     if (out.json) out.data({ dryRun, resources: steps.map((s) => ({ kind: s.doc.kind.kind, name: s.doc.name, action: s.action, changes: s.changes })) });
+    else if (steps.length && steps.every((s) => s.action === 'unchanged')) out.log.info('nothing to change: the server already matches the files');
   },
 });

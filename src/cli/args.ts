@@ -6,6 +6,7 @@ export const globalArgs = {
   json: { type: 'boolean', description: 'print JSON instead of plain text' },
   context: { type: 'string', description: 'the context to use (default: SVC_CONTEXT, then the current context, then "default")', valueHint: 'name' },
   'api-url': { type: 'string', description: 'the API URL (overrides SVC_API_URL and the context)', valueHint: 'url' },
+  debug: { type: 'boolean', description: 'on an unexpected error, print its stack trace too (or SVC_DEBUG=1)' },
 } as const;
 
 export const yesArg = {

@@ -3,6 +3,7 @@ import { globalArgs, limitArg } from './args.ts';
 import { printList, readLimit } from './client/list.ts';
 import type { Output } from './client/output.ts';
 import { openSession } from './client/session.ts';
+import { automationId } from './client/names.ts';
 
 /** `svc automations list|create|start|stop|run|firings|memory`: /api/automations from the command line. */
 interface AutomationRecord {
@@ -24,7 +25,7 @@ interface FiringRecord {
   error: string | null;
 }
 
-const idArg = { id: { type: 'positional', description: 'automation id', required: true } } as const;
+const idArg = { id: { type: 'positional', description: 'the automation: its name or id', required: true } } as const;
 const enc = encodeURIComponent;
 
 function printAutomation(out: Output, a: AutomationRecord): void {
@@ -58,7 +59,7 @@ const transition = (name: 'start' | 'stop', description: string) =>
     args: { ...globalArgs, ...idArg },
     async run({ args }) {
       const { out, api } = openSession(args, { needKey: true });
-      printAutomation(out, (await api.request<AutomationRecord>('POST', `/api/automations/${enc(args.id)}/${name}`)).data);
+      printAutomation(out, (await api.request<AutomationRecord>('POST', `/api/automations/${enc(await automationId(api, args.id))}/${name}`)).data);
     },
   });
 
@@ -105,15 +106,15 @@ export default defineCommand({
       args: { ...globalArgs, ...idArg },
       async run({ args }) {
         const { out, api } = openSession(args, { needKey: true });
-        printFiring(out, (await api.request<FiringRecord>('POST', `/api/automations/${enc(args.id)}/run`)).data);
+        printFiring(out, (await api.request<FiringRecord>('POST', `/api/automations/${enc(await automationId(api, args.id))}/run`)).data);
       },
     }),
     firings: defineCommand({
       meta: { name: 'firings', description: 'List firings, newest first' },
-      args: { ...globalArgs, ...limitArg, id: { type: 'positional', description: 'only this automation', required: false }, outcome: { type: 'string', description: 'ok, failed or skipped' } },
+      args: { ...globalArgs, ...limitArg, id: { type: 'positional', description: 'only this automation (its name or id)', required: false }, outcome: { type: 'string', description: 'ok, failed or skipped' } },
       async run({ args }) {
         const { out, api } = openSession(args, { needKey: true });
-        const q = [`limit=${readLimit(args.limit)}`, ...(args.id ? [`automation=${enc(args.id)}`] : []), ...(args.outcome ? [`outcome=${enc(args.outcome)}`] : [])].join('&');
+        const q = [`limit=${readLimit(args.limit)}`, ...(args.id ? [`automation=${enc(await automationId(api, args.id))}`] : []), ...(args.outcome ? [`outcome=${enc(args.outcome)}`] : [])].join('&');
         const items = await api.get<FiringRecord[]>(`/api/automations/firings?${q}`);
         printList(out, items, (f) => [f.id, f.automationId, f.scheduledFor, f.outcome ?? 'running', f.runId ?? '-', f.error ?? ''], ['id', 'automation', 'scheduled for', 'outcome', 'run', 'error']);
       },
@@ -123,7 +124,7 @@ export default defineCommand({
       args: { ...globalArgs, ...idArg, set: { type: 'string', description: 'the new note' } },
       async run({ args }) {
         const { out, api } = openSession(args, { needKey: true });
-        const path = `/api/automations/${enc(args.id)}/memory`;
+        const path = `/api/automations/${enc(await automationId(api, args.id))}/memory`;
         const note = args.set !== undefined ? (await api.request<{ body: string; updatedAt?: string }>('PUT', path, { body: { body: args.set } })).data : await api.get<{ body: string; updatedAt?: string }>(path);
         if (out.json) return out.data(note);
         out.fields([['updatedAt', note.updatedAt ?? null], ['body', note.body]]);

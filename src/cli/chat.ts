@@ -13,26 +13,42 @@ export default defineCommand({
   meta: { name: 'chat', description: 'Chat with a published agent' },
   args: {
     ...globalArgs,
-    slug: { type: 'positional', description: 'Published agent slug', required: true },
+    slug: { type: 'positional', description: "the published agent's slug (or its profile's name, with an API key)", required: true },
     message: { type: 'positional', description: 'One message (omit for a REPL)', required: false },
     key: { type: 'string', description: 'Agent key (pk_…); default SVC_AGENT_KEY' },
     gateway: { type: 'string', description: 'Gateway base URL (default: the API URL)' },
   },
   async run({ args }) {
-    const { out, api } = openSession(args, { allowAbsent: true });
+    const { out, api, ctx } = openSession(args, { allowAbsent: true });
     const key = args.key ?? process.env.SVC_AGENT_KEY;
     const base = (args.gateway ?? api.baseUrl).replace(/\/+$/, '');
+    let slug = args.slug;
     let conversationId: string | undefined;
 
+    /** A profile's name where a slug was expected: with an API key, the slug it is published under. */
+    const slugOfProfile = async (): Promise<string | undefined> => {
+      if (!ctx.apiKey || slug !== args.slug) return undefined;
+      const published = await api.get<{ slug: string }>(`/api/profiles/${encodeURIComponent(args.slug)}/published`).catch(() => undefined);
+      return published?.slug !== args.slug ? published?.slug : undefined;
+    };
+
     const turn = async (message: string): Promise<void> => {
-      const res = await fetch(`${base}/chat/${encodeURIComponent(args.slug)}`, {
+      const res = await fetch(`${base}/chat/${encodeURIComponent(slug)}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(key ? { authorization: `Bearer ${key}` } : {}) },
         body: JSON.stringify(conversationId ? { message, conversationId } : { message }),
       });
+      if (res.status === 404) {
+        const other = await slugOfProfile();
+        if (other) {
+          await res.body?.cancel();
+          slug = other;
+          return turn(message);
+        }
+      }
       if (!res.ok || !res.body) {
         const err = (await res.json().catch(() => ({}))) as { error?: string; message?: string };
-        const message = `chat ${args.slug}: ${res.status} ${err.message ?? err.error ?? res.statusText}`;
+        const message = `chat ${slug}: ${res.status} ${err.message ?? err.error ?? res.statusText}`;
         throw res.status === 401 ? authError(message, 'pass an agent key of this agent with --key pk_… (or SVC_AGENT_KEY)') : failure(message);
       }
       let buf = '';
@@ -57,14 +73,25 @@ export default defineCommand({
           if (event === 'conversation') conversationId = d.conversationId;
         }
       }
-      if (!ok) throw failure(`chat ${args.slug}: the reply failed`);
+      if (!ok) throw failure(`chat ${slug}: the reply failed`);
     };
 
     if (args.message) return void (await turn(args.message));
-    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: process.stdin.isTTY });
-    for await (const line of rl) {
-      // in the REPL a failed turn is reported and the conversation goes on
-      if (line.trim()) await turn(line.trim()).catch((err: Error) => out.log.error(err.message));
+    // a person at a terminal gets a prompt and is told how to leave; piped input stays quiet (scripts)
+    const person = process.stdin.isTTY === true;
+    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: person });
+    if (person) {
+      process.stderr.write(`Chatting with ${args.slug}. Type a message and press Enter; Ctrl-D or /exit leaves.\n`);
+      rl.setPrompt('you> ');
+      rl.prompt();
     }
+    for await (const line of rl) {
+      const text = line.trim();
+      if (text === '/exit' || text === '/quit') break;
+      // in the REPL a failed turn is reported and the conversation goes on
+      if (text) await turn(text).catch((err: Error) => out.log.error(err.message));
+      if (person) rl.prompt();
+    }
+    rl.close();
   },
 });

@@ -5,7 +5,7 @@ import { loadConfig, ConfigError } from '../config/config.ts';
 import { openDatabaseOf } from '../app/database.ts';
 import { portlessModeOf, startPortless } from '../app/portless.ts';
 import type { Database } from '../db/index.ts';
-import { describeError } from '../shared/errors.ts';
+import { describeError, SetupError } from '../shared/errors.ts';
 import { limitHeap } from '../shared/heap.ts';
 import { configureLogging, createLogger } from '../shared/log.ts';
 import { RUNNING_FROM } from '../shared/package-root.ts';
@@ -64,8 +64,9 @@ export default defineCommand({
     try {
       server = await startServer(config, { database });
     } catch (err) {
-      if (err instanceof PrivilegedRoleError) {
-        process.stderr.write(`svc: ${err.message}\n`);
+      const setup = setupProblem(err);
+      if (err instanceof PrivilegedRoleError || setup) {
+        process.stderr.write(`svc: ${(setup ?? (err as Error)).message}\n`);
         process.exit(2);
       }
       // Another svc (or anything) on the port is a setup problem with one fix, not a crash: say which port, no stack.
@@ -112,6 +113,12 @@ export default defineCommand({
     process.once('SIGHUP', () => shutdown('SIGHUP'));
   },
 });
+
+/** A setup problem the operator fixes (shared/errors.ts SetupError), itself or as the cause of the boot's failure. */
+function setupProblem(err: unknown): SetupError | undefined {
+  for (let e = err; e instanceof Error; e = e.cause) if (e instanceof SetupError) return e;
+  return undefined;
+}
 
 /**
  * The lines under the listening line: the dashboard and the API reference when this process serves them, and where

@@ -7,6 +7,7 @@ import { failure, usageError, whenInterrupted } from './client/exit.ts';
 import { NetworkError, type Api } from './client/http.ts';
 import { printList, readLimit } from './client/list.ts';
 import type { Output } from './client/output.ts';
+import { workflowDefinitionId, workflowRunId } from './client/names.ts';
 import { openSession } from './client/session.ts';
 
 /**
@@ -40,7 +41,7 @@ interface PlanEvent {
 
 const enc = encodeURIComponent;
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
-const idArg = { id: { type: 'positional', description: 'workflow run id', required: true } } as const;
+const idArg = { id: { type: 'positional', description: 'the workflow run: its id, or its name (the newest run of that name)', required: true } } as const;
 
 function printRun(out: Output, w: WorkflowRecord): void {
   if (out.json) return out.data(w);
@@ -82,16 +83,24 @@ export default defineCommand({
   meta: { name: 'workflows', description: 'DAGs of agent steps' },
   subCommands: {
     run: defineCommand({
-      meta: { name: 'run', description: 'Start a workflow from a JSON file ({name?, nodes | definitionId, input?}) and stream its plan' },
-      args: { ...globalArgs, file: { type: 'string', alias: 'f', description: 'the workflow run body (JSON)', required: true, valueHint: 'file.json' } },
+      meta: { name: 'run', description: 'Start a workflow from a JSON file ({name?, nodes | definitionId, input?}) or a saved definition, and stream its plan' },
+      args: {
+        ...globalArgs,
+        file: { type: 'string', alias: 'f', description: 'the workflow run body (JSON)', valueHint: 'file.json' },
+        definition: { type: 'string', description: 'a saved workflow definition, by name or id (instead of -f)', valueHint: 'name' },
+      },
       async run({ args }) {
+        if (!args.file === !args.definition) throw usageError('one of -f <file.json> or --definition <name> is required');
         let body: unknown;
-        try {
-          body = JSON.parse(await readFile(String(args.file), 'utf8'));
-        } catch (err) {
-          throw usageError(`-f ${args.file}: ${err instanceof Error ? err.message : String(err)}`);
+        if (args.file) {
+          try {
+            body = JSON.parse(await readFile(String(args.file), 'utf8'));
+          } catch (err) {
+            throw usageError(`-f ${args.file}: ${err instanceof Error ? err.message : String(err)}`);
+          }
         }
         const { out, api } = openSession(args, { needKey: true });
+        if (args.definition) body = { definitionId: await workflowDefinitionId(api, args.definition) };
         const { data } = await api.request<{ workflowRun: WorkflowRecord }>('POST', '/api/workflows/runs', { body: { ...(body as object), autoStart: false } });
         const id = data.workflowRun.id;
         const abort = new AbortController();
@@ -145,7 +154,7 @@ export default defineCommand({
       args: { ...globalArgs, ...idArg },
       async run({ args }) {
         const { out, api } = openSession(args, { needKey: true });
-        printRun(out, (await api.get<{ workflowRun: WorkflowRecord }>(`/api/workflows/runs/${enc(args.id)}`)).workflowRun);
+        printRun(out, (await api.get<{ workflowRun: WorkflowRecord }>(`/api/workflows/runs/${enc(await workflowRunId(api, args.id))}`)).workflowRun);
       },
     }),
     cancel: defineCommand({
@@ -153,7 +162,7 @@ export default defineCommand({
       args: { ...globalArgs, ...idArg },
       async run({ args }) {
         const { out, api } = openSession(args, { needKey: true });
-        printRun(out, (await api.request<{ workflowRun: WorkflowRecord }>('POST', `/api/workflows/runs/${enc(args.id)}/cancel`)).data.workflowRun);
+        printRun(out, (await api.request<{ workflowRun: WorkflowRecord }>('POST', `/api/workflows/runs/${enc(await workflowRunId(api, args.id))}/cancel`)).data.workflowRun);
       },
     }),
   },

@@ -1,3 +1,5 @@
+import type { LimitExceeded } from './sandbox-limits.ts';
+
 /**
  * RunEvent: the normalized event every runtime emits, the worker streams as NDJSON, the runner forwards and the
  * conductor stores and serves over SSE. Every stream of them ends with exactly one `result` or `error`.
@@ -15,6 +17,7 @@ export type RunEventType =
   | 'capability_decision'
   | 'capability_context_savings'
   | 'capability_span'
+  | 'limit_exceeded'
   | 'approval_required'
   | 'approval_decided'
   | 'result'
@@ -87,6 +90,12 @@ export interface RunEvent {
   partId?: string;
   /** The payload of a `capability_decision`, `capability_context_savings` or `capability_span` event. */
   capability?: CapabilityDecision | CapabilityContextSavings | CapabilitySpan;
+  /**
+   * A `limit_exceeded` event: a sandbox limit tripped (contracts/sandbox-limits.ts) in a command, a stdio MCP server,
+   * an environment setup command or the session's sandbox worker; `message` says it (`memory limit 512 MiB reached:
+   * killed`). The run goes on (the tool's result is an error naming the limit) unless the worker itself was killed.
+   */
+  limit?: LimitExceeded;
   /**
    * `approval_required` (a tool under an `ask` policy waits for a person; its row is stored before the event) and
    * `approval_decided` carry the approval's id; `expiresAt` when it stops waiting; the decision (`approve` or `deny`),

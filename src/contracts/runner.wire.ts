@@ -4,7 +4,7 @@ import { McpServerSpec, ModelOverride, ProfileMcpServerSpec, RUNTIMES, SkillPayl
 import { PROFILE_NETWORK } from './toolkit.ts';
 import { PERMISSIONS } from './permissions.ts';
 import { MemoryMounts } from './memory.ts';
-import { SandboxLimitsOverrideSchema } from './sandbox-limits.ts';
+import { SandboxLimitsOverrideSchema, type LimitsReport } from './sandbox-limits.ts';
 import type { SessionStatus } from './runner.ts';
 
 /**
@@ -157,6 +157,8 @@ export interface RunnerInfo {
   mcpBaseUrl: string;
   /** Absent on runners older than the sandbox. */
   sandbox?: RunnerSandbox;
+  /** Which sandbox limits this runner enforces and how (`memoryMiB: "cgroup-v1"`…); absent on runners older than them. */
+  limits?: LimitsReport;
 }
 
 export type RuntimeSlotMode = 'sidecar' | 'stub' | 'unknown';

@@ -24,6 +24,17 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * A problem with how svc was set up that the operator fixes (a folder the database user cannot reach): `svc` prints
+ * its message alone and exits 2, without a stack trace.
+ */
+export class SetupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SetupError';
+  }
+}
+
 export const badRequest = (message: string, code?: string) => new AppError(400, message, { code });
 export const unauthorized = (message = 'unauthorized') => new AppError(401, message);
 export const forbidden = (message = 'forbidden') => new AppError(403, message);

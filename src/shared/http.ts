@@ -3,6 +3,7 @@ import type { Context, Hono, MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { AppError, badRequest, describeError } from './errors.ts';
 import { createLogger } from './log.ts';
+import { checkFields, describeUnknown } from './strict-body.ts';
 
 /**
  * HTTP helpers shared by every surface: reading a validated JSON body, naming the offending field in 400s, and the
@@ -70,7 +71,13 @@ function shortJson(value: unknown): string {
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
-export function parseWith<S extends v.GenericSchema>(schema: S, value: unknown): v.InferOutput<S> {
+/**
+ * Validates `value` with `schema`; its read-only fields (strict-body.ts `readOnly`) are dropped first. With `strict`,
+ * a field the schema does not know is a 400 naming it (and the nearest known one) instead of being dropped.
+ */
+export function parseWith<S extends v.GenericSchema>(schema: S, value: unknown, opts: { strict?: boolean } = {}): v.InferOutput<S> {
+  const unknown = checkFields(schema, value, opts.strict ?? false);
+  if (unknown.length) throw badRequest(describeUnknown(unknown));
   const result = v.safeParse(schema, value);
   if (!result.success) throw badRequest(describeIssues(result.issues, schema));
   return result.output;
@@ -119,13 +126,37 @@ export function parseJsonBody(text: string, maxDepth = JSON_MAX_DEPTH): unknown 
   return body;
 }
 
-/** Reads the request body as JSON and validates it; malformed JSON and schema violations are 400s naming the problem. */
+/** The context variable strictJsonBodies sets (a variable, not the Request: body limits replace the Request). */
+const STRICT = 'svc.strictJsonBody';
+
+/**
+ * Makes the JSON bodies of the requests it sees strict (parseWith): mounted once on `/api/*` by the composition root,
+ * so every /api route that reads its body with readJson or readJsonWith refuses unknown fields, new routes included.
+ * The /v1 agents API, the chat gateway and the calls between roles stay lenient: the `openai` SDK and other versions
+ * of svc send fields a route may not know.
+ */
+export function strictJsonBodies(): MiddlewareHandler {
+  return async (c, next) => {
+    c.set(STRICT, true);
+    await next();
+  };
+}
+
+/** Whether this request's JSON body must not carry unknown fields (strictJsonBodies). */
+export const isStrictBody = (c: Context): boolean => c.get(STRICT) === true;
+
+/** Validates an already parsed body the way readJson does (strict on /api): for routes that read the text themselves. */
+export function readJsonWith<S extends v.GenericSchema>(c: Context, schema: S, body: unknown): v.InferOutput<S> {
+  return parseWith(schema, body, { strict: isStrictBody(c) });
+}
+
+/** Reads the request body as JSON and validates it; malformed JSON, unknown fields (on /api) and schema violations are 400s naming the problem. */
 export async function readJson<S extends v.GenericSchema>(c: Context, schema: S, opts: { maxDepth?: number } = {}): Promise<v.InferOutput<S>> {
   const text = await c.req.text();
   if (text.trim() === '') throw badRequest('body: a JSON object is required');
   const body = parseJsonBody(text, opts.maxDepth);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('body: expected a JSON object');
-  return parseWith(schema, body);
+  return readJsonWith(c, schema, body);
 }
 
 /** Reads a form body (urlencoded or multipart); a body its content type does not describe is a 400, not a 500. */

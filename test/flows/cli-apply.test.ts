@@ -48,6 +48,7 @@ describe('svc apply -f', () => {
     const r = await cli(['apply', '-f', folder], env);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(['profile/researcher unchanged', 'pool/research-team unchanged', 'automation/nightly-digest unchanged', ''].join('\n'));
+    expect(r.stderr).toContain('nothing to change: the server already matches the files');
   });
 
   it('reports exactly the field an edited file changed, and changes it', async () => {
@@ -95,6 +96,18 @@ describe('svc apply -f', () => {
     const r = await cli(['apply', '-f', bad], env);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/request failed \(400\): runtime: /);
+  });
+
+  it('refuses a field the server does not know, naming the one meant, instead of reporting it updated on every run', async () => {
+    const file = join(tempDir('svc-apply-typo-'), 'p.yaml');
+    writeFileSync(file, 'kind: profile\nname: typo\nruntime: general\nmodel: demo:echo\ninstructions: Be brief.\n');
+    const r = await cli(['apply', '-f', file], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('instructions: unknown field (did you mean systemPrompt?)');
+    writeFileSync(file, 'kind: profile\nname: typo\nruntime: general\nmodel: demo:echo\nsystemPrompt: Be brief.\n');
+    expect((await cli(['apply', '-f', file], env)).stdout).toBe('profile/typo created\n');
+    expect((await cli(['apply', '-f', file], env)).stdout).toBe('profile/typo unchanged\n');
+    expect((await cli(['delete', '-f', file], env)).code).toBe(0);
   });
 });
 

@@ -24,11 +24,17 @@ describe('svc automations', () => {
     expect(listed.stdout).toContain(`${created.id}\tnightly\tdemo\t0 2 * * *\tEurope/Paris\tactive\t`);
     expect((await cli(['automations', 'stop', created.id, '--json'], env)).json()).toMatchObject({ status: 'stopped', nextRunAt: null });
     expect((await cli(['automations', 'start', created.id, '--json'], env)).json()).toMatchObject({ status: 'active', nextRunAt: created.nextRunAt });
+    // by its name, as a person types it
+    expect((await cli(['automations', 'stop', 'nightly', '--json'], env)).json()).toMatchObject({ id: created.id, status: 'stopped' });
+    expect((await cli(['automations', 'start', 'nightly', '--json'], env)).json()).toMatchObject({ id: created.id, status: 'active' });
+    const nameless = await cli(['automations', 'run', 'nobody'], env);
+    expect(nameless.code).toBe(4);
+    expect(nameless.stderr).toContain('no automation named nobody');
     const firing = (await cli(['automations', 'run', created.id, '--json'], env)).json();
     expect(firing).toMatchObject({ automationId: created.id, runId: expect.stringMatching(/^run_/) });
     await vi.waitFor(async () => expect((await cli(['automations', 'firings', created.id, '--json'], env)).json()).toMatchObject([{ id: firing.id, outcome: 'ok' }]), { timeout: 15_000, interval: 200 });
     expect((await cli(['automations', 'memory', created.id, '--set', 'remember me', '--json'], env)).json()).toMatchObject({ body: 'remember me' });
-    expect((await cli(['automations', 'memory', created.id], env)).stdout).toContain('remember me');
+    expect((await cli(['automations', 'memory', 'nightly'], env)).stdout).toContain('remember me');
   });
 
   it('reports a bad cron as the server says it', async () => {

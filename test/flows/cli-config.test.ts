@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSvc, type TestSvc } from '../support/svc.ts';
 import { cli, modeOf, readConfig, tempDir } from '../support/cli.ts';
+import { listen } from '../support/listen.ts';
 
 /** The client's config file and context rules (seed 001, "Command-line client"), through the real binary. */
 const KEY = 'ao_test_bootstrapbootstrapbootstrap01';
@@ -87,15 +88,15 @@ describe('svc client config', () => {
     const keyOnly = await cli(['context', 'show', '--json'], { SVC_CONFIG_DIR: dir, SVC_API_KEY: KEY });
     expect(keyOnly.json()).toEqual({
       name: 'default',
-      apiUrl: 'https://api.svc.dev',
+      apiUrl: 'http://127.0.0.1:8080',
       gatewayUrl: null,
-      dashboardUrl: 'https://app.svc.dev',
+      dashboardUrl: 'http://127.0.0.1:8080',
       apiKey: 'ao_test_boot…ap01',
       defaults: ['apiUrl', 'dashboardUrl'],
     });
     const plain = await cli(['context', 'show'], { SVC_CONFIG_DIR: dir, SVC_API_KEY: KEY });
-    expect(plain.stdout).toContain('apiUrl: https://api.svc.dev (default)\n');
-    expect(plain.stdout).toContain('dashboardUrl: https://app.svc.dev (default)\n');
+    expect(plain.stdout).toContain('apiUrl: http://127.0.0.1:8080 (default)\n');
+    expect(plain.stdout).toContain('dashboardUrl: http://127.0.0.1:8080 (default)\n');
 
     writeConfig(dir, { currentContext: 'default', contexts: { default: { apiUrl: 'http://stored.example:1', apiKey: 'ao_test_storedstoredstoredstored' } } });
     const overridden = await cli(['context', 'show', '--json'], {
@@ -149,10 +150,36 @@ describe('svc client config', () => {
     const dir = tempDir();
     expect((await cli(['context', 'list', '--bogus'], { SVC_CONFIG_DIR: dir })).code).toBe(2);
     expect((await cli(['no-such-command'], { SVC_CONFIG_DIR: dir })).code).toBe(2);
+    // the one meant, not the whole help
+    const typo = await cli(['profilez'], { SVC_CONFIG_DIR: dir });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('unknown command "profilez" (did you mean profiles?)');
+    expect(typo.stderr).not.toContain('COMMANDS');
+    expect((await cli(['automations', 'lsit'], { SVC_CONFIG_DIR: dir })).stderr).toContain('unknown command "lsit" (did you mean list?)');
+    const flag = await cli(['context', 'list', '--jsn'], { SVC_CONFIG_DIR: dir });
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain('unknown option --jsn (did you mean --json?)');
+    expect(flag.stderr).toContain('`svc context list --help` lists its options');
     writeFileSync(join(dir, 'config.json'), '{ not json', { mode: 0o600 });
     const corrupt = await cli(['context', 'list'], { SVC_CONFIG_DIR: dir });
     expect(corrupt.code).toBe(1);
     expect(corrupt.stderr).toContain(join(dir, 'config.json'));
     expect(existsSync(join(dir, 'config.json'))).toBe(true);
+  });
+
+  it('says what went wrong without a stack trace, and shows the stack with --debug', async () => {
+    const notSvc = await listen(() => new Response('<html>a web server</html>', { headers: { 'content-type': 'text/html' } }));
+    try {
+      const env = { SVC_CONFIG_DIR: tempDir(), SVC_API_URL: notSvc.url, SVC_API_KEY: KEY };
+      const plain = await cli(['whoami'], env);
+      expect(plain.code).toBe(1);
+      expect(plain.stderr).toContain(`${notSvc.url}/api/whoami answered 200 with something that is not JSON`);
+      expect(plain.stderr).not.toMatch(/^\s+at /m);
+      const debug = await cli(['whoami', '--debug'], env);
+      expect(debug.code).toBe(1);
+      expect(debug.stderr).toMatch(/^\s+at /m);
+    } finally {
+      await notSvc.close();
+    }
   });
 });

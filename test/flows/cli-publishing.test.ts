@@ -19,9 +19,15 @@ describe('svc publish, agent-keys, chat, unpublish', () => {
   });
 
   it('publishes, mints a key, chats with it, revokes it and unpublishes', async () => {
-    const pub = await cli(['publish', 'cli_bot', '--rate-limit-rpm', '30', '--json'], env);
+    const pub = await cli(['publish', 'cli_bot', '--rate-limit-rpm', '30'], env);
     expect(pub.code, pub.stderr).toBe(0);
-    expect(pub.json()).toMatchObject({ slug: 'cli-bot', rateLimitRpm: 30, visibility: 'private' });
+    expect(pub.stdout).toContain('rate limit (rpm): 30\n');
+    expect(pub.stdout).toContain(`url: ${h.svc.url}/chat/cli-bot (POST, with an agent key: svc agent-keys create cli_bot --label <what for>)`);
+
+    const unlabelled = await cli(['agent-keys', 'create', 'cli_bot'], env);
+    expect(unlabelled.code).toBe(2);
+    expect(unlabelled.stderr).toContain('--label is required (what the key is for, shown in lists, e.g. website)');
+    expect(unlabelled.stderr).toContain('usage: svc agent-keys create [OPTIONS] <PROFILE> --label=<label>');
 
     const created = await cli(['agent-keys', 'create', 'cli_bot', '--label', 'terminal', '--json'], env);
     expect(created.code, created.stderr).toBe(0);
@@ -31,12 +37,15 @@ describe('svc publish, agent-keys, chat, unpublish', () => {
     const said = await cli(['chat', 'cli-bot', 'hello from the terminal', '--key', token], env);
     expect(said.code, said.stderr).toBe(0);
     expect(said.stdout).toBe('FAKE-REPLY: hello from the terminal\n');
+    // the profile's name finds its slug (with the API key of the context)
+    const byName = await cli(['chat', 'cli_bot', 'by name', '--key', token], env);
+    expect(byName.stdout, byName.stderr).toBe('FAKE-REPLY: by name\n');
 
     const listed = await cli(['agent-keys', 'list', 'cli_bot'], env);
     expect(listed.stdout).toContain(id);
     expect(listed.stdout).not.toContain(token);
 
-    expect((await cli(['agent-keys', 'revoke', 'cli_bot', id], env)).code).toBe(0);
+    expect((await cli(['agent-keys', 'revoke', 'cli_bot', 'terminal'], env)).stdout).toBe(`revoked ${id}\n`);
     const refused = await cli(['chat', 'cli-bot', 'still there?', '--key', token], env);
     expect(refused.code).toBe(3);
     expect(refused.stderr).toMatch(/401 agent key revoked/);
@@ -47,7 +56,8 @@ describe('svc publish, agent-keys, chat, unpublish', () => {
 
   it('is a REPL without a message: each line a turn of one conversation, until stdin ends', async () => {
     expect((await h.svc.api('/api/profiles', { method: 'POST', json: { name: 'repl_bot', runtime: 'general', model: 'openai-compatible:gpt-4o' } })).status).toBe(201);
-    expect((await cli(['publish', 'repl_bot'], env)).code).toBe(0);
+    const pub = await cli(['publish', 'repl_bot', '--json'], env);
+    expect(pub.json()).toMatchObject({ slug: 'repl-bot', visibility: 'private', url: `${h.svc.url}/chat/repl-bot` });
     const { token } = (await cli(['agent-keys', 'create', 'repl_bot', '--label', 'repl', '--json'], env)).json<{ token: string }>();
 
     const child = spawn(NODE, [SVC_BIN, 'chat', 'repl-bot'], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env, SVC_AGENT_KEY: token }, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -72,5 +82,27 @@ describe('svc publish, agent-keys, chat, unpublish', () => {
     // one conversation: the second turn's model request carries the first
     const second = modelRequests(h.fake).filter((r) => JSON.stringify(r.body).includes('what was the password?')).at(-1)!;
     expect(JSON.stringify(second.body)).toContain('the password is quince');
+  });
+
+  it('at a terminal, prompts for each message and says how to leave; /exit leaves', async () => {
+    const { token } = (await cli(['agent-keys', 'create', 'repl_bot', '--label', 'tty', '--json'], env)).json<{ token: string }>();
+    // util-linux `script` gives the client a terminal, as a person's shell would
+    const command = [NODE, SVC_BIN, 'chat', 'repl-bot'].map((a) => `'${a}'`).join(' ');
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TERM: 'dumb', ...env, SVC_AGENT_KEY: token }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let screen = '';
+    const waiters = new Set<() => void>();
+    child.stdout.on('data', (d) => ((screen += d), waiters.forEach((w) => w())));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const shows = (pattern: RegExp) =>
+      new Promise<void>((resolve) => {
+        const check = () => pattern.test(screen) && (waiters.delete(check), resolve());
+        waiters.add(check);
+        check();
+      });
+    await shows(/Ctrl-D or \/exit leaves[\s\S]*you> /);
+    child.stdin.write('hi there\r');
+    await shows(/FAKE-REPLY: hi there[\s\S]*you> /);
+    child.stdin.write('/exit\r');
+    expect(await exited, screen).toBe(0);
   });
 });

@@ -2,6 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSvc, type TestSvc } from '../support/svc.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { cli, spawnCli, tempDir } from '../support/cli.ts';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { NODE, SVC_BIN } from '../support/process.ts';
+
+const run = promisify(execFile);
 
 /** `svc run` streaming a real run, and the `profiles`, `sessions`, `runs` lists, against an all-in-one instance. */
 const OWNER = 'ao_test_bootstrapbootstrapbootstrap01';
@@ -75,6 +82,16 @@ describe('svc run and lists', () => {
     expect(p.stderr()).toMatch(new RegExp(`cancelled run ${runId}`));
     const run = await (await svc.api(`/api/runs/${runId}`)).json();
     expect(run.status).toBe('cancelled');
+  });
+
+  it('ends quietly when its reader goes away (`svc run --json | head -1`): no EPIPE, no stack trace', async () => {
+    // the reply streams in deltas 50 ms apart, so `head` has gone when the later lines are written
+    const script = `"$NODE" "$SVC" run fake 'SLOW_DELTAS 6 50' --json 2>"$ERR" | head -1; echo "status \${PIPESTATUS[0]}"`;
+    const err = join(tempDir(), 'stderr');
+    const { stdout } = await run('bash', ['-c', script], { env: { ...process.env, ...env, NODE, SVC: SVC_BIN, ERR: err } });
+    expect(JSON.parse(stdout.split('\n')[0]!)).toMatchObject({ event: 'run' });
+    expect(stdout).toContain('status 0');
+    expect(readFileSync(err, 'utf8')).toBe('');
   });
 
   it('refuses an unknown profile as not found (exit 4) and a missing prompt (exit 2)', async () => {

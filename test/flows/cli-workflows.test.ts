@@ -45,6 +45,19 @@ describe('svc workflows', () => {
     expect(got.nodes.map((n: any) => n.statusLabel)).toEqual(['ok', 'ok']);
     expect((await cli(['workflows', 'get', id], env)).stdout).toMatch(/b\tdemo\tok\ta\trun_/);
     expect((await cli(['workflows', 'cancel', id, '--json'], env)).json()).toMatchObject({ id, statusLabel: 'completed' });
+    // by name: the newest run of that name
+    expect((await cli(['workflows', 'get', 'cli-two', '--json'], env)).json()).toMatchObject({ id, name: 'cli-two' });
+    expect((await cli(['workflows', 'get', 'no-such-run'], env)).code).toBe(4);
+  }, 60_000);
+
+  it('runs a saved workflow definition by its name', async () => {
+    const saved = await svc.api('/api/workflows/definitions', { method: 'POST', json: { name: 'saved-two', nodes: twoSteps.nodes } });
+    expect(saved.status).toBe(201);
+    const r = await cli(['workflows', 'run', '--definition', 'saved-two'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim().split('\n').at(-1)).toBe('workflow: completed');
+    expect((await cli(['workflows', 'run', '--definition', 'nope'], env)).stderr).toContain('no workflow definition named nope');
+    expect((await cli(['workflows', 'run'], env)).code).toBe(2);
   });
 
   it('exits non-zero with the server message for a bad workflow, and 2 for an unreadable file', async () => {

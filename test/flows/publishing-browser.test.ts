@@ -50,8 +50,9 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the public chat page 
     expect((await reply.textContent())!.trim()).toBe('d0 d1 d2');
     expect(await reply.getAttribute('class')).not.toContain('error');
 
+    // Enter sends (Shift+Enter would start a new line)
     await page.fill('#message', 'and a second message');
-    await page.click('button[type=submit]');
+    await page.locator('#message').press('Enter');
     await page.locator('.msg.assistant[data-done=true]').nth(1).waitFor();
     expect(await page.locator('.msg.assistant').nth(1).textContent()).toContain('and a second message');
     const second = h.fake.requests.filter((r) => JSON.stringify(r.body ?? '').includes('and a second message')).at(-1)!;
@@ -61,9 +62,18 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the public chat page 
     await page.screenshot({ path: join(ARTIFACTS, 'publishing-chat-page.png'), fullPage: true });
     expect(offsite).toEqual([]);
 
-    // only public agents have a page
+    expect(await page.inputValue('#message')).toBe('');
+    // a phone's width: the page fits
+    await page.setViewportSize({ width: 375, height: 812 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+
+    // only public agents have a page; a private one's says so, and how to reach the agent
     expect((await h.svc.api('/api/profiles', { method: 'POST', json: { name: 'secret', runtime: 'general', model: 'openai-compatible:gpt-4o' } })).status).toBe(201);
     expect((await h.svc.api('/api/profiles/secret/publish', { method: 'POST', json: {} })).status).toBe(201);
-    expect((await fetch(`${h.svc.url}/chat/secret`)).status).toBe(404);
+    const hidden = await page.goto(`${h.svc.url}/chat/secret`);
+    expect(hidden?.status()).toBe(403);
+    expect(await page.textContent('h1')).toBe('secret is not public');
+    expect(await page.textContent('main')).toContain('visibility private');
+    expect((await fetch(`${h.svc.url}/chat/nobody-here`)).status).toBe(404);
   });
 });

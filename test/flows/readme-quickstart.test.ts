@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { freePort } from '../support/listen.ts';
 
 /**
  * The README, run as a newcomer runs it: in a fresh clone of this repository (its committed files; the installed
@@ -18,7 +19,11 @@ import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
-const PORT = 8080; // the README's address: the blocks are run as written
+/** The README's port. The test serves on a free port instead, so a quick-start server of the person running the
+ * tests may hold 8080; the README's lines are run as written with only that port number changed. */
+const README_PORT = 8080;
+let PORT: number;
+const atPort = (text: string) => text.replaceAll(`127.0.0.1:${README_PORT}`, `127.0.0.1:${PORT}`).replaceAll(`localhost:${README_PORT}`, `localhost:${PORT}`);
 
 /** The fenced code blocks (```lang) of the README section that starts with `heading`, up to the next heading of its level or above. */
 function blocksOf(readme: string, heading: string, lang: string): string[] {
@@ -28,7 +33,7 @@ function blocksOf(readme: string, heading: string, lang: string): string[] {
   const rest = readme.slice(start + heading.length + 2);
   const next = rest.search(new RegExp(`\\n#{2,${level.length}} `));
   const section = next < 0 ? rest : rest.slice(0, next);
-  return [...section.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!);
+  return [...section.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => atPort(m[1]!));
 }
 
 const portAnswers = (port: number) =>
@@ -58,7 +63,7 @@ describe('the README from a fresh clone', () => {
   /** `npm start` in the clone, as the README writes it (with `extra` in its environment); resolves once it serves. */
   async function npmStart(extra: Record<string, string> = {}) {
     output = '';
-    server = spawn('npm', ['start'], { cwd: clone, env: { PATH: process.env.PATH ?? '', HOME: dir, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+    server = spawn('npm', ['start'], { cwd: clone, env: { PATH: process.env.PATH ?? '', HOME: dir, PORT: String(PORT), ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
     server.stdout!.on('data', (d) => (output += d));
     server.stderr!.on('data', (d) => (output += d));
     await new Promise<void>((resolve, reject) => {
@@ -82,7 +87,7 @@ describe('the README from a fresh clone', () => {
   }
 
   beforeAll(async () => {
-    expect(await portAnswers(PORT), `port ${PORT} is taken: the quick start needs it free`).toBe(false);
+    PORT = await freePort();
     dir = mkdtempSync(join(tmpdir(), 'svc-quickstart-'));
     chmodSync(dir, 0o711); // as root, the embedded PostgreSQL's OS user walks through it (the README says so)
     clone = join(dir, 'svc');
@@ -132,7 +137,7 @@ describe('the README from a fresh clone', () => {
   it("opens the dashboard at the README's address and signs in with the owner key", async () => {
     onTestFailed(() => console.error(output));
     const section = readme.slice(readme.indexOf('### The dashboard'));
-    const url = /<(http:\/\/127\.0\.0\.1:8080\/dashboard)>/.exec(section)?.[1];
+    const url = /<(http:\/\/127\.0\.0\.1:8080\/dashboard)>/.exec(section)?.[1]?.replace(':8080', `:${PORT}`);
     expect(url).toBeDefined();
     const page = await fetch(url!);
     expect(page.status).toBe(200);

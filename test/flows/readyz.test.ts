@@ -79,8 +79,8 @@ describe('/readyz on split processes', () => {
     const up = await readyz(conductor.url);
     expect(up).toEqual({ status: 200, body: { status: 'ready', checks: [expect.objectContaining({ name: 'database', ok: true }), expect.objectContaining({ name: `runner ${runnerUrl}`, ok: true }), QUEUE_UP] } });
 
-    // a runner with no worker configured has nothing to wait on
-    expect(await readyz(runner.url)).toEqual({ status: 200, body: { status: 'ready', checks: [] } });
+    // a runner with no worker configured has nothing to wait on but its sandbox limits (best-effort in dev: ready)
+    expect(await readyz(runner.url)).toEqual({ status: 200, body: { status: 'ready', checks: [expect.objectContaining({ name: 'sandbox limits', ok: true, detail: expect.any(String) })] } });
   });
 
   it('answers 503 naming the worker on a runner whose worker does not answer', async () => {
@@ -105,6 +105,7 @@ describe('/readyz in role all', () => {
     expect(res.status).toBe(200);
     expect(res.body.checks.map((c) => [c.name, c.ok])).toEqual([
       ['worker http://worker.in-process', true],
+      ['sandbox limits', true],
       ['database', true],
       ['runner http://runner.in-process', true],
       ['job queue', true],

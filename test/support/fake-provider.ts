@@ -13,7 +13,7 @@ import { streamBedrock, jsonBedrock, bedrockError, bedrockErrorType, openEventSt
  * Completions, OpenAI Responses and Anthropic Messages wires (RUNTIMES.md §2, §3, §6), Google's Gemini
  * generateContent SSE and Amazon Bedrock's Converse event stream (their documented formats), scripted from the prompt:
  * `CALL_TOOL <name> <json>` (several CALL_TOOL lines: parallel calls in one reply, Chat wire only), `CALL_CUSTOM <name> <json string>` (Responses freeform tools such as Codex's apply_patch),
- * `FAIL_HTTP_<code>`, `FAIL_FIRST_<n>_HTTP_<code>[_RETRY_AFTER_<s>]`, `RESET_AFTER_FIRST`, `SLOW_DELTAS <n> <ms>`, `DELTAS <n>`, `HANG_AFTER_FIRST`, `HOLD <name>` (the reply waits for
+ * `FAIL_HTTP_<code>`, `FAIL_FIRST_<n>_HTTP_<code>[_RETRY_AFTER_<s>]`, `HUGE_REPLY <MiB>` (one delta that big), `RESET_AFTER_FIRST`, `SLOW_DELTAS <n> <ms>`, `DELTAS <n>`, `HANG_AFTER_FIRST`, `HOLD <name>` (the reply waits for
  * `release(name)`, so a test can change the world between a model request and its answer); a request that asks for
  * reasoning (Responses `reasoning.summary`, Anthropic `thinking`) gets a two-part reasoning summary (FAKE_REASONING)
  * before its answer, streamed on that wire; a tool result answers

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Config } from '../../src/config/config.ts';
 import type { RunEvent } from '../../src/contracts/run-event.ts';
 import { createRunnerClient, type RunnerClient } from '../../src/contracts/runner.client.ts';
-import { createRunner, type Runner } from '../../src/modules/runner/index.ts';
+import { createRunner, type Runner, type RunnerDeps } from '../../src/modules/runner/index.ts';
 import { createWorker, type Worker } from '../../src/modules/worker/index.ts';
 import { fakeProviderEnv, type FakeProvider } from './fake-provider.ts';
 import { listen, type Listening } from './listen.ts';
@@ -64,7 +64,7 @@ export function runnerHarness(fake: () => FakeProvider) {
   }
 
   /** A runner on a port, with profile `helper` (general runtime, the fake model) stored for TENANT. */
-  async function startRunner(config: Partial<Config['runner']>): Promise<RunnerOnPort> {
+  async function startRunner(config: Partial<Config['runner']>, extra: Pick<RunnerDeps, 'sandboxLimits'> = {}): Promise<RunnerOnPort> {
     let runner!: Runner;
     // the runner's hash and MCP URLs derive from the URL it is reached at, known only once it listens
     const http = await listen((req) => runner.app.fetch(req));
@@ -74,6 +74,7 @@ export function runnerHarness(fake: () => FakeProvider) {
       publicUrl: http.url,
       version: 'test',
       probeIntervalMs: 0,
+      ...extra,
     });
     stoppers.push(async () => {
       await runner.close();

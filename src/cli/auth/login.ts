@@ -1,7 +1,7 @@
 import { defineCommand } from 'citty';
 import { globalArgs } from '../args.ts';
 import { loadConfigFile, saveConfigFile, type StoredContext } from '../client/config-file.ts';
-import { DEFAULT_API_URL, checkUrl, resolveContext } from '../client/context.ts';
+import { checkUrl, resolveContext } from '../client/context.ts';
 import { usageError } from '../client/exit.ts';
 import { createApi } from '../client/http.ts';
 import { maskKey } from '../client/mask.ts';
@@ -42,14 +42,6 @@ export default defineCommand({
     const api = createApi(ctx.apiUrl, undefined, VERSION);
 
     const flow = chooseFlow({ withToken: args['with-token'], headless: args.headless, browserless: args.browserless, browser: args.browser }, env);
-    // A key in hand is most often a self-hosted server's owner key: verifying it against the baked-in hosted URL would
-    // send it there. With a token, the URL must be chosen (flag, SVC_API_URL or the context), never defaulted.
-    if (flow === 'token' && ctx.defaults.includes('apiUrl')) {
-      throw usageError(
-        `no API URL: --with-token would send the key to the hosted API ${DEFAULT_API_URL} to verify it`,
-        `for a self-hosted server pass --api-url http://localhost:8080 (its address); for the hosted service pass --api-url ${DEFAULT_API_URL}`,
-      );
-    }
     let key: ObtainedKey;
     if (flow === 'token') key = { apiKey: args['with-token']!.trim(), keyId: null, role: null, org: null };
     else if (flow === 'device') key = await deviceFlow(api, out, { label, pollMs: env.devicePollMs });

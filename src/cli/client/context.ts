@@ -7,11 +7,12 @@ import { usageError } from './exit.ts';
  *
  * Selection: --context, then SVC_CONTEXT, then the file's currentContext, then `default`. Values: a flag (only
  * --api-url), then SVC_API_URL / SVC_API_KEY / SVC_GATEWAY_URL / SVC_DASHBOARD_URL, then the context in the file,
- * then the baked-in production defaults (API and dashboard URLs only), which are listed in `defaults`. A self-hosted
- * API URL without a dashboard URL uses the API's own origin as the dashboard: svc's conductor serves those pages.
+ * then the baked-in defaults (API and dashboard URLs only: the server `svc serve` starts on this machine), which are
+ * listed in `defaults`. An API URL without a dashboard URL uses the API's own origin as the dashboard: svc's conductor
+ * serves those pages.
  */
-export const DEFAULT_API_URL = 'https://api.svc.dev';
-export const DEFAULT_DASHBOARD_URL = 'https://app.svc.dev';
+export const DEFAULT_API_URL = 'http://127.0.0.1:8080';
+export const DEFAULT_DASHBOARD_URL = DEFAULT_API_URL;
 
 export type Source = 'flag' | 'env' | 'context' | 'default' | 'derived';
 
@@ -83,7 +84,7 @@ export function resolveContext(file: ConfigFile, env: ClientEnv, flags: Selectio
   let dashboardUrl: string;
   let dashboardSource: Source;
   if (dashRaw) [dashboardUrl, dashboardSource] = [checkUrl('dashboardUrl', dashRaw), dashSource!];
-  else if (apiUrlRaw && apiUrl !== DEFAULT_API_URL) [dashboardUrl, dashboardSource] = [apiUrl, 'derived'];
+  else if (apiUrlRaw) [dashboardUrl, dashboardSource] = [apiUrl, 'derived'];
   else {
     [dashboardUrl, dashboardSource] = [DEFAULT_DASHBOARD_URL, 'default'];
     defaults.push('dashboardUrl');
@@ -103,7 +104,7 @@ export function resolveContext(file: ConfigFile, env: ClientEnv, flags: Selectio
   };
 }
 
-/** `https://api.svc.dev (default)` for plain output. */
+/** `http://127.0.0.1:8080 (default)` for plain output. */
 export function marked(ctx: EffectiveContext, field: 'apiUrl' | 'dashboardUrl'): string {
   return ctx.defaults.includes(field) ? `${ctx[field]} (default)` : ctx[field];
 }

@@ -92,7 +92,14 @@ export function createApi(baseUrl: string, key: string | undefined, version: str
   const request = async <T>(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> => {
     const res = await raw(method, path, { timeoutMs: 30_000, ...opts });
     const text = await res.text();
-    return { status: res.status, headers: res.headers, data: (text ? JSON.parse(text) : undefined) as T };
+    let data: unknown;
+    try {
+      data = text ? JSON.parse(text) : undefined;
+    } catch (err) {
+      // something else answers at that URL (a web server, a proxy's page): say so, not a JSON parser's stack
+      throw Object.assign(failure(`${baseUrl}${path} answered ${res.status} with something that is not JSON`, 'check the API URL (`svc context show`): is an svc server there?'), { cause: err });
+    }
+    return { status: res.status, headers: res.headers, data: data as T };
   };
   return { baseUrl, raw, request, get: async <T>(path: string, opts?: RequestOptions) => (await request<T>('GET', path, opts)).data };
 }

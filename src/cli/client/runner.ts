@@ -2,6 +2,8 @@ import { renderUsage, runCommand, type ArgsDef, type CommandDef } from 'citty';
 import type { ConsolaInstance } from 'consola';
 import { CliError, EXIT, installInterruptHandler, isInterrupted } from './exit.ts';
 import { toCliError } from './http.ts';
+import { closest } from '../../shared/suggest.ts';
+import { describeError } from '../../shared/errors.ts';
 
 /**
  * Runs the citty tree with the client's exit codes: usage errors (unknown command or flag, missing argument) exit 2
@@ -42,10 +44,13 @@ export async function resolveLeaf(cmd: AnyCommand, rawArgs: string[], parents: A
   return { cmd, parents, rest: rawArgs };
 }
 
-/** citty accepts any flag; an unknown one is almost always a typo, so the client refuses it (exit 2). */
+/** `--debug`, taken by every command: an unexpected error prints its stack trace (SVC_DEBUG=1 does the same). */
+export const DEBUG_FLAG = '--debug';
+
+/** citty accepts any flag; an unknown one is almost always a typo, so the client refuses it (exit 2), with the flag meant. */
 async function checkFlags(cmd: AnyCommand, rest: string[]): Promise<void> {
   const args = (await resolve(cmd.args ?? {})) as ArgsDef;
-  const known = new Set<string>(['help', 'h']);
+  const known = new Set<string>(['help', 'h', 'debug']);
   for (const [name, def] of Object.entries(args)) {
     if (def.type === 'positional') continue;
     const aliases = ([] as string[]).concat((def as { alias?: string | string[] }).alias ?? []);
@@ -58,8 +63,19 @@ async function checkFlags(cmd: AnyCommand, rest: string[]): Promise<void> {
     if (a === '--') break;
     if (!a.startsWith('-') || a === '-' || /^-\d/.test(a)) continue;
     const name = a.replace(/^-{1,2}/, '').split('=')[0];
-    if (!known.has(name)) throw new CliError(EXIT.usage, `unknown option ${a.split('=')[0]}`);
+    if (known.has(name)) continue;
+    const meant = closest(name, [...known].filter((k) => k.length > 1 && !k.startsWith('no-')));
+    throw new CliError(EXIT.usage, `unknown option ${a.split('=')[0]}${meant ? ` (did you mean --${meant}?)` : ''}`, `\`${pathOf()} --help\` lists its options`);
   }
+}
+
+/** The command as typed (`svc profiles`), for hints. */
+let commandPath = 'svc';
+const pathOf = () => commandPath;
+
+/** The names of a command's subcommands (for "did you mean"). */
+async function subcommandNames(cmd: AnyCommand): Promise<string[]> {
+  return Object.keys((await resolve(cmd.subCommands ?? {})) as Record<string, unknown>);
 }
 
 // citty colours its usage unless CI or NO_COLOR is set; off a terminal the escapes are noise.
@@ -84,10 +100,32 @@ const logger = () =>
     createConsola({ fancy: process.stderr.isTTY === true, stdout: process.stderr, stderr: process.stderr, formatOptions: { date: false } }),
   ));
 
+/** `--debug`: the stack trace of an error and of each cause under it. */
+function printStacks(err: unknown): void {
+  for (let e = err; e !== undefined; e = e instanceof Error ? e.cause : undefined) process.stderr.write(`${e instanceof Error ? e.stack : String(e)}\n`);
+}
+
+/**
+ * A reader that went away (`svc runs --json | head`) is no error of ours: the rest of the output has nowhere to go,
+ * so the process ends quietly instead of dying on EPIPE with a stack trace.
+ */
+function quietOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(EXIT.ok);
+      throw err;
+    });
+  }
+}
+
 export async function runCli(root: AnyCommand, rawArgs: string[]): Promise<void> {
   let leaf: Awaited<ReturnType<typeof resolveLeaf>> | undefined;
+  const debug = rawArgs.includes(DEBUG_FLAG) || ['1', 'true'].includes(process.env.SVC_DEBUG ?? '');
+  rawArgs = rawArgs.filter((a) => a !== DEBUG_FLAG);
+  quietOnClosedPipe();
   try {
     leaf = await resolveLeaf(root, rawArgs);
+    for (const c of [...leaf.parents, leaf.cmd].filter((c) => c !== root)) commandPath += ` ${(await resolve(c.meta))?.name ?? ''}`;
     const top = [...leaf.parents.slice(1), leaf.cmd][0];
     const topName = top === root ? undefined : (await resolve(top.meta))?.name;
     if (!topName || !SERVER_COMMANDS.has(topName)) {
@@ -111,18 +149,40 @@ export async function runCli(root: AnyCommand, rawArgs: string[]): Promise<void>
     if (isInterrupted()) return new Promise<void>(() => {});
     const log = await logger();
     if ((err as { name?: string })?.name === 'CLIError') {
+      // an unknown command: the one meant, not the whole usage
+      const unknown = (err as { code?: string }).code === 'E_UNKNOWN_COMMAND' ? /^Unknown command (.*)$/.exec(plain((err as Error).message, false))?.[1]?.replace(/^`|`$/g, '') : undefined;
+      if (unknown !== undefined && leaf) {
+        const meant = closest(unknown, await subcommandNames(leaf.cmd));
+        log.error(`unknown command "${unknown}"${meant ? ` (did you mean ${meant}?)` : ''}`);
+        log.info(`\`${pathOf()} --help\` lists the commands`);
+        return finish(EXIT.usage);
+      }
+      // a missing argument: which one and what it is, with the usage line, not the whole help
+      const missing = /^Missing required (?:positional )?argument: (?:--)?(\S+)$/.exec(plain((err as Error).message, false))?.[1];
+      if (missing && leaf) {
+        const args = (await resolve(leaf.cmd.args ?? {})) as ArgsDef;
+        const [name, def] = Object.entries(args).find(([n]) => n.toLowerCase() === missing.toLowerCase()) ?? [missing, undefined];
+        const what = def?.description ? ` (${def.description.replace(/\s*\(required\)$/i, '')})` : '';
+        log.error(`${def?.type === 'positional' ? `<${name.toUpperCase()}>` : `--${name}`} is required${what}`);
+        const line = /USAGE (.*)/.exec(plain(await usage(leaf.cmd, leaf.parents, false), false))?.[1];
+        log.info(line ? `usage: ${line.startsWith('svc') ? line : `svc ${line}`}` : `\`${pathOf()} --help\` lists its arguments`);
+        return finish(EXIT.usage);
+      }
       if (leaf) process.stderr.write((await usage(leaf.cmd, leaf.parents, process.stderr.isTTY).catch(() => '')) + '\n\n');
       log.error(plain((err as Error).message, process.stderr.isTTY));
       return finish(EXIT.usage);
     }
     const mapped = toCliError(err);
     if (mapped) {
-      if (mapped.code === EXIT.usage && leaf && mapped.message.startsWith('unknown option')) process.stderr.write((await usage(leaf.cmd, leaf.parents, process.stderr.isTTY)) + '\n\n');
       log.error(mapped.message);
       if (mapped.hint) log.info(mapped.hint);
+      if (debug) printStacks(err);
       return finish(mapped.code);
     }
-    log.error(err);
+    // Unexpected: its message, and its stack trace only when asked for.
+    log.error(describeError(err));
+    if (debug) printStacks(err);
+    else log.info(`run again with ${DEBUG_FLAG} for the stack trace`);
     return finish(EXIT.failure);
   }
 }

@@ -11,7 +11,7 @@ export default defineCommand({
   args: { ...globalArgs },
   async run({ args }) {
     const { out, ctx } = openSession(args);
-    if (!ctx.configured) throw usageError(`not configured: context "${ctx.name}" does not exist and no SVC_API_URL or SVC_API_KEY is set`, 'run `svc auth login` (a self-hosted server: `svc auth login --api-url http://localhost:8080`)');
+    if (!ctx.configured) throw usageError(`not configured: context "${ctx.name}" does not exist and no SVC_API_URL or SVC_API_KEY is set`, 'run `svc auth login --with-token <key>` (a server elsewhere than http://127.0.0.1:8080: add `--api-url <its URL>`)');
     const shown = { name: ctx.name, apiUrl: ctx.apiUrl, gatewayUrl: ctx.gatewayUrl ?? null, dashboardUrl: ctx.dashboardUrl, apiKey: maskKey(ctx.apiKey), defaults: ctx.defaults };
     if (out.json) return out.data(shown);
     out.fields([

@@ -96,7 +96,7 @@ export async function startCluster(opts: EmbeddedOptions): Promise<EmbeddedClust
     }
   } else {
     dir = clusterDir(opts.dataDir);
-    assertReachable(user, dir, 'the cluster folder');
+    assertReachable(user, dir, 'the cluster folder', 'set SVC_DATA_DIR to a folder it can reach, such as /var/lib/svc');
     if (!existsSync(join(dir, 'PG_VERSION'))) onLaunch(); // a first boot: the cluster is made first
     ({ flushed: durable } = await createPersistentCluster(dir, user, bin.version, log, opts.schema));
   }

@@ -15,7 +15,7 @@ describe('the embedded cluster OS user', () => {
     mkdirSync(closed, { mode: 0o700 });
     chmodSync(closed, 0o700);
     expect(() => assertReachable(stranger, join(closed, 'pg'), 'the cluster folder')).toThrow(
-      `embedded PostgreSQL runs as OS user "stranger", which cannot reach the cluster folder ${closed}/pg: ${closed} is not searchable by it (chmod o+x ${closed}, or choose another place)`,
+      `embedded PostgreSQL runs as OS user "stranger", which cannot reach the cluster folder ${closed}/pg: ${closed} is not searchable by it (choose another place, or chmod o+x ${closed})`,
     );
   });
 

@@ -1,6 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { chownSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
+import { SetupError } from '../../shared/errors.ts';
 
 /**
  * The OS user the embedded PostgreSQL runs as. PostgreSQL refuses to run as root, and a database holding every
@@ -55,9 +56,9 @@ function fromId(name: string): { uid: number; gid: number } | undefined {
  * under /root (mode 0700) is the usual trap. Checked from the folder's parents' modes, because root's own access
  * check would always pass.
  */
-export function assertReachable(user: OsUser, path: string, what: string): void {
+export function assertReachable(user: OsUser, path: string, what: string, elsewhere = 'choose another place'): void {
   const blocked = blockedAt(user, path);
-  if (blocked) throw new Error(`embedded PostgreSQL runs as OS user "${user.name}", which cannot reach ${what} ${path}: ${blocked} is not searchable by it (chmod o+x ${blocked}, or choose another place)`);
+  if (blocked) throw new SetupError(`embedded PostgreSQL runs as OS user "${user.name}", which cannot reach ${what} ${path}: ${blocked} is not searchable by it (${elsewhere}, or chmod o+x ${blocked})`);
 }
 
 export function canReach(user: OsUser, path: string): boolean {

@@ -1,4 +1,4 @@
-import { allOf, anyOf, merge, probe, type ReadyReport } from '../../shared/readiness.ts';
+import { allOf, anyOf, merge, probe, type CheckResult, type ReadyReport } from '../../shared/readiness.ts';
 import type { WorkerSubstrate } from './substrates/substrate.ts';
 import type { WorkerEndpoint } from './workers/worker-endpoint.ts';
 import type { WorkerSlots } from './workers/worker-slots.ts';
@@ -9,7 +9,7 @@ import type { WorkerSlots } from './workers/worker-slots.ts';
  * configured has nothing to wait on. A substrate that depends on something outside (the container engine, with its
  * version and image) is checked too: the operator configured it, so its absence is a problem.
  */
-export function runnerReadiness(deps: { started: () => boolean; slots: WorkerSlots; substrates?: readonly WorkerSubstrate[] }): () => Promise<ReadyReport> {
+export function runnerReadiness(deps: { started: () => boolean; slots: WorkerSlots; substrates?: readonly WorkerSubstrate[]; limits?: () => CheckResult }): () => Promise<ReadyReport> {
   return async () => {
     const endpoints = new Map<string, WorkerEndpoint>();
     for (const slot of deps.slots.all()) if (slot.endpoint) endpoints.set(slot.endpoint.url, slot.endpoint);
@@ -24,6 +24,8 @@ export function runnerReadiness(deps: { started: () => boolean; slots: WorkerSlo
       ? { ready: true, checks: [], problems: [] }
       : { ready: false, checks: [{ name: 'runner start-up', ok: false, ms: 0, error: 'start-up checks still running' }], problems: ['runner start-up: start-up checks still running'] };
     const substrates = await Promise.all((deps.substrates ?? []).flatMap((s) => (s.readiness ? [s.readiness()] : [])));
-    return merge([startup, anyOf('workers', workers), allOf(substrates)]);
+    // the sandbox limits: not ready only when SVC_SANDBOX_LIMITS=require cannot be met (best-effort gaps are a warning)
+    const limits = deps.started() && deps.limits ? [deps.limits()] : [];
+    return merge([startup, anyOf('workers', workers), allOf([...substrates, ...limits])]);
   };
 }

@@ -2,7 +2,6 @@ import { Hono } from 'hono';
 import type { Config } from '../../config/config.ts';
 import type { FetchLike } from '../../contracts/http-client.ts';
 import type { PoolSpec, ProfileSpec, RunnerInfo } from '../../contracts/runner.wire.ts';
-import type { LimitsConfig } from '../../contracts/sandbox-limits.ts';
 import { useJsonErrors } from '../../shared/http.ts';
 import { runnerHash } from '../../shared/ids.ts';
 import { createRegistry } from './registry/registry.store.ts';
@@ -43,6 +42,8 @@ import { callbackRoutes } from './workers/sandbox/callbacks.routes.ts';
 import { createWorkerTokens } from './workers/sandbox/worker-token.ts';
 import { createLogger } from '../../shared/log.ts';
 import { createMetrics, type Metrics } from '../../shared/metrics.ts';
+import { createLimiter } from './limits/index.ts';
+import type { LimitsConfig } from '../../contracts/sandbox-limits.ts';
 
 const log = createLogger('runner');
 
@@ -71,8 +72,11 @@ export interface RunnerDeps {
   substrates?: WorkerSubstrate[];
   /** Event upload limits of sandbox workers (default: the seed's 4 MiB line, 256 MiB upload, 4 hours). */
   uploadLimits?: Partial<UploadLimits>;
-  /** The operator's sandbox limits (SVC_SANDBOX_*): defaults and ceilings of what a session's worker may consume. */
-  sandboxLimits?: Pick<LimitsConfig, 'defaults' | 'ceilings'>;
+  /**
+   * What an agent's commands, stdio MCP servers and sandbox workers may consume (config.sandboxLimits:
+   * SVC_SANDBOX_LIMITS, SVC_SANDBOX_<NAME>[_MAX]). Absent: `off` (unit tests' runners enforce nothing).
+   */
+  sandboxLimits?: LimitsConfig;
 }
 
 export interface Runner {
@@ -108,13 +112,24 @@ export function createRunner(deps: RunnerDeps): Runner {
   const hash = runnerHash(publicUrl);
   const startedAt = new Date().toISOString();
   const closing = new AbortController();
-  const vfs = createVfsManager({ dataDir: deps.config.dataDir });
+  const registry = deps.metrics ?? createMetrics();
+  const limiter = createLimiter({ config: deps.sandboxLimits, dataDir: deps.config.dataDir, searchPath: deps.config.searchPath, runnerHash: hash, metrics: registry });
+  const vfs = createVfsManager({
+    dataDir: deps.config.dataDir,
+    // a session's /work on a disk of its own, diskMiB in size, where this host can make one
+    disks: {
+      root: () => limiter.diskRoot(),
+      prepare: (session) => limiter.sessionDisk(session.id, limiter.limitsOf(session.profile)),
+      mountOf: (id) => limiter.diskOf(id),
+      release: (id) => limiter.releaseSession(id),
+    },
+  });
   const sandbox = createSandbox({ mode: deps.config.sandbox, searchPath: deps.config.searchPath });
   const tokens = createSessionTokens();
   const workerTokens = createWorkerTokens(deps.config.workerTokenSecret);
   const profiles = createRegistry<ProfileSpec>();
   const pools = createRegistry<PoolSpec>();
-  const substrates = new Map<string, WorkerSubstrate>([['process', createProcessSubstrate(sandbox)]]);
+  const substrates = new Map<string, WorkerSubstrate>([['process', createProcessSubstrate(sandbox, limiter)]]);
   if (deps.config.container) {
     const container = createContainerSubstrate({ config: deps.config.container, runnerId: `runner-${hash}`, adoptGraceMs: deps.config.adoptGraceMs });
     substrates.set(container.id, container);
@@ -138,30 +153,35 @@ export function createRunner(deps: RunnerDeps): Runner {
     stateCapBytes: deps.config.stateCapBytes,
     limits: deps.uploadLimits,
     sandboxLimits: deps.sandboxLimits,
+    onLimit: (limit) => limiter.tripped(limit),
   });
   // every live session holds a VFS lease; its scratch directory goes with it, and a sandbox session's worker too
   const sessions = createSessionStore(undefined, {
     onCreate: (rec) => vfs.allocate(rec),
     onShutdown: (rec) => {
       vfs.release(rec.id);
+      void limiter.releaseSession(rec.id);
       sandboxWorkers.release(rec.id).catch((err) => log.warn('stopping a sandbox worker failed', { sessionId: rec.id, error: String(err) }));
     },
   });
   const conductorTarget = deps.conductor ?? (deps.config.conductorUrl ? { baseUrl: deps.config.conductorUrl } : undefined);
   const conductor = conductorTarget ? createRunCallbacksClient(conductorTarget) : undefined;
   const memory = conductorTarget ? createMemoryClient(conductorTarget) : undefined;
-  const processCommands = createCommandRunner(sandbox);
+  const processCommands = createCommandRunner(sandbox, limiter);
   // a container session's commands run in its container; every other session's in the runner's command sandbox
   const commands: CommandRunner = {
     run(spec, session) {
       const rec = session.sessionId ? sessions.findLive(session.sessionId) : undefined;
       const inWorker = rec ? sandboxWorkers.commandsOf(rec) : undefined;
-      return inWorker ? inWorker(spec) : processCommands.run(spec, session);
+      const ran = inWorker ? inWorker(spec) : processCommands.run(spec, session);
+      return ran.then((result) => {
+        if (result.limit) limiter.tripped(result.limit);
+        return result;
+      });
     },
   };
   const approvals = createApprovals({ conductor, sessions });
-  const toolkit = createToolkit({ vfs, pools, conductor, memory, commands, approvals });
-  const registry = deps.metrics ?? createMetrics();
+  const toolkit = createToolkit({ vfs, pools, conductor, memory, commands, limitsOf: (rec) => limiter.limitsOf(rec.profile), approvals });
   const metrics = createRunnerMetrics(registry, function* () {
     for (const s of sessions.all()) yield s.status;
   });
@@ -181,9 +201,10 @@ export function createRunner(deps: RunnerDeps): Runner {
     substratesKnown: true,
     mcpBaseUrl: `${publicUrl}/runner/sessions`,
     sandbox: sandbox.status(),
+    limits: limiter.report(),
   });
   let started = false;
-  const ready = Promise.all([sandbox.ready(), sandboxWorkers.ready()]).then(([status]) => {
+  const ready = Promise.all([sandbox.ready(), sandboxWorkers.ready(), limiter.ready()]).then(([status]) => {
     started = true;
     if (status.mode === 'off') log.warn('command sandbox off (SVC_SANDBOX=off): agents run commands unsandboxed as this user', {});
     else if (status.available) log.debug('command sandbox ready', { detail: status.detail });
@@ -206,7 +227,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   app.route('/', sessionRoutes(core));
   app.route('/', stateRoutes({ ...core, stateCapBytes: deps.config.stateCapBytes }));
   const taps = createTaps({ graceMs: deps.config.adoptGraceMs, maxEvents: ADOPTABLE_EVENTS_KEPT, log: log.child('taps') });
-  const stdio = createStdioMcpHost({ sandbox, view: (rec) => vfs.view(rec, pools.list(rec.tenant)), version: deps.version });
+  const stdio = createStdioMcpHost({ sandbox, limiter, view: (rec) => vfs.view(rec, pools.list(rec.tenant)), version: deps.version });
   app.route('/', runRoutes({ ...core, publicUrl, tokens, closing: closing.signal, taps, skillView: (rec) => vfs.view(rec, pools.list(rec.tenant)), stdio }));
   app.route('/', toolkitRoutes({ toolkit, sessions }));
   app.route('/', approvalRoutes({ approvals }));
@@ -224,7 +245,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     app: app as unknown as Hono,
     mcpApp: mcpApp as unknown as Hono,
     ready,
-    readiness: runnerReadiness({ started: () => started, slots, substrates: [...substrates.values()] }),
+    readiness: runnerReadiness({ started: () => started, slots, substrates: [...substrates.values()], limits: () => limiter.readiness() }),
     info,
     sessionMcpUrl: (sessionId) => sessionMcpUrl(publicUrl, sessionId, tokens),
     announce(conductorUrl) {
@@ -235,6 +256,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       closing.abort(new Error('runner shutting down'));
       await sandboxWorkers.close();
       await Promise.all([...substrates.values()].map((s) => s.close?.()));
+      await limiter.close();
     },
   };
 }

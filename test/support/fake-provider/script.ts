@@ -125,6 +125,9 @@ export function planFor(input: LastInput | undefined): Plan {
   if (slow) return { kind: 'text', deltas: numbered(Number(slow[1])), intervalMs: Number(slow[2]) };
   const many = /DELTAS\s+(\d+)/.exec(prompt);
   if (many) return { kind: 'text', deltas: numbered(Number(many[1])), intervalMs: 0 };
+  // one reply delta of <n> MiB: a model answer that bloats its client (the sandbox limit tests' memory hog in a worker)
+  const huge = /HUGE_REPLY\s+(\d+)/.exec(prompt);
+  if (huge) return { kind: 'text', deltas: ['x'.repeat(Number(huge[1]) * 1024 * 1024)], intervalMs: 0 };
   if (prompt.includes('HANG_AFTER_FIRST')) return { kind: 'hang', first: 'd0 ' };
   return { kind: 'text', deltas: chunkReply(`FAKE-REPLY: ${prompt}`), intervalMs: 0 };
 }

@@ -29,14 +29,14 @@ export function providersRoutes(keys: ProviderKeys, serverKeys: readonly string[
       const meta = await keys.meta(tenant(c));
       return c.json({ providers: PROVIDERS.map((p) => view(p, meta.get(p.id), serverKeys)) });
     })
-    .get('/providers/:provider', doc({ body: KeyBody }), async (c) => {
+    .get('/providers/:provider', async (c) => {
       const p = provider(c);
       return c.json(view(p, (await keys.meta(tenant(c))).get(p.id), serverKeys));
     })
-    .put('/providers/:provider/key', adminOnly, async (c) => {
+    .put('/providers/:provider/key', doc({ body: KeyBody }), adminOnly, async (c) => {
+      const { key } = await readJson(c, KeyBody);
       const p = provider(c);
       if (p.id === 'demo') throw badRequest('provider demo is built in and needs no key');
-      const { key } = await readJson(c, KeyBody);
       await keys.set(tenant(c), p.id, key);
       return c.json(view(p, (await keys.meta(tenant(c))).get(p.id), serverKeys));
     })

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { readOnlyFields } from '../../../shared/strict-body.ts';
 import { NAME_PATTERN } from '../profiles/profile.schema.ts';
 
 /** The body of POST /api/automations; PUT takes the same fields minus `name`, each optional (omitted fields keep their value). */
@@ -31,8 +32,9 @@ export const CreateAutomation = v.object({
 });
 export type CreateAutomation = v.InferOutput<typeof CreateAutomation>;
 
-/** `name` may be repeated unchanged (a client echoing the object back) but never changed. */
+/** `name` may be repeated unchanged (a client echoing the object back) but never changed; what only a GET shows is ignored. */
 export const UpdateAutomation = v.object({
+  ...readOnlyFields('id', 'status', 'nextRunAt', 'lastFiredAt', 'consecutiveFailures', 'createdAt', 'updatedAt', 'deletedAt'),
   name: v.optional(v.string('name: expected string')),
   profile: v.optional(fields.profile),
   prompt: v.optional(fields.prompt),
@@ -51,7 +53,7 @@ export const ParseBody = v.object({
   timezone: v.optional(v.pipe(v.string('timezone: expected string'), v.maxLength(100, 'timezone: at most 100 characters'))),
 });
 
-export const MemoryBody = v.object({ body: v.string('body: expected string') });
+export const MemoryBody = v.object({ ...readOnlyFields('updatedAt'), body: v.string('body: expected string') });
 
 /** The memory note's limit (seed 000 Limits): 8 KB of UTF-8. */
 export const MEMORY_MAX_BYTES = 8 * 1024;

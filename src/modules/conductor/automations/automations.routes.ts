@@ -53,11 +53,12 @@ export function automationRoutes(deps: AutomationDeps & FiringDeps, opts: { pref
     })
     // the automation_memory tool: a firing's run (run token `run:<runId>`) rewrites its own automation's note
     .put('/self/memory', doc({ body: MemoryBody }), async (c) => {
+      const { body } = await readJson(c, MemoryBody);
       const p = c.get('principal');
       const runId = p.authKind === 'run_token' && p.subject?.startsWith('run:') ? p.subject.slice(4) : undefined;
       const id = runId && (await withTenant(deps.db, p.tenantId, (tx) => automationOfRun(tx, runId)));
       if (!id) throw notFound('this run is no automation firing, so it has no memory note');
-      return c.json(await putMemory(deps, p.tenantId, id, (await readJson(c, MemoryBody)).body, `run:${runId}`));
+      return c.json(await putMemory(deps, p.tenantId, id, body, `run:${runId}`));
     })
     .get('/:id', async (c) => c.json(toAutomation(await getOne(deps, tenantOf(c), c.req.param('id')))))
     .put('/:id', doc({ body: UpdateAutomation }), async (c) => c.json(await updateOne(deps, tenantOf(c), c.req.param('id'), await readJson(c, UpdateAutomation))))

@@ -2,6 +2,7 @@ import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import * as v from 'valibot';
+import { readOnlyFields } from '../../../shared/strict-body.ts';
 import type { DB } from '../../../db/index.ts';
 import { badRequest } from '../../../shared/errors.ts';
 import { readJson } from '../../../shared/http.ts';
@@ -15,7 +16,11 @@ import type { StripeBilling } from './stripe.service.ts';
 /** Largest monthly cap accepted: $10,000,000. */
 export const MAX_CAP_CENTS = 1_000_000_000;
 
-const CapBody = v.looseObject({
+/** `day` (and its old spelling) are named so they get their own answer; what else a GET shows is ignored. */
+const CapBody = v.object({
+  ...readOnlyFields('enabled', 'month'),
+  day: v.optional(v.unknown()),
+  day_limit_usd_cents: v.optional(v.unknown()),
   limit_usd_cents: v.nullable(v.pipe(v.number(), v.integer('a whole number of cents'), v.minValue(0, 'not negative'), v.maxValue(MAX_CAP_CENTS, `at most ${MAX_CAP_CENTS}`))),
   billing_email: v.optional(v.nullable(v.pipe(v.string(), v.email()))),
 });

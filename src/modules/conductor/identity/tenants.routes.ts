@@ -2,6 +2,7 @@ import { doc } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import * as v from 'valibot';
 import { JsonObject, readJson } from '../../../shared/http.ts';
+import { readOnlyFields } from '../../../shared/strict-body.ts';
 import { IssueKeyBody, type KeyDeps } from './keys.service.ts';
 import type { IdentityEnv } from './middleware.ts';
 import type { Guards } from './guards.ts';
@@ -10,7 +11,7 @@ import { createTenant, getTenant, issueOwnerKey, listTenants, softDeleteTenant, 
 const Slug = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'a slug of lowercase letters, digits and hyphens'));
 const Metadata = JsonObject;
 const CreateBody = v.object({ id: Slug, name: v.pipe(v.string(), v.minLength(1)), metadata: v.optional(Metadata) });
-const UpdateBody = v.object({ name: v.optional(v.pipe(v.string(), v.minLength(1))), metadata: v.optional(Metadata) });
+const UpdateBody = v.object({ ...readOnlyFields('id', 'createdAt', 'updatedAt', 'deletedAt'), name: v.optional(v.pipe(v.string(), v.minLength(1))), metadata: v.optional(Metadata) });
 
 /**
  * Operator-only tenant management, including a new tenant's first key (`POST /{id}/keys`: a one-time owner key).

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { readOnlyFields } from '../../../shared/strict-body.ts';
 import type { KitKind } from '../../../db/types.ts';
 import type { StoredResource } from '../skills/skill.schema.ts';
 import type { AutomationSnap, PoolSnap } from './sanitize.ts';
@@ -36,7 +37,9 @@ export const PreviewKit = v.pipe(
 );
 export type PreviewKit = v.InferOutput<typeof PreviewKit>;
 
+/** Only the label and description change; the rest of what a GET shows is read-only (a new snapshot is a republish). */
 export const PatchKit = v.object({
+  ...readOnlyFields('id', 'slug', 'kind', 'source', 'version', 'builtIn', 'authorHandle', 'authorName', 'counts', 'createdAt', 'updatedAt', 'manifest', 'stats'),
   label: v.optional(v.pipe(v.string(), v.minLength(1, 'a label'), v.maxLength(200, 'at most 200 characters'))),
   description: v.optional(v.pipe(v.string(), v.maxLength(4000, 'at most 4000 characters'))),
 });

@@ -1,7 +1,7 @@
 import { doc } from '../../../shared/route-doc.ts';
 import { Hono, type Context } from 'hono';
 import { badRequest } from '../../../shared/errors.ts';
-import { parseJsonBody, parseWith, readJson } from '../../../shared/http.ts';
+import { parseJsonBody, readJson, readJsonWith } from '../../../shared/http.ts';
 import type { Guards } from '../identity/guards.ts';
 import type { Limiter } from '../limits/index.ts';
 import type { IdentityEnv } from '../identity/index.ts';
@@ -39,9 +39,11 @@ async function readPreview(c: Context) {
   const raw = text.trim() ? parseJsonBody(text) : undefined;
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw badRequest('body: expected a JSON object');
   const r = raw as Record<string, unknown>;
-  if ('source' in r) return parseWith(PreviewKit, r);
-  const source = Object.fromEntries(['pool', 'agent', 'automation'].filter((k) => k in r).map((k) => [k, r[k]]));
-  return parseWith(PreviewKit, { source, ...('schedules' in r ? { schedules: r.schedules } : {}) });
+  if ('source' in r) return readJsonWith(c, PreviewKit, r);
+  const { pool, agent, automation, ...rest } = r;
+  const source = Object.fromEntries(Object.entries({ pool, agent, automation }).filter(([, x]) => x !== undefined));
+  // the other fields stay where they are: `schedules`, or unknown ones the strict check names
+  return readJsonWith(c, PreviewKit, { source, ...rest });
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { memoryPathProblem } from '../../../contracts/memory.ts';
 import { badRequest, forbidden } from '../../../shared/errors.ts';
-import { parseJsonBody, parseWith, readJson } from '../../../shared/http.ts';
+import { parseJsonBody, readJson, readJsonWith } from '../../../shared/http.ts';
 import { doc } from '../../../shared/route-doc.ts';
 import { noContent, pageOf, sendList } from '../../crud/index.ts';
 import type { IdentityEnv } from '../identity/index.ts';
@@ -96,7 +96,7 @@ export function memoryRoutes(deps: MemoryDeps): Hono<IdentityEnv> {
     .get('/:store/versions/:id', async (c) => c.json(await getVersionOf(deps, caller(c), store(c), c.req.param('id'))))
     .post('/:store/versions/:id/restore', doc({ body: RestoreVersion }), async (c) => {
       const text = await c.req.text();
-      const body = text.trim() ? optionalBody(text) : {};
+      const body = text.trim() ? optionalBody(c, text) : {};
       return c.json(await restoreVersion(deps, caller(c, body.userId), store(c), c.req.param('id'), body.expectedVersion));
     });
 }
@@ -117,8 +117,8 @@ function limitQuery(c: Context): number | undefined {
 }
 
 /** A restore's body is optional: parsed and checked only when sent. */
-function optionalBody(text: string) {
+function optionalBody(c: Context, text: string) {
   const body = parseJsonBody(text);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('body: expected a JSON object');
-  return parseWith(RestoreVersion, body);
+  return readJsonWith(c, RestoreVersion, body);
 }

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { readOnlyFields } from '../../../shared/strict-body.ts';
 import { MEMORY_STORE_NAME, MEMORY_STORE_NAME_RULE, memoryPathProblem } from '../../../contracts/memory.ts';
 
 /** Request bodies of `/api/memory-stores` (camelCase; the /v1 face reads its own and calls the same services). */
@@ -27,8 +28,15 @@ export const CreateStore = v.strictObject({
 });
 export type CreateStore = v.InferOutput<typeof CreateStore>;
 
-/** Name and scope are fixed once created (profiles mount by name; partitions follow the scope). */
+/**
+ * Name and scope are fixed once created (profiles mount by name; partitions follow the scope): sent back unchanged
+ * they are accepted, like the fields only a GET shows, so a GET's answer can be sent back.
+ */
 export const UpdateStore = v.strictObject({
+  ...readOnlyFields('id', 'automationId', 'usage', 'createdAt', 'updatedAt'),
+  /** Accepted when unchanged (stores.service checks them). */
+  name: v.optional(v.string()),
+  scope: v.optional(v.string()),
   description: v.optional(Description),
   limits: v.optional(Limits),
   metadata: v.optional(Metadata),
@@ -43,6 +51,7 @@ export const EntryPath = v.pipe(
 const Version = v.pipe(v.number(), v.integer('an integer'), v.minValue(0, 'at least 0'));
 
 export const WriteEntry = v.strictObject({
+  ...readOnlyFields('id', 'path', 'bytes', 'sha256', 'version', 'versionId', 'createdAt', 'updatedAt'),
   content: v.string(),
   /** 0: create only (409 if the entry exists); n: only if the entry is at version n. */
   expectedVersion: v.optional(Version),

@@ -1,3 +1,4 @@
+import { assertUnchanged } from '../../../shared/strict-body.ts';
 import type { MemoryConfig } from '../../../config/config.ts';
 import type { Kysely } from 'kysely';
 import { withTenant, type DB } from '../../../db/index.ts';
@@ -84,6 +85,8 @@ export async function updateStoreBy(deps: MemoryDeps, tenantId: string, ref: { n
   await withTenant(deps.db, tenantId, async (tx) => {
     const s = await getStore(tx, ref, { forUpdate: true });
     if (!s) throw notFound(`unknown memory store: ${'name' in ref ? ref.name : ref.id}`);
+    assertUnchanged('name', body.name, s.name, 'fixed once created (profiles mount the store by name)');
+    assertUnchanged('scope', body.scope, s.scope, 'fixed once created');
     const limits = resolveLimits(deps.config, body.limits, { maxEntries: s.maxEntries, maxEntryBytes: s.maxEntryBytes, maxTotalBytes: s.maxTotalBytes });
     await updateStore(tx, s.id, {
       ...(body.description !== undefined ? { description: body.description } : {}),

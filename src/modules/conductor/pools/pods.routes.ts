@@ -5,6 +5,7 @@ import { readJson } from '../../../shared/http.ts';
 import type { IdentityEnv } from '../identity/index.ts';
 import { noContent, pageOf, sendList, tenantOf } from '../../crud/index.ts';
 import { Member, PodPatch, PoolBody } from './pool.schema.ts';
+import { assertUnchanged } from '../../../shared/strict-body.ts';
 import { addMember, createPool, deletePool, getPool, listPools, patchPool, pinPool, removeMember, type PoolDeps } from './pools.service.ts';
 
 /**
@@ -21,7 +22,11 @@ export function podRoutes(deps: PoolDeps): Hono<IdentityEnv> {
     })
     .post('/', doc({ body: PoolBody }), async (c) => c.json({ ...(await createPool(deps, tenantOf(c), await readJson(c, PoolBody), 'pod')), pinned: false }, 201))
     .get('/:name', async (c) => c.json(await getPool(deps, tenantOf(c), c.req.param('name'))))
-    .patch('/:name', doc({ body: PodPatch }), async (c) => c.json(await patchPool(deps, tenantOf(c), c.req.param('name'), await readJson(c, PodPatch))))
+    .patch('/:name', doc({ body: PodPatch }), async (c) => {
+      const { name, ...patch } = await readJson(c, PodPatch);
+      assertUnchanged('name', name, c.req.param('name'), 'a pod is not renamed (create one under the new name)');
+      return c.json(await patchPool(deps, tenantOf(c), c.req.param('name'), patch));
+    })
     .delete('/:name', async (c) => {
       await deletePool(deps, tenantOf(c), c.req.param('name'), 'pod');
       return noContent(c);

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { readOnlyFields } from '../../../shared/strict-body.ts';
 import { NAME_PATTERN } from '../profiles/profile.schema.ts';
 
 /** Pools (variant A) and pods (variant B): one resource, `{name, description, members: [{profile, role}], fs: {read, write}}`. */
@@ -18,8 +19,11 @@ export const PoolBody = v.object({
 });
 export type PoolBody = v.InferOutput<typeof PoolBody>;
 
-/** PATCH /api/pods/{name}: the supplied fields only (a pod is not renamed). */
+/** PATCH /api/pods/{name}: the supplied fields only (a pod is not renamed: `name`, like what else a GET shows, is read-only). */
 export const PodPatch = v.strictObject({
+  ...readOnlyFields('id', 'pinned'),
+  /** Accepted when it is the pod's own name (routes check it). */
+  name: v.optional(v.string()),
   description: v.optional(v.string()),
   members: v.optional(v.array(Member)),
   fs: v.optional(Fs),

@@ -5,9 +5,10 @@ import { PROFILE_NETWORK } from '../../../contracts/toolkit.ts';
 import { MemoryMounts } from '../../../contracts/memory.ts';
 import { SandboxLimitsOverrideSchema } from '../../../contracts/sandbox-limits.ts';
 import { JsonObject } from '../../../shared/http.ts';
+import { readOnlyFields } from '../../../shared/strict-body.ts';
 import { formatModelId, MODEL_PROVIDER_IDS, parseModelId } from '../../../contracts/model-providers.ts';
 
-/** The profile body of POST and PUT /api/profiles (seed 000, "Profile"). `workerPlacement` is read-only and dropped. */
+/** The profile body of POST and PUT /api/profiles. `pinned` and `workerPlacement` are read-only: a GET's answer can be PUT back. */
 export const GENERAL_PROVIDERS = MODEL_PROVIDER_IDS;
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -16,6 +17,7 @@ const Strings = v.array(v.pipe(v.string(), v.minLength(1, 'non-empty strings')))
 
 export const ProfileBody = v.pipe(
   v.object({
+    ...readOnlyFields('pinned', 'workerPlacement'),
     id: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(128))),
     name: Name,
     runtime: v.picklist(RUNTIMES, `one of ${RUNTIMES.join(', ')}`),

@@ -10,7 +10,7 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '
 
 const STYLE = `
   body { font: 15px/1.5 system-ui, sans-serif; background: #f6f7f9; color: #1d2330; margin: 0; }
-  main { max-width: 680px; margin: 4vh auto; background: #fff; border: 1px solid #dde1e7; border-radius: 10px; padding: 20px 24px; }
+  main { max-width: 680px; margin: 4vh auto; box-sizing: border-box; background: #fff; border: 1px solid #dde1e7; border-radius: 10px; padding: 20px 24px; }
   h1 { font-size: 18px; margin: 0 0 12px; }
   #log { min-height: 200px; max-height: 60vh; overflow-y: auto; }
   .msg { white-space: pre-wrap; padding: 8px 12px; border-radius: 8px; margin: 8px 0; }
@@ -34,6 +34,13 @@ function bubble(role, text) {
   log.scrollTop = log.scrollHeight;
   return div;
 }
+// Enter sends, Shift+Enter starts a new line (a composing input method keeps its Enter)
+input.addEventListener('keydown', (ev) => {
+  if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
+    ev.preventDefault();
+    form.requestSubmit();
+  }
+});
 form.addEventListener('submit', async (ev) => {
   ev.preventDefault();
   const message = input.value.trim();
@@ -79,8 +86,7 @@ form.addEventListener('submit', async (ev) => {
 });
 `;
 
-export function chatPage(c: Context, slug: string, title: string): Response {
-  const nonce = randomBytes(16).toString('base64');
+function headers(c: Context, nonce: string): void {
   c.header(
     'Content-Security-Policy',
     ["default-src 'none'", "style-src 'unsafe-inline'", `script-src 'nonce-${nonce}'`, "connect-src 'self'", "form-action 'none'", "base-uri 'none'"].join('; '),
@@ -88,9 +94,31 @@ export function chatPage(c: Context, slug: string, title: string): Response {
   c.header('Referrer-Policy', 'same-origin');
   c.header('Cache-Control', 'no-store');
   c.header('X-Content-Type-Options', 'nosniff');
+}
+
+export function chatPage(c: Context, slug: string, title: string): Response {
+  const nonce = randomBytes(16).toString('base64');
+  headers(c, nonce);
   return c.html(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)}</title><style>${STYLE}</style></head><body data-slug="${esc(slug)}"><main><h1>${esc(title)}</h1>
 <div id="log" role="log" aria-live="polite"></div>
-<form id="chat"><textarea id="message" rows="2" placeholder="Message" aria-label="Message"></textarea><button type="submit">Send</button></form>
+<form id="chat"><textarea id="message" rows="2" placeholder="Message (Enter sends, Shift+Enter for a new line)" aria-label="Message"></textarea><button type="submit">Send</button></form>
 </main><script nonce="${nonce}">${SCRIPT}</script></body></html>`);
+}
+
+/**
+ * The page at a published agent that is not public: it exists, but a page cannot keep the agent key it needs, so the
+ * page says that (403) and how to reach the agent instead of claiming no agent is there.
+ */
+export function privateAgentPage(c: Context, slug: string, visibility: string): Response {
+  headers(c, randomBytes(16).toString('base64'));
+  const endpoint = `/chat/${slug}`;
+  return c.html(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(slug)}: not public</title><style>${STYLE}</style></head><body><main><h1>${esc(slug)} is not public</h1>
+<p>This agent is published with visibility <strong>${esc(visibility)}</strong>: it answers callers with an agent key, and only public agents have a chat page.</p>
+<p>Call it with a key: <code>POST ${esc(endpoint)}</code> with <code>Authorization: Bearer pk_…</code> (its owner makes one with <code>svc agent-keys create</code>), or ask its owner to make it public.</p>
+</main></body></html>`,
+    403,
+  );
 }

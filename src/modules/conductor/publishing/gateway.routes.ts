@@ -8,8 +8,8 @@ import { CLIENT_ID_PATTERN } from '../../../shared/ids.ts';
 import type { AgentKeyDeps } from './agent-keys.service.ts';
 import { admit } from './gateway.auth.ts';
 import type { FeatureDeps } from '../feature.ts';
-import { chatPage } from './chat-page.ts';
-import { addUsage, cancelTurn, endUserOf, NO_USAGE, findAgent, notPublishedSlug, readConversation, startTurn, type ChatTurn, type GatewayDeps } from './gateway.service.ts';
+import { chatPage, privateAgentPage } from './chat-page.ts';
+import { addUsage, cancelTurn, endUserOf, NO_USAGE, findAgent, readConversation, startTurn, type ChatTurn, type GatewayDeps } from './gateway.service.ts';
 import { grantCors, preflight } from './cors.ts';
 
 /**
@@ -34,7 +34,7 @@ export function gatewayRoutes(deps: GatewayDeps & AgentKeyDeps & { authenticate:
     // the chat page, for public agents only (the others need a credential a page could not keep secret)
     .get('/chat/:slug', async (c) => {
       const agent = await findAgent(deps, c.req.param('slug'));
-      if (agent.visibility !== 'public') throw notPublishedSlug(agent.slug);
+      if (agent.visibility !== 'public') return privateAgentPage(c, agent.slug, agent.visibility);
       return chatPage(c, agent.slug, agent.profile_name);
     })
     .get('/chat/:slug/conversations/:conversationId', async (c) => {

@@ -20,12 +20,12 @@ export function publishingRoutes(deps: PublishingDeps & AgentKeyDeps & { guards:
     .get('/published', async (c) => c.json(await listPublished(deps, tenant(c))))
     .get('/profiles/:name/published', async (c) => c.json(await getPublished(deps, tenant(c), c.req.param('name'))))
     .get('/stats', async (c) => c.json(await tenantStats(deps, tenant(c), c.req.query('window') ?? '1h')))
-    .get('/profiles/:name/metrics', doc({ body: PublishBody }), async (c) => c.json(await agentMetrics(deps, tenant(c), c.req.param('name'), c.req.query('window') ?? '1h')))
-    .post('/profiles/:name/publish', admin, async (c) => {
+    .get('/profiles/:name/metrics', async (c) => c.json(await agentMetrics(deps, tenant(c), c.req.param('name'), c.req.query('window') ?? '1h')))
+    .post('/profiles/:name/publish', doc({ body: PublishBody }), admin, async (c) => {
       const body = await readJson(c, PublishBody);
       return c.json(await publish(deps, tenant(c), c.req.param('name'), body), 201);
     })
-    .patch('/profiles/:name/published', admin, async (c) => {
+    .patch('/profiles/:name/published', doc({ body: PatchBody }), admin, async (c) => {
       const body = await readJson(c, PatchBody);
       return c.json(await patchPublished(deps, tenant(c), c.req.param('name'), body));
     })
@@ -34,7 +34,7 @@ export function publishingRoutes(deps: PublishingDeps & AgentKeyDeps & { guards:
       return noContent(c);
     })
     .get('/profiles/:name/keys', admin, async (c) => c.json(await listAgentKeys(deps, tenant(c), c.req.param('name'))))
-    .post('/profiles/:name/keys', admin, async (c) => {
+    .post('/profiles/:name/keys', doc({ body: AgentKeyBody }), admin, async (c) => {
       const body = await readJson(c, AgentKeyBody);
       const p = c.get('principal');
       return c.json(await issueAgentKey(deps, p.tenantId, c.req.param('name'), { ...body, createdBy: p.keyId ?? p.subject }), 201);

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { readOnlyFields } from '../../../shared/strict-body.ts';
 
 /** Bodies of the publishing routes (seed 000 "Publishing"): every publish field is optional. */
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -22,6 +23,7 @@ export const PublishBody = v.strictObject({ slug: v.optional(Slug), ...Settings 
 export type PublishInput = v.InferOutput<typeof PublishBody>;
 
 export const PatchBody = v.strictObject({
+  ...readOnlyFields('id', 'tenantId', 'profileName'),
   ...Settings,
   /** Immutable: accepted only when unchanged (so a client may send back what it read). */
   slug: v.optional(v.string()),

@@ -33,7 +33,7 @@ export interface RunDeps extends DriverDeps, SessionDeps {
 }
 
 /** The body of POST /api/runs. Id rules are checked first so their errors read exactly as the seed says. */
-export const RunBody = v.looseObject({
+export const RunBody = v.object({
   id: v.optional(v.unknown()),
   sessionId: v.optional(v.unknown()),
   profile: v.pipe(v.string('profile: expected string'), v.minLength(1, 'a profile name')),

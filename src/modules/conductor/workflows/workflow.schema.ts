@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { readOnlyFields } from '../../../shared/strict-body.ts';
 
 /** Request bodies of `/api/workflows/*` (valibot, as every conductor family). Graph rules live in plan.ts checkGraph. */
 export const MAX_NODES = 100;
@@ -52,7 +53,9 @@ export const DefinitionBody = v.object({
 });
 export type DefinitionBody = v.InferOutput<typeof DefinitionBody>;
 
+/** What a GET answers can be PUT back: `id` and the timestamps are read-only. */
 export const UpdateDefinitionBody = v.object({
+  ...readOnlyFields('id', 'createdAt', 'updatedAt'),
   name: v.optional(v.pipe(Name, v.minLength(1, 'name: required'))),
   nodes: v.optional(Nodes),
 });

@@ -4,6 +4,8 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerSpec } from '../../../contracts/worker.ts';
 import { describeError } from '../../../shared/errors.ts';
+import { runEvent } from '../../../contracts/run-event.ts';
+import type { Jail, Limiter } from '../limits/index.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import type { SessionRecord } from '../sessions/sessions.store.ts';
 import type { VfsView } from '../vfs/index.ts';
@@ -14,6 +16,8 @@ import type { VfsView } from '../vfs/index.ts';
  * environment's `/workspace` is its `/work`), no network unless the profile allows it, a minimal environment plus the
  * server's own `env` — and stopped with the run (their process group is killed). The worker reaches each through the
  * runner's `/runner/sessions/{id}/mcp/stdio/{name}` endpoint (mcp.routes.ts), which relays to the MCP client here.
+ * Each server runs in a jail of the session's limits (limits/); one the kernel ends for a limit is a
+ * `limit_exceeded` event of the run (scope `mcp`), and its tool calls fail from then on.
  */
 export interface StdioServer {
   name: string;
@@ -78,10 +82,12 @@ function sandboxCwd(cwd: string | undefined, work: string): string {
   return cwd;
 }
 
-export function createStdioMcpHost(deps: { sandbox: Sandbox; view: (rec: SessionRecord) => VfsView; version: string }): StdioMcpHost {
+export function createStdioMcpHost(deps: { sandbox: Sandbox; limiter?: Limiter; view: (rec: SessionRecord) => VfsView; version: string }): StdioMcpHost {
   const byRun = new Map<string, { sessionId: string; servers: Map<string, StdioServer & { child: ChildProcess }> }>();
+  const stopped = new WeakSet<ChildProcess>();
 
   const kill = (child: ChildProcess) => {
+    stopped.add(child);
     try {
       if (child.pid) process.kill(-child.pid, 'SIGKILL');
     } catch {
@@ -89,35 +95,60 @@ export function createStdioMcpHost(deps: { sandbox: Sandbox; view: (rec: Session
     }
   };
 
+  /** A server's end: its jail's verdict (a limit becomes an event of the session's run), then the jail goes. */
+  function watchJail(rec: SessionRecord, spec: McpServerSpec, child: ChildProcess, jail: Jail): Promise<string | undefined> {
+    return new Promise((resolve) => {
+      child.once('close', (code, signal) => {
+        void (async () => {
+          const v = stopped.has(child) ? {} : await jail.verdict({ code, signal }).catch(() => ({ limit: undefined, message: undefined }));
+          await jail.close();
+          resolve(v.message);
+          if (!v.limit) return;
+          deps.limiter?.tripped(v.limit);
+          rec.runOutput?.(runEvent('limit_exceeded', { toolName: spec.name, message: `stdio MCP server ${spec.name}: ${v.message}`, limit: v.limit }));
+        })();
+      });
+    });
+  }
+
   async function startOne(rec: SessionRecord, spec: McpServerSpec): Promise<StdioServer & { child: ChildProcess }> {
     const [{ Client }, stdio] = await loadSdk();
     const status = await deps.sandbox.ready();
     const view = deps.view(rec);
     const argv: [string, ...string[]] = [spec.command!, ...(spec.args ?? [])];
+    await deps.limiter?.ready();
+    const refused = deps.limiter?.refusal();
+    if (refused) throw new Error(`stdio MCP server ${spec.name} is refused on this runner: ${refused}`);
+    const jail = deps.limiter?.jail({ sessionId: rec.id, scope: 'mcp', limits: deps.limiter.limitsOf(rec.profile) });
     let child: ChildProcess;
     if (status.mode === 'off') {
       const work = await view.workDir();
       const env = { PATH, HOME: work, TMPDIR: work, LANG: 'C.UTF-8', ...spec.env };
-      child = spawn(argv[0], argv.slice(1), { cwd: sandboxCwd(spec.cwd, work), env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+      const [file, ...args] = jail ? jail.enter(jail.rlimit(argv, { nproc: false })) : argv;
+      child = spawn(file, args, { cwd: sandboxCwd(spec.cwd, work), env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     } else {
       if (!status.available) throw new Error(`the sandbox is unavailable on this runner: ${status.detail}`);
       const plan = await view.sandboxMounts();
       try {
         const env = { PATH, HOME: plan.home, TMPDIR: '/tmp', LANG: 'C.UTF-8', ...spec.env };
         const network = rec.profile.network === 'enabled';
-        child = deps.sandbox.spawn({ argv, cwd: sandboxCwd(spec.cwd, plan.cwd), env, mounts: plan.mounts, network }, { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+        child = deps.sandbox.spawn({ argv, cwd: sandboxCwd(spec.cwd, plan.cwd), env, mounts: plan.mounts, network }, { stdio: ['pipe', 'pipe', 'pipe'], detached: true, jail });
       } finally {
         plan.close();
       }
     }
+    const ended = jail ? watchJail(rec, spec, child, jail) : Promise.resolve(undefined);
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString('utf8')).slice(-2000)));
     const client = new Client({ name: 'svc-runner', version: deps.version });
     try {
       await client.connect(childTransport(child, stdio), { signal: AbortSignal.timeout(START_TIMEOUT_MS) });
     } catch (err) {
-      kill(child);
-      throw new Error(`stdio MCP server ${spec.name} did not start: ${describeError(err)}${stderr.trim() ? ` (stderr: ${stderr.trim()})` : ''}`);
+      // a server that died on its own may have met a limit: that is the reason to give
+      const died = child.exitCode !== null || child.signalCode !== null;
+      if (!died) kill(child);
+      const limit = died ? await ended : undefined;
+      throw new Error(`stdio MCP server ${spec.name} did not start: ${limit ?? describeError(err)}${stderr.trim() ? ` (stderr: ${stderr.trim()})` : ''}`);
     }
     return { name: spec.name, client, child };
   }

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess, type StdioNull, type StdioPipe } from 'node:c
 import { accessSync, closeSync, constants, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
+import type { Jail } from '../limits/index.ts';
 import { bwrapInvocation, type BwrapOptions } from './bwrap.ts';
 import { hostLayout } from './host.ts';
 import type { SandboxSpec, SandboxStatus } from './spec.ts';
@@ -15,8 +16,11 @@ export interface Sandbox {
   ready(): Promise<SandboxStatus>;
   /** The probe's result so far (`available` false while it runs). */
   status(): SandboxStatus;
-  /** Spawns `spec` in the sandbox; throws when it is not available. Descriptors in `spec` may be closed after this returns. */
-  spawn(spec: SandboxSpec, opts?: { stdio?: [StdioNull | StdioPipe, StdioNull | StdioPipe, StdioNull | StdioPipe]; detached?: boolean }): ChildProcess;
+  /**
+   * Spawns `spec` in the sandbox; throws when it is not available. Descriptors in `spec` may be closed after this
+   * returns. With a `jail` (limits/), bubblewrap starts inside the jail's cgroups and the program under its rlimits.
+   */
+  spawn(spec: SandboxSpec, opts?: { stdio?: [StdioNull | StdioPipe, StdioNull | StdioPipe, StdioNull | StdioPipe]; detached?: boolean; jail?: Jail }): ChildProcess;
 }
 
 export interface SandboxOptions {
@@ -120,9 +124,12 @@ export function createSandbox(opts: SandboxOptions): Sandbox {
     status: () => current,
     spawn(spec, o = {}) {
       if (!current.available || !bwrap) throw new Error(`the command sandbox is unavailable: ${current.detail}`);
-      const inv = bwrapInvocation(spec, hostLayout(), bwrapOpts);
+      // the rlimits are set inside, after bubblewrap made the user namespace (RLIMIT_NPROC then counts the sandbox's own)
+      const argv = o.jail ? o.jail.rlimit(spec.argv, { nproc: bwrapOpts.userns }) : spec.argv;
+      const inv = bwrapInvocation({ ...spec, argv }, hostLayout(), bwrapOpts);
+      const [file, ...args] = o.jail ? o.jail.enter([bwrap, ...inv.argv]) : [bwrap, ...inv.argv];
       const stdio = o.stdio ?? ['ignore', 'pipe', 'pipe'];
-      const child = spawn(bwrap, inv.argv, {
+      const child = spawn(file, args, {
         env: BWRAP_ENV,
         detached: o.detached ?? true,
         stdio: [...stdio, 'pipe', ...inv.data.map(() => 'pipe' as const), ...inv.fds],

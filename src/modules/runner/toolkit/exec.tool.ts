@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { runEvent } from '../../../contracts/run-event.ts';
+import { limitMessage } from '../../../contracts/sandbox-limits.ts';
 import { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, type CommandResult } from '../substrates/process/commands.ts';
 import { defineTool, ToolFailure } from './tool.ts';
 
@@ -7,6 +8,8 @@ import { defineTool, ToolFailure } from './tool.ts';
  * `run_command`: one command in the session's `/work` directory on the process substrate (substrates/process/commands.ts),
  * inside the runner's sandbox: the session's VirtualFS mounts only, network only when the profile says `enabled`.
  * A non-zero exit, a timeout or a cancel is a tool failure that still carries the output, so the model can react.
+ * So is a tripped sandbox limit (its message names it: `memory limit 512 MiB reached: killed`, `limit` the fields),
+ * which is also a `limit_exceeded` event of the run; output past the session's `outputBytes` is only cut.
  */
 const MAX_TIMEOUT_MS = 10 * 60_000;
 
@@ -15,7 +18,8 @@ export const runCommandTool = defineTool({
   description:
     'Run a command in a sandbox whose working directory is the session work directory (/work); /home and the pool ' +
     'folders are visible when the profile may use them. Without args it is a /bin/sh -c command line; with args the ' +
-    `program runs without a shell. Minimal environment (plus the variables of env), no network unless the profile enables it; timeout ${DEFAULT_TIMEOUT_MS / 1000}s by default; output capped at ${DEFAULT_MAX_OUTPUT_BYTES / 1024} KiB per stream.`,
+    `program runs without a shell. Minimal environment (plus the variables of env), no network unless the profile enables it; timeout ${DEFAULT_TIMEOUT_MS / 1000}s by default; output capped (${DEFAULT_MAX_OUTPUT_BYTES / 1024} KiB per stream by default); ` +
+    'memory, processes, CPU, file size and disk are limited: a tripped limit is an error naming it.',
   input: z.object({
     command: z.string().min(1),
     args: z.array(z.string()).optional(),
@@ -30,7 +34,7 @@ export const runCommandTool = defineTool({
       command: i.command,
       args: i.args,
       timeoutMs: i.timeout_ms,
-      maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES,
+      maxOutputBytes: ctx.limits.outputBytes,
       signal: ctx.signal,
       ...(Object.keys(env).length ? { env } : {}),
       // the output reaches the run's stream while the command runs (the result still carries all of it)
@@ -38,8 +42,16 @@ export const runCommandTool = defineTool({
     };
     // a sandbox session's commands share its worker's limits: its files, no network of their own
     const network = ctx.session.profile.network === 'enabled' && ctx.session.profile.workerMode !== 'sandbox';
-    const result = await ctx.commands.run(spec, { vfs: ctx.vfs(), network, sessionId: ctx.session.id });
-    const failure = result.timedOut
+    // a /v1 environment's setup commands reach the runner as run_command with the setup folder in their env
+    const scope = env.SVC_SETUP_CWD !== undefined ? 'setup' : 'command';
+    const result = await ctx.commands.run(spec, { vfs: ctx.vfs(), network, sessionId: ctx.session.id, limits: ctx.limits, scope });
+    const { limit } = result;
+    const tripped = limit && limit.key !== 'outputBytes';
+    const said = result.limitMessage ?? (limit && limitMessage(limit, tripped ? 'killed' : 'the rest truncated'));
+    if (limit) ctx.emit(runEvent('limit_exceeded', { toolName: 'run_command', message: said, limit }));
+    const failure = tripped
+      ? said
+      : result.timedOut
       ? `command timed out after ${i.timeout_ms} ms`
       : result.cancelled
         ? 'command cancelled'
@@ -53,3 +65,4 @@ export const runCommandTool = defineTool({
   },
   text: (r: CommandResult) => [r.stdout, r.stderr && `[stderr]\n${r.stderr}`].filter(Boolean).join('\n') || `[exit code ${r.exitCode}, no output]`,
 });
+

@@ -7,6 +7,7 @@ import type { ToolName } from '../../../contracts/toolkit.ts';
 import type { SessionRecord } from '../sessions/sessions.store.ts';
 import type { VfsView } from '../vfs/index.ts';
 import type { CommandRunner } from '../substrates/process/commands.ts';
+import type { SandboxLimits } from '../../../contracts/sandbox-limits.ts';
 
 /**
  * What a platform tool is: a name, a zod input schema (validated here, published as JSON Schema in its spec), where
@@ -25,6 +26,8 @@ export interface ToolContext {
   memory: MemoryClient | undefined;
   /** Where `run_command` runs commands (the sandbox). */
   commands: CommandRunner;
+  /** The session's effective sandbox limits (its profile's over the operator's defaults, held to the ceilings). */
+  limits: SandboxLimits;
   /** Aborted when the caller goes away or the session's run ends. */
   signal: AbortSignal;
   /** Adds an event to the session's run in flight, if any (a running command's output). */

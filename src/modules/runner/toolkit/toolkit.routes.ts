@@ -41,7 +41,8 @@ export function toolkitRoutes(deps: { toolkit: Toolkit; sessions: SessionStore }
 async function streamed(toolkit: Toolkit, session: SessionRecord, toolName: string, input: unknown, signal: AbortSignal): Promise<Response> {
   let push: ((line: unknown) => void) | undefined;
   const early: unknown[] = [];
-  const emit = (event: RunEvent) => (push ?? ((line: unknown) => early.push(line)))({ output: event.message ?? '' });
+  // the stream carries the command's output; anything else it reports (a tripped limit) joins the session's run, if any
+  const emit = (event: RunEvent) => (event.type === 'tool_output' ? (push ?? ((line: unknown) => early.push(line)))({ output: event.message ?? '' }) : session.runOutput?.(event));
   const invoked = toolkit.invoke(session, toolName, input, signal, emit);
   // a refused call throws before the tool starts: answer it as JSON, like the plain invoke
   const settled = await Promise.race([invoked.then(() => 'done' as const), new Promise<'running'>((resolve) => setImmediate(() => resolve('running')))]);

@@ -9,6 +9,7 @@ import type { Registry } from '../registry/registry.store.ts';
 import type { SessionRecord } from '../sessions/sessions.store.ts';
 import { VfsError, type VfsManager } from '../vfs/index.ts';
 import type { CommandRunner } from '../substrates/process/commands.ts';
+import { DEFAULT_LIMITS, effectiveLimits, DEFAULT_CEILINGS, type SandboxLimits } from '../../../contracts/sandbox-limits.ts';
 import type { ToolContext, ToolDef } from './tool.ts';
 import { ToolFailure } from './tool-failure.ts';
 import { permissionFor } from '../../../contracts/permissions.ts';
@@ -36,6 +37,8 @@ export interface ToolkitDeps {
   /** How the memory tools reach the conductor's memory stores (with the run token); undefined without a conductor. */
   memory: MemoryClient | undefined;
   commands: CommandRunner;
+  /** A session's effective sandbox limits (limits/): the operator's defaults when absent. */
+  limitsOf?: (session: SessionRecord) => SandboxLimits;
   /** Where a call under an `ask` policy waits for a person (absent: such calls are refused). */
   approvals?: Approvals;
 }
@@ -87,6 +90,7 @@ export function createToolkit(deps: ToolkitDeps): Toolkit {
         conductor: deps.conductor,
         memory: deps.memory,
         commands: deps.commands,
+        limits: deps.limitsOf?.(session) ?? effectiveLimits({ defaults: DEFAULT_LIMITS }, DEFAULT_CEILINGS, session.profile.limits),
         // a tool call ends with its caller or with the session's run, whichever goes first
         signal: session.activeRun ? AbortSignal.any([signal, session.activeRun.signal]) : signal,
         // what the tool reports while it runs goes to the caller that asked for it, else to the session's run in flight

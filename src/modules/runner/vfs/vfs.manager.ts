@@ -42,10 +42,21 @@ export function dirName(name: string): string {
   return `h-${createHash('sha256').update(name).digest('hex').slice(0, 32)}`;
 }
 
-export function createVfsManager(opts: { dataDir: string }): VfsManager {
+/**
+ * A session's scratch folder on a disk of its own (the sandbox limits' `diskMiB`): `prepare` mounts it (once) and
+ * answers where, or undefined where session disks are not enforced; `release` unmounts and discards it.
+ */
+export interface SessionDiskHook {
+  root(): string | undefined;
+  prepare(session: VfsSession): Promise<string | undefined>;
+  mountOf(sessionId: string): string | undefined;
+  release(sessionId: string): Promise<void>;
+}
+
+export function createVfsManager(opts: { dataDir: string; disks?: SessionDiskHook }): VfsManager {
   const byId = new Map<string, { tenant: string; lease: VfsLease; shared: boolean }>();
   const tenantDir = (tenant: string) => join(opts.dataDir, 'tenants', dirName(tenant));
-  const sessionDir = (id: string) => join(opts.dataDir, 'sessions', dirName(id));
+  const sessionDir = (id: string) => opts.disks?.mountOf(id) ?? join(opts.dataDir, 'sessions', dirName(id));
 
   return {
     allocate(session) {
@@ -56,6 +67,10 @@ export function createVfsManager(opts: { dataDir: string }): VfsManager {
     release(sessionId) {
       const entry = byId.get(sessionId);
       if (!entry || !byId.delete(sessionId) || entry.shared) return;
+      if (opts.disks?.mountOf(sessionId)) {
+        opts.disks.release(sessionId).catch((err) => log.warn('releasing a session disk failed', { sessionId, error: String(err) }));
+        return;
+      }
       rm(sessionDir(sessionId), { recursive: true, force: true }).catch((err) => log.warn('removing session scratch failed', { sessionId, error: String(err) }));
     },
     lease: (sessionId) => byId.get(sessionId)?.lease,
@@ -72,7 +87,10 @@ export function createVfsManager(opts: { dataDir: string }): VfsManager {
         '/work': () => join(sessionDir(session.sandboxOf ?? session.id), 'work'),
         '/pool': (pool: string) => (known.has(pool) ? join(tenantDir(session.tenant), 'pools', dirName(pool)) : undefined),
       } satisfies Record<VfsMount, (pool: string) => string | undefined>;
-      return createVfsView({ base: opts.dataDir, rules, roots });
+      const owner = { ...session, id: session.sandboxOf ?? session.id };
+      const disks = opts.disks;
+      const work = disks && { prepare: async () => void (await disks.prepare(owner)), base: () => (disks.mountOf(owner.id) ? disks.root() : undefined) };
+      return createVfsView({ base: opts.dataDir, rules, roots, work });
     },
   };
 }

@@ -85,12 +85,24 @@ export async function containedPath(base: string, root: string, rest: readonly s
   return host;
 }
 
-export function createVfsView(opts: { base: string; rules: FsRules; roots: MountRoots }): VfsView {
-  const { base, rules, roots } = opts;
+/**
+ * `work`: where `/work` lives when it is not under `base` (a session disk of its own, limits/disks.ts): `prepare`
+ * makes it (once) before the first path in it is resolved, `base` is then where the session disks are mounted.
+ */
+export interface WorkPlacement {
+  prepare(): Promise<void>;
+  base(): string | undefined;
+}
+
+export function createVfsView(opts: { base: string; rules: FsRules; roots: MountRoots; work?: WorkPlacement }): VfsView {
+  const { rules, roots } = opts;
+  const baseOf = (mount: VfsMount) => (mount === '/work' && opts.work?.base()) || opts.base;
 
   async function resolvePath(path: VirtualPath, access: Access): Promise<Resolved> {
     checkAccess(rules, path, access);
     if (!path.mount) return { path, host: undefined };
+    if (path.mount === '/work') await opts.work?.prepare();
+    const base = baseOf(path.mount);
     if (path.mount === '/pool') {
       if (path.rest.length === 0) return { path, host: undefined };
       const root = roots['/pool'](path.rest[0]);
@@ -106,13 +118,17 @@ export function createVfsView(opts: { base: string; rules: FsRules; roots: Mount
     resolvePath,
     resolve: (raw, access) => resolvePath(parseVirtualPath(raw), access),
     async workDir() {
-      return containedPath(base, roots['/work'](), [], '/work');
+      await opts.work?.prepare();
+      return containedPath(baseOf('/work'), roots['/work'](), [], '/work');
     },
     async sandboxMounts() {
       const visible: Array<{ path: VirtualPath; host: string }> = [];
       for (const mount of ['/home', '/work'] as const) {
-        if (rules.mounts.includes(mount)) visible.push({ path: parseVirtualPath(mount), host: await containedPath(base, roots[mount](), [], mount) });
+        if (!rules.mounts.includes(mount)) continue;
+        if (mount === '/work') await opts.work?.prepare();
+        visible.push({ path: parseVirtualPath(mount), host: await containedPath(baseOf(mount), roots[mount](), [], mount) });
       }
+      const base = opts.base;
       if (rules.mounts.includes('/pool')) {
         for (const pool of rules.pools) {
           const root = roots['/pool'](pool.name);

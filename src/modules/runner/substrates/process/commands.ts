@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { LimitExceeded } from '../../../../contracts/sandbox-limits.ts';
+import type { LimitExceeded, LimitScope, SandboxLimits } from '../../../../contracts/sandbox-limits.ts';
+import type { Jail, Limiter, Usage } from '../../limits/index.ts';
 import type { Sandbox } from '../../sandbox/index.ts';
 import type { VfsView } from '../../vfs/index.ts';
 
@@ -10,6 +11,10 @@ import type { VfsView } from '../../vfs/index.ts';
  * group of the sandbox is killed on timeout or cancel, and the sandbox's PID namespace ends with its first process,
  * so nothing the command started outlives it. With SVC_SANDBOX=off the command runs unsandboxed as the runner's
  * user (the operator's explicit opt-out).
+ *
+ * Sandboxed or not, a command runs in a jail of its session's limits (limits/): a cgroup of its own (memory with swap,
+ * processes, CPU quota), rlimits (CPU time, file size, open files), the session's disk as `/work`, its wall time on a
+ * timer that kills the whole group at once, and `outputBytes` kept. What tripped is the result's `limit`.
  */
 export interface CommandSpec {
   /** With `args`: the program, run without a shell. Without: a `/bin/sh -c` command line. */
@@ -24,6 +29,17 @@ export interface CommandSpec {
   onOutput?: (text: string) => void;
 }
 
+/** Whose command it is and what holds it: the session's effective limits, and where it was started from. */
+export interface CommandSession {
+  vfs: VfsView;
+  network: boolean;
+  /** A container session's commands run in its container. */
+  sessionId?: string;
+  limits?: SandboxLimits;
+  /** `command` (run_command, the default), `setup` (a /v1 environment's setup command). */
+  scope?: LimitScope;
+}
+
 export interface CommandResult {
   exitCode: number | null;
   signal: string | null;
@@ -35,6 +51,10 @@ export interface CommandResult {
   durationMs: number;
   /** The limit that ended or cut the command (memory, pids, wall time, CPU time, file size, disk, output), when one did. */
   limit?: LimitExceeded;
+  /** What became of it: `memory limit 512 MiB reached: killed`, `pids limit 64 processes reached: fork refused`. */
+  limitMessage?: string;
+  /** What the command's group consumed, read from its cgroup (where limits are enforced). */
+  usage?: Usage;
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -64,44 +84,61 @@ export function collector(max: number) {
 export type Launch = (argv: [string, ...string[]]) => ChildProcess;
 
 export interface CommandRunner {
-  /** `sessionId`: whose command it is (a container session's commands run in its container). */
-  run(spec: CommandSpec, session: { vfs: VfsView; network: boolean; sessionId?: string }): Promise<CommandResult>;
+  run(spec: CommandSpec, session: CommandSession): Promise<CommandResult>;
 }
 
 const PATH = '/usr/local/bin:/usr/bin:/bin';
 
-/** Runs commands in the sandbox, or unsandboxed when the operator opted out (SVC_SANDBOX=off). */
-export function createCommandRunner(sandbox: Sandbox): CommandRunner {
+/** Runs commands in the sandbox, or unsandboxed when the operator opted out (SVC_SANDBOX=off); in a jail of their limits. */
+export function createCommandRunner(sandbox: Sandbox, limiter?: Limiter): CommandRunner {
   return {
     async run(spec, session) {
       const status = await sandbox.ready();
-      if (status.mode === 'off') {
-        const cwd = await session.vfs.workDir();
-        const env = { PATH, HOME: cwd, TMPDIR: cwd, LANG: 'C.UTF-8', ...spec.env };
-        return runCommand(spec, ([file, ...argv]) => spawn(file, argv, { cwd, env, shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'] }));
-      }
-      if (!status.available) throw new Error(`run_command is unavailable on this runner: ${status.detail}`);
-      const plan = await session.vfs.sandboxMounts();
+      if (status.mode !== 'off' && !status.available) throw new Error(`run_command is unavailable on this runner: ${status.detail}`);
+      await limiter?.ready();
+      const refused = limiter?.refusal();
+      if (refused) throw new Error(`run_command is refused on this runner: ${refused}`);
+      const jail = limiter && session.limits ? limiter.jail({ sessionId: session.sessionId ?? 'unnamed', scope: session.scope ?? 'command', limits: session.limits }) : undefined;
       try {
-        const env = { PATH, HOME: plan.home, TMPDIR: '/tmp', LANG: 'C.UTF-8', ...spec.env };
-        return await runCommand(spec, (argv) => sandbox.spawn({ argv, cwd: plan.cwd, env, mounts: plan.mounts, network: session.network }), plan.close);
+        if (status.mode === 'off') {
+          const cwd = await session.vfs.workDir();
+          const env = { PATH, HOME: cwd, TMPDIR: cwd, LANG: 'C.UTF-8', ...spec.env };
+          return await runCommand(spec, (argv) => {
+            const [file, ...args] = jail ? jail.enter(jail.rlimit(argv, { nproc: false })) : argv;
+            return spawn(file, args, { cwd, env, shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+          }, undefined, jail);
+        }
+        const plan = await session.vfs.sandboxMounts();
+        try {
+          const env = { PATH, HOME: plan.home, TMPDIR: '/tmp', LANG: 'C.UTF-8', ...spec.env };
+          return await runCommand(spec, (argv) => sandbox.spawn({ argv, cwd: plan.cwd, env, mounts: plan.mounts, network: session.network }, { jail }), plan.close, jail);
+        } finally {
+          plan.close();
+        }
       } finally {
-        plan.close();
+        await jail?.close();
       }
     },
   };
 }
 
-/** `started` runs once the process exists (the sandbox's descriptors can be closed then). */
-export function runCommand(spec: CommandSpec, launch: Launch, started?: () => void): Promise<CommandResult> {
+/**
+ * `started` runs once the process exists (the sandbox's descriptors can be closed then). With a `jail`, its wall
+ * time bounds the command too (the shorter of it and `timeoutMs` wins; only the wall time is a limit), its whole
+ * group is killed at once, and its verdict (what tripped, what it used) joins the result.
+ */
+export function runCommand(spec: CommandSpec, launch: Launch, started?: () => void, jail?: Jail): Promise<CommandResult> {
   const t0 = performance.now();
   const argv: [string, ...string[]] = spec.args ? [spec.command, ...spec.args] : ['/bin/sh', '-c', spec.command];
+  const maxOutput = jail ? jail.limits.outputBytes : spec.maxOutputBytes;
+  const wallMs = jail ? jail.limits.wallSeconds * 1000 : Infinity;
   return new Promise((resolve) => {
     const child = launch(argv);
     started?.();
-    const out = collector(spec.maxOutputBytes);
-    const err = collector(spec.maxOutputBytes);
+    const out = collector(maxOutput);
+    const err = collector(maxOutput);
     let timedOut = false;
+    let wallTripped = false;
     let cancelled = false;
     const killGroup = () => {
       try {
@@ -109,11 +146,14 @@ export function runCommand(spec: CommandSpec, launch: Launch, started?: () => vo
       } catch {
         // the group is already gone
       }
+      // and everything in its cgroup, wherever in the tree it went
+      void jail?.kill();
     };
     const timer = setTimeout(() => {
       timedOut = true;
+      wallTripped = wallMs < spec.timeoutMs;
       killGroup();
-    }, spec.timeoutMs);
+    }, Math.min(spec.timeoutMs, wallMs));
     const onAbort = () => {
       cancelled = true;
       killGroup();
@@ -126,8 +166,8 @@ export function runCommand(spec: CommandSpec, launch: Launch, started?: () => vo
     const live = (decoder: TextDecoder) => {
       let sent = 0;
       const push = (c: Buffer) => {
-        if (!spec.onOutput || sent >= spec.maxOutputBytes) return;
-        const take = c.subarray(0, spec.maxOutputBytes - sent);
+        if (!spec.onOutput || sent >= maxOutput) return;
+        const take = c.subarray(0, maxOutput - sent);
         sent += take.byteLength;
         const text = decoder.decode(take, { stream: true });
         if (text) spec.onOutput(text);
@@ -157,16 +197,22 @@ export function runCommand(spec: CommandSpec, launch: Launch, started?: () => vo
       liveOut.end();
       liveErr.end();
       spec.signal?.removeEventListener('abort', onAbort);
-      resolve({
+      const stderr = spawnError ? `${err.text()}${spawnError.message}` : err.text();
+      const result: CommandResult = {
         exitCode,
         signal,
         stdout: out.text(),
-        stderr: spawnError ? `${err.text()}${spawnError.message}` : err.text(),
+        stderr,
         timedOut,
         cancelled,
         truncated: out.dropped || err.dropped,
         durationMs: Math.round(performance.now() - t0),
-      });
+      };
+      if (!jail) return resolve(result);
+      void jail
+        .verdict({ code: exitCode, signal, wallTripped, truncated: result.truncated, stderr })
+        .catch(() => ({}) as Awaited<ReturnType<Jail['verdict']>>)
+        .then((v) => resolve({ ...result, ...(v.limit ? { limit: v.limit, limitMessage: v.message } : {}), ...(v.usage ? { usage: v.usage } : {}) }));
     };
     // background children holding the pipes would keep `close` from firing: the command's lifetime ends with it
     child.once('exit', killGroup);

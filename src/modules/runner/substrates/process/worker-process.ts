@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import { randomId } from '../../../../shared/ids.ts';
 import { createLogger } from '../../../../shared/log.ts';
+import type { Jail, Limiter } from '../../limits/index.ts';
 import type { Sandbox } from '../../sandbox/index.ts';
 import { codeEnv, programMounts } from '../program.ts';
 import type { LaunchedWorker, SubstrateStatus, WorkerLaunch, WorkerSubstrate } from '../substrate.ts';
@@ -18,6 +19,11 @@ import type { LaunchedWorker, SubstrateStatus, WorkerLaunch, WorkerSubstrate } f
  *
  * Without bubblewrap the substrate is not offered, unless the operator opted out of sandboxing (SVC_SANDBOX=off):
  * then workers are plain processes with the same scrubbed environment, unisolated.
+ *
+ * Either way the worker runs in a jail of its session's limits (limits/): a cgroup of its own (memory with swap,
+ * processes, CPU quota) and rlimits (CPU time, file size, open files). A worker the kernel killed for one exits with
+ * that `limit`, so its run ends with an error naming it and the next run gets a fresh worker. Its wall time is its
+ * runs' business: a worker lives across runs.
  */
 export const PROCESS_SUBSTRATE = 'process';
 /** Inside the sandbox: where the session's own folder and the callback socket's folder are mounted. */
@@ -40,9 +46,9 @@ function freePort(): Promise<number> {
   });
 }
 
-export function createProcessSubstrate(sandbox: Sandbox): WorkerSubstrate {
+export function createProcessSubstrate(sandbox: Sandbox, limiter?: Limiter): WorkerSubstrate {
   let current: SubstrateStatus = { offered: false, detail: 'checking the sandbox' };
-  const ready = sandbox.ready().then((s): SubstrateStatus => {
+  const ready = Promise.all([sandbox.ready(), limiter?.ready()]).then(([s]): SubstrateStatus => {
     current =
       s.mode === 'off'
         ? { offered: true, detail: 'unisolated worker processes (SVC_SANDBOX=off, the operator opted out of sandboxing)' }
@@ -60,27 +66,37 @@ export function createProcessSubstrate(sandbox: Sandbox): WorkerSubstrate {
    * then it can still poll the callback socket (and take the next run) or write its state. Every process in the sandbox
    * holds the stdout and stderr pipes, so their close (the child's `close` event) is the sandbox's true end.
    */
-  function watch(child: ChildProcess, workerId: string, endsOn: 'exit' | 'close'): LaunchedWorker {
+  function watch(child: ChildProcess, workerId: string, endsOn: 'exit' | 'close', jail: Jail | undefined, stopping: () => boolean): LaunchedWorker {
     let tail = '';
     child.stderr?.on('data', (d: Buffer) => {
       tail = (tail + d.toString('utf8')).slice(-STDERR_TAIL);
       log.debug('worker stderr', { workerId, text: d.toString('utf8').trimEnd() });
     });
     child.stdout?.resume();
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+    const ended = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
       child.once('error', (err) => {
         tail += `\n${err.message}`;
         resolve({ code: null, signal: null });
       });
       child.once(endsOn, (code: number | null, signal: NodeJS.Signals | null) => resolve({ code, signal }));
     });
+    // what ended it, from the kernel's counts (not when the runner stopped it itself); the jail goes with it
+    const exited = ended.then(async (e) => {
+      if (!jail) return e;
+      const verdict = stopping() ? {} : await jail.verdict(e).catch(() => ({ limit: undefined }));
+      await jail.close();
+      return verdict.limit ? { ...e, limit: verdict.limit } : e;
+    });
     return { workerId, pid: child.pid, startedAt: new Date().toISOString(), exited, stderrTail: () => tail.trim() };
   }
 
-  const alive = new Map<LaunchedWorker, ChildProcess>();
+  const alive = new Map<LaunchedWorker, { child: ChildProcess; jail: Jail | undefined; stopping: boolean }>();
 
   function launch(l: WorkerLaunch, runnerUrl: string): LaunchedWorker {
     if (l.image) throw new Error(`workerImage "${l.image}" is not supported by the process substrate (it runs this program; images need a container substrate)`);
+    const refused = limiter?.refusal();
+    if (refused) throw new Error(`sandbox workers are refused on this runner: ${refused}`);
+    const jail = limiter?.jail({ sessionId: l.sessionId, scope: 'worker', limits: l.limits });
     const { argv, hostArgv, mounts } = programMounts();
     const isolated = current.offered && sandbox.status().mode === 'bwrap';
     const port = Number(new URL(runnerUrl).port);
@@ -101,30 +117,38 @@ export function createProcessSubstrate(sandbox: Sandbox): WorkerSubstrate {
           ],
           network: false,
         },
-        { stdio: ['ignore', 'pipe', 'pipe'] },
+        { stdio: ['ignore', 'pipe', 'pipe'], jail },
       );
     } else {
       const env = { ...l.env, ...codeEnv(), PATH, LANG: 'C.UTF-8', HOME: join(l.sessionDir, 'home'), SVC_STATE_DIR: join(l.sessionDir, 'state'), SVC_WORKER_RELAY: `${port}:${l.callbackSocket}` };
-      child = spawn(hostArgv[0], hostArgv.slice(1), { env, cwd: join(l.sessionDir, 'home'), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      const [file, ...args] = jail ? jail.enter(jail.rlimit(hostArgv, { nproc: false })) : hostArgv;
+      child = spawn(file, args, { env, cwd: join(l.sessionDir, 'home'), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     }
-    const worker = watch(child, `${PROCESS_SUBSTRATE}-${child.pid ?? 0}-${randomId(6)}`, isolated ? 'close' : 'exit');
-    alive.set(worker, child);
+    const entry = { child, jail, stopping: false };
+    const worker = watch(child, `${PROCESS_SUBSTRATE}-${child.pid ?? 0}-${randomId(6)}`, isolated ? 'close' : 'exit', jail, () => entry.stopping);
+    alive.set(worker, entry);
     worker.exited.then(() => alive.delete(worker));
     return worker;
   }
 
   function kill(worker: LaunchedWorker, signal: NodeJS.Signals): void {
-    const child = alive.get(worker);
-    if (!child?.pid) return;
+    const entry = alive.get(worker);
+    const pid = entry?.child.pid;
+    if (!entry || !pid) return;
+    const child = entry.child;
+    entry.stopping = true;
     try {
-      process.kill(-child.pid, signal); // its whole process group: bubblewrap and everything inside
+      process.kill(-pid, signal); // its whole process group: bubblewrap and everything inside
     } catch {
       child.kill(signal);
     }
+    if (signal === 'SIGKILL') void entry.jail?.kill();
   }
 
   async function stopWithin(worker: LaunchedWorker, graceMs: number): Promise<void> {
     if (!alive.has(worker)) return;
+    // told to shut down: its exit is the runner's doing, not a limit's
+    alive.get(worker)!.stopping = true;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([worker.exited, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
     clearTimeout(timer);

@@ -1,4 +1,4 @@
-import { DEFAULT_CEILINGS, DEFAULT_LIMITS, effectiveLimits, type LimitsConfig } from '../../../../contracts/sandbox-limits.ts';
+import { DEFAULT_CEILINGS, DEFAULT_LIMITS, effectiveLimits, limitMessage, type LimitExceeded, type LimitsConfig } from '../../../../contracts/sandbox-limits.ts';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -63,6 +63,8 @@ export interface SandboxWorkersDeps {
   limits?: Partial<UploadLimits>;
   /** The operator's sandbox limits (SVC_SANDBOX_*): a worker gets its session profile's limits held to these. */
   sandboxLimits?: Pick<LimitsConfig, 'defaults' | 'ceilings'>;
+  /** A worker ended by a sandbox limit (counted in svc_sandbox_limit_kills_total). */
+  onLimit?: (limit: LimitExceeded) => void;
 }
 
 
@@ -102,6 +104,8 @@ interface Entry {
 }
 
 const PAUSE_GRACE_MS = 10_000;
+/** How long a run whose worker dropped its upload waits for the worker's exit (and the limit that caused it). */
+const EXIT_GRACE_MS = 2_000;
 const log = createLogger('runner:sandbox-workers');
 
 
@@ -249,12 +253,22 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     startTimer.unref();
     void worker.exited.then(() => clearTimeout(startTimer));
     log.info(resuming ? 'sandbox worker resumed' : 'sandbox worker launched', { sessionId: rec.id, workerId: worker.workerId, substrate: entry.substrate.id });
-    worker.exited.then(({ code, signal }) => {
+    worker.exited.then(({ code, signal, limit }) => {
       if (entry.worker !== worker) return;
+      if (limit) {
+        deps.onLimit?.(limit);
+        log.warn('sandbox worker ended by a limit', { sessionId: rec.id, workerId: worker.workerId, limit: limit.limit, value: limit.value });
+      }
       const active = entry.active;
       if (active && !active.channel.ended) {
         const tail = worker.stderrTail();
-        active.channel.push(runEvent('error', { message: `sandbox worker exited (${signal ?? `code ${code}`}) before the run finished${tail ? `: ${tail.split('\n').slice(-3).join(' | ')}` : ''}` }));
+        // killed for a limit: the run says which, once (limit_exceeded, then its one error); the next run gets a fresh worker
+        if (limit) {
+          active.channel.push(runEvent('limit_exceeded', { message: limitMessage(limit), limit }));
+          active.channel.push(runEvent('error', { message: `sandbox worker ended: ${limitMessage(limit)}` }));
+        } else {
+          active.channel.push(runEvent('error', { message: `sandbox worker exited (${signal ?? `code ${code}`}) before the run finished${tail ? `: ${tail.split('\n').slice(-3).join(' | ')}` : ''}` }));
+        }
         active.channel.end();
       }
       entry.commands.answerWaiting({ protocol: 1, command: 'shutdown' });
@@ -355,7 +369,12 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
       // a broken limit fails the run rather than letting it look complete
       active.channel.push(runEvent('error', { message: `sandbox worker ${failure.message} (${failure.status})` }));
     } else if (!failure && !terminal && !active.channel.ended) {
-      active.channel.push(runEvent('error', { message: 'run cancelled: the worker closed its event upload before a result' }));
+      // a worker killed mid-run (by a sandbox limit) loses its upload first: its exit, when it follows at once, says why
+      const worker = entry.worker;
+      let timer: NodeJS.Timeout | undefined;
+      if (worker) await Promise.race([worker.exited, new Promise((r) => (timer = setTimeout(r, EXIT_GRACE_MS)))]);
+      clearTimeout(timer);
+      if (!active.channel.ended) active.channel.push(runEvent('error', { message: 'run cancelled: the worker closed its event upload before a result' }));
     }
     active.channel.end();
     if (failure) throw failure;
