@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
-import { cli, tempDir } from '../support/cli.ts';
+import { cli, spawnCli, tempDir } from '../support/cli.ts';
 import { sseFrames, type RunEventLike, type SseFrame } from '../support/sse.ts';
 
 /**
@@ -204,6 +204,16 @@ describe('tool permissions and approvals', () => {
       expect((await rest()).at(-1)).toMatchObject({ type: 'result', message: expect.stringContaining('a person denied it: use the other file') });
       expect((await cli(['approvals'], env)).stdout).not.toContain(String(event.approvalId));
     });
+  });
+
+  it('svc run shows the waiting call and, off a terminal, the command that decides it', async () => {
+    const env = { SVC_CONFIG_DIR: tempDir(), SVC_API_URL: h.svc.url, SVC_API_KEY: h.svc.key };
+    const run = spawnCli(['run', 'asker', write('via svc run')], env);
+    const [, approvalId] = await run.waitFor('stderr', /decide with: svc approve (apr_\w+) \[--deny\]/);
+    expect(run.stderr()).toContain(`fs_write {"path":"/work/note.txt","content":"via svc run"} waits for approval ${approvalId}`);
+    expect((await cli(['approve', approvalId!], env)).code).toBe(0);
+    expect((await run.exited).code).toBe(0);
+    expect(run.stderr()).toContain(`approval ${approvalId}: approved`);
   });
 
   it('cancels what a cancelled run left pending', async () => {
