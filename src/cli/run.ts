@@ -5,6 +5,7 @@ import { failure, usageError, whenInterrupted } from './client/exit.ts';
 import { createRenderer } from './client/run/render.ts';
 import { followRun } from './client/run/stream.ts';
 import { openSession } from './client/session.ts';
+import { confirm } from './client/prompt.ts';
 
 /**
  * `svc run <profile> "<prompt>"`: starts a run (POST /api/runs) and streams its events to the terminal; `--json`
@@ -41,10 +42,20 @@ export default defineCommand({
     if (out.json) out.line({ event: 'run', runId: started.runId, sessionId: started.sessionId });
     else out.log.debug(`run ${started.runId} on session ${started.sessionId}`);
     let terminal: { type: string; message?: string } | undefined;
+    /** A tool under an `ask` permission: on a terminal, asked here; otherwise the command that decides it is named. */
+    const askInline = async (runId: string, approvalId: string, tool: string) => {
+      if (!env.stdinTTY || !env.stdoutTTY) return out.log.info(`decide with: svc approve ${approvalId} [--deny] [--message text]`);
+      const approve = await confirm(`Allow ${tool}?`, false);
+      const path = `/api/runs/${encodeURIComponent(runId)}/approvals/${encodeURIComponent(approvalId)}`;
+      await api.request('POST', path, { body: { decision: approve ? 'approve' : 'deny', ...(approve ? {} : { message: 'denied at the terminal' }) } }).catch((err) =>
+        out.log.warn(`could not record the decision: ${err instanceof Error ? err.message : String(err)}`),
+      );
+    };
     try {
       for await (const event of followRun(api, started.runId, abort.signal)) {
         if (out.json) out.line(event);
         else render.event(event);
+        if (event.type === 'approval_required' && event.approvalId && !out.json) await askInline(started.runId, event.approvalId, String(event.toolName));
         if (event.type === 'result' || event.type === 'error') terminal = event;
       }
     } finally {

@@ -14,7 +14,7 @@ interface RunSummary {
 /** `svc runs [--status queued]`: the newest runs, optionally of one status. */
 export default defineCommand({
   meta: { name: 'runs', description: 'List runs, newest first' },
-  args: { ...globalArgs, ...limitArg, status: { type: 'string', description: 'only runs of this status (queued, running, ok, error, cancelled, interrupted)', valueHint: 'status' } },
+  args: { ...globalArgs, ...limitArg, status: { type: 'string', description: 'only runs of this status (queued, running, waiting (for an approval), ok, error, cancelled, interrupted)', valueHint: 'status' } },
   async run({ args }) {
     const limit = readLimit(args.limit);
     const { out, api } = openSession(args, { needKey: true });

@@ -128,6 +128,12 @@ describe('loadConfig', () => {
     expect(err.message).toMatch(allowed);
   });
 
+  it('waits 24 hours for an approval by default, takes whole seconds, and refuses anything else', () => {
+    expect(loadConfig({}).approvalTimeoutSeconds).toBe(86_400);
+    expect(loadConfig({ SVC_APPROVAL_TIMEOUT_S: '600' }).approvalTimeoutSeconds).toBe(600);
+    for (const bad of ['0', 'soon', '99999999']) expect(configError({ SVC_APPROVAL_TIMEOUT_S: bad }).variable, bad).toBe('SVC_APPROVAL_TIMEOUT_S');
+  });
+
   it('takes a webhook schedule of whole seconds, 27.6 hours of attempts by default, and refuses anything else', () => {
     const c = loadConfig({});
     expect(c.notifications.webhookSchedule).toEqual([0, 5, 300, 1800, 7200, 18_000, 36_000, 36_000]);

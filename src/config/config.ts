@@ -187,6 +187,12 @@ export interface Config {
   /** Memory stores (conductor role): the operator's ceilings on every store's caps, and how long old versions stay. */
   memory: MemoryConfig;
   /**
+   * SVC_APPROVAL_TIMEOUT_S: how long a tool call under an `ask` permission waits for a person before it counts as
+   * denied (`expired`); default 86400 (24 h), a profile's `approvalTimeoutSeconds` overrides it. While calls are held
+   * on the runner, a wait ends after at most 55 minutes whatever this says (contracts/approvals.ts).
+   */
+  approvalTimeoutSeconds: number;
+  /**
    * SVC_PRIVATE_ADDRESSES: the address policy of every URL a tenant supplies (webhooks, MCP servers, JWKS documents;
    * src/shared/egress). `deny` (the default outside dev) refuses loopback, private, link-local and other internal
    * addresses, as written (400) and at connect time; `allow` (the dev default, where fakes and receivers run on the
@@ -526,6 +532,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       maxTotalBytes: int('SVC_MEMORY_MAX_TOTAL_BYTES', env.SVC_MEMORY_MAX_TOTAL_BYTES, 10 * 1024 * 1024, 1, 1024 * 1024 * 1024),
       versionDays: int('SVC_MEMORY_VERSION_DAYS', env.SVC_MEMORY_VERSION_DAYS, 30, 1, 3650),
     },
+    approvalTimeoutSeconds: int('SVC_APPROVAL_TIMEOUT_S', env.SVC_APPROVAL_TIMEOUT_S, 86_400, 1, 30 * 86_400),
     privateAddresses,
   };
   return deepFreeze(config);

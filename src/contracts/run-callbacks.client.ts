@@ -1,6 +1,7 @@
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { isTerminal, runEvent, type RunEvent } from './run-event.ts';
 import type { DelegatedRunRequest, Notification, NotificationRequest, StartedRunRef } from './run-callbacks.ts';
+import type { ApprovalRequest, ApprovalTicket } from './approvals.ts';
 import { CallError, send, throwForStatus, trimBase, type FetchLike } from './http-client.ts';
 
 /**
@@ -16,6 +17,8 @@ export interface RunCallbacksClient {
   notify(runToken: string, body: NotificationRequest, signal?: AbortSignal): Promise<Notification>;
   /** Rewrites the memory note of the automation whose firing this run is (`PUT /api/automations/self/memory`). */
   writeAutomationMemory(runToken: string, body: { body: string }, signal?: AbortSignal): Promise<{ body: string; updatedAt: string }>;
+  /** Records a pending approval of this run's tool call (`POST /api/runs/self/approvals`; contracts/approvals.ts). */
+  requestApproval(runToken: string, body: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalTicket>;
 }
 
 export function createRunCallbacksClient(opts: { baseUrl: string; fetch?: FetchLike }): RunCallbacksClient {
@@ -59,6 +62,9 @@ export function createRunCallbacksClient(opts: { baseUrl: string; fetch?: FetchL
     },
     async notify(token, body, signal) {
       return (await call(token, 'POST', '/api/notifications', body, signal)).json() as Promise<Notification>;
+    },
+    async requestApproval(token, body, signal) {
+      return (await call(token, 'POST', '/api/runs/self/approvals', body, signal)).json() as Promise<ApprovalTicket>;
     },
     async writeAutomationMemory(token, body, signal) {
       return (await call(token, 'PUT', '/api/automations/self/memory', body, signal)).json() as Promise<{ body: string; updatedAt: string }>;

@@ -20,6 +20,8 @@ export type RunEventType =
   | 'capability_context_savings'
   | 'capability_span'
   | 'limit_exceeded'
+  | 'approval_required'
+  | 'approval_decided'
   | 'result'
   | 'error';
 
@@ -90,7 +92,10 @@ export interface RunEvent {
   partId?: string;
   /** A `queued` event: the run's place in its session's queue (1: next). */
   position?: number;
-  /** A terminal event of a run stopped for a reason of its own: `interrupted` (a newer run on its session interrupted it). */
+  /**
+   * Why: on a terminal event of a run stopped for a reason of its own, `interrupted` (a newer run on its session
+   * interrupted it); on `approval_decided`, a denial's reason (`denied`, `expired`, …).
+   */
   reason?: string;
   /** The payload of a `capability_decision`, `capability_context_savings` or `capability_span` event. */
   capability?: CapabilityDecision | CapabilityContextSavings | CapabilitySpan;
@@ -100,6 +105,15 @@ export interface RunEvent {
    * killed`). The run goes on (the tool's result is an error naming the limit) unless the worker itself was killed.
    */
   limit?: LimitExceeded;
+  /**
+   * `approval_required` (a tool under an `ask` policy waits for a person; its row is stored before the event) and
+   * `approval_decided` carry the approval's id; `expiresAt` when it stops waiting; the decision (`approve` or `deny`),
+   * and for a denial its `reason` (`denied`, `expired`, …). `message` is the decider's note, `input` the tool's input
+   * (edited, when the decider changed it).
+   */
+  approvalId?: string;
+  expiresAt?: string;
+  decision?: 'approve' | 'deny';
   ts: string;
 }
 

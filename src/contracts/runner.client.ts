@@ -1,3 +1,4 @@
+import type { HeldDecision } from './approvals.ts';
 import { readNdjson } from '../shared/ndjson.ts';
 import { withTerminal, type RunEvent } from './run-event.ts';
 import { INTERNAL_TOKEN_HEADER, RUN_ADOPTABLE_HEADER, RUN_TOKEN_HEADER, TENANT_HEADER } from './runner.ts';
@@ -61,6 +62,8 @@ export interface RunnerClient {
   attach(tenant: string, runId: string, after: number, signal?: AbortSignal): Promise<AsyncIterable<RunEvent>>;
   /** Cancels an adoptable run on the runner (hanging up only detaches from it); false when the runner has no such run. */
   cancelRun(tenant: string, runId: string): Promise<boolean>;
+  /** Hands a decision to the tool call held for approval `approvalId` (contracts/approvals.ts); false when none waits. */
+  deliverApproval(tenant: string, sessionId: string, approvalId: string, decision: HeldDecision): Promise<boolean>;
   /** Every platform tool of the runner. */
   toolkitSpecs(): Promise<ToolSpec[]>;
   /** The tools the session's profile may use. */
@@ -157,6 +160,15 @@ export function createRunnerClient(opts: { baseUrl: string; fetch?: FetchLike; i
     async cancelRun(tenant, runId) {
       try {
         await done(call('POST', `/runner/runs/${encodeURIComponent(runId)}/cancel`, { tenant }));
+        return true;
+      } catch (err) {
+        if (err instanceof CallError && err.status === 404) return false;
+        throw err;
+      }
+    },
+    async deliverApproval(tenant, id, approvalId, decision) {
+      try {
+        await done(call('POST', `${sid(id)}/approvals/${encodeURIComponent(approvalId)}`, { tenant, json: decision }));
         return true;
       } catch (err) {
         if (err instanceof CallError && err.status === 404) return false;

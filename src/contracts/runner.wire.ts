@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { CLIENT_ID_PATTERN } from '../shared/ids.ts';
 import { McpServerSpec, ModelOverride, ProfileMcpServerSpec, RUNTIMES, SkillPayload, type Runtime } from './worker.ts';
 import { PROFILE_NETWORK } from './toolkit.ts';
+import { PERMISSIONS } from './permissions.ts';
 import { MemoryMounts } from './memory.ts';
 import { SandboxLimitsOverrideSchema, type LimitsReport } from './sandbox-limits.ts';
 import type { SessionStatus } from './runner.ts';
@@ -35,6 +36,10 @@ export const ProfileSpec = v.looseObject({
    * operator defaults and holds every key to its own ceilings.
    */
   limits: v.optional(SandboxLimitsOverrideSchema),
+  /** Tool permission policy, validated by the conductor (contracts/permissions.ts); enforced by the runner's toolkit. */
+  permissions: v.optional(v.record(v.string(), v.picklist(PERMISSIONS))),
+  /** Seconds an `ask` approval waits before it counts as denied (absent: the conductor's SVC_APPROVAL_TIMEOUT_S). */
+  approvalTimeoutSeconds: v.optional(v.number()),
 });
 export type ProfileSpec = v.InferOutput<typeof ProfileSpec>;
 

@@ -1,4 +1,5 @@
 import type { AgentsTables } from './tables/agents.ts';
+import type { ApprovalTables } from './tables/approvals.ts';
 import type { AutomationTables } from './tables/automations.ts';
 import type { CliTables } from './tables/cli.ts';
 import type { ConductorTables } from './tables/conductor.ts';
@@ -12,6 +13,7 @@ import type { WorkflowTables } from './tables/workflows.ts';
  * `DB` is every table of the database.
  */
 export type * from './tables/agents.ts';
+export type * from './tables/approvals.ts';
 export type * from './tables/automations.ts';
 export type * from './tables/cli.ts';
 export type * from './tables/conductor.ts';
@@ -20,4 +22,4 @@ export type * from './tables/memory.ts';
 export type * from './tables/publishing.ts';
 export type * from './tables/workflows.ts';
 
-export interface DB extends ConductorTables, AgentsTables, CliTables, AutomationTables, PublishingTables, KitTables, WorkflowTables, MemoryTables {}
+export interface DB extends ConductorTables, AgentsTables, CliTables, AutomationTables, PublishingTables, KitTables, WorkflowTables, MemoryTables, ApprovalTables {}

@@ -1,5 +1,6 @@
 import type { Feature } from './feature.ts';
 import { appsFeature } from './apps/index.ts';
+import { approvalsFeature } from './approvals/index.ts';
 import { automationsFeature } from './automations/index.ts';
 import { billingFeature } from './billing/index.ts';
 import { dashboardFeature } from './dashboard/index.ts';
@@ -39,6 +40,7 @@ export const FEATURES: readonly Feature[] = [
   sessionsFeature,
   skillsFeature,
   notificationsFeature,
+  approvalsFeature,
   memoryFeature,
   toolkitFeature,
   appsFeature,

@@ -27,6 +27,7 @@ import { mcpRoutes } from './mcp/mcp.routes.ts';
 import { createStdioMcpHost } from './mcp/stdio-mcp.ts';
 import { createToolkit } from './toolkit/toolkit.service.ts';
 import { toolkitRoutes } from './toolkit/toolkit.routes.ts';
+import { approvalRoutes, createApprovals } from './approvals/index.ts';
 import { createVfsManager, vfsRoutes } from './vfs/index.ts';
 import { leaseRoutes } from './workers/leases.routes.ts';
 import { createSessionTokens } from './mcp/session-token.ts';
@@ -179,7 +180,8 @@ export function createRunner(deps: RunnerDeps): Runner {
       });
     },
   };
-  const toolkit = createToolkit({ vfs, pools, conductor, memory, commands, limitsOf: (rec) => limiter.limitsOf(rec.profile) });
+  const approvals = createApprovals({ conductor, sessions });
+  const toolkit = createToolkit({ vfs, pools, conductor, memory, commands, limitsOf: (rec) => limiter.limitsOf(rec.profile), approvals });
   const metrics = createRunnerMetrics(registry, function* () {
     for (const s of sessions.all()) yield s.status;
   });
@@ -228,6 +230,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   const stdio = createStdioMcpHost({ sandbox, limiter, view: (rec) => vfs.view(rec, pools.list(rec.tenant)), version: deps.version });
   app.route('/', runRoutes({ ...core, publicUrl, tokens, closing: closing.signal, taps, skillView: (rec) => vfs.view(rec, pools.list(rec.tenant)), stdio }));
   app.route('/', toolkitRoutes({ toolkit, sessions }));
+  app.route('/', approvalRoutes({ approvals }));
   app.route('/', vfsRoutes({ vfs, sessions }));
   const mcp = mcpRoutes({ sessions, toolkit, tokens, workerTokens, version: deps.version, closing: closing.signal, stdio });
   const callbacks = callbackRoutes({ workers: sandboxWorkers, tokens: workerTokens, stateCapBytes: deps.config.stateCapBytes });

@@ -66,6 +66,13 @@ export function createRenderer(out: Output, opts: { spinner: boolean }): Rendere
         case 'tool_result':
           process.stderr.write(out.dim(`← ${e.toolName ?? 'tool'}${e.isError ? ' failed' : ''}: ${brief(e.output)}`) + '\n');
           break;
+        case 'approval_required':
+          endLine();
+          process.stderr.write(`? ${e.toolName ?? 'a tool'} ${brief(e.input)} waits for approval ${e.approvalId} (until ${e.expiresAt})\n`);
+          break;
+        case 'approval_decided':
+          process.stderr.write(out.dim(`  approval ${e.approvalId}: ${e.decision === 'approve' ? 'approved' : `denied (${e.reason ?? 'denied'})`}${e.message ? `: ${e.message}` : ''}`) + '\n');
+          break;
         case 'result':
           if (!printedText && e.message) write(e.message);
           endLine();

@@ -13,6 +13,11 @@ export interface StreamEvent {
   isError?: boolean;
   delta?: boolean;
   usage?: { inputTokens: number; outputTokens: number };
+  /** `approval_required` / `approval_decided` (a tool under an `ask` permission). */
+  approvalId?: string;
+  expiresAt?: string;
+  decision?: string;
+  reason?: string;
   ts?: string;
 }
 

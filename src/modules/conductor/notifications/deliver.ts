@@ -117,6 +117,8 @@ function subjectOf(n: Notification): string {
       return 'svc: a workflow was paused';
     case 'credit.low':
       return 'svc: credit is running low';
+    case 'run.approval_required':
+      return `svc: run ${n.runId} waits for your approval`;
     default:
       return 'svc notification';
   }

@@ -17,7 +17,7 @@ import { notifyIn, type NotificationInput, type NotifyDeps } from './notify.serv
 export const NOTIFICATION_REQUESTED = 'notification.requested';
 export const REQUESTED_QUEUE = 'notifications.requested';
 
-export type RequestedNotification = Omit<NotificationInput, 'channel' | 'to'> & { event: 'automation.disabled' | 'workflow.paused' | 'credit.low' };
+export type RequestedNotification = Omit<NotificationInput, 'channel' | 'to'> & { event: 'automation.disabled' | 'workflow.paused' | 'credit.low' | 'run.approval_required' };
 
 /** For other features: asks for a notification, inside `tx` (it is produced iff `tx` commits). */
 export function requestNotification(jobs: Jobs, tx: Tx, n: RequestedNotification): Promise<void> {

@@ -39,6 +39,8 @@ export interface NotificationInput {
   subject?: string | null;
   message: string;
   runId?: string | null;
+  /** The event's webhook goes out on its own, with a payload of its own (run.approval_required): none for the notification. */
+  ownWebhook?: boolean;
 }
 
 export interface DeliveryJob {
@@ -57,12 +59,13 @@ export async function notifyIn(deps: NotifyDeps, tx: Tx, input: NotificationInpu
   const channel = input.channel ?? 'email';
   const recipients = channel !== 'email' || !settings.email.enabled ? [] : input.to ? [input.to] : settings.email.to;
   const email = recipients.length > 0 && deps.config.smtpUrl !== undefined;
-  const webhooks = await subscribersOf(tx, input.tenantId, input.event);
+  const webhooks = input.ownWebhook ? [] : await subscribersOf(tx, input.tenantId, input.event);
   const why: string[] = [];
   if (channel === 'email' && !settings.email.enabled) why.push('email is disabled in the notification settings');
   else if (channel === 'email' && recipients.length === 0) why.push('no email recipient (no `to`, and none in the notification settings)');
   else if (channel === 'email' && !email) why.push('no SMTP server is configured (SVC_SMTP_URL)');
-  if (!webhooks.length) why.push(`no webhook takes ${input.event}`);
+  if (input.ownWebhook) why.push(`its webhook event ${input.event} is sent on its own`);
+  else if (!webhooks.length) why.push(`no webhook takes ${input.event}`);
   const count = (email ? 1 : 0) + webhooks.length;
   await insertNotification(tx, {
     id,

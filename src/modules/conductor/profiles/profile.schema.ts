@@ -37,6 +37,10 @@ export const ProfileBody = v.pipe(
     limits: v.optional(SandboxLimitsOverrideSchema),
     /** What a run posted to a busy session of this profile does when the request does not say (runs/multitask.ts). */
     multitask: v.optional(v.picklist(MULTITASK, `multitask: expected one of ${MULTITASK.join(', ')}`)),
+    /** Tool permission policy: selector → allow | ask | deny (contracts/permissions.ts; checked whole by the service). */
+    permissions: v.optional(v.record(v.string(), v.unknown())),
+    /** How long an `ask` approval waits before it counts as denied (`expired`); absent: SVC_APPROVAL_TIMEOUT_S. */
+    approvalTimeoutSeconds: v.optional(v.pipe(v.number(), v.integer('an integer'), v.minValue(1, 'at least 1'), v.maxValue(2_592_000, 'at most 2592000 (30 days)'))),
   }),
   v.forward(
     v.check((p) => modelProblem(p.runtime, p.model) === undefined, (issue) => modelProblem((issue.input as { runtime: string }).runtime, (issue.input as { model?: string }).model) ?? ''),

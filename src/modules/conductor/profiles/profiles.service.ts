@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
 import type { ProfileSpec } from '../../../contracts/runner.client.ts';
+import { permissionsProblem } from '../../../contracts/permissions.ts';
 import { badRequest, conflict, notFound } from '../../../shared/errors.ts';
 import { AGENT_SESSION_PROFILE_PREFIX, prefixedId } from '../../../shared/ids.ts';
 import type { Broadcaster } from '../runners/broadcast.ts';
@@ -67,6 +68,7 @@ export function actorOf(p: { keyId: string | null; subject: string | null; authK
 export async function createProfile(deps: ProfileDeps, tenantId: string, body: ProfileBody, actor: string | null = null): Promise<Spec> {
   if (body.name.startsWith(AGENT_SESSION_PROFILE_PREFIX)) throw badRequest(`name: the prefix ${AGENT_SESSION_PROFILE_PREFIX} is reserved for the profiles of /v1 agent sessions`);
   assertCommandSandbox(runnerInfos(deps), body.tools);
+  assertPermissions(body);
   await deps.sandboxLimits.assertWithin(tenantId, body.limits, 'limits');
   await checkSkills(deps.db, tenantId, body.skills);
   await assertStoresExist(deps.db, tenantId, body.memoryStores);
@@ -80,10 +82,17 @@ export async function createProfile(deps: ProfileDeps, tenantId: string, body: P
 export async function replaceProfileByName(deps: ProfileDeps, tenantId: string, name: string, body: ProfileBody, actor: string | null = null): Promise<Spec> {
   if (body.name !== name) throw badRequest(`name: must equal the path name ${name} (profiles cannot be renamed)`);
   assertCommandSandbox(runnerInfos(deps), body.tools);
+  assertPermissions(body);
   await deps.sandboxLimits.assertWithin(tenantId, body.limits, 'limits');
   await checkSkills(deps.db, tenantId, body.skills);
   await assertStoresExist(deps.db, tenantId, body.memoryStores);
   return updateProfile(deps, tenantId, name, actor, (existing) => ({ ...body, id: existing.id }));
+}
+
+/** A profile's `permissions` the runner's gate can enforce, or 400 naming the selector (contracts/permissions.ts). */
+function assertPermissions(body: ProfileBody): void {
+  const problem = permissionsProblem(body.permissions, body);
+  if (problem) throw badRequest(problem);
 }
 
 /** Read (locked), change, record the version, broadcast: every change of a stored profile goes through here. */

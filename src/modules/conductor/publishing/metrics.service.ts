@@ -46,6 +46,8 @@ export async function tenantStats(deps: PublishingDeps, tenantId: string, window
       runningRuns: Number(r.running),
       /** Runs waiting on a busy session (multitask enqueue or interrupt). */
       queuedRuns: Number(r.queued),
+      /** Running runs that wait for a person's approval (not counted in runningRuns). */
+      waitingRuns: Number(r.waiting),
       tokens: Number(r.input),
       costCents: cents(Number(r.cost_micro)),
       sandboxSeconds: 0,

@@ -200,11 +200,14 @@ export async function countConversations(tx: Tx, publishedId: string, since: Dat
 /** Every run of the tenant in [since, until) per bucket (the tenant-wide time series), with the gateway's turns. */
 export async function selectTenantBuckets(tx: Tx, since: Date, until: Date, bucketSeconds: number) {
   const step = sql`make_interval(secs => ${bucketSeconds})`;
-  const { rows } = await sql<MetricsBucketRow & { failed: string; queued: string; ingress: string }>`
+  const { rows } = await sql<MetricsBucketRow & { failed: string; queued: string; ingress: string; waiting: string }>`
     with b as (
       select gs as start, gs + ${step} as "end" from generate_series(${since}::timestamptz, ${until}::timestamptz - ${step}, ${step}) gs
     ), t as (
-      select r.id as run_id, r.started_at as created_at, r.status from runs r where r.started_at >= ${since} and r.started_at < ${until}
+      select r.id as run_id, r.started_at as created_at, r.status,
+        -- a running run with a pending approval is waiting (sql/0028_approvals.sql)
+        exists(select 1 from approvals a where a.tenant_id = r.tenant_id and a.run_id = r.id and a.status = 'pending') as waiting
+      from runs r where r.started_at >= ${since} and r.started_at < ${until}
     ), u as (
       select e.run_id,
         sum(coalesce((e.event->'usage'->>'inputTokens')::bigint, 0)) + sum(coalesce((e.event->'usage'->>'outputTokens')::bigint, 0)) as tokens
@@ -214,7 +217,8 @@ export async function selectTenantBuckets(tx: Tx, since: Date, until: Date, buck
     ), g as (
       select created_at from chat_turns where created_at >= ${since} and created_at < ${until}
     )
-    select b.start, b."end", count(t.run_id)::text as runs, (count(t.run_id) filter (where t.status = 'running'))::text as running,
+    select b.start, b."end", count(t.run_id)::text as runs, (count(t.run_id) filter (where t.status = 'running' and not t.waiting))::text as running,
+      (count(t.run_id) filter (where t.status = 'running' and t.waiting))::text as waiting,
       (count(t.run_id) filter (where t.status = 'error'))::text as failed,
       (count(t.run_id) filter (where t.status = 'queued'))::text as queued,
       coalesce(sum(u.tokens), 0)::text as input, '0' as output, '0' as cache_read, '0' as cache_create,

@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
+import type { DB } from '../../../db/index.ts';
 import type { Tx } from '../../../db/index.ts';
 import { jsonb, storableJson } from '../../../db/index.ts';
 import type { RunStatus } from '../../../db/types.ts';
@@ -12,7 +13,8 @@ import { sealedKeysColumn, type SealedKey } from '../provider-keys/index.ts';
 export interface RunSummary {
   id: string;
   subTask: Record<string, unknown>;
-  status: RunStatus;
+  /** `waiting` (an extension of seed 000's statuses): a running run with a pending approval (sql/0028_approvals.sql). */
+  status: RunStatus | 'waiting';
   startedAt: string;
   finishedAt: string | null;
   /** The end user the run acted for, when one was named. */
@@ -56,16 +58,21 @@ export async function getRunProfile(tx: Tx, name: string, sessionId?: string): P
 
 const COLUMNS = ['id', 'tenant_id', 'session_id', 'sub_task', 'status', 'owner_id', 'started_at', 'finished_at', 'end_user_id', 'end_reason'] as const;
 
-/** Every run status; `queued` is svc's extension of seed 000's list (a run waiting on a busy session). */
-export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'ok', 'error', 'cancelled', 'interrupted'];
-
 /** Statuses of a run that has not ended: `queued` (waiting on a busy session) and `running`. */
 export const LIVE_STATUSES: ReadonlySet<RunStatus> = new Set(['queued', 'running']);
 
-export const toSummary = (r: RunRow): RunSummary => ({
+/** The statuses runs are listed and filtered by: the stored ones and `waiting` (a running run a pending approval holds). */
+export const RUN_STATUSES = ['queued', 'running', 'waiting', 'ok', 'error', 'cancelled', 'interrupted'] as const;
+export type ShownRunStatus = (typeof RUN_STATUSES)[number];
+
+/** Whether a pending approval holds the run (`runs` in scope): a running run shown as `waiting`. */
+const waitingOf = (eb: ExpressionBuilder<DB, 'runs'>) =>
+  eb.exists(eb.selectFrom('approvals as a').select(sql`1`.as('x')).whereRef('a.tenant_id', '=', 'runs.tenant_id').whereRef('a.run_id', '=', 'runs.id').where('a.status', '=', 'pending'));
+
+export const toSummary = (r: RunRow & { waiting?: boolean }): RunSummary => ({
   id: r.id,
   subTask: r.sub_task,
-  status: r.status,
+  status: r.status === 'running' && r.waiting ? 'waiting' : r.status,
   startedAt: new Date(r.started_at).toISOString(),
   finishedAt: r.finished_at ? new Date(r.finished_at).toISOString() : null,
   ...(r.end_user_id ? { userId: r.end_user_id } : {}),
@@ -134,14 +141,21 @@ export async function getRun(tx: Tx, id: string): Promise<RunRow | undefined> {
   return tx.selectFrom('runs').select(COLUMNS).where('id', '=', id).executeTakeFirst() as Promise<RunRow | undefined>;
 }
 
-export async function listRuns(tx: Tx, filter: { profile?: string; sessionId?: string; status?: RunStatus }, page: Page): Promise<{ items: RunSummary[]; total: number }> {
+/** A run with whether it waits for an approval, for its summary. */
+export async function getRunShown(tx: Tx, id: string): Promise<(RunRow & { waiting: boolean }) | undefined> {
+  return tx.selectFrom('runs').select(COLUMNS).select((eb) => waitingOf(eb).as('waiting')).where('id', '=', id).executeTakeFirst() as Promise<(RunRow & { waiting: boolean }) | undefined>;
+}
+
+export async function listRuns(tx: Tx, filter: { profile?: string; sessionId?: string; status?: ShownRunStatus }, page: Page): Promise<{ items: RunSummary[]; total: number }> {
   let q = tx.selectFrom('runs');
-  if (filter.status !== undefined) q = q.where('status', '=', filter.status);
   if (filter.profile !== undefined) q = q.where('profile', '=', filter.profile);
   if (filter.sessionId !== undefined) q = q.where('session_id', '=', filter.sessionId);
-  let rows = q.select(COLUMNS).orderBy('started_at', 'desc').orderBy('id', 'desc');
+  if (filter.status === 'waiting') q = q.where('status', '=', 'running').where((eb) => waitingOf(eb));
+  else if (filter.status === 'running') q = q.where('status', '=', 'running').where((eb) => eb.not(waitingOf(eb)));
+  else if (filter.status !== undefined) q = q.where('status', '=', filter.status);
+  let rows = q.select(COLUMNS).select((eb) => waitingOf(eb).as('waiting')).orderBy('started_at', 'desc').orderBy('id', 'desc');
   if (page.limit !== undefined) rows = rows.limit(page.limit).offset(page.offset);
-  const items = ((await rows.execute()) as RunRow[]).map(toSummary);
+  const items = ((await rows.execute()) as Array<RunRow & { waiting: boolean }>).map(toSummary);
   const total = page.limit === undefined ? items.length : Number((await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
   return { items, total };
 }

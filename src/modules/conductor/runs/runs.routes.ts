@@ -9,8 +9,7 @@ import { inTenant, pageOf, sendList } from '../../crud/index.ts';
 import { cancelRun, terminateRun } from './cancel.ts';
 import { followRun } from './follow.ts';
 import type { Hub, StoredEvent } from './hub.ts';
-import { eventsAfter, RUN_STATUSES, runtimeSessionIdOf } from './runs.repo.ts';
-import type { RunStatus } from '../../../db/types.ts';
+import { eventsAfter, RUN_STATUSES, runtimeSessionIdOf, type ShownRunStatus } from './runs.repo.ts';
 import { createRun, getRunSummary, listRunSummaries, RunBody, type RunDeps } from './runs.service.ts';
 
 /**
@@ -24,7 +23,7 @@ export function runRoutes(deps: RunDeps & { hub: Hub; keepAliveMs: number }): Ho
       const page = pageOf(c);
       const status = c.req.query('status');
       if (status !== undefined && !(RUN_STATUSES as readonly string[]).includes(status)) throw badRequest(`status: expected one of ${RUN_STATUSES.join(', ')}`);
-      return sendList(c, page, await listRunSummaries(deps, c.get('principal').tenantId, status ? { status: status as RunStatus } : {}, page));
+      return sendList(c, page, await listRunSummaries(deps, c.get('principal').tenantId, status ? { status: status as ShownRunStatus } : {}, page));
     })
     .get('/:id', async (c) => {
       const tenantId = c.get('principal').tenantId;

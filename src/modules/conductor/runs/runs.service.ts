@@ -11,7 +11,7 @@ import { openSessionOnRunner, resumeSession, SESSION_BUSY, type PlacedSession, t
 import { insertSession, markSessionRunning, type NewSessionRow } from '../sessions/sessions.repo.ts';
 import { resolveSkills } from '../skills/index.ts';
 import type { DriverDeps, RunExtras } from './driver.ts';
-import { appendEvents, getRun, getRunProfile, insertRun, listRuns, toSummary, type RunSummary } from './runs.repo.ts';
+import { appendEvents, getRun, getRunProfile, getRunShown, insertRun, listRuns, toSummary, type RunSummary, type ShownRunStatus } from './runs.repo.ts';
 import { launchRun } from './launch.ts';
 import { admitToQueue, interruptCurrent, parseMultitask, queuedEvent, startNextQueued, type Multitask } from './multitask.ts';
 import { runKey, type ProviderKeys } from '../provider-keys/index.ts';
@@ -148,11 +148,11 @@ export async function createRun(
 }
 
 export async function getRunSummary(deps: RunDeps, tenantId: string, runId: string): Promise<RunSummary> {
-  const row = await withTenant(deps.db, tenantId, (tx) => getRun(tx, runId));
+  const row = await withTenant(deps.db, tenantId, (tx) => getRunShown(tx, runId));
   if (!row) throw notFound(`unknown run: ${runId}`);
   return toSummary(row);
 }
 
-export async function listRunSummaries(deps: RunDeps, tenantId: string, filter: { profile?: string; sessionId?: string; status?: RunStatus }, page: Page) {
+export async function listRunSummaries(deps: RunDeps, tenantId: string, filter: { profile?: string; sessionId?: string; status?: ShownRunStatus }, page: Page) {
   return withTenant(deps.db, tenantId, (tx) => listRuns(tx, filter, page));
 }

@@ -65,6 +65,7 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
   if (extras.env) rec.commandEnv = extras.env;
   const side = sideChannel();
   rec.runOutput = side.push;
+  rec.toolCalls = [];
   deps.metrics.runStarted();
   const onClosing = () => ac.abort(new Error('runner shutting down'));
   deps.closing.addEventListener('abort', onClosing, { once: true });
@@ -174,6 +175,8 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
         // the worker calls it `session`; the runner stream names it `session_init` (seed, RunEvent)
         const event: RunEvent = raw.type === 'session' ? { ...raw, type: 'session_init' } : raw;
         if (event.type === 'session_init' && event.runtimeSessionId) rec.runtimeSessionId = event.runtimeSessionId;
+        // an approval names the model's call it holds (approvals/): remembered until an approval claims it
+        if (event.type === 'tool_call' && event.toolCallId && event.toolName) (rec.toolCalls ??= []).push({ id: event.toolCallId, name: event.toolName }) > 32 && rec.toolCalls.shift();
         if (isTerminal(event)) {
           outcome = ac.signal.aborted ? 'cancelled' : event.type === 'result' ? 'ok' : 'error';
           // settle before the caller sees the terminal: its very next run on this session must not find it busy

@@ -21,6 +21,8 @@ export interface SessionRecord extends Omit<RunnerSession, 'profile'> {
   runOutput?: (event: RunEvent) => void;
   /** Environment variables for the session's commands (a /v1 environment's `env`), as its last run carried them. */
   commandEnv?: Record<string, string>;
+  /** The `tool_call`s of the run in flight no approval has claimed yet (id and tool name), newest last; at most 32. */
+  toolCalls?: Array<{ id: string; name: string }>;
   /** The session whose sandboxed files (`/work`) this one works in, instead of a scratch folder of its own. */
   sandboxOf?: string;
 }

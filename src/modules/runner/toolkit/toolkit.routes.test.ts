@@ -187,4 +187,17 @@ describe('toolkit invoke', () => {
     const delegated = await invokeTool(runner, id, 'delegate', { profile: 'other', prompt: 'p' });
     expect(delegated.body.result.value.error).toBe('profile helper is in no pool; delegation is only between members of one pool');
   });
+
+  it('holds the profile permission policy on a direct invoke too: deny never runs, ask without a run refuses', async () => {
+    const { id, workDir } = await sessionWith(['@files'], { permissions: { fs_write: 'deny', fs_edit: 'ask' } });
+    expect((await invokeTool(runner, id, 'fs_write', { path: 'x.txt', content: 'x' })).body.result).toEqual({
+      ok: false,
+      value: { error: 'tool fs_write denied by the permission policy of profile helper (fs_write: deny)' },
+    });
+    expect(existsSync(join(workDir, 'x.txt'))).toBe(false);
+    const asked = await invokeTool(runner, id, 'fs_edit', { path: 'x.txt', old_string: 'a', new_string: 'b' });
+    expect(asked.body.result.ok).toBe(false);
+    expect(asked.body.result.value.error).toMatch(/^tool fs_edit was not run: it needs approval, and no conductor is there to ask/);
+    expect((await invokeTool(runner, id, 'fs_list', { path: '/work' })).body.result.ok).toBe(true);
+  });
 });

@@ -12,6 +12,8 @@ import type { CommandRunner } from '../substrates/process/commands.ts';
 import { DEFAULT_LIMITS, effectiveLimits, DEFAULT_CEILINGS, type SandboxLimits } from '../../../contracts/sandbox-limits.ts';
 import type { ToolContext, ToolDef } from './tool.ts';
 import { ToolFailure } from './tool-failure.ts';
+import { permissionFor } from '../../../contracts/permissions.ts';
+import type { Approvals } from '../approvals/index.ts';
 
 /**
  * The runner's platform toolkit: the catalog of tools, the profile's scope over it (profile `tools` selectors, see
@@ -37,6 +39,8 @@ export interface ToolkitDeps {
   commands: CommandRunner;
   /** A session's effective sandbox limits (limits/): the operator's defaults when absent. */
   limitsOf?: (session: SessionRecord) => SandboxLimits;
+  /** Where a call under an `ask` policy waits for a person (absent: such calls are refused). */
+  approvals?: Approvals;
 }
 
 const log = createLogger('runner:toolkit');
@@ -67,8 +71,17 @@ export function createToolkit(deps: ToolkitDeps): Toolkit {
       const def = BY_NAME.get(toolName);
       if (!def) throw notFound(`unknown tool: ${toolName}`);
       if (!(await scoped(session)).includes(def)) throw forbidden(outOfScopeMessage(toolName, session.profile.name));
-      const parsed = def.input.safeParse(input ?? {});
+      let parsed = def.input.safeParse(input ?? {});
       if (!parsed.success) return { def, result: { ok: false, value: { error: describeZodIssue(parsed.error) } } };
+      // the profile's permission policy: the gate every toolkit call passes, whichever runtime made it
+      const { permission, selector } = permissionFor(session.profile.permissions, toolName);
+      if (permission === 'deny') return { def, result: { ok: false, value: { error: `tool ${toolName} denied by the permission policy of profile ${session.profile.name} (${selector}: deny)` } } };
+      if (permission === 'ask') {
+        const asked = deps.approvals ? await deps.approvals.ask(session, toolName, parsed.data, signal) : ({ approved: false, reason: 'it needs approval, and this runner cannot ask' } as const);
+        if (!asked.approved) return { def, result: { ok: false, value: { error: `tool ${toolName} was not run: ${asked.reason}` } } };
+        parsed = def.input.safeParse(asked.input);
+        if (!parsed.success) return { def, result: { ok: false, value: { error: `the approved input is invalid: ${describeZodIssue(parsed.error)}` } } };
+      }
       const pools = deps.pools.list(session.tenant);
       const ctx: ToolContext = {
         session,

@@ -2,6 +2,7 @@ import { createMCPClient, type MCPClient } from '@ai-sdk/mcp';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { TOOLSET_PARAM, type WorkerRunRequest } from '../../../../contracts/worker.ts';
 import { describeError } from '../../../../shared/errors.ts';
+import { APPROVAL_HOLD_MAX_S } from '../../../../contracts/approvals.ts';
 import { tracedFetch } from './telemetry.ts';
 import { injectTrace, tracingOn } from '../../../../shared/tracing/index.ts';
 import { createGuardedFetch, type GuardedFetch, type PrivateAddresses } from '../../../../shared/egress/index.ts';
@@ -32,6 +33,8 @@ export interface ToolCatalog {
 /** Bound on connecting to one source, so a black-holed address cannot stall the run. */
 const CONNECT_TIMEOUT_MS = 10_000;
 const MAX_PAGES = 20;
+/** The longest a session toolkit call may take: an approval's longest hold, and some. */
+const SESSION_TOOLKIT_CALL_MS = (APPROVAL_HOLD_MAX_S + 300) * 1000;
 
 export { toolNameSafe } from './tool-names.ts';
 import { toolNameSafe } from './tool-names.ts';
@@ -176,7 +179,9 @@ function keep(key: string, client: MCPClient, tools: Tools): Kept {
 
 function sourcesOf(req: WorkerRunRequest): Source[] {
   const sources: Source[] = [];
-  if (req.sessionMcpUrl) sources.push({ label: 'session toolkit', url: req.sessionMcpUrl, headers: undefined, transport: 'http', prefix: '', keepKey: keepKeyOf(req.sessionMcpUrl), toolsetKey: toolsetKeyOf(req.sessionMcpUrl) });
+  // a toolkit call under an `ask` policy is held on the runner while a person decides (contracts/approvals.ts):
+  // fetch's 5-minute header wait must not end it first
+  if (req.sessionMcpUrl) sources.push({ label: 'session toolkit', url: req.sessionMcpUrl, headers: undefined, transport: 'http', prefix: '', keepKey: keepKeyOf(req.sessionMcpUrl), toolsetKey: toolsetKeyOf(req.sessionMcpUrl), callTimeoutMs: SESSION_TOOLKIT_CALL_MS });
   for (const server of req.mcpServers ?? []) {
     if (!server.url) continue; // a stdio server the runner did not start (noted by openToolCatalog)
     sources.push({

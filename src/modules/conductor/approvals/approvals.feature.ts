@@ -1,0 +1,19 @@
+import type { Feature } from '../feature.ts';
+import { cancelPendingOfRun } from './approvals.repo.ts';
+import { approvalRoutes } from './approvals.routes.ts';
+import { EXPIRE_QUEUE, expire, type ExpireJob } from './approvals.service.ts';
+
+/**
+ * Approvals of tool calls under an `ask` permission: the routes, the expiry queue (one job per approval, due at its
+ * `expiresAt`), and the run hook that cancels what a run that ended left pending.
+ */
+export const approvalsFeature: Feature = ({ db, jobs, fleet, log, config, hooks }) => {
+  const deps = { db, jobs, fleet, log: log.child('approvals'), timeoutSeconds: config.approvalTimeoutSeconds };
+  hooks.onRunEnding((tx, tenantId, runId) => cancelPendingOfRun(tx, tenantId, runId));
+  return {
+    api: approvalRoutes(deps),
+    start: async () => {
+      await jobs.define<ExpireJob>(EXPIRE_QUEUE, (job) => expire(deps, job), { retryLimit: 10, retryDelay: 1, retryBackoff: true, retryDelayMax: 60, pollingIntervalSeconds: 0.5 });
+    },
+  };
+};
