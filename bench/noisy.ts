@@ -37,8 +37,11 @@ const MODEL = 'openai-compatible:fake-model';
 const HERE = import.meta.dirname;
 /** Each hostile command is cut off by the tool's own timeout too, whatever the limits say. */
 const COMMAND_TIMEOUT_MS = 20_000;
-/** Tenant A's ceilings: what the runner holds A's sessions to (below the operator's defaults where it matters). */
-const A_CEILINGS = { memoryMiB: 256, pids: 64, cpus: 1, diskMiB: 256, fileMiB: 256, wallSeconds: 15, cpuSeconds: 15, outputBytes: 16 * 1024 };
+/**
+ * Tenant A's ceilings: what the runner holds A's sessions to (below the operator's defaults where it matters). A quarter
+ * of a CPU per session: A's four spinners together get one of this 2-core machine's cores at most.
+ */
+const A_CEILINGS = { memoryMiB: 256, pids: 64, cpus: 0.25, diskMiB: 256, fileMiB: 256, wallSeconds: 15, cpuSeconds: 15, outputBytes: 16 * 1024 };
 
 const HOSTILE: Array<[string, string]> = values.safe
   ? [
@@ -52,13 +55,14 @@ const HOSTILE: Array<[string, string]> = values.safe
     ]
   : [
       ['fork bomb', 'f(){ f | f & }; f; sleep 30'],
-      // tail buffers a line that never ends: 3 GiB of memory unless something stops it
-      ['memory hog', 'head -c 3221225472 /dev/zero | tail -n 1 > /dev/null'],
+      // a 3 GiB string: 3 GiB of memory unless something stops it
+      ['memory hog', "perl -e '$x = \"a\" x (3 * 1024 ** 3); print length($x)'"],
       ['cpu spinner 1', 'yes > /dev/null'],
       ['cpu spinner 2', 'yes > /dev/null'],
       ['cpu spinner 3', 'yes > /dev/null'],
       ['cpu spinner 4', 'yes > /dev/null'],
-      ['disk filler', 'dd if=/dev/zero of=fill bs=1M count=8192 2>&1; s=$?; rm -f fill; exit $s'],
+      // the file stays until the next filler of the session removes it, so the runner sees the disk full when dd fails
+      ['disk filler', 'rm -f fill; dd if=/dev/zero of=fill bs=1M count=8192 2>&1'],
     ];
 
 const dirs: string[] = [];
@@ -125,17 +129,21 @@ interface RunRead {
   limits: string[];
   /** How its run_command ended: `tool ok`, `tool error`, or `no tool` when the command never answered. */
   tool: string;
+  sessionId: string | undefined;
 }
 
 /** One run from POST to its terminal event; never throws (a failure is a run that did not succeed). */
-async function runOnce(url: string, key: string, profile: string, prompt: string): Promise<RunRead> {
+async function runOnce(url: string, key: string, profile: string, prompt: string, sessionId?: string): Promise<RunRead> {
   const t0 = performance.now();
   let firstMs = NaN;
   let last = 'none';
   const limits: string[] = [];
   let tool = 'no tool';
+  let session: string | undefined;
   try {
-    const { runId } = await api<{ runId: string }>(url, 'POST', '/api/runs', key, { profile, prompt }, [202]);
+    const started = await api<{ runId: string; sessionId: string }>(url, 'POST', '/api/runs', key, { profile, prompt, ...(sessionId ? { sessionId } : {}) }, [202]);
+    const { runId } = started;
+    session = started.sessionId;
     const res = await fetch(`${url}/api/runs/${encodeURIComponent(runId)}/stream`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(120_000) });
     const decoder = new TextDecoder();
     let buffer = '';
@@ -157,7 +165,7 @@ async function runOnce(url: string, key: string, profile: string, prompt: string
   } catch (err) {
     last = `failed: ${err instanceof Error ? err.message : String(err)}`;
   }
-  return { ok: last === 'result', firstMs, last, limits, tool };
+  return { ok: last === 'result', firstMs, last, limits, tool, sessionId: session };
 }
 
 const pct = (xs: number[], p: number) => percentile([...xs].filter(Number.isFinite).sort((a, b) => a - b), p);
@@ -200,8 +208,11 @@ try {
       const tally = { runs: 0, ended: {} as Record<string, number>, limits: {} as Record<string, number> };
       outcomes.set(name, tally);
       const prompt = `CALL_TOOL run_command ${JSON.stringify({ command, timeout_ms: COMMAND_TIMEOUT_MS })}`;
+      // one session per hostile command, as an agent that keeps at it: its sandbox, disk and cgroups are made once
+      let session: string | undefined;
       while (performance.now() < until) {
-        const r = await runOnce(url, keys.a, 'noisy', prompt);
+        const r = await runOnce(url, keys.a, 'noisy', prompt, session);
+        session ??= r.sessionId;
         tally.runs++;
         const ended = `${r.tool}, ${r.last}`;
         tally.ended[ended] = (tally.ended[ended] ?? 0) + 1;
