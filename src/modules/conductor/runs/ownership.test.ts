@@ -83,7 +83,7 @@ describe.each(backends)('run ownership sweep on $name', (backend) => {
       await tx.insertInto('run_events').values([1, 2, 3].map((seq) => ({ run_id: 'run_on_runner', seq, tenant_id: 'default', event: jsonb({ type: 'text', text: `e${seq}` }) }))).execute();
     });
     expect(await ownership('alive').sweep(false)).toEqual([]);
-    expect(adopted).toEqual([{ tenantId: 'default', runId: 'run_on_runner', sessionId: 'sess-run_on_runner', runner: fleet.byUrl(RUNNER), stored: 3 }]);
+    expect(adopted).toEqual([{ tenantId: 'default', runId: 'run_on_runner', sessionId: 'sess-run_on_runner', runner: fleet.byUrl(RUNNER), stored: 3, offset: 0 }]);
     const row = await withSystem(database.db, (tx) => tx.selectFrom('runs').select(['status', 'owner_id']).where('id', '=', 'run_on_runner').executeTakeFirstOrThrow());
     expect(row).toEqual({ status: 'running', owner_id: 'alive' });
     // taken once: a second sweep (or another replica's) finds no orphan there

@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, rmSync, unlinkSync } from 'node:fs';
+import { closeSync, existsSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,8 +9,10 @@ import { createHash } from 'node:crypto';
 /**
  * The disk of a session's scratch folder (`/work`): a filesystem of its own, `diskMiB` in size, so writing past it
  * fails with ENOSPC inside the sandbox and can never fill the host. It is an ext4 image (mkfs.ext4 from e2fsprogs)
- * loop-mounted (mount from util-linux) as root; the image is a sparse file in the runner's data folder that is
- * unlinked once mounted, so the host's free space drops by at most its size and nothing is left when it is unmounted.
+ * loop-mounted (mount from util-linux) as root; the image is a sparse file in the runner's data folder
+ * (`disks/<hash>.img`), so the host's free space drops by at most its size. It outlives the runner's process: a runner
+ * that restarts on the same data folder mounts a session's image again, files and all (as it finds a session folder
+ * again without limits); it is deleted when the session is released.
  *
  * Mount points live in a folder of their own outside the data folder, so a runner that dies without unmounting (a
  * SIGKILL) leaves no mount inside a folder someone removes; a small watcher process (it waits on a pipe from the
@@ -40,9 +42,10 @@ const WATCH = 'cat >/dev/null; awk -v r="$1/" \'index($2, r) == 1 { print $2 }\'
 
 export function createSessionDisks(o: { dataDir: string; mkfs: string; mount: string; umount: string }): SessionDisks {
   const root = mkdtempSync(join(tmpdir(), 'svc-disks-'));
-  const images = join(o.dataDir, 'disks');
+  const imageDir = join(o.dataDir, 'disks');
   const made = new Map<string, Promise<string>>();
   const mounted = new Map<string, string>();
+  const images = new Map<string, string>();
   let watcher: ChildProcess | undefined = spawn('/bin/sh', ['-c', WATCH, 'svc-disk-watch', root], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
   watcher.unref();
   (watcher.stdin as unknown as Socket).unref();
@@ -50,39 +53,52 @@ export function createSessionDisks(o: { dataDir: string; mkfs: string; mount: st
   async function make(sessionId: string, diskMiB: number): Promise<string> {
     const k = key(sessionId);
     const mountPoint = join(root, k);
-    const image = join(images, `${k}.img`);
-    mkdirSync(images, { recursive: true, mode: 0o700 });
+    const image = join(imageDir, `${k}.img`);
+    mkdirSync(imageDir, { recursive: true, mode: 0o700 });
     mkdirSync(mountPoint, { mode: 0o700 });
-    const fd = openSync(image, 'w', 0o600);
-    try {
-      ftruncateSync(fd, diskMiB * 1024 * 1024);
-    } finally {
-      closeSync(fd);
+    // an image left by this runner's previous process (a restart on the same data folder) holds the session's files
+    const fresh = !existsSync(image);
+    if (fresh) {
+      const fd = openSync(image, 'w', 0o600);
+      try {
+        ftruncateSync(fd, diskMiB * 1024 * 1024);
+      } finally {
+        closeSync(fd);
+      }
     }
     try {
-      const owner = `${process.getuid?.() ?? 0}:${process.getgid?.() ?? 0}`;
-      await run(o.mkfs, ['-q', '-F', '-m', '0', '-O', '^has_journal', '-E', `lazy_itable_init=1,root_owner=${owner}`, image]);
+      if (fresh) {
+        const owner = `${process.getuid?.() ?? 0}:${process.getgid?.() ?? 0}`;
+        await run(o.mkfs, ['-q', '-F', '-m', '0', '-O', '^has_journal', '-E', `lazy_itable_init=1,root_owner=${owner}`, image]);
+      }
       await run(o.mount, ['-o', 'loop,nosuid,nodev', image, mountPoint]);
-    } finally {
-      // mounted, the loop device holds the image; unlinked, it is gone with the mount
-      unlinkSync(image);
+    } catch (err) {
+      if (fresh) rmSync(image, { force: true });
+      throw err;
     }
     mounted.set(sessionId, mountPoint);
+    images.set(sessionId, image);
     return mountPoint;
   }
 
-  async function release(sessionId: string): Promise<void> {
+  /** Unmounts the session's disk; `keep` leaves its image for the next process (the runner stops, the session lives on). */
+  async function unmount(sessionId: string, keep: boolean): Promise<void> {
     const pending = made.get(sessionId);
     made.delete(sessionId);
     if (!pending) return;
     await pending.catch(() => undefined);
     const mountPoint = mounted.get(sessionId);
+    const image = images.get(sessionId);
     mounted.delete(sessionId);
+    images.delete(sessionId);
     if (!mountPoint) return;
-    // lazily: a process that still has a file open there (a worker being stopped) keeps it until it lets go
+    // lazily: a process that still has a file open there (a worker being stopped) keeps it until it lets go; the
+    // loop device holds the image open until then, so removing it now frees its space at that moment
     await run(o.umount, ['-l', mountPoint]).catch(() => undefined);
     rmSync(mountPoint, { recursive: true, force: true });
+    if (!keep && image) rmSync(image, { force: true });
   }
+  const release = (sessionId: string) => unmount(sessionId, false);
 
   return {
     root,
@@ -104,7 +120,7 @@ export function createSessionDisks(o: { dataDir: string; mkfs: string; mount: st
     },
     release,
     async close() {
-      await Promise.all([...made.keys()].map(release));
+      await Promise.all([...made.keys()].map((id) => unmount(id, true)));
       watcher?.stdin?.end();
       watcher = undefined;
       if (existsSync(root)) rmSync(root, { recursive: true, force: true });
