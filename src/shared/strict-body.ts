@@ -17,7 +17,9 @@ const READ_ONLY = Symbol.for('svc.readOnly');
 
 /** A field a GET answers and a write ignores (dropped before the body is validated). */
 export function readOnly(what = 'returned by reads; ignored on write') {
-  return Object.assign(v.optional(v.pipe(v.unknown(), v.description(`Read-only: ${what}`))), { [READ_ONLY]: true as const });
+  const schema = v.optional(v.pipe(v.unknown(), v.description(`Read-only: ${what}`)));
+  // the mark is for the walk below only: its type stays the plain schema's, so the schemas' declarations need not name it
+  return Object.assign(schema, { [READ_ONLY]: true as const }) as typeof schema;
 }
 
 /** `readOnly()` for each name: spread into an object schema's entries. */

@@ -450,6 +450,8 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard (Chromi
     // the pages under them too: a run, a profile, an automation, a workflow and a memory store
     for (const [list, link] of [['/dashboard/runs', 'main table a'], ['/dashboard/profiles', 'main table a'], ['/dashboard/automations', 'main table a'], ['/dashboard/workflows', 'main table a'], ['/dashboard/memory', 'main table a']] as const) {
       await page.goto(h.svc.url + list);
+      // the list is drawn from what the page fetches: click a row's link once it is there, not the loading shell's
+      await page.waitForLoadState('networkidle');
       await page.locator(link).first().click();
       await page.waitForURL((u) => u.pathname.startsWith(list + '/'));
       await page.waitForLoadState('networkidle');

@@ -131,6 +131,9 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       SVC_BOOTSTRAP_TOKEN: OWNER_KEY,
       AGENT_API_KEY_PEPPER: PEPPER,
       SVC_RUN_TOKEN_SECRET: 'cluster-run-token-secret-0123456789',
+      // replicas of one deployment share the key secrets are sealed with (the Helm chart's one Secret): what one
+      // conductor seals (a webhook's signing secret, a provider key), another opens
+      SVC_SECRETS_KEY: 'cluster-secrets-key-0123456789abcdef',
       SVC_LEASE_TTL_MS: String(opts.leaseTtlMs ?? 1500),
       SVC_RECONCILE_MS: String(opts.reconcileMs ?? 300),
     };
