@@ -142,12 +142,6 @@ export function fromSnake(snake: Record<string, number | undefined>): SandboxLim
   return out;
 }
 
-export function toSnake(limits: SandboxLimitsOverride): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const k of LIMIT_KEYS) if (limits[k] !== undefined) out[LIMIT_SNAKE[k]] = limits[k];
-  return out;
-}
-
 /** The first key of `override` above `ceiling`, as a message naming it (`memoryMiB 9000 is above the ceiling 8192`), or undefined. */
 export function aboveCeiling(override: SandboxLimitsOverride, ceilings: SandboxLimitsOverride, names: Record<LimitKey, string> | undefined = undefined, whose = 'the operator'): string | undefined {
   for (const k of LIMIT_KEYS) {
@@ -190,8 +184,7 @@ export interface LimitsReport {
 }
 
 /** Where a tripped limit was: a `run_command`, a stdio MCP server, a /v1 environment setup command, a sandbox worker. */
-export const LIMIT_SCOPES = ['command', 'mcp', 'setup', 'worker'] as const;
-export type LimitScope = (typeof LIMIT_SCOPES)[number];
+export type LimitScope = 'command' | 'mcp' | 'setup' | 'worker';
 
 /** A tripped limit: the run event `limit_exceeded` carries these fields, and a tool error carries them as `limit`. */
 export interface LimitExceeded {

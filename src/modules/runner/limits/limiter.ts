@@ -11,7 +11,8 @@ import type { Metrics } from '../../../shared/metrics.ts';
 import type { CheckResult } from '../../../shared/readiness.ts';
 import { cgroupMounts, cgroupV1, cgroupV2, ownCgroups, type CgroupDriver, type Group } from './cgroups.ts';
 import { createSessionDisks, probeDisks, type SessionDisks } from './disks.ts';
-import { findOnPath, prlimitArgs } from './rlimits.ts';
+import { prlimitArgs } from './rlimits.ts';
+import { findOnPath } from '../sandbox/sandbox.ts';
 
 /**
  * The runner's sandbox limits: what this host can enforce (probed once at start: cgroups v2 or v1, util-linux
@@ -178,9 +179,13 @@ export function createLimiter(o: LimiterOptions): Limiter {
     const asRoot = process.getuid?.() === 0;
     const p = findOnPath('prlimit', o.searchPath);
     if (p && (await runs(p, ['--core=0:0', '--', 'true']))) prlimit = p;
-    const mkfs = findOnPath('mkfs.ext4', `${o.searchPath}:/usr/sbin:/sbin`);
-    const disk = await probeDisks({ mkfs, mount: findOnPath('mount', `${o.searchPath}:/usr/bin:/bin`), umount: findOnPath('umount', `${o.searchPath}:/usr/bin:/bin`) });
-    if (disk.ok) disks = createSessionDisks({ dataDir: o.dataDir, mkfs: mkfs!, mount: findOnPath('mount', `${o.searchPath}:/usr/bin:/bin`)!, umount: findOnPath('umount', `${o.searchPath}:/usr/bin:/bin`)! });
+    const tools = {
+      mkfs: findOnPath('mkfs.ext4', `${o.searchPath}:/usr/sbin:/sbin`),
+      mount: findOnPath('mount', `${o.searchPath}:/usr/bin:/bin`),
+      umount: findOnPath('umount', `${o.searchPath}:/usr/bin:/bin`),
+    };
+    const disk = await probeDisks(tools);
+    if (disk.ok) disks = createSessionDisks({ dataDir: o.dataDir, mkfs: tools.mkfs!, mount: tools.mount!, umount: tools.umount! });
 
     const cg = driver?.version ?? 'none';
     const cgMissing = (key: LimitKey, controller: string) => {

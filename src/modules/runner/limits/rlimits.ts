@@ -1,5 +1,4 @@
-import { accessSync, constants, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import type { SandboxLimits } from '../../../contracts/sandbox-limits.ts';
 
 /**
@@ -10,19 +9,6 @@ import type { SandboxLimits } from '../../../contracts/sandbox-limits.ts';
  * it means something: inside a sandbox's user namespace, where it counts that sandbox's processes (for host root the
  * kernel ignores it, and outside a user namespace it would count every process of the runner's user).
  */
-export function findOnPath(name: string, searchPath: string): string | undefined {
-  for (const dir of searchPath.split(':').filter(Boolean)) {
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
 const LIMIT_NAMES: Record<string, string> = { nofile: 'Max open files', nproc: 'Max processes', fsize: 'Max file size', cpu: 'Max cpu time' };
 
 /** The runner's own hard limits: a child's soft and hard limits are held to them (only root may raise a hard limit). */

@@ -38,7 +38,8 @@ export const SANDBOX_FIX =
 /** The environment of the bwrap process itself: it is PID 1 inside the sandbox, so its environ is readable there. */
 const BWRAP_ENV = { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' };
 
-function findOnPath(name: string, searchPath: string): string | undefined {
+/** The first executable `name` on `searchPath` (a PATH-style list), or undefined. */
+export function findOnPath(name: string, searchPath: string): string | undefined {
   for (const dir of searchPath.split(':').filter(Boolean)) {
     const candidate = join(dir, name);
     try {
