@@ -14,8 +14,17 @@ export interface RouteDoc {
   body?: v.GenericSchema;
   /** The query parameters' schema (an object schema). */
   query?: v.GenericSchema;
-  /** The response's media type when it is not JSON (`text/event-stream` for streams). */
+  /** The response's media type when it is not JSON (`text/event-stream` for streams, `text/html` for pages). */
   responds?: string;
+  /** The success answer's body (JSON): the valibot schema of what the handler returns. */
+  response?: v.GenericSchema;
+  /** The success status: 200 unless said (201 created, 202 accepted, 204 no body, 302 a redirect). */
+  status?: 200 | 201 | 202 | 204 | 302;
+  /**
+   * Error statuses the route answers beyond those the generator adds by itself (400 where a body or query is read,
+   * 401 for every authenticated route, 404 where the path names a resource), each documented with the error body.
+   */
+  errors?: readonly number[];
 }
 
 export const ROUTE_DOC = Symbol.for('svc.routeDoc');

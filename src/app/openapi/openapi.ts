@@ -74,6 +74,44 @@ function jsonSchema(schema: v.GenericSchema): unknown {
   return toJsonSchema(schema, { errorMode: 'ignore' });
 }
 
+const ERROR_TEXT: Record<number, string> = {
+  400: 'The request is invalid: the error names the field and the problem',
+  401: 'No credentials, or credentials that are not valid',
+  402: 'The tenant has no credits left',
+  403: 'The credentials may not do this',
+  404: 'No such resource for this tenant',
+  409: 'The resource is not in a state that allows this',
+  410: 'The resource is gone',
+  413: 'The body is too large',
+  415: 'The body is not JSON',
+  422: 'The request is understood but cannot be carried out',
+  429: 'Too many requests: Retry-After says when to try again',
+  501: 'Not implemented by this server',
+  502: 'An upstream service failed',
+  503: 'The service is not available now (see the error)',
+};
+
+/** The documented answers of an operation: its success answer, then its errors, each with the error body. */
+function responsesOf(op: Operation, hasParams: boolean): Record<string, unknown> {
+  const { doc: d } = op;
+  const status = d.status ?? 200;
+  const media = d.responds ?? 'application/json';
+  const success: Record<string, unknown> = {
+    description: d.responds === 'text/event-stream' ? 'A server-sent event stream' : status === 204 ? 'Done; no body' : status === 302 ? 'A redirect' : (d.summary ?? 'The answer'),
+  };
+  if (status !== 204 && status !== 302) success.content = { [media]: d.response ? { schema: jsonSchema(d.response) } : {} };
+  const errors = new Set<number>(d.errors ?? []);
+  if (d.body || d.query) errors.add(400);
+  if (!op.path.startsWith('/chat/')) errors.add(401);
+  if (hasParams) errors.add(404);
+  const errorRef = op.path.startsWith('/v1/') ? '#/components/schemas/AgentsError' : '#/components/schemas/Error';
+  const responses: Record<string, unknown> = { [String(status)]: success };
+  for (const code of [...errors].sort((a, b) => a - b)) {
+    responses[String(code)] = { description: ERROR_TEXT[code] ?? 'An error', content: { 'application/json': { schema: { $ref: errorRef } } } };
+  }
+  return responses;
+}
+
 export function buildOpenApi(app: Hono, version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of operationsOf(app)) {
@@ -86,12 +124,7 @@ export function buildOpenApi(app: Hono, version: string): Record<string, unknown
       ...(op.doc.description ? { description: op.doc.description } : {}),
       ...(params.length ? { parameters: params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })) } : {}),
       ...(op.doc.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(op.doc.body) } } } } : {}),
-      responses: {
-        default: {
-          description: op.doc.responds === 'text/event-stream' ? 'A server-sent event stream' : 'The JSON answer; errors are `{"error": "…"}` (the /v1 API: `{"error": {"message", "type", "code"}}`)',
-          content: { [op.doc.responds ?? 'application/json']: {} },
-        },
-      },
+      responses: responsesOf(op, params.length > 0),
       security: op.path.startsWith('/chat/') ? [{ agentKey: [] }] : [{ apiKey: [] }],
     };
     if (op.doc.query) {
@@ -106,6 +139,14 @@ export function buildOpenApi(app: Hono, version: string): Record<string, unknown
     info: { title: 'svc', version, description: 'Self-hostable agent orchestration: the /api control plane, the /v1 agents API and the /chat gateway of published agents.' },
     servers: [{ url: '/' }],
     components: {
+      schemas: {
+        Error: { type: 'object', required: ['error'], properties: { error: { type: 'string', description: 'What went wrong, naming the field or resource' } } },
+        AgentsError: {
+          type: 'object',
+          required: ['error'],
+          properties: { error: { type: 'object', required: ['message'], properties: { message: { type: 'string' }, type: { type: 'string' }, code: { type: ['string', 'null'] }, param: { type: ['string', 'null'] } } } },
+        },
+      },
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (`ao_…`), a run token or a JWT' },
         agentKey: { type: 'http', scheme: 'bearer', description: 'A published agent’s key (`pk_…`); public agents need none' },
