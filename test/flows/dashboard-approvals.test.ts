@@ -45,7 +45,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('approvals in the dash
     await page.goto(`${h.svc.url}/dashboard`);
     await page.fill('input[name=key]', h.svc.key);
     await page.keyboard.press('Enter');
-    await expect.poll(() => heading().textContent()).toBe('Overview');
+    await page.waitForURL((u) => u.pathname === '/dashboard');
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -53,6 +53,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('approvals in the dash
   });
 
   it('shows the waiting call as a badge and in the list, and approves it from the run page: the run ends with the tool’s result', async () => {
+    await expect.poll(() => heading().textContent()).toBe('Overview');
     expect(await badge().count()).toBe(0);
     const runId = await start(write('from the dashboard'));
 

@@ -453,7 +453,7 @@ describe('approvals of ask tools on the chat endpoint', () => {
     // the strict bodies refuse another value
     const bad = await api('/api/profiles/chat-owner/published', { method: 'PATCH', json: { approvals: 'end_user' } });
     expect(bad.status).toBe(400);
-    expect((await bad.json()).error).toContain('approvals: expected owner or deny');
+    expect((await bad.json()).error).toContain('approvals: expected ("deny" | "owner")');
     const key = await mintKey('chat-owner');
     const streamed = chat('chat-owner', key.token, { message: write('owner approved'), stream: true }).then(readRawSse);
     const pending = await vi.waitFor(async () => {
