@@ -34,6 +34,7 @@ export default defineCommand({
     visibility: { type: 'string', description: 'private, org or public (default private)' },
     'rate-limit-rpm': { type: 'string', description: 'Requests per minute per key (default 60; 0: no limit)' },
     'allowed-origin': { type: 'string', description: 'Browser origins allowed to call it, comma-separated (* for any)' },
+    approvals: { type: 'string', description: 'Who approves calls to its ask tools: deny (default; end users cannot) or owner (the run waits for you)' },
   },
   async run({ args }) {
     const session = openSession(args, { needKey: true });
@@ -42,6 +43,7 @@ export default defineCommand({
     if (args.slug) body.slug = args.slug;
     if (args.visibility) body.visibility = args.visibility;
     if (args['rate-limit-rpm'] !== undefined) body.rateLimitRpm = Number(args['rate-limit-rpm']);
+    if (args.approvals) body.approvals = args.approvals;
     if (args['allowed-origin']) body.allowedOrigins = String(args['allowed-origin']).split(',').map((s) => s.trim()).filter(Boolean);
     const { data } = await api.request<Published>('POST', `/api/profiles/${encodeURIComponent(args.profile)}/publish`, { body });
     const url = chatUrl(session, data.slug);

@@ -69,9 +69,9 @@ export interface RunnerClient {
   /** The tools the session's profile may use. */
   sessionToolkitSpecs(tenant: string, sessionId: string): Promise<ToolSpec[]>;
   /** Runs one tool for the session; a failing tool resolves with ok false, an out-of-scope one throws 403. */
-  invokeTool(tenant: string, sessionId: string, toolName: string, input: unknown): Promise<ToolResult>;
+  invokeTool(tenant: string, sessionId: string, toolName: string, input: unknown, opts?: { platform?: boolean }): Promise<ToolResult>;
   /** Like invokeTool, with the tool's output (a running command's) handed to `onOutput` as it comes. */
-  invokeToolStreaming(tenant: string, sessionId: string, toolName: string, input: unknown, onOutput: (text: string) => void): Promise<ToolResult>;
+  invokeToolStreaming(tenant: string, sessionId: string, toolName: string, input: unknown, onOutput: (text: string) => void, opts?: { platform?: boolean }): Promise<ToolResult>;
   healthz(): Promise<boolean>;
   metrics(): Promise<string>;
   /** VFS and sandbox-worker leases: tenant-scoped reads that the conductor merges across runners. */
@@ -177,10 +177,10 @@ export function createRunnerClient(opts: { baseUrl: string; fetch?: FetchLike; i
     },
     toolkitSpecs: async () => (await json<{ specs: ToolSpec[] }>(call('GET', '/runner/toolkit/specs'))).specs,
     sessionToolkitSpecs: async (tenant, id) => (await json<{ specs: ToolSpec[] }>(call('GET', `${sid(id)}/toolkit/specs`, { tenant }))).specs,
-    invokeTool: async (tenant, id, toolName, input) =>
-      (await json<{ result: ToolResult }>(call('POST', `${sid(id)}/toolkit/invoke`, { tenant, json: { toolName, input } }))).result,
-    async invokeToolStreaming(tenant, id, toolName, input, onOutput) {
-      const res = await call('POST', `${sid(id)}/toolkit/invoke`, { tenant, json: { toolName, input, stream: true } });
+    invokeTool: async (tenant, id, toolName, input, opts) =>
+      (await json<{ result: ToolResult }>(call('POST', `${sid(id)}/toolkit/invoke`, { tenant, json: { toolName, input, ...(opts?.platform ? { platform: true } : {}) } }))).result,
+    async invokeToolStreaming(tenant, id, toolName, input, onOutput, opts) {
+      const res = await call('POST', `${sid(id)}/toolkit/invoke`, { tenant, json: { toolName, input, stream: true, ...(opts?.platform ? { platform: true } : {}) } });
       if (!res.body) throw new CallError(res.status, 'runner toolkit invoke: response has no body');
       for await (const line of readNdjson<{ output?: string; result?: ToolResult }>(res.body)) {
         if (line.result) return line.result;

@@ -107,6 +107,11 @@ export const ToolkitInvokeRequest = v.object({
   input: v.optional(v.unknown(), {}),
   /** NDJSON instead of JSON: `{output}` lines while the tool runs (a command's output), then one `{result}` line. */
   stream: v.optional(v.boolean()),
+  /**
+   * The platform's own call (a /v1 environment's seeding, setup commands, artifact and capability reads), not a
+   * model's: the profile's permission policy, which governs what the model may do, does not apply to it.
+   */
+  platform: v.optional(v.boolean()),
 });
 
 /** One platform tool as `GET /runner/toolkit/specs` lists it; `inputSchema` is JSON Schema. */

@@ -56,8 +56,8 @@ describe('svc publish, agent-keys, chat, unpublish', () => {
 
   it('is a REPL without a message: each line a turn of one conversation, until stdin ends', async () => {
     expect((await h.svc.api('/api/profiles', { method: 'POST', json: { name: 'repl_bot', runtime: 'general', model: 'openai-compatible:gpt-4o' } })).status).toBe(201);
-    const pub = await cli(['publish', 'repl_bot', '--json'], env);
-    expect(pub.json()).toMatchObject({ slug: 'repl-bot', visibility: 'private', url: `${h.svc.url}/chat/repl-bot` });
+    const pub = await cli(['publish', 'repl_bot', '--approvals', 'owner', '--json'], env);
+    expect(pub.json()).toMatchObject({ slug: 'repl-bot', visibility: 'private', approvals: 'owner', url: `${h.svc.url}/chat/repl-bot` });
     const { token } = (await cli(['agent-keys', 'create', 'repl_bot', '--label', 'repl', '--json'], env)).json<{ token: string }>();
 
     const child = spawn(NODE, [SVC_BIN, 'chat', 'repl-bot'], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env, SVC_AGENT_KEY: token }, stdio: ['pipe', 'pipe', 'pipe'] });

@@ -76,4 +76,25 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the public chat page 
     expect(await page.textContent('main')).toContain('visibility private');
     expect((await fetch(`${h.svc.url}/chat/nobody-here`)).status).toBe(404);
   });
+
+  it('shows that a call waits for the owner’s approval (approvals "owner"), then the reply once approved', async () => {
+    const made = await h.svc.api('/api/profiles', { method: 'POST', json: { name: 'careful', runtime: 'general', model: 'openai-compatible:gpt-4o', tools: ['@files'], permissions: { fs_write: 'ask' } } });
+    expect(made.status).toBe(201);
+    expect((await h.svc.api('/api/profiles/careful/publish', { method: 'POST', json: { visibility: 'public', approvals: 'owner' } })).status).toBe(201);
+    const page = await browser.newPage();
+    await page.goto(`${h.svc.url}/chat/careful`);
+    await page.fill('#message', 'CALL_TOOL fs_write {"path":"/work/a.txt","content":"hi"}');
+    await page.click('button[type=submit]');
+    const note = page.locator('.msg.note');
+    await note.waitFor();
+    expect(await note.textContent()).toBe("waiting for the agent's owner to approve a call to fs_write…");
+    expect(await page.locator('.msg.assistant').getAttribute('data-waiting')).toBe('true');
+    const [approval] = (await (await h.svc.api('/api/approvals?status=pending')).json()) as Array<{ id: string; runId: string }>;
+    expect((await h.svc.api(`/api/runs/${approval!.runId}/approvals/${approval!.id}`, { method: 'POST', json: { decision: 'approve' } })).status).toBe(200);
+    const reply = page.locator('.msg.assistant[data-done=true]');
+    await reply.waitFor();
+    expect(await note.textContent()).toBe('Approved: the agent goes on.');
+    expect(await reply.textContent()).toContain('TOOL-RESULT-SEEN');
+    expect(await reply.getAttribute('data-waiting')).toBeNull();
+  });
 });

@@ -70,6 +70,7 @@ describe('publishing routes', () => {
       syncMaxDurationSeconds: 60,
       conversationTtlDays: null,
       exposeToolEvents: false,
+      approvals: 'deny',
       enabled: true,
       monthlyCostCapUsdCents: null,
       jwksUrl: null,
@@ -420,6 +421,60 @@ describe('tool events in public chat streams', () => {
     expect(shown.map((f) => f.event).filter((e) => e.startsWith('tool_'))).toEqual(['tool_call', 'tool_result']);
     expect(shown.find((f) => f.event === 'tool_call')!.data).toMatchObject({ toolName: 'fs_list', input: { path: '/work' } });
     expect(shown.at(-1)!.event).toBe('done');
+  });
+});
+
+describe('approvals of ask tools on the chat endpoint', () => {
+  const asker = async (name: string) =>
+    expect((await api('/api/profiles', { method: 'POST', json: { name, runtime: 'general', model: 'openai-compatible:gpt-4o', tools: ['@files'], permissions: { fs_write: 'ask' } } })).status).toBe(201);
+  const write = (content: string) => `CALL_TOOL fs_write {"path":"/work/note.txt","content":"${content}"}`;
+
+  it('denies an ask tool by default: the model reads that end users cannot approve it, and no run waits', async () => {
+    await asker('chat-asker');
+    const published = await (await api('/api/profiles/chat-asker/publish', { method: 'POST', json: {} })).json();
+    expect(published.approvals).toBe('deny');
+    const key = await mintKey('chat-asker');
+    const frames = await readRawSse(await chat('chat-asker', key.token, { message: write('from an end user'), stream: true }));
+    expect(frames.map((f) => f.event)).not.toContain('waiting');
+    const done = frames.at(-1)!;
+    expect(done.event).toBe('done');
+    expect(done.data.reply).toContain('tool fs_write was not run');
+    expect(done.data.reply).toContain('the end users of this published agent cannot approve tool calls');
+    const runId = frames[0]!.data.runId as string;
+    expect(await (await api(`/api/runs/${runId}/approvals`)).json()).toEqual([]);
+    expect((await (await api(`/api/runs/${runId}`)).json()).status).toBe('ok');
+  });
+
+  it('with approvals "owner" the run waits for the owner, and the chat stream says so until the decision', async () => {
+    await asker('chat-owner');
+    const published = await (await api('/api/profiles/chat-owner/publish', { method: 'POST', json: { approvals: 'owner' } })).json();
+    expect(published.approvals).toBe('owner');
+    expect((await (await api('/api/profiles/chat-owner/published')).json()).approvals).toBe('owner');
+    // the strict bodies refuse another value
+    const bad = await api('/api/profiles/chat-owner/published', { method: 'PATCH', json: { approvals: 'end_user' } });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error).toContain('approvals: expected ("deny" | "owner")');
+    const key = await mintKey('chat-owner');
+    const streamed = chat('chat-owner', key.token, { message: write('owner approved'), stream: true }).then(readRawSse);
+    const pending = await vi.waitFor(async () => {
+      const list = (await (await api('/api/approvals?status=pending')).json()) as Array<{ id: string; runId: string; toolName: string }>;
+      const hit = list.find((a) => a.toolName === 'fs_write');
+      expect(hit).toBeDefined();
+      return hit!;
+    }, WAIT);
+    expect((await (await api(`/api/runs/${pending.runId}`)).json()).status).toBe('waiting');
+    expect((await api(`/api/runs/${pending.runId}/approvals/${pending.id}`, { method: 'POST', json: { decision: 'approve' } })).status).toBe(200);
+    const frames = await streamed;
+    expect(frames[0]!.event).toBe('conversation');
+    expect(frames.filter((f) => f.event === 'done' || f.event === 'error')).toHaveLength(1);
+    const waiting = frames.find((f) => f.event === 'waiting')!;
+    expect(waiting.data).toMatchObject({ message: "waiting for the agent's owner to approve a call to fs_write", toolName: 'fs_write', approvalId: pending.id });
+    expect(frames.find((f) => f.event === 'resumed')!.data).toMatchObject({ approvalId: pending.id, decision: 'approve' });
+    expect(frames.findIndex((f) => f.event === 'waiting')).toBeLessThan(frames.findIndex((f) => f.event === 'resumed'));
+    expect(frames.at(-1)!.event).toBe('done');
+    expect(frames.at(-1)!.data.reply).toContain('TOOL-RESULT-SEEN');
+    expect(frames.at(-1)!.data.reply).not.toContain('was not run');
+    expect((await (await api(`/api/runs/${pending.runId}`)).json()).status).toBe('ok');
   });
 });
 

@@ -14,6 +14,8 @@ export interface PublishedAgentsTable {
   sync_max_duration_seconds: Generated<number>;
   conversation_ttl_days: ColumnType<number | null, number | null | undefined, number | null>;
   expose_tool_events: Generated<boolean>;
+  /** 0030: who approves a call to an `ask` tool made on the chat endpoint. */
+  approvals: Generated<'deny' | 'owner'>;
   enabled: Generated<boolean>;
   monthly_cost_cap_usd_cents: ColumnType<string | number | null, number | null | undefined, number | null>;
   jwks_url: ColumnType<string | null, string | null | undefined, string | null>;

@@ -37,6 +37,15 @@ export interface AgentSettings {
   tools: AgentToolView[];
   /** svc extension, present when set: the memory stores the agent's sessions mount. */
   memory_stores?: Array<{ name: string; access: 'read' | 'read_write' }>;
+  /** svc extension, present when set: permission policies of the agent's built-in tools (Claude Managed Agents' naming). */
+  agent_toolset?: AgentToolset;
+}
+
+export type PermissionPolicy = { type: 'always_allow' } | { type: 'always_ask' };
+/** The agent's built-in tools (those of its environment, and memory): a default policy, and per tool or bundle overrides. */
+export interface AgentToolset {
+  default_config: { permission_policy: PermissionPolicy };
+  configs: Array<{ name: string; enabled: boolean; permission_policy: PermissionPolicy | null }>;
 }
 
 /** What agents.config holds: the Agent minus id, object and timestamps. */
@@ -68,7 +77,9 @@ export interface TokenUsage {
 
 export type RequiredAction =
   | { type: 'function_call'; name: string; call_id: string; arguments: unknown; turn_id: string }
-  | { type: 'environment_connection'; environment_id: string };
+  | { type: 'environment_connection'; environment_id: string }
+  /** A call to a built-in tool under `always_ask`: answered with an `agent.session.input.tool_approval` input event. */
+  | { type: 'tool_approval'; id: string; tool_name: string; arguments: unknown; turn_id: string };
 
 export type SessionStatus = 'idle' | 'in_progress' | 'requires_action' | 'failed';
 

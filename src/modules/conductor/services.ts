@@ -19,6 +19,8 @@ import { getSessionRow } from './sessions/sessions.repo.ts';
 import type { ProviderKeys } from './provider-keys/index.ts';
 import type { MemoryDeps } from './memory/index.ts';
 import type { SandboxLimitsService } from './sandbox-limits/index.ts';
+import type { Approval, ApprovalDecisionBody } from '../../contracts/approvals.ts';
+import { decide as decideApproval } from './approvals/approvals.service.ts';
 import { createSessionFor, placeSession, shutdownSession, type PlaceOptions, type PlacedSession } from './sessions/sessions.service.ts';
 
 /**
@@ -43,6 +45,15 @@ export interface ConductorServices {
   memory: MemoryDeps;
   /** Sandbox limits: a /v1 environment's `config.limits` above the operator's or the tenant's ceiling is a 400. */
   sandboxLimits: Pick<SandboxLimitsService, 'assertWithin'>;
+  approvals: ApprovalsService;
+}
+
+export interface ApprovalsService {
+  /**
+   * A decision on a pending approval of the tenant's run `runId`, as `POST /api/runs/{id}/approvals/{approvalId}` takes
+   * it (404 unknown, 409 already decided); `actor` is recorded as who decided.
+   */
+  decide(tenantId: string, actor: string, runId: string, approvalId: string, body: ApprovalDecisionBody): Promise<Approval & { delivered: boolean }>;
 }
 
 export interface RunsService {
@@ -122,5 +133,15 @@ export function createConductorServices(deps: FeatureDeps): ConductorServices {
     tenantFetch: deps.tenantFetch,
     memory: { db: deps.db, config: deps.config.memory },
     sandboxLimits: deps.sandboxLimits,
+    approvals: {
+      decide: (tenantId, actor, runId, approvalId, body) =>
+        decideApproval(
+          { db: deps.db, jobs: deps.jobs, fleet: deps.fleet, log: deps.log.child('approvals'), timeoutSeconds: deps.config.approvalTimeoutSeconds },
+          { tenantId, tenantName: null, role: 'member', authKind: 'api_key', keyId: null, subject: actor },
+          runId,
+          approvalId,
+          body,
+        ),
+    },
   };
 }

@@ -1,7 +1,9 @@
-import type { AgentConfig, AgentReasoning, AgentSettings, AgentText, AgentToolView, MultiAgentConfig, SessionAgent } from '../wire.ts';
+import type { AgentConfig, AgentReasoning, AgentSettings, AgentText, AgentToolset, AgentToolView, MultiAgentConfig, PermissionPolicy, SessionAgent } from '../wire.ts';
 import type { AgentCreateParams, AgentUpdateParams, SessionAgentParams, ToolParam } from './agent.schema.ts';
 import type * as v from 'valibot';
-import type { MultiAgentParam, ReasoningParam, TextParam } from './agent.schema.ts';
+import type { AgentToolsetParam, MultiAgentParam, ReasoningParam, TextParam } from './agent.schema.ts';
+import { permissionsProblem, type PermissionMap } from '../../../contracts/permissions.ts';
+import { badRequest } from '../../../shared/errors.ts';
 
 /**
  * Resolving request params into the stored shapes of §2.3/§2.4: every default spelled out (multi-agent off, reasoning
@@ -22,6 +24,42 @@ export function resolveReasoning(p: v.InferOutput<typeof ReasoningParam> | null 
 
 export function resolveText(p: v.InferOutput<typeof TextParam> | null | undefined): AgentText {
   return { format: p?.format ?? { type: 'text' }, verbosity: p?.verbosity ?? 'medium' };
+}
+
+/**
+ * `agent_toolset` (svc extension, Claude Managed Agents' permission-policy naming) resolved with its defaults; null
+ * (absent or `null`) leaves every built-in tool `always_allow`. A name no built-in tool or bundle has is a 400.
+ */
+export function resolveToolset(p: v.InferOutput<typeof AgentToolsetParam> | null | undefined, field = 'agent_toolset'): AgentToolset | undefined {
+  if (!p) return undefined;
+  const policy = (x: { type: PermissionPolicy['type'] } | null | undefined): PermissionPolicy | null => (x ? { type: x.type } : null);
+  const toolset: AgentToolset = {
+    default_config: { permission_policy: policy(p.default_config?.permission_policy) ?? { type: 'always_allow' } },
+    configs: (p.configs ?? []).map((c) => ({ name: c.name, enabled: c.enabled ?? true, permission_policy: policy(c.permission_policy) })),
+  };
+  const problem = permissionsProblem(toolsetPermissions(toolset), {});
+  if (problem) {
+    const name = /^permissions\.(.*?): /.exec(problem)?.[1];
+    const at = toolset.configs.findIndex((c) => c.name === name);
+    throw badRequest(`${field}.configs[${at}].name: ${problem.slice(`permissions.${name}: `.length)}`);
+  }
+  return toolset;
+}
+
+/**
+ * The run profile's `permissions` for an agent's toolset: `always_allow` → allow, `always_ask` → ask, `enabled: false`
+ * → deny; the default config is the `*` selector, each config's `name` (a tool, or a bundle such as `@exec`) its own.
+ */
+export function toolsetPermissions(t: AgentToolset | undefined): PermissionMap | undefined {
+  if (!t) return undefined;
+  const of = (p: PermissionPolicy): 'allow' | 'ask' => (p.type === 'always_ask' ? 'ask' : 'allow');
+  const map: PermissionMap = {};
+  if (t.default_config.permission_policy.type !== 'always_allow') map['*'] = of(t.default_config.permission_policy);
+  for (const c of t.configs) {
+    if (!c.enabled) map[c.name] = 'deny';
+    else if (c.permission_policy) map[c.name] = of(c.permission_policy);
+  }
+  return Object.keys(map).length ? map : undefined;
 }
 
 /** Connection details of one MCP tool that never appear in a response (authorization, headers, stdio env). */
@@ -98,8 +136,11 @@ export function configFromCreate(p: AgentCreateParams): AgentConfig {
     text: resolveText(p.text),
     tools: (p.tools ?? []).map(persistedTool),
     ...(p.memory_stores?.length ? { memory_stores: p.memory_stores } : {}),
+    ...withToolset(resolveToolset(p.agent_toolset)),
   };
 }
+
+const withToolset = (t: AgentToolset | undefined): { agent_toolset?: AgentToolset } => (t ? { agent_toolset: t } : {});
 
 /** Partial update: only the fields sent change; `null` resets a field to its default (metadata `{}`, name null). */
 export function applyUpdate(current: AgentConfig, p: AgentUpdateParams): AgentConfig {
@@ -116,6 +157,11 @@ export function applyUpdate(current: AgentConfig, p: AgentUpdateParams): AgentCo
   if (p.memory_stores !== undefined) {
     if (p.memory_stores?.length) next.memory_stores = p.memory_stores;
     else delete next.memory_stores;
+  }
+  if (p.agent_toolset !== undefined) {
+    const toolset = resolveToolset(p.agent_toolset);
+    if (toolset) next.agent_toolset = toolset;
+    else delete next.agent_toolset;
   }
   return next;
 }
@@ -136,6 +182,8 @@ export function sessionSnapshot(agentId: string, base: AgentConfig | undefined, 
   };
   const memory = o?.memory_stores !== undefined ? (o.memory_stores ?? []) : (base?.memory_stores ?? []);
   if (memory.length) settings.memory_stores = memory;
+  const toolset = o?.agent_toolset !== undefined ? resolveToolset(o.agent_toolset, 'agent.agent_toolset') : base?.agent_toolset;
+  if (toolset) settings.agent_toolset = toolset;
   const secrets: SessionSecrets = {};
   if (o?.tools !== undefined) settings.tools = (o.tools ?? []).map((t) => sessionTool(persistedTool(t), secrets, t));
   else settings.tools = (base?.tools ?? []).map((t) => sessionTool(t, secrets));

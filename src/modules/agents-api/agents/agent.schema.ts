@@ -88,9 +88,26 @@ export const ServiceTierParam = v.picklist(['auto', 'default', 'flex', 'priority
 /** svc extension: memory stores the agent's sessions mount (`/memories/<name>/` for its memory tools). */
 export const MemoryStoresParam = MemoryMounts;
 
+/**
+ * svc extension: permission policies of the agent's built-in tools, in Claude Managed Agents' naming (there the config
+ * of an `agent_toolset` tools entry): `default_config.permission_policy` for every tool, `configs` per tool name or
+ * bundle (`@exec`), `enabled: false` to refuse a tool. Mapped onto the run profile's `permissions` (agent.config.ts).
+ */
+const PermissionPolicyParam = v.object({ type: v.picklist(['always_allow', 'always_ask'], 'expected always_allow or always_ask') });
+export const AgentToolsetParam = v.object({
+  default_config: nullish(v.object({ permission_policy: nullish(PermissionPolicyParam) })),
+  configs: nullish(
+    v.pipe(
+      v.array(v.object({ name: v.pipe(v.string(), v.minLength(1, 'a tool name or a bundle such as @exec')), enabled: nullish(v.boolean()), permission_policy: nullish(PermissionPolicyParam) })),
+      v.maxLength(100, 'at most 100 configs'),
+    ),
+  ),
+});
+
 const settings = {
   instructions: nullish(v.string()),
   memory_stores: nullish(MemoryStoresParam),
+  agent_toolset: nullish(AgentToolsetParam),
   multi_agent: nullish(MultiAgentParam),
   reasoning: nullish(ReasoningParam),
   service_tier: nullish(ServiceTierParam),

@@ -6,7 +6,7 @@ import { inspectSkill, unzip, type SkillFile } from '../skills/skill-archive.ts'
 import { decodeBase64, isInside } from '../validation.ts';
 import { skillVersionArchive } from './environments.repo.ts';
 import type { EnvironmentSpec } from './environments.service.ts';
-import { SANDBOX_DIR, type SandboxDeps } from './sandbox.ts';
+import { PLATFORM, SANDBOX_DIR, type SandboxDeps } from './sandbox.ts';
 
 /**
  * An environment's `skills`, `plugins` and `capability_directories`, installed into each run of its session the way a
@@ -147,7 +147,7 @@ function sandboxDir(dir: string, workspace: string): string | undefined {
 
 /** Every SKILL.md below `dir` in the sandbox, as a skill whose files stay where they are. */
 async function directorySkills(client: RunnerClient, tenantId: string, sessionId: string, dir: string, folder: (wanted: string) => string): Promise<SkillPayload[]> {
-  const listed = await client.invokeTool(tenantId, sessionId, 'fs_list', { path: dir, recursive: true, max_entries: MAX_LISTED });
+  const listed = await client.invokeTool(tenantId, sessionId, 'fs_list', { path: dir, recursive: true, max_entries: MAX_LISTED }, PLATFORM);
   if (!listed.ok) {
     const error = String((listed.value as { error?: unknown } | null)?.error ?? 'cannot be listed');
     if (error.endsWith('no such file or directory')) return []; // not there (yet): nothing to install
@@ -157,7 +157,7 @@ async function directorySkills(client: RunnerClient, tenantId: string, sessionId
   const out: SkillPayload[] = [];
   for (const md of entries.filter((e) => e.path.endsWith('/SKILL.md'))) {
     const root = md.path.slice(0, -'SKILL.md'.length);
-    const read = await client.invokeTool(tenantId, sessionId, 'fs_read', { path: md.path });
+    const read = await client.invokeTool(tenantId, sessionId, 'fs_read', { path: md.path }, PLATFORM);
     if (!read.ok) throw new Error(`${md.path}: ${String((read.value as { error?: unknown } | null)?.error)}`);
     const text = (read.value as { content: string }).content;
     let manifest: { name: string; description: string };

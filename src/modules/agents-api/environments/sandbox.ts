@@ -37,13 +37,16 @@ export interface SandboxFile {
 
 export const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
+/** The environment's own calls (seeding, setup, artifacts) are no model's: the agent's permission policies do not govern them. */
+export const PLATFORM = { platform: true } as const;
+
 /** The runner holding the session now, or undefined when it is not reachable (no sandbox to talk to). */
 export async function sandboxRunner(deps: SandboxDeps, tenantId: string, sessionId: string): Promise<RunnerClient | undefined> {
   return deps.conductor.sessions.runnerOf(tenantId, sessionId);
 }
 
 async function tool(client: RunnerClient, tenantId: string, sessionId: string, name: string, input: unknown): Promise<unknown> {
-  const result = await client.invokeTool(tenantId, sessionId, name, input);
+  const result = await client.invokeTool(tenantId, sessionId, name, input, PLATFORM);
   if (!result.ok) {
     const error = (result.value as { error?: unknown } | null)?.error;
     throw new AppError(502, `sandbox ${name} failed: ${typeof error === 'string' ? error : JSON.stringify(result.value)}`);
@@ -88,7 +91,7 @@ export async function writeSandboxFile(client: RunnerClient, tenantId: string, s
 
 /** Reads a small text file of the sandbox; undefined when there is none. */
 export async function readSandboxText(client: RunnerClient, tenantId: string, sessionId: string, path: string): Promise<string | undefined> {
-  const result = await client.invokeTool(tenantId, sessionId, 'fs_read', { path });
+  const result = await client.invokeTool(tenantId, sessionId, 'fs_read', { path }, PLATFORM);
   if (result.ok) return (result.value as { content: string }).content;
   const error = (result.value as { error?: unknown } | null)?.error;
   if (typeof error === 'string' && error.endsWith('no such file or directory')) return undefined;

@@ -2,7 +2,7 @@ import { AppError, describeError } from '../../../shared/errors.ts';
 import { randomId } from '../../../shared/ids.ts';
 import type { SessionEventBody } from '../wire.ts';
 import type { HostedSecrets, HostedSpec } from './hosted-spec.ts';
-import { sandboxRunner, SANDBOX_DIR, type SandboxDeps } from './sandbox.ts';
+import { PLATFORM, sandboxRunner, SANDBOX_DIR, type SandboxDeps } from './sandbox.ts';
 import { WORKSPACE } from './environment.schema.ts';
 import type { LiveTurn } from '../turns/turn-state.ts';
 
@@ -88,7 +88,7 @@ async function runStep(deps: SandboxDeps, tenantId: string, sessionId: string, s
   if (!client) throw new AppError(503, 'the sandbox of the session is not reachable');
   const script = `mkdir -p -- "$SVC_SETUP_CWD" && cd -- "$SVC_SETUP_CWD" && ${step.script}`;
   const input = { command: 'sh', args: ['-c', script, 'sh', ...step.args], timeout_ms: STEP_TIMEOUT_MS, env: { ...env, SVC_SETUP_CWD: sandboxCwd(step.cwd) } };
-  const result = await client.invokeToolStreaming(tenantId, sessionId, 'run_command', input, onOutput);
+  const result = await client.invokeToolStreaming(tenantId, sessionId, 'run_command', input, onOutput, PLATFORM);
   const v = (result.value ?? {}) as { stdout?: string; stderr?: string; exitCode?: number | null; durationMs?: number; error?: string };
   const output = [v.stdout, v.stderr].filter(Boolean).join('');
   return { ok: result.ok, output, exitCode: v.exitCode ?? null, durationMs: v.durationMs ?? null, ...(result.ok ? {} : { error: v.error ?? 'the command failed' }) };

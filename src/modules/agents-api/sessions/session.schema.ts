@@ -40,6 +40,13 @@ export const InputEvent = v.variant('type', [
     output: v.optional(v.nullable(v.union([v.string(), v.array(InputContent)]))),
     error: v.optional(v.nullable(v.string())),
   }),
+  /** svc extension: the decision on a `tool_approval` required action (a built-in tool under `always_ask`). */
+  v.object({
+    type: v.literal('agent.session.input.tool_approval'),
+    id: v.pipe(v.string(), v.minLength(1)),
+    approve: v.boolean(),
+    message: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(4000, 'at most 4000 characters')))),
+  }),
 ]);
 export type InputEvent = v.InferOutput<typeof InputEvent>;
 

@@ -160,6 +160,10 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
           if (!e) continue;
           after = e.seq;
           io.emit(t, t.translator.handle(e.event));
+          if (e.event.type === 'approval_required' || e.event.type === 'approval_decided') {
+            const ev = e.event;
+            await locked(t.sessionId, () => approvalSeen(t, runId, ev)).catch((err) => deps.log.warn('showing an approval failed', { sessionId: t.sessionId, error: String(err) }));
+          }
           if (e.event.type === 'result' || e.event.type === 'error') {
             terminal = e.event;
             break;
@@ -180,6 +184,36 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     await locked(t.sessionId, () => afterRun(t, end)).catch((err) => deps.log.error('ending a turn failed', { sessionId: t.sessionId, error: String(err) }));
   }
 
+  /**
+   * A call of the turn's run to an `always_ask` tool (svc extension beside the function-call pattern): while its
+   * approval is pending the session is `requires_action` with a `tool_approval` entry in `required_actions`, answered by
+   * an `agent.session.input.tool_approval` event (or decided on /api, the dashboard or the CLI); once decided, the
+   * entry goes and the session is `in_progress` again when it waits on nothing more.
+   */
+  async function approvalSeen(t: LiveTurn, runId: string, ev: RunEvent): Promise<void> {
+    if (live.get(t.sessionId) !== t || t.cancelling) return;
+    const id = String(ev.approvalId ?? '');
+    if (!id) return;
+    const row = await tx(t.tenantId, (q) => getSessionRow(q, t.sessionId));
+    const others = (row?.required_actions ?? []).filter((r) => !(r.type === 'tool_approval' && r.id === id));
+    if (ev.type === 'approval_required') {
+      if (t.approvals.has(id)) return;
+      t.approvals.set(id, runId);
+      const argsText = JSON.stringify(ev.input ?? {});
+      const actions = [...others, { type: 'tool_approval' as const, id, tool_name: String(ev.toolName ?? ''), arguments: argsText, turn_id: t.turnId }];
+      await tx(t.tenantId, (q) => updateTurn(q, t.turnId, { status: 'waiting' }));
+      const waiting = await io.patchSession(t.tenantId, t.sessionId, { status: 'requires_action', required_actions: actions });
+      if (waiting) io.emit(t, [io.snapshot('agent.session.requires_action', waiting)]);
+      return;
+    }
+    if (!t.approvals.delete(id)) return;
+    if (t.pending.size === 0 && t.approvals.size === 0) {
+      await tx(t.tenantId, (q) => updateTurn(q, t.turnId, { status: 'in_progress' }));
+      const resumed = await io.patchSession(t.tenantId, t.sessionId, { status: 'in_progress', required_actions: others });
+      if (resumed) io.emit(t, [io.snapshot('agent.session.in_progress', resumed)]);
+    } else await io.patchSession(t.tenantId, t.sessionId, { required_actions: others });
+  }
+
   async function afterRun(t: LiveTurn, terminal: RunEvent): Promise<void> {
     if (live.get(t.sessionId) !== t) return;
     t.runId = undefined;
@@ -195,6 +229,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     io.emit(t, t.translator.finish(status));
     for (const call of t.pending.values()) call.answer({ success: false, error: `the turn was ${status === 'cancelled' ? 'cancelled' : 'ended'}` });
     t.pending.clear();
+    t.approvals.clear(); // what the run left pending was cancelled with it
     await t.itemWrites;
     if (deps.onTurnEnd) await deps.onTurnEnd(t.tenantId, t.sessionId, t.turnId).catch((err) => deps.log.warn('after-turn work failed', { sessionId: t.sessionId, error: String(err) }));
     const usage = t.translator.usage();
@@ -236,7 +271,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     if (!drivenElsewhere) {
       const lastRun = driver?.runIds.at(-1);
       const status = lastRun ? (await deps.conductor.runs.get(row.tenant_id, lastRun).catch(undefinedIfNotFound))?.status : undefined;
-      drivenElsewhere = status === 'running';
+      drivenElsewhere = status === 'running' || status === 'waiting';
     }
     if (drivenElsewhere) {
       if (!strict) return row;
@@ -258,6 +293,10 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
         row = await recoverStale(row, true);
         // Tool results are checked before anything is applied, so a bad batch changes nothing.
         for (const ev of events) {
+          if (ev.type === 'agent.session.input.tool_approval') {
+            if (!live.get(sessionId)?.approvals.has(ev.id)) throw new AppError(400, `Unknown pending tool approval: ${ev.id}`, { code: 'invalid_request_error' });
+            continue;
+          }
           if (ev.type !== 'agent.session.input.tool_result') continue;
           const t = live.get(sessionId);
           // the call of the session's own turn or of one of its subagents' turns: `turn_id` says which
@@ -278,6 +317,10 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
             }
           } else if (ev.type === 'agent.session.input.cancel') {
             if (t) await cancel(t);
+          } else if (ev.type === 'agent.session.input.tool_approval') {
+            const runId = t?.approvals.get(ev.id);
+            // the approval may have been decided elsewhere meanwhile (its event not read yet): 409 as on /api
+            if (runId) await deps.conductor.approvals.decide(tenantId, `agent-session:${sessionId}`, runId, ev.id, { decision: ev.approve ? 'approve' : 'deny', ...(ev.message ? { message: ev.message } : {}) });
           } else if (t) await answerCall(deps.db, io, t, ev);
         }
       });

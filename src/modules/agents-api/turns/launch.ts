@@ -2,7 +2,7 @@ import type { ProfileSpec } from '../../../contracts/runner.wire.ts';
 import { fromSnake } from '../../../contracts/sandbox-limits.ts';
 import { AppError } from '../../../shared/errors.ts';
 import type { McpServerSpec, ModelOverride } from '../../../contracts/worker.ts';
-import { DEFAULT_EFFORT } from '../agents/agent.config.ts';
+import { DEFAULT_EFFORT, toolsetPermissions } from '../agents/agent.config.ts';
 import { SANDBOX_TOOLS } from '../environments/sandbox.ts';
 import type { McpSecret, SessionSecrets } from '../agents/agent.config.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
@@ -70,6 +70,7 @@ export function endpointToolNames(agent: SessionAgent, depth = 0): Set<string> {
 export function sessionProfile(name: string, agent: SessionAgent, environment: { type: string; config?: { limits?: Record<string, number | undefined> | null } | null }, runtimeModel: string): ProfileSpec {
   const limits = environment.type === 'none' || !environment.config?.limits ? undefined : fromSnake(environment.config.limits);
   const parts = [agent.instructions?.trim()].filter(Boolean) as string[];
+  const permissions = toolsetPermissions(agent.agent_toolset);
   if (agent.text.format.type === 'json_schema') parts.push(`Answer with JSON only, matching this JSON Schema:\n${JSON.stringify(agent.text.format.schema)}`);
   return {
     id: name,
@@ -81,6 +82,8 @@ export function sessionProfile(name: string, agent: SessionAgent, environment: {
     // the memory tools come with mounted stores, also without a sandbox
     ...(agent.memory_stores?.length ? { memoryStores: agent.memory_stores } : {}),
     ...(limits && Object.keys(limits).length ? { limits } : {}),
+    // the agent's `agent_toolset` permission policies, as the runner's permission gate reads them
+    ...(permissions ? { permissions } : {}),
   };
 }
 

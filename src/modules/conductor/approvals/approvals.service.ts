@@ -8,6 +8,7 @@ import type { Principal } from '../identity/index.ts';
 import type { Jobs } from '../jobs/index.ts';
 import { emitEvent, requestNotification } from '../notifications/index.ts';
 import type { Fleet } from '../runners/fleet.ts';
+import { chatApprovalsOfRun } from '../publishing/index.ts';
 import { getRun, getRunProfile } from '../runs/runs.repo.ts';
 import { getApproval, insertApproval, settleApproval } from './approvals.repo.ts';
 
@@ -27,6 +28,9 @@ export interface ApprovalDeps {
 }
 
 export const EXPIRE_QUEUE = 'approvals.expire';
+
+/** What the model reads when a published agent's chat run calls an `ask` tool and its agent says `approvals: "deny"`. */
+export const END_USERS_CANNOT_APPROVE = 'the end users of this published agent cannot approve tool calls, and its owner did not choose to approve them (publish with approvals: "owner")';
 export interface ExpireJob {
   tenantId: string;
   approvalId: string;
@@ -46,6 +50,8 @@ export async function requestApproval(deps: ApprovalDeps, p: Principal, body: Ap
     const run = await getRun(tx, runId);
     if (!run) throw notFound(`unknown run: ${runId}`);
     if (run.status !== 'running') throw conflict(`run ${runId} is ${run.status}, not running`);
+    // a published agent's chat run: its end users cannot approve, so only `approvals: "owner"` lets the run wait
+    if ((await chatApprovalsOfRun(tx, runId)) === 'deny') throw forbidden(END_USERS_CANNOT_APPROVE);
     const profileName = String(run.sub_task.profile ?? '');
     const profile = await getRunProfile(tx, profileName, run.session_id);
     const spec = (profile?.snapshot ?? profile?.spec) as { approvalTimeoutSeconds?: number } | undefined;

@@ -15,6 +15,7 @@ const STYLE = `
   #log { min-height: 200px; max-height: 60vh; overflow-y: auto; }
   .msg { white-space: pre-wrap; padding: 8px 12px; border-radius: 8px; margin: 8px 0; }
   .user { background: #e8eefc; margin-left: 15%; } .assistant { background: #f1f3f5; margin-right: 15%; } .error { color: #b3261e; }
+  .note { color: #5b6472; font-style: italic; margin-right: 15%; }
   form { display: flex; gap: 8px; margin-top: 12px; }
   textarea { flex: 1; font: inherit; padding: 8px 10px; border: 1px solid #c4cad3; border-radius: 6px; resize: vertical; }
   button { font: inherit; padding: 8px 16px; border-radius: 6px; border: 1px solid #2456d6; background: #2456d6; color: #fff; cursor: pointer; }
@@ -48,6 +49,7 @@ form.addEventListener('submit', async (ev) => {
   input.value = '';
   bubble('user', message);
   const reply = bubble('assistant', '');
+  let note;
   reply.setAttribute('aria-busy', 'true');
   try {
     const res = await fetch('/chat/' + encodeURIComponent(slug), {
@@ -72,6 +74,8 @@ form.addEventListener('submit', async (ev) => {
         const d = JSON.parse(data);
         if (event === 'conversation') conversationId = d.conversationId;
         else if (event === 'delta') reply.textContent += d.text;
+        else if (event === 'waiting') { reply.dataset.waiting = 'true'; note = bubble('note', d.message + '…'); reply.before(note); }
+        else if (event === 'resumed') { delete reply.dataset.waiting; if (note) note.textContent = d.decision === 'approve' ? 'Approved: the agent goes on.' : 'Not approved: the agent goes on without it.'; }
         else if (event === 'done') { if (!reply.textContent) reply.textContent = d.reply; reply.dataset.done = 'true'; }
         else if (event === 'error') { reply.classList.add('error'); reply.textContent += (reply.textContent ? '\\n' : '') + d.error; reply.dataset.done = 'true'; }
       }

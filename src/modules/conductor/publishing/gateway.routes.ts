@@ -17,7 +17,8 @@ import { grantCors, preflight } from './cors.ts';
  * JSON answers `{conversationId, reply, usage}` once the run ends, or 504 `{error, conversationId, runId}` (run
  * cancelled) after the agent's `syncMaxDurationSeconds`. With `Accept: text/event-stream` or `"stream": true` it
  * streams SSE: `conversation`, `delta` (text), `tool_call`/`tool_result` only when the agent exposes tool events,
- * then exactly one `done` or `error`. `GET /chat/{slug}/conversations/{id}` answers the messages so far. Only an agent key of the agent opens it (`Authorization: Bearer pk_…`).
+ * `waiting`/`resumed` while a call waits for the owner's approval (`approvals: "owner"`), then exactly one `done` or
+ * `error`. `GET /chat/{slug}/conversations/{id}` answers the messages so far. Only an agent key of the agent opens it (`Authorization: Bearer pk_…`).
  */
 const ChatBody = v.object({
   message: v.pipe(v.string(), v.minLength(1, 'message: must not be empty'), v.maxLength(100_000)),
@@ -93,6 +94,12 @@ async function* chatFrames(turn: ChatTurn, exposeToolEvents: boolean, signal: Ab
     usage = addUsage(usage, e);
     if (e.type === 'assistant' && e.delta && e.message) yield frame('delta', { text: e.message });
     else if ((e.type === 'tool_call' || e.type === 'tool_result') && exposeToolEvents) yield frame(e.type, toolEvent(e));
+    // `approvals: "owner"`: the run waits for the agent's owner; the end user is told, and told when it goes on
+    else if (e.type === 'approval_required') {
+      yield frame('waiting', { message: `waiting for the agent's owner to approve a call to ${String(e.toolName)}`, toolName: e.toolName, approvalId: e.approvalId, expiresAt: e.expiresAt });
+    } else if (e.type === 'approval_decided') {
+      yield frame('resumed', { toolName: e.toolName, approvalId: e.approvalId, decision: e.decision, ...(e.reason ? { reason: e.reason } : {}) });
+    }
     else if (e.type === 'result' || e.type === 'error') {
       yield e.type === 'result'
         ? frame('done', { conversationId: turn.conversationId, runId: turn.runId, reply: e.message ?? '', usage })

@@ -7,7 +7,7 @@ import { rateLimitError, type Limiter } from '../limits/index.ts';
 import type { JwksCache } from '../identity/index.ts';
 import { cancelRun, createRun, followRun, type RunServices, type StoredEvent } from '../runs/index.ts';
 import { SLUG_PATTERN } from './publishing.schema.ts';
-import { insertConversation, insertTurn, monthUsageByModel, lookupBySlug, selectConversation, selectTurns, touchConversation, type PublishedRow } from './publishing.repo.ts';
+import { CHAT_ORIGIN, insertConversation, insertTurn, monthUsageByModel, lookupBySlug, selectConversation, selectTurns, touchConversation, type PublishedRow } from './publishing.repo.ts';
 
 /**
  * The chat gateway's work: find the published agent the caller's agent key opens, take one hit of its per-key rate
@@ -101,7 +101,8 @@ export async function startTurn(
     title: `chat ${agent.slug}`,
     ...(sessionId !== undefined ? { sessionId } : {}),
     ...(input.userId !== undefined ? { userId: input.userId } : {}),
-  }, { multitask: 'reject' }); // an end user's second message while the first is answered: 409, as before
+  }, { multitask: 'reject', origin: CHAT_ORIGIN }); // an end user's second message while the first is answered: 409, as before
+  // (the origin tells the approvals of the run's `ask` tools to follow the agent's `approvals`)
   await withTenant(db, caller.tenantId, async (tx) => {
     if (conversationId === undefined) {
       conversationId = prefixedId('conv');

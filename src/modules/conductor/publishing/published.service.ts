@@ -31,6 +31,7 @@ export interface PublishedView {
   syncMaxDurationSeconds: number;
   conversationTtlDays: number | null;
   exposeToolEvents: boolean;
+  approvals: 'deny' | 'owner';
   enabled: boolean;
   monthlyCostCapUsdCents: number | null;
   jwksUrl: string | null;
@@ -53,6 +54,7 @@ export function toView(r: PublishedRow, chatPublicUrl: string | undefined): Publ
     syncMaxDurationSeconds: r.sync_max_duration_seconds,
     conversationTtlDays: r.conversation_ttl_days,
     exposeToolEvents: r.expose_tool_events,
+    approvals: r.approvals,
     enabled: r.enabled,
     monthlyCostCapUsdCents: r.monthly_cost_cap_usd_cents === null ? null : Number(r.monthly_cost_cap_usd_cents),
     jwksUrl: r.jwks_url,
@@ -85,6 +87,7 @@ function fieldsOf(input: Omit<PatchInput, 'slug'>): PublishedFields {
     sync_max_duration_seconds: input.syncMaxDurationSeconds,
     conversation_ttl_days: input.conversationTtlDays,
     expose_tool_events: input.exposeToolEvents,
+    approvals: input.approvals,
     enabled: input.enabled,
     monthly_cost_cap_usd_cents: input.monthlyCostCapUsdCents,
     jwks_url: input.jwksUrl,

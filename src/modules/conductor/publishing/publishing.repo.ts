@@ -5,7 +5,7 @@ import { jsonb } from '../../../db/index.ts';
 /** SQL of published_agents, agent_keys and chat_conversations (0013). */
 const PUBLISHED_COLUMNS = [
   'id', 'tenant_id', 'profile_name', 'slug', 'visibility', 'auth_mode', 'allowed_origins', 'rate_limit_rpm', 'sync_max_duration_seconds',
-  'conversation_ttl_days', 'expose_tool_events', 'enabled', 'monthly_cost_cap_usd_cents', 'jwks_url', 'jwt_issuer',
+  'conversation_ttl_days', 'expose_tool_events', 'approvals', 'enabled', 'monthly_cost_cap_usd_cents', 'jwks_url', 'jwt_issuer',
 ] as const;
 
 export type PublishedRow = NonNullable<Awaited<ReturnType<typeof selectActiveByProfile>>>;
@@ -18,6 +18,7 @@ export interface PublishedFields {
   sync_max_duration_seconds?: number;
   conversation_ttl_days?: number | null;
   expose_tool_events?: boolean;
+  approvals?: 'deny' | 'owner';
   enabled?: boolean;
   monthly_cost_cap_usd_cents?: number | null;
   jwks_url?: string | null;
@@ -228,4 +229,24 @@ export async function selectTenantBuckets(tx: Tx, since: Date, until: Date, buck
       left join u on u.run_id = t.run_id left join c on c.run_id = t.run_id
     group by b.start, b."end" order by b.start`.execute(tx);
   return rows;
+}
+
+/** The origin of the chat gateway's runs (runs.origin): their approvals follow the published agent's `approvals`. */
+export const CHAT_ORIGIN = 'chat';
+
+/**
+ * Who approves a call of run `runId` to an `ask` tool, when the run is a chat gateway's: its published agent's
+ * `approvals` (`deny` when the agent is gone, or while the run's chat turn is not recorded yet); undefined for any
+ * other run.
+ */
+export async function chatApprovalsOfRun(tx: Tx, runId: string): Promise<'deny' | 'owner' | undefined> {
+  const run = await tx.selectFrom('runs').select('origin').where('id', '=', runId).executeTakeFirst();
+  if (run?.origin !== CHAT_ORIGIN) return undefined;
+  const agent = await tx
+    .selectFrom('chat_turns')
+    .innerJoin('published_agents', 'published_agents.id', 'chat_turns.published_id')
+    .select('published_agents.approvals')
+    .where('chat_turns.run_id', '=', runId)
+    .executeTakeFirst();
+  return agent?.approvals ?? 'deny';
 }

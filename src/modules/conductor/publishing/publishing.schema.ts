@@ -14,6 +14,8 @@ const Settings = {
   syncMaxDurationSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(270))),
   conversationTtlDays: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(36_500)))),
   exposeToolEvents: v.optional(v.boolean()),
+  /** Who approves a call to an `ask` tool on the chat endpoint: nobody (`deny`, the default) or the agent's tenant (`owner`). */
+  approvals: v.optional(v.picklist(['deny', 'owner'])),
   /** authMode jwt: where end-user tokens' keys are, and the issuer they must carry. */
   jwksUrl: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(500), v.url(), v.regex(/^https?:\/\//, 'an http(s) URL')))),
   jwtIssuer: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(500)))),

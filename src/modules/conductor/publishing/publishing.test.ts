@@ -14,7 +14,7 @@ describe('publishing', () => {
   it('shows publicUrl only when SVC_CHAT_PUBLIC_URL is set', () => {
     const row = {
       id: 'pub_1', tenant_id: 't', profile_name: 'p', slug: 'p', visibility: 'private', auth_mode: 'api_key', allowed_origins: [], rate_limit_rpm: 60,
-      sync_max_duration_seconds: 60, conversation_ttl_days: null, expose_tool_events: false, enabled: true, monthly_cost_cap_usd_cents: '250', jwks_url: null, jwt_issuer: null,
+      sync_max_duration_seconds: 60, conversation_ttl_days: null, expose_tool_events: false, approvals: 'deny', enabled: true, monthly_cost_cap_usd_cents: '250', jwks_url: null, jwt_issuer: null,
     } as const;
     expect(toView({ ...row, allowed_origins: [] }, undefined)).not.toHaveProperty('publicUrl');
     expect(toView({ ...row, allowed_origins: [] }, 'https://chat.example').publicUrl).toBe('https://chat.example/chat/p');

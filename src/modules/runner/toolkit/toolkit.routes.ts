@@ -29,8 +29,9 @@ export function toolkitRoutes(deps: { toolkit: Toolkit; sessions: SessionStore }
     const session = deps.sessions.require(c.get('tenant'), c.req.param('id'));
     if (session.status === 'shutdown') throw notFound(`session shut down: ${session.id}`);
     const body = await readJson(c, ToolkitInvokeRequest);
-    if (body.stream) return streamed(deps.toolkit, session, body.toolName, body.input, c.req.raw.signal);
-    const { result } = await deps.toolkit.invoke(session, body.toolName, body.input, c.req.raw.signal);
+    const opts = { platform: body.platform === true };
+    if (body.stream) return streamed(deps.toolkit, session, body.toolName, body.input, c.req.raw.signal, opts);
+    const { result } = await deps.toolkit.invoke(session, body.toolName, body.input, c.req.raw.signal, undefined, opts);
     return c.json({ result });
   });
 
@@ -38,12 +39,12 @@ export function toolkitRoutes(deps: { toolkit: Toolkit; sessions: SessionStore }
 }
 
 /** An invoke whose output (a running command's) is streamed as it comes; refusals (403, 404) still answer as errors. */
-async function streamed(toolkit: Toolkit, session: SessionRecord, toolName: string, input: unknown, signal: AbortSignal): Promise<Response> {
+async function streamed(toolkit: Toolkit, session: SessionRecord, toolName: string, input: unknown, signal: AbortSignal, opts: { platform: boolean }): Promise<Response> {
   let push: ((line: unknown) => void) | undefined;
   const early: unknown[] = [];
   // the stream carries the command's output; anything else it reports (a tripped limit) joins the session's run, if any
   const emit = (event: RunEvent) => (event.type === 'tool_output' ? (push ?? ((line: unknown) => early.push(line)))({ output: event.message ?? '' }) : session.runOutput?.(event));
-  const invoked = toolkit.invoke(session, toolName, input, signal, emit);
+  const invoked = toolkit.invoke(session, toolName, input, signal, emit, opts);
   // a refused call throws before the tool starts: answer it as JSON, like the plain invoke
   const settled = await Promise.race([invoked.then(() => 'done' as const), new Promise<'running'>((resolve) => setImmediate(() => resolve('running')))]);
   if (settled === 'done') await invoked;

@@ -27,7 +27,7 @@ export interface Toolkit {
   scoped(session: SessionRecord): Promise<ToolDef[]>;
   scopedSpecs(session: SessionRecord): Promise<ToolSpec[]>;
   /** Throws 404 for an unknown tool and 403 for one outside the profile's scope; a failing tool is `ok: false`. */
-  invoke(session: SessionRecord, toolName: string, input: unknown, signal: AbortSignal, emit?: (event: RunEvent) => void): Promise<{ def: ToolDef; result: ToolResult }>;
+  invoke(session: SessionRecord, toolName: string, input: unknown, signal: AbortSignal, emit?: (event: RunEvent) => void, opts?: { platform?: boolean }): Promise<{ def: ToolDef; result: ToolResult }>;
 }
 
 export interface ToolkitDeps {
@@ -66,15 +66,16 @@ export function createToolkit(deps: ToolkitDeps): Toolkit {
       const names = new Set((await scoped(session)).map((t) => t.name as string));
       return (await loadCatalog()).SPECS.filter((s) => names.has(s.name));
     },
-    async invoke(session, toolName, input, signal, emit) {
+    async invoke(session, toolName, input, signal, emit, opts) {
       const { BY_NAME, describeZodIssue } = await loadCatalog();
       const def = BY_NAME.get(toolName);
       if (!def) throw notFound(`unknown tool: ${toolName}`);
       if (!(await scoped(session)).includes(def)) throw forbidden(outOfScopeMessage(toolName, session.profile.name));
       let parsed = def.input.safeParse(input ?? {});
       if (!parsed.success) return { def, result: { ok: false, value: { error: describeZodIssue(parsed.error) } } };
-      // the profile's permission policy: the gate every toolkit call passes, whichever runtime made it
-      const { permission, selector } = permissionFor(session.profile.permissions, toolName);
+      // the profile's permission policy: the gate every toolkit call passes, whichever runtime made it (the platform's
+      // own calls, flagged by the conductor, are no model's: they pass)
+      const { permission, selector } = opts?.platform ? { permission: 'allow' as const, selector: undefined } : permissionFor(session.profile.permissions, toolName);
       if (permission === 'deny') return { def, result: { ok: false, value: { error: `tool ${toolName} denied by the permission policy of profile ${session.profile.name} (${selector}: deny)` } } };
       if (permission === 'ask') {
         const asked = deps.approvals ? await deps.approvals.ask(session, toolName, parsed.data, signal) : ({ approved: false, reason: 'it needs approval, and this runner cannot ask' } as const);

@@ -12,10 +12,12 @@ import { Automations, AutomationDetail } from './automations.js';
 import { WorkflowDetail, Workflows } from './workflows.js';
 import { MemoryStore, MemoryStores } from './memory.js';
 import { WebhookDetail, Webhooks } from './webhooks.js';
+import { Approvals, PendingBadge } from './approvals.js';
 
 const NAV = [
   ['/dashboard', 'Overview'],
   ['/dashboard/runs', 'Runs'],
+  ['/dashboard/approvals', 'Approvals'],
   ['/dashboard/sessions', 'Sessions'],
   ['/dashboard/playground', 'Playground'],
   ['/dashboard/profiles', 'Profiles'],
@@ -32,6 +34,7 @@ const ROUTES = [
   [/^\/dashboard\/?$/, () => html`<${Overview} />`],
   [/^\/dashboard\/runs\/?$/, () => html`<${Runs} />`],
   [/^\/dashboard\/runs\/([^/]+)$/, (id) => html`<${RunDetail} id=${id} />`],
+  [/^\/dashboard\/approvals\/?$/, () => html`<${Approvals} />`],
   [/^\/dashboard\/sessions\/?$/, () => html`<${Sessions} />`],
   [/^\/dashboard\/sessions\/([^/]+)$/, (id) => html`<${SessionDetail} id=${id} />`],
   [/^\/dashboard\/playground\/?$/, () => html`<${Playground} />`],
@@ -68,7 +71,7 @@ function App() {
     <header class="top">
       <span class="brand">svc</span>
       <nav aria-label="Dashboard"><ul>
-        ${NAV.map(([href, label]) => html`<li><${Link} href=${href} aria-current=${section === href ? 'page' : undefined}>${label}</${Link}></li>`)}
+        ${NAV.map(([href, label]) => html`<li><${Link} href=${href} aria-current=${section === href ? 'page' : undefined}>${label}${href === '/dashboard/approvals' ? html`<${PendingBadge} />` : null}</${Link}></li>`)}
       </ul></nav>
       <div class="who">
         ${who.data ? html`<span title=${`key ${who.data.keyId ?? ''}`}>${who.data.tenantName ?? who.data.tenantId} · ${who.data.role}</span>` : null}

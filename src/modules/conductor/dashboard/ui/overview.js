@@ -20,7 +20,7 @@ export function Overview() {
     <${ErrorNote} error=${day.error ?? month.error} />
     ${day.loading && !day.data ? html`<${Loading} />` : null}
     <div class="cards">
-      <div class="card"><h2>Runs, last 24 h</h2><p class="big" data-testid="runs-24h">${fmtNumber(runs)}</p><p class="muted">${fmtNumber(sum(b, 'runningRuns'))} running now</p></div>
+      <div class="card"><h2>Runs, last 24 h</h2><p class="big" data-testid="runs-24h">${fmtNumber(runs)}</p><p class="muted">${fmtNumber(sum(b, 'runningRuns'))} running now${sum(b, 'waitingRuns') ? html`, <${Link} href="/dashboard/approvals">${fmtNumber(sum(b, 'waitingRuns'))} waiting for approval</${Link}>` : ''}</p></div>
       <div class="card"><h2>Failure rate, last 24 h</h2><p class="big">${runs ? `${Math.round((failed / runs) * 1000) / 10}%` : '—'}</p><p class="muted">${fmtNumber(failed)} failed</p></div>
       <div class="card"><h2>Tokens this month</h2><p class="big">${fmtNumber(sum(thisMonth, 'tokens'))}</p></div>
       <div class="card"><h2>Cost this month</h2><p class="big">${fmtUsd(sum(thisMonth, 'costCents') / 100)}</p></div>

@@ -1,10 +1,12 @@
 // Runs: the list (filters, live status) and one run's page (its timeline streaming live, cancel and terminate).
 import { api, apiPage, ErrorNote, fmtDate, html, Link, Loading, navigate, Page, Status, useAction, useEffect, useLoad, useLocation, useState } from './lib.js';
 import { Timeline, useRunStream } from './timeline.js';
+import { RunApprovals } from './approvals.js';
 
-// `queued`: posted to a busy session with multitask enqueue or interrupt, waiting its turn
-const STATUSES = ['queued', 'running', 'ok', 'error', 'cancelled', 'interrupted'];
-export const isLive = (status) => status === 'queued' || status === 'running';
+// `queued`: posted to a busy session with multitask enqueue or interrupt, waiting its turn; `waiting`: a tool call
+// of the run waits for a person's approval
+const STATUSES = ['queued', 'running', 'waiting', 'ok', 'error', 'cancelled', 'interrupted'];
+export const isLive = (status) => status === 'queued' || status === 'running' || status === 'waiting';
 const POLL_MS = 3000;
 const PAGE = 50;
 
@@ -94,6 +96,11 @@ export function RunDetail({ id }) {
     run.reload();
   });
   const r = run.data;
+  // an approval came or went in the stream: the run's status and its pending approvals are read again
+  const approvalEvents = stream.items.filter((it) => it.kind === 'approval').length + stream.items.filter((it) => it.kind === 'approval' && it.decision).length;
+  useEffect(() => {
+    if (approvalEvents) run.reload();
+  }, [approvalEvents]);
   return html`<${Page} title=${`Run ${id}`} actions=${html`
       <button type="button" onClick=${cancel} disabled=${!running || action.busy}>Cancel run</button>
       <button type="button" class="danger" onClick=${terminate} disabled=${!running || action.busy}>Terminate</button>`}>
@@ -108,6 +115,7 @@ export function RunDetail({ id }) {
           <dt>Prompt</dt><dd class="prompt-full">${promptOf(r)}</dd>
         </dl>`
       : run.loading ? html`<${Loading} />` : null}
+    ${r && isLive(r.status) && !stream.ended ? html`<${RunApprovals} runId=${id} version=${approvalEvents} onDecided=${run.reload} />` : null}
     <h2>Events</h2>
     ${stream.error ? html`<p class="error" role="alert">The event stream stopped: ${stream.error}. Reload the page to follow it again.</p>` : null}
     <${Timeline} items=${stream.items} ended=${stream.ended || Boolean(stream.error)} />

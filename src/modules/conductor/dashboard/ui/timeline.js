@@ -19,6 +19,14 @@ export function fold(items, event) {
       if (i < 0) return [...items, { kind: 'tool', id: event.toolCallId, name: event.toolName, output: event.output, isError: event.isError, ts: event.ts }];
       return items.map((it, j) => (j === i ? { ...it, output: event.output, isError: Boolean(event.isError) } : it));
     }
+    case 'approval_required':
+      return [...items, { kind: 'approval', id: event.approvalId, name: event.toolName, ts: event.ts }];
+    case 'approval_decided': {
+      const decided = { decision: event.decision, reason: event.reason, message: event.message };
+      const i = items.findLastIndex((it) => it.kind === 'approval' && it.id === event.approvalId);
+      if (i < 0) return [...items, { kind: 'approval', id: event.approvalId, name: event.toolName, ts: event.ts, ...decided }];
+      return items.map((it, j) => (j === i ? { ...it, ...decided } : it));
+    }
     case 'usage':
       return [...items, { kind: 'usage', usage: event.usage, ts: event.ts }];
     case 'result':
@@ -76,6 +84,9 @@ export function Timeline({ items, ended }) {
                 ${'output' in it
                   ? html`<details open><summary>${it.isError ? 'error' : 'output'}</summary><pre class=${`tool-output${it.isError ? ' error' : ''}`}>${json(it.output)}</pre></details>`
                   : html`<p class="muted">running…</p>`}</div>`
+            : it.kind === 'approval'
+              ? html`<div class="ev-body"><span class="ev-label">approval <code class="tool-name">${it.name}</code></span>
+                  <span class="approval-state">${!it.decision ? 'waits for a decision' : it.decision === 'approve' ? 'approved' : it.reason === 'expired' ? 'expired' : 'denied'}${it.message ? `: ${it.message}` : ''}</span></div>`
             : it.kind === 'usage'
               ? html`<div class="ev-body"><span class="ev-label">usage</span> <${Usage} usage=${it.usage} /></div>`
               : it.kind === 'result'
