@@ -101,7 +101,7 @@ describe('/v1 agent permission policies and tool approvals', () => {
     const unknown = await sessions().events.create(session.id, { events: [{ type: 'agent.session.input.tool_approval', id: 'apr_unknown', approve: true }] }).catch((e: any) => e);
     expect(unknown.status).toBe(400);
     expect(unknown.error.message).toBe('Unknown pending tool approval: apr_unknown');
-    await sessions().events.create(session.id, { events: [{ type: 'agent.session.input.tool_approval', id: action.id, approve: false, message: 'not that file' }] });
+    await sessions().events.create(session.id, { events: [{ type: 'tool_approval', id: action.id, approve: false, message: 'not that file' }] });
     const rest = await stream.until(isTurnEnd);
     expect(rest.at(-1).type).toBe('agent.session.turn.completed');
     expect(textOf(rest)).toContain('tool fs_write was not run: a person denied it: not that file');

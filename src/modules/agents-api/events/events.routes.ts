@@ -6,7 +6,7 @@ import { withTenant } from '../../../db/index.ts';
 import { AppError, notFound } from '../../../shared/errors.ts';
 import { parseJsonBody, parseWith } from '../../../shared/http.ts';
 import type { AgentsEnv } from '../context.ts';
-import { EventsBody } from '../sessions/session.schema.ts';
+import { canonicalInput, EventsBody } from '../sessions/session.schema.ts';
 import { getSessionRow } from '../sessions/sessions.repo.ts';
 import type { TurnEngine } from '../turns/engine.ts';
 import { parseEventId, type EventStore } from './event-store.ts';
@@ -46,7 +46,7 @@ export function eventRoutes(deps: EventsDeps): Hono<AgentsEnv> {
     .post('/:session_id/events', async (c) => {
       const tenantId = c.get('principal').tenantId;
       const sessionId = c.req.param('session_id');
-      const { events } = parseWith(EventsBody, parseJsonBody(await c.req.text()));
+      const events = parseWith(EventsBody, parseJsonBody(await c.req.text())).events.map(canonicalInput);
       const session = await withTenant(deps.db, tenantId, (tx) => getSessionRow(tx, sessionId));
       if (!session) throw notFound(`No session found with id '${sessionId}'.`);
       const key = c.req.header('idempotency-key')?.trim();

@@ -29,6 +29,12 @@ export type SessionCreateParams = v.InferOutput<typeof SessionCreateParams>;
 
 export const SessionUpdateParams = v.object({ metadata: v.optional(v.nullable(Metadata)) });
 
+const ToolApprovalEntries = {
+  id: v.pipe(v.string(), v.minLength(1)),
+  approve: v.boolean(),
+  message: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(4000, 'at most 4000 characters')))),
+};
+
 export const InputEvent = v.variant('type', [
   v.object({ type: v.literal('agent.session.input.message'), input: v.pipe(v.array(InputMessage), v.minLength(1, 'at least one message')) }),
   v.object({ type: v.literal('agent.session.input.cancel') }),
@@ -40,15 +46,21 @@ export const InputEvent = v.variant('type', [
     output: v.optional(v.nullable(v.union([v.string(), v.array(InputContent)]))),
     error: v.optional(v.nullable(v.string())),
   }),
-  /** svc extension: the decision on a `tool_approval` required action (a built-in tool under `always_ask`). */
-  v.object({
-    type: v.literal('agent.session.input.tool_approval'),
-    id: v.pipe(v.string(), v.minLength(1)),
-    approve: v.boolean(),
-    message: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(4000, 'at most 4000 characters')))),
-  }),
+  /**
+   * svc extension: the decision on a `tool_approval` required action (a built-in tool under `always_ask`), typed
+   * `agent.session.input.tool_approval` like the other input events, or `tool_approval` like the required action it
+   * answers (normalised to the first by `canonicalInput`).
+   */
+  v.object({ type: v.literal('agent.session.input.tool_approval'), ...ToolApprovalEntries }),
+  v.object({ type: v.literal('tool_approval'), ...ToolApprovalEntries }),
 ]);
-export type InputEvent = v.InferOutput<typeof InputEvent>;
+type ParsedInputEvent = v.InferOutput<typeof InputEvent>;
+export type InputEvent = Exclude<ParsedInputEvent, { type: 'tool_approval' }>;
+
+/** One spelling per input event: the short `tool_approval` becomes `agent.session.input.tool_approval`. */
+export function canonicalInput(ev: ParsedInputEvent): InputEvent {
+  return ev.type === 'tool_approval' ? { ...ev, type: 'agent.session.input.tool_approval' } : ev;
+}
 
 export const EventsBody = v.object({ events: v.pipe(v.array(InputEvent), v.minLength(1, 'a non-empty array of input events')) });
 
