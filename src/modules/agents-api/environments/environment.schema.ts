@@ -1,7 +1,10 @@
 import * as v from 'valibot';
 import { Base64, isInside, normalizeAbsolute } from '../validation.ts';
 import { SnakeLimitsSchema } from '../../../contracts/sandbox-limits.ts';
-import { cursorPageOf, deletedOf, Timestamp } from '../wire.schema.ts';
+import { cursorPageOf, deletedOf, Timestamp, type Describes } from '../wire.schema.ts';
+import type { EnvironmentFile } from './environment-files.service.ts';
+import type { EnvironmentInfo } from './environments.service.ts';
+import type { EnvironmentTemplate } from './templates.service.ts';
 
 /**
  * Request shapes of hosted environments (spec §3.2 EnvironmentParam, §3.4 TemplateCreateParams): one set of field
@@ -174,3 +177,7 @@ export const EnvironmentTemplateObject = v.object({
 });
 export const EnvironmentTemplatePage = cursorPageOf(EnvironmentTemplateObject);
 export const EnvironmentTemplateDeleted = deletedOf('agent.environment.template.deleted');
+
+export type CheckedEnvironmentInfo = Describes<typeof EnvironmentInfoObject, EnvironmentInfo>;
+export type CheckedEnvironmentFile = Describes<typeof EnvironmentFileObject, EnvironmentFile>;
+export type CheckedEnvironmentTemplate = Describes<typeof EnvironmentTemplateObject, EnvironmentTemplate>;

@@ -1,7 +1,10 @@
 import * as v from 'valibot';
 import { Metadata, SessionAgentObject, SessionAgentParams } from '../agents/agent.schema.ts';
 import { EnvironmentParam, EnvironmentResource } from '../environments/environment.schema.ts';
-import { cursorPageOf, cursorQuery, deletedOf, OutputText, StringMap, SummaryText, Timestamp, TokenUsage } from '../wire.schema.ts';
+import { cursorPageOf, cursorQuery, deletedOf, OutputText, StringMap, SummaryText, Timestamp, TokenUsage, type Describes } from '../wire.schema.ts';
+import type { Subagent } from '../subagents/subagents.repo.ts';
+import type { Turn } from '../wire.ts';
+import type { SessionArtifact } from './artifacts.service.ts';
 
 /** Request bodies of sessions (spec §3.2, §3.3): creation, metadata update and the input events. */
 export const InputContent = v.variant('type', [
@@ -204,3 +207,7 @@ export const SessionEvent = v.variant('type', [
 
 export const SessionListQuery = cursorQuery({ agent_id: v.optional(v.pipe(v.string(), v.description('Only the sessions of this saved agent'))) });
 export const ArtifactListQuery = cursorQuery({ environment_id: v.optional(v.pipe(v.string(), v.description('Only the artifacts of this environment'))) });
+
+export type CheckedTurn = Describes<typeof TurnObject, Turn>;
+export type CheckedSubagent = Describes<typeof SubagentObject, Subagent>;
+export type CheckedArtifact = Describes<typeof ArtifactObject, SessionArtifact>;
