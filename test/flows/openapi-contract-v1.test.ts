@@ -187,6 +187,32 @@ describe('the /v1 API reference against real answers', () => {
     for (const e of data) conforms('get', '/v1/agents/sessions/{session_id}/events', e, 200, 'text/event-stream');
   });
 
+  it('answers the subagents of a session, their turns and items as documented', async () => {
+    const agent = await call('post', '/v1/agents', {}, { json: { model: FAKE_MODEL, multi_agent: { enabled: true } } });
+    const session = await call('post', '/v1/agents/sessions', {}, { json: { agent_id: agent.id, environment: { type: 'none' } } });
+    const stream = rawEvents(h, session.id);
+    expect((await stream.response).status).toBe(200);
+    await collect(h.client.beta.agents.sessions.stream(session.id, { input: `CALL_TOOL spawn_subagent ${JSON.stringify({ task: 'count the moons', name: 'scout' })}` }));
+    await stream.until((f) => f.event === 'agent.session.idle');
+    await stream.close();
+    expect(stream.frames.map((f) => f.event)).toContain('agent.session.subagent.closed');
+    for (const frame of stream.frames) conforms('get', '/v1/agents/sessions/{session_id}/events', frame.data, 200, 'text/event-stream');
+
+    const ids = { session_id: session.id };
+    const items = await call('get', '/v1/agents/sessions/{session_id}/items', ids);
+    expect(items.data.map((i: { type: string }) => i.type)).toEqual(expect.arrayContaining(['create_subagent_call', 'agent_message']));
+    const subagents = await call('get', '/v1/agents/sessions/{session_id}/subagents', ids);
+    const sub = { ...ids, subagent_id: subagents.data[0].id };
+    await call('get', '/v1/agents/sessions/{session_id}/subagents/{subagent_id}', sub);
+    await call('get', '/v1/agents/sessions/{session_id}/subagents/{subagent_id}/items', sub);
+    const turns = await call('get', '/v1/agents/sessions/{session_id}/subagents/{subagent_id}/turns', sub);
+    const turn = { ...sub, turn_id: turns.data[0].id };
+    expect(turns.data[0].subagent_id).toBe(sub.subagent_id);
+    await call('get', '/v1/agents/sessions/{session_id}/subagents/{subagent_id}/turns/{turn_id}', turn);
+    const turnItems = await call('get', '/v1/agents/sessions/{session_id}/subagents/{subagent_id}/turns/{turn_id}/items', turn);
+    expect(turnItems.data.length).toBeGreaterThan(0);
+  });
+
   it('answers a hosted environment, its files and the artifacts of a turn as documented', async () => {
     const agent = await call('post', '/v1/agents', {}, { json: { model: FAKE_MODEL } });
     const session = await call('post', '/v1/agents/sessions', {}, {
