@@ -7,7 +7,6 @@ import * as v from 'valibot';
  */
 export const Timestamp = v.pipe(v.number(), v.integer(), v.description('Unix seconds'));
 export const StringMap = v.record(v.string(), v.string());
-export const JsonObjectOut = v.record(v.string(), v.unknown());
 
 /** A cursor page (`{object: 'list', data, first_id, last_id, has_more}`): the next page is `after=<last_id>`. */
 export function cursorPageOf<T extends v.GenericSchema>(item: T) {
@@ -30,7 +29,7 @@ export function cursorQuery<E extends v.ObjectEntries>(extra: E = {} as E, defau
   return v.object({
     after: v.optional(v.pipe(v.string(), v.description('The id of the last item of the previous page (exclusive)'))),
     limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('Items per page, 1 to 100 (default 20)'))),
-    order: v.optional(v.pipe(v.picklist(['asc', 'desc']), v.description(`Creation order (default ${defaultOrder})`))),
+    order: v.optional(v.pipe(v.picklist(['asc', 'desc']), v.description(`Sort direction (default ${defaultOrder})`))),
     ...extra,
   });
 }
@@ -48,8 +47,9 @@ export const OutputText = v.object({ type: v.literal('output_text'), text: v.str
 export const SummaryText = v.object({ type: v.literal('summary_text'), text: v.string() });
 
 /**
- * Error statuses every `/v1` route may answer beyond those the reference adds by itself: 429 (the per-key and
- * per-organisation rate limit); writes also 403 (role viewer may only read).
+ * Error statuses every `/v1` route (and every extension route under `/api`, which shares its limits) may answer beyond
+ * those the reference adds by itself: 429 (the per-key and per-organisation rate limit); writes also 403 (role viewer
+ * may only read).
  */
 export const READ_ERRORS = [429] as const;
 export const WRITE_ERRORS = [403, 429] as const;
