@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { JsonObject } from '../../../shared/http.ts';
 import { Metadata } from '../validation.ts';
 import { MemoryMounts } from '../../../contracts/memory.ts';
+import { cursorPageOf, deletedOf, Timestamp } from '../wire.schema.ts';
 
 export { Metadata };
 
@@ -140,3 +141,75 @@ export const SessionAgentParams = v.object({
   tools: nullish(v.array(SessionToolParam)),
 });
 export type SessionAgentParams = v.InferOutput<typeof SessionAgentParams>;
+
+// ── responses (spec §2.1-2.4) ──────────────────────────────────────────────────────────────────────────────────────
+
+const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
+
+export const MultiAgentConfig = v.object({ enabled: v.boolean(), max_concurrent_subagents: v.nullable(v.number()) });
+export const AgentReasoning = v.object({ effort: v.nullable(v.picklist(EFFORTS)), summary: v.nullable(v.picklist(['concise', 'detailed', 'auto'])) });
+export const AgentText = v.object({
+  format: v.variant('type', [v.object({ type: v.literal('text') }), v.object({ type: v.literal('json_schema'), schema: v.record(v.string(), v.unknown()) })]),
+  verbosity: v.picklist(['low', 'medium', 'high']),
+});
+const MemoryStoreMount = v.object({ name: v.string(), access: v.picklist(['read', 'read_write']) });
+
+const StdioTransport = v.object({ type: v.literal('stdio'), command: v.string(), cwd: v.string(), args: v.array(v.string()), env_vars: v.array(v.string()) });
+
+function toolViews<T extends v.GenericSchema>(transport: T) {
+  return v.variant('type', [
+    v.object({ type: v.literal('function'), name: v.string(), description: v.string(), parameters: v.record(v.string(), v.unknown()), defer_loading: v.boolean() }),
+    v.object({ type: v.literal('tool_search') }),
+    v.object({ type: v.literal('programmatic_tool_calling'), enabled: v.boolean() }),
+    v.object({
+      type: v.literal('mcp'),
+      server_label: v.string(),
+      transport,
+      allowed_tools: v.nullable(StringList),
+      connection_origin: v.picklist(['service', 'environment']),
+      credential_id: v.nullable(v.string()),
+      request_metadata: v.record(v.string(), v.unknown()),
+      required: v.boolean(),
+    }),
+    v.object({
+      type: v.literal('web_search'),
+      allowed_domains: v.nullable(StringList),
+      context_size: v.picklist(['low', 'medium', 'high']),
+      location: v.nullable(v.object({ city: v.nullable(v.string()), country: v.nullable(v.string()), region: v.nullable(v.string()), timezone: v.nullable(v.string()) })),
+      mode: v.picklist(['disabled', 'cached', 'live']),
+    }),
+  ]);
+}
+
+/** A tool as an agent returns it: an http MCP transport keeps its non-secret `headers`. */
+export const PersistedAgentTool = toolViews(v.variant('type', [v.object({ type: v.literal('http'), server_url: v.string(), headers: StringMap }), StdioTransport]));
+/** A tool as a session's agent returns it: an http MCP transport is its URL only (headers and authorization are never echoed). */
+export const SessionAgentTool = toolViews(v.variant('type', [v.object({ type: v.literal('http'), server_url: v.string() }), StdioTransport]));
+
+const settingsOut = {
+  instructions: v.nullable(v.string()),
+  model: v.string(),
+  multi_agent: MultiAgentConfig,
+  reasoning: AgentReasoning,
+  service_tier: ServiceTierParam,
+  text: AgentText,
+  /** svc extension, present when set. */
+  memory_stores: v.optional(v.array(MemoryStoreMount)),
+};
+
+export const AgentObject = v.object({
+  id: v.string(),
+  object: v.literal('agent'),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  metadata: StringMap,
+  name: v.nullable(v.string()),
+  ...settingsOut,
+  tools: v.array(PersistedAgentTool),
+});
+
+/** `AgentSession.agent`: the session's effective configuration, frozen at creation. */
+export const SessionAgentObject = v.object({ id: v.string(), name: v.nullable(v.string()), ...settingsOut, tools: v.array(SessionAgentTool) });
+
+export const AgentPage = cursorPageOf(AgentObject);
+export const AgentDeleted = deletedOf('agent.deleted');

@@ -1,6 +1,10 @@
 import * as v from 'valibot';
 import { Base64, isInside, normalizeAbsolute } from '../validation.ts';
 import { SnakeLimitsSchema } from '../../../contracts/sandbox-limits.ts';
+import { cursorPageOf, deletedOf, Timestamp, type Describes } from '../wire.schema.ts';
+import type { EnvironmentFile } from './environment-files.service.ts';
+import type { EnvironmentInfo } from './environments.service.ts';
+import type { EnvironmentTemplate } from './templates.service.ts';
 
 /**
  * Request shapes of hosted environments (spec §3.2 EnvironmentParam, §3.4 TemplateCreateParams): one set of field
@@ -90,3 +94,90 @@ export const EnvironmentParam = v.variant('type', [
 export type HostedInput = Partial<{ [K in keyof typeof HostedFields]: v.InferOutput<(typeof HostedFields)[K]> }>;
 export type TemplateInput = v.InferOutput<typeof TemplateParams>;
 export type EnvironmentInput = v.InferOutput<typeof EnvironmentParam>;
+
+// ── responses (spec §2.4, §2.9): never `env`, `setup_commands` or file contents ─────────────────────────────────────
+
+const NetworkOut = v.object({ access: v.picklist(['enabled', 'disabled', 'restricted']), allowed_domains: v.array(v.string()) });
+const PackagesOut = v.object({ npm: v.array(v.string()), python: v.array(v.string()), system: v.array(v.string()) });
+const PluginOut = v.object({ type: v.literal('inline'), name: v.string(), description: v.string() });
+const SizeBytes = v.pipe(v.number(), v.integer());
+
+export const HostedEnvironmentFile = v.variant('type', [
+  v.object({ type: v.literal('file_id'), id: v.string(), file_id: v.string(), path: v.string(), size_bytes: SizeBytes }),
+  v.object({ type: v.literal('inline'), id: v.string(), path: v.string(), size_bytes: SizeBytes }),
+]);
+export const HostedSkill = v.variant('type', [
+  v.object({ type: v.literal('skill_reference'), skill_id: v.string(), name: v.string(), description: v.string(), version: v.string() }),
+  v.object({ type: v.literal('inline'), name: v.string(), description: v.string() }),
+]);
+/** svc extension: the sandbox limits the environment was created with (snake_case keys). */
+const ConfigOut = v.object({ limits: v.record(v.string(), v.number()) });
+
+/** `AgentSession.environment`: none, or a hosted environment's public configuration. */
+export const EnvironmentResource = v.variant('type', [
+  v.object({ type: v.literal('none') }),
+  v.object({
+    type: v.literal('openai_hosted'),
+    id: v.string(),
+    capability_directories: v.array(v.string()),
+    files: v.array(HostedEnvironmentFile),
+    network: NetworkOut,
+    packages: PackagesOut,
+    plugins: v.array(PluginOut),
+    skills: v.array(HostedSkill),
+    config: v.optional(ConfigOut),
+  }),
+]);
+
+export const EnvironmentInfoObject = v.object({
+  id: v.string(),
+  object: v.literal('agent.environment'),
+  files: v.array(HostedEnvironmentFile),
+  plugins: v.array(PluginOut),
+  skills: v.array(HostedSkill),
+  status: v.picklist(['pending', 'connected', 'disconnected', 'expired', 'failed']),
+  type: v.picklist(['openai_hosted', 'self_hosted']),
+  config: v.optional(ConfigOut),
+});
+
+export const EnvironmentFileObject = v.object({ environment_id: v.string(), object: v.literal('agent.environment.file'), path: v.string(), size_bytes: SizeBytes });
+
+/** The token page of environment files: the next page is `page=<next>`. */
+export const EnvironmentFilePage = v.object({ object: v.literal('list'), data: v.array(EnvironmentFileObject), has_more: v.boolean(), next: v.nullable(v.string()) });
+
+export const EnvironmentFilesQuery = v.object({
+  page: v.optional(v.pipe(v.string(), v.description('The `next` token of the previous page'))),
+  limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('Files per page, 1 to 100 (default 20)'))),
+  order: v.optional(v.pipe(v.picklist(['asc', 'desc']), v.description('Path order, case-sensitive by component (default desc)'))),
+  path: v.optional(v.pipe(v.string(), v.description('An absolute workspace directory: only the files below it'))),
+});
+
+export const EnvironmentTemplateObject = v.object({
+  id: v.string(),
+  object: v.literal('agent.environment.template'),
+  name: v.nullable(v.string()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  capability_directories: v.array(v.string()),
+  network: NetworkOut,
+  packages: PackagesOut,
+  plugins: v.array(PluginOut),
+  files: v.array(
+    v.variant('type', [
+      v.object({ type: v.literal('file_id'), file_id: v.string(), path: v.string() }),
+      v.object({ type: v.literal('inline'), path: v.string(), size_bytes: SizeBytes }),
+    ]),
+  ),
+  skills: v.array(
+    v.variant('type', [
+      v.object({ type: v.literal('skill_reference'), skill_id: v.string(), version: v.nullable(v.string()) }),
+      v.object({ type: v.literal('inline'), name: v.string(), description: v.string() }),
+    ]),
+  ),
+});
+export const EnvironmentTemplatePage = cursorPageOf(EnvironmentTemplateObject);
+export const EnvironmentTemplateDeleted = deletedOf('agent.environment.template.deleted');
+
+export type CheckedEnvironmentInfo = Describes<typeof EnvironmentInfoObject, EnvironmentInfo>;
+export type CheckedEnvironmentFile = Describes<typeof EnvironmentFileObject, EnvironmentFile>;
+export type CheckedEnvironmentTemplate = Describes<typeof EnvironmentTemplateObject, EnvironmentTemplate>;

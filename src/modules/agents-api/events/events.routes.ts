@@ -6,7 +6,9 @@ import { withTenant } from '../../../db/index.ts';
 import { AppError, notFound } from '../../../shared/errors.ts';
 import { parseJsonBody, parseWith } from '../../../shared/http.ts';
 import type { AgentsEnv } from '../context.ts';
-import { canonicalInput, EventsBody } from '../sessions/session.schema.ts';
+import { doc } from '../../../shared/route-doc.ts';
+import { canonicalInput, EventsBody, SessionEvent } from '../sessions/session.schema.ts';
+import { READ_ERRORS, WRITE_ERRORS } from '../wire.schema.ts';
 import { getSessionRow } from '../sessions/sessions.repo.ts';
 import type { TurnEngine } from '../turns/engine.ts';
 import { parseEventId, type EventStore } from './event-store.ts';
@@ -41,9 +43,29 @@ async function releaseKey(db: Kysely<DB>, tenantId: string, sessionId: string, k
   await withTenant(db, tenantId, (tx) => deleteIdempotencyKey(tx, sessionId, key)).catch(() => {});
 }
 
+const DOCS = {
+  send: doc({
+    summary: 'Send input to a session',
+    description:
+      'Admits input events in order: a user message (starts a turn, or joins the live one), a cancel of the live turn, or the result of a function call the session waits on. Answers 204 with no body. With an `Idempotency-Key` header a repeat of an admitted request is 204 again, not applied twice (422 when the key was used with another body).',
+    body: EventsBody,
+    status: 204,
+    // 402: no credit for the turn a message starts; 409: the turn is driven by another server; 422: a reused Idempotency-Key; 503: retry
+    errors: [402, ...WRITE_ERRORS, 409, 422, 503],
+  }),
+  stream: doc({
+    summary: "Stream a session's events",
+    description:
+      "A server-sent event stream of the session's events from now on (`event:` the type, `id:` the event id, `data:` the JSON event below); with a `Last-Event-ID` header the events after that one are replayed first. Comment lines keep the connection alive. A turn ends with its terminal turn event, then `agent.session.idle` or `agent.session.failed`.",
+    responds: 'text/event-stream',
+    response: SessionEvent,
+    errors: READ_ERRORS,
+  }),
+};
+
 export function eventRoutes(deps: EventsDeps): Hono<AgentsEnv> {
   return new Hono<AgentsEnv>()
-    .post('/:session_id/events', async (c) => {
+    .post('/:session_id/events', DOCS.send, async (c) => {
       const tenantId = c.get('principal').tenantId;
       const sessionId = c.req.param('session_id');
       const events = parseWith(EventsBody, parseJsonBody(await c.req.text())).events.map(canonicalInput);
@@ -61,7 +83,7 @@ export function eventRoutes(deps: EventsDeps): Hono<AgentsEnv> {
       }
       return c.body(null, 204);
     })
-    .get('/:session_id/events', async (c) => {
+    .get('/:session_id/events', DOCS.stream, async (c) => {
       const tenantId = c.get('principal').tenantId;
       const sessionId = c.req.param('session_id');
       const session = await withTenant(deps.db, tenantId, (tx) => getSessionRow(tx, sessionId));

@@ -5,10 +5,31 @@ import { requireRole, type ProviderKeyMeta, type ProviderKeys } from '../../cond
 import { badRequest, notFound } from '../../../shared/errors.ts';
 import { readJson } from '../../../shared/http.ts';
 import type { AgentsEnv } from '../context.ts';
+import { READ_ERRORS, WRITE_ERRORS } from '../wire.schema.ts';
+import { ProviderList, ProviderModels, ProviderObject } from './extensions.schema.ts';
 import { findProvider, PROVIDERS, type ProviderInfo } from './catalog.ts';
 import { formatModelId } from '../../../contracts/model-providers.ts';
 
 const KeyBody = v.object({ key: v.pipe(v.string(), v.trim(), v.minLength(1, 'a non-empty key'), v.maxLength(4096), v.regex(/^\S+$/, 'a key without whitespace')) });
+
+const DOCS = {
+  list: doc({
+    summary: 'List model providers',
+    description: 'Every model provider agents can use: whether it needs a key, whether the organisation has set its own (`keySet`) and whether the server holds one (`serverKeySet`).',
+    response: ProviderList,
+    errors: READ_ERRORS,
+  }),
+  get: doc({ summary: 'Get a model provider', description: "One provider and the state of the organisation's key for it.", response: ProviderObject, errors: READ_ERRORS }),
+  setKey: doc({
+    summary: "Set the organisation's key for a provider",
+    description: "Stores the organisation's own API key for the provider (sealed; only a hint is shown again); runs on that provider's models are then billed to it. Needs role admin.",
+    body: KeyBody,
+    response: ProviderObject,
+    errors: WRITE_ERRORS,
+  }),
+  deleteKey: doc({ summary: "Remove the organisation's key for a provider", description: 'Deletes the stored key. Needs role admin.', status: 204, errors: WRITE_ERRORS }),
+  models: doc({ summary: "List a provider's models", description: 'The models listed for the provider with their prices in US dollars per million tokens, and the id to use as an agent\'s `model`.', response: ProviderModels, errors: READ_ERRORS }),
+};
 
 /**
  * `/api/providers…` (extension routes, camelCase JSON, `{"error": …}` errors): every provider of the general runtime,
@@ -25,26 +46,26 @@ export function providersRoutes(keys: ProviderKeys, serverKeys: readonly string[
   };
   const adminOnly = requireRole<AgentsEnv>('admin', 'setting or removing provider keys');
   return new Hono<AgentsEnv>()
-    .get('/providers', async (c) => {
+    .get('/providers', DOCS.list, async (c) => {
       const meta = await keys.meta(tenant(c));
       return c.json({ providers: PROVIDERS.map((p) => view(p, meta.get(p.id), serverKeys)) });
     })
-    .get('/providers/:provider', async (c) => {
+    .get('/providers/:provider', DOCS.get, async (c) => {
       const p = provider(c);
       return c.json(view(p, (await keys.meta(tenant(c))).get(p.id), serverKeys));
     })
-    .put('/providers/:provider/key', doc({ body: KeyBody }), adminOnly, async (c) => {
+    .put('/providers/:provider/key', DOCS.setKey, adminOnly, async (c) => {
       const { key } = await readJson(c, KeyBody);
       const p = provider(c);
       if (p.id === 'demo') throw badRequest('provider demo is built in and needs no key');
       await keys.set(tenant(c), p.id, key);
       return c.json(view(p, (await keys.meta(tenant(c))).get(p.id), serverKeys));
     })
-    .delete('/providers/:provider/key', adminOnly, async (c) => {
+    .delete('/providers/:provider/key', DOCS.deleteKey, adminOnly, async (c) => {
       await keys.delete(tenant(c), provider(c).id);
       return c.body(null, 204);
     })
-    .get('/providers/:provider/models', async (c) => {
+    .get('/providers/:provider/models', DOCS.models, async (c) => {
       const p = provider(c);
       return c.json({
         provider: p.id,

@@ -9,6 +9,23 @@ import { memoryStores as memory } from '../../conductor/index.ts';
 import type { AgentsEnv } from '../context.ts';
 import { Metadata } from '../validation.ts';
 import { memoryObject, storeObject, versionObject } from './memory.wire.ts';
+import { READ_ERRORS, WRITE_ERRORS } from '../wire.schema.ts';
+import {
+  DeleteMemoryQuery,
+  MemoryDeleted,
+  MemoryListQuery,
+  MemoryObject,
+  MemoryPage,
+  MemoryStoreDeleted,
+  MemoryStoreObject,
+  MemoryStorePage,
+  MemoryVersionListQuery,
+  MemoryVersionObject,
+  MemoryVersionPage,
+  StoreListQuery,
+  UserViewQuery,
+  ViewQuery,
+} from './memory.schema.ts';
 
 /**
  * `/v1/memory_stores`: memory stores on the agents API, in the shape of Claude Managed Agents' memory stores (stores,
@@ -53,6 +70,42 @@ function asV1(err: unknown): never {
   throw err;
 }
 
+const DOCS = {
+  create: doc({
+    summary: 'Create a memory store',
+    description: "A store of text memories addressed by path, which agents mount by name (`memory_stores`). `shared` holds one set for everyone; `per_user` one per end user (`user_id`). Limits default to the server's and may only be lower.",
+    body: CreateStore,
+    response: MemoryStoreObject,
+    errors: [...WRITE_ERRORS, 409],
+  }),
+  list: doc({ summary: 'List memory stores', description: 'The memory stores of the organisation, oldest first by default.', query: StoreListQuery, response: MemoryStorePage, errors: READ_ERRORS }),
+  get: doc({ summary: 'Get a memory store', description: 'The store with its limits and what it holds (entries and bytes, every end user together).', response: MemoryStoreObject, errors: READ_ERRORS }),
+  update: doc({ summary: 'Update a memory store', description: 'Changes its description, metadata or limits; a store cannot be renamed (agents mount it by name).', body: UpdateStore, response: MemoryStoreObject, errors: WRITE_ERRORS }),
+  delete: doc({ summary: 'Delete a memory store', description: 'Deletes the store with its memories and their versions.', response: MemoryStoreDeleted, errors: WRITE_ERRORS }),
+  createMemory: doc({
+    summary: 'Create a memory',
+    description: 'Writes a new memory at a path (409 `memory_path_conflict_error` when the path is taken; 413 over the store\'s limits). In a per_user store, `user_id` (body or query) names the end user.',
+    body: CreateMemory,
+    query: UserViewQuery,
+    response: MemoryObject,
+    errors: [...WRITE_ERRORS, 409, 413],
+  }),
+  listMemories: doc({ summary: 'List memories', description: 'The memories of the store (of one end user in a per_user store) by path, oldest first by default; `view=full` includes contents (at most 20 a page).', query: MemoryListQuery, response: MemoryPage, errors: READ_ERRORS }),
+  getMemory: doc({ summary: 'Get a memory', description: 'One memory by id, with its content unless `view=basic`.', query: ViewQuery, response: MemoryObject, errors: READ_ERRORS }),
+  updateMemory: doc({
+    summary: 'Update a memory',
+    description: 'Changes its content, its path, or both. With a `content_sha256` precondition the change applies only if the memory still has that content (409 `memory_precondition_failed_error` otherwise).',
+    body: UpdateMemory,
+    query: ViewQuery,
+    response: MemoryObject,
+    errors: [...WRITE_ERRORS, 409, 413],
+  }),
+  deleteMemory: doc({ summary: 'Delete a memory', description: 'Deletes the memory; its versions stay, so it can be restored.', query: DeleteMemoryQuery, response: MemoryDeleted, errors: [...WRITE_ERRORS, 409] }),
+  listVersions: doc({ summary: 'List memory versions', description: 'Every write of the store\'s memories (or of one, `memory_id`), newest first by default, with who made it.', query: MemoryVersionListQuery, response: MemoryVersionPage, errors: READ_ERRORS }),
+  getVersion: doc({ summary: 'Get a memory version', description: 'One version, with its content unless `view=basic`.', query: ViewQuery, response: MemoryVersionObject, errors: READ_ERRORS }),
+  restoreVersion: doc({ summary: 'Restore a memory version', description: 'Writes the content and path of that version back as a new version of its memory.', response: MemoryObject, errors: [...WRITE_ERRORS, 409, 413] }),
+};
+
 export function memoryStoreRoutes(deps: memory.MemoryDeps): Hono<AgentsEnv> {
   const tenant = (c: Context<AgentsEnv>) => c.get('principal').tenantId;
   const store = async (c: Context<AgentsEnv>) => memory.getStoreView(deps, tenant(c), { id: c.req.param('memory_store_id')! });
@@ -76,36 +129,36 @@ export function memoryStoreRoutes(deps: memory.MemoryDeps): Hono<AgentsEnv> {
   };
 
   return new Hono<AgentsEnv>()
-    .post('/', doc({ body: CreateStore }), async (c) => {
+    .post('/', DOCS.create, async (c) => {
       const p = await readJson(c, CreateStore);
       const created = await memory.createStore(deps, tenant(c), { name: p.name, description: p.description ?? '', scope: p.scope ?? 'shared', limits: limitsOf(p.limits), ...(p.metadata ? { metadata: p.metadata } : {}) });
       return c.json(storeObject(created));
     })
-    .get('/', async (c) => {
+    .get('/', DOCS.list, async (c) => {
       const q = readCursor(c, 'asc');
       const all = (await memory.listStoreViews(deps, tenant(c), { offset: 0 })).items.map(storeObject);
       return c.json(pageArray(q.order === 'asc' ? all : all.reverse(), q));
     })
-    .get('/:memory_store_id', async (c) => c.json(storeObject(await store(c))))
-    .post('/:memory_store_id', doc({ body: UpdateStore }), async (c) => {
+    .get('/:memory_store_id', DOCS.get, async (c) => c.json(storeObject(await store(c))))
+    .post('/:memory_store_id', DOCS.update, async (c) => {
       const p = await readJson(c, UpdateStore);
       const s = await store(c);
       if (p.name !== undefined && p.name !== s.name) throw badRequest('name: a memory store cannot be renamed (agents mount it by name)');
       const body = { ...(p.description !== undefined ? { description: p.description ?? '' } : {}), ...(p.metadata !== undefined ? { metadata: p.metadata ?? {} } : {}), limits: limitsOf(p.limits) };
       return c.json(storeObject(await memory.updateStoreBy(deps, tenant(c), { id: s.id }, body)));
     })
-    .delete('/:memory_store_id', async (c) => {
+    .delete('/:memory_store_id', DOCS.delete, async (c) => {
       const id = await memory.deleteStoreBy(deps, tenant(c), { id: c.req.param('memory_store_id') });
       return c.json({ id, type: 'memory_store_deleted' });
     })
-    .post('/:memory_store_id/memories', doc({ body: CreateMemory }), async (c) => {
+    .post('/:memory_store_id/memories', DOCS.createMemory, async (c) => {
       const p = await readJson(c, CreateMemory);
       const s = await store(c);
       const userId = p.user_id ?? (c.req.query('user_id') || undefined);
       const { entry } = await memory.writeEntry(deps, as(c, userId), s.name, p.path, { content: p.content, expectedVersion: 0 }).catch(asV1);
       return c.json(memoryObject(s.id, entry, userId, full(c, 'full')));
     })
-    .get('/:memory_store_id/memories', async (c) => {
+    .get('/:memory_store_id/memories', DOCS.listMemories, async (c) => {
       const s = await store(c);
       const userId = c.req.query('user_id') || undefined;
       const prefix = c.req.query('path_prefix') || '/';
@@ -117,12 +170,12 @@ export function memoryStoreRoutes(deps: memory.MemoryDeps): Hono<AgentsEnv> {
       const data = withContent ? await Promise.all(page.data.map((e) => memory.readEntry(deps, as(c, userId), s.name, e.path))) : page.data;
       return c.json({ ...page, data: data.map((e) => memoryObject(s.id, e, userId, withContent)) });
     })
-    .get('/:memory_store_id/memories/:memory_id', async (c) => {
+    .get('/:memory_store_id/memories/:memory_id', DOCS.getMemory, async (c) => {
       const s = await store(c);
       const { entry, userId } = await located(c, s, c.req.param('memory_id'));
       return c.json(memoryObject(s.id, entry, userId, full(c, 'full')));
     })
-    .post('/:memory_store_id/memories/:memory_id', doc({ body: UpdateMemory }), async (c) => {
+    .post('/:memory_store_id/memories/:memory_id', DOCS.updateMemory, async (c) => {
       const p = await readJson(c, UpdateMemory);
       const s = await store(c);
       const { caller, entry, userId } = await located(c, s, c.req.param('memory_id'));
@@ -136,7 +189,7 @@ export function memoryStoreRoutes(deps: memory.MemoryDeps): Hono<AgentsEnv> {
       if (p.content !== undefined) next = (await memory.writeEntry(deps, caller, s.name, next.path, { content: p.content, expectedVersion: next.version }).catch(asV1)).entry;
       return c.json(memoryObject(s.id, next, userId, full(c, 'full')));
     })
-    .delete('/:memory_store_id/memories/:memory_id', async (c) => {
+    .delete('/:memory_store_id/memories/:memory_id', DOCS.deleteMemory, async (c) => {
       const s = await store(c);
       const { caller, entry } = await located(c, s, c.req.param('memory_id'));
       const expected = c.req.query('expected_content_sha256');
@@ -144,7 +197,7 @@ export function memoryStoreRoutes(deps: memory.MemoryDeps): Hono<AgentsEnv> {
       await memory.deleteEntryAt(deps, caller, s.name, entry.path, entry.version).catch(asV1);
       return c.json({ id: entry.id, type: 'memory_deleted' });
     })
-    .get('/:memory_store_id/memory_versions', async (c) => {
+    .get('/:memory_store_id/memory_versions', DOCS.listVersions, async (c) => {
       const s = await store(c);
       const memoryId = c.req.query('memory_id') || undefined;
       let userId = c.req.query('user_id') || undefined;
@@ -156,7 +209,7 @@ export function memoryStoreRoutes(deps: memory.MemoryDeps): Hono<AgentsEnv> {
       const data = withContent ? await Promise.all(page.data.map((ver) => memory.getVersionOf(deps, as(c, userId), s.name, ver.id))) : page.data;
       return c.json({ ...page, data: data.map((ver) => versionObject(s.id, ver, userId, withContent)) });
     })
-    .get('/:memory_store_id/memory_versions/:memory_version_id', async (c) => {
+    .get('/:memory_store_id/memory_versions/:memory_version_id', DOCS.getVersion, async (c) => {
       const s = await store(c);
       const id = c.req.param('memory_version_id');
       const at = await memory.locate(deps, tenant(c), s.id, { versionId: id });
@@ -164,7 +217,7 @@ export function memoryStoreRoutes(deps: memory.MemoryDeps): Hono<AgentsEnv> {
       const userId = at.partition || undefined;
       return c.json(versionObject(s.id, await memory.getVersionOf(deps, as(c, userId), s.name, id), userId, full(c, 'full')));
     })
-    .post('/:memory_store_id/memory_versions/:memory_version_id/restore', async (c) => {
+    .post('/:memory_store_id/memory_versions/:memory_version_id/restore', DOCS.restoreVersion, async (c) => {
       const s = await store(c);
       const id = c.req.param('memory_version_id');
       const at = await memory.locate(deps, tenant(c), s.id, { versionId: id });

@@ -14,6 +14,8 @@ import { BYOK_PROVIDERS } from './model-ref.ts';
 import { formatModelId } from '../../../contracts/model-providers.ts';
 import type { ModelCatalog } from './catalog.ts';
 import type { ModelResolver } from './model-ref.ts';
+import { READ_ERRORS, WRITE_ERRORS } from '../wire.schema.ts';
+import { ModelCatalogView, SessionModelView, V1ModelPage } from './models.schema.ts';
 
 /**
  * The model extension routes (seed 001): `GET /v1/models` lists the platform-credit models (OpenAI list shape),
@@ -27,17 +29,40 @@ export interface ModelsDeps {
   catalog: ModelCatalog;
 }
 
+const SwitchBody = v.object({ model: v.pipe(v.string(), v.minLength(1, 'a non-empty model id')) });
+
+const DOCS = {
+  v1List: doc({
+    summary: 'List platform models',
+    description: 'The models billed in platform credit (`svc/<aggregator>/<model_id>`), the built-in demo model first, in the OpenAI list shape. Models on the organisation\'s own provider keys are listed by `GET /api/models`.',
+    response: V1ModelPage,
+    errors: READ_ERRORS,
+  }),
+  catalog: doc({
+    summary: 'List selectable models',
+    description: "Every model an agent can use, grouped by who pays: platform credit (with prices in credits per million tokens) or the organisation's own provider key (with whether that key is set).",
+    response: ModelCatalogView,
+    errors: READ_ERRORS,
+  }),
+  sessionModel: doc({ summary: "Get an agent session's model", description: 'The model the next run of the agent session uses.', response: SessionModelView, errors: READ_ERRORS }),
+  switchModel: doc({
+    summary: "Switch an agent session's model",
+    description: "Changes the model of the agent session from its next run on (the next turn, or a message joining the live one); the session's saved agent does not change.",
+    body: SwitchBody,
+    response: SessionModelView,
+    errors: WRITE_ERRORS,
+  }),
+};
+
 const tenantOf = (c: Context<AgentsEnv>) => c.get('principal').tenantId;
 
 /** `GET /v1/models` (mounted on the /v1 app). */
 export function v1ModelRoutes(deps: ModelsDeps): Hono<AgentsEnv> {
-  return new Hono<AgentsEnv>().get('/', async (c) => {
+  return new Hono<AgentsEnv>().get('/', DOCS.v1List, async (c) => {
     const models = await deps.catalog.platformModels();
     return c.json({ object: 'list', data: models.map((m) => ({ id: m.id, object: 'model', created: 0, owned_by: `svc/${m.aggregator}` })) });
   });
 }
-
-const SwitchBody = v.object({ model: v.pipe(v.string(), v.minLength(1, 'a non-empty model id')) });
 
 /** `/api/models` and `/api/sessions/{id}/model` (mounted on the extension app; /api answers `{error}` strings). */
 export function apiModelRoutes(deps: ModelsDeps): Hono<AgentsEnv> {
@@ -47,7 +72,7 @@ export function apiModelRoutes(deps: ModelsDeps): Hono<AgentsEnv> {
     return row;
   };
   return new Hono<AgentsEnv>()
-    .get('/models', async (c) => {
+    .get('/models', DOCS.catalog, async (c) => {
       const keys = await deps.providerKeys.meta(tenantOf(c));
       const platform = (await deps.catalog.platformModels()).map((m) => ({ id: m.id, name: m.name, aggregator: m.aggregator, price: m.price }));
       const ownKey = BYOK_PROVIDERS.map((provider) => {
@@ -67,11 +92,11 @@ export function apiModelRoutes(deps: ModelsDeps): Hono<AgentsEnv> {
         ],
       });
     })
-    .get('/sessions/:session_id/model', async (c) => {
+    .get('/sessions/:session_id/model', DOCS.sessionModel, async (c) => {
       const row = await sessionModel(c, c.req.param('session_id'));
       return c.json({ sessionId: row.id, model: row.agent.model });
     })
-    .post('/sessions/:session_id/model', doc({ body: SwitchBody }), async (c) => {
+    .post('/sessions/:session_id/model', DOCS.switchModel, async (c) => {
       const { model } = await readJson(c, SwitchBody);
       deps.models.parse(model);
       const id = c.req.param('session_id');

@@ -11,6 +11,14 @@ import type { TurnEngine } from './engine.ts';
 import type { Subagents } from '../subagents/subagents.service.ts';
 import { functionTools, subagentTools } from './launch.ts';
 import { runDepth } from '../subagents/subagents.repo.ts';
+import { doc } from '../../../shared/route-doc.ts';
+
+const DOC = doc({
+  summary: "Serve a session's function tools over MCP",
+  description:
+    "The streamable-HTTP MCP endpoint (stateless, JSON answers) through which a session's runs call the agent's `function` tools, each call answered by the client's `tool_result`; the subagent tools of a multi-agent session are served here too. Only the run tokens of the session's runs (and its subagents') may call it.",
+  errors: [403],
+});
 
 /** The MCP SDK's server side, imported on the first function-tool request (most servers never serve one). */
 let sdk:
@@ -29,7 +37,7 @@ const loadSdk = () =>
  * endpoint.
  */
 export function functionToolRoutes(deps: { db: Kysely<DB>; conductor: ConductorServices; engine: TurnEngine; subagents: Subagents; version: string }): Hono<AgentsEnv> {
-  return new Hono<AgentsEnv>().all('/agent-sessions/:id/function-tools/mcp', async (c) => {
+  return new Hono<AgentsEnv>().all('/agent-sessions/:id/function-tools/mcp', DOC, async (c) => {
     const principal = c.get('principal');
     const runId = principal.authKind === 'run_token' && principal.subject?.startsWith('run:') ? principal.subject.slice(4) : undefined;
     if (!runId) throw forbidden('function tools are served to the runs of a session only');
