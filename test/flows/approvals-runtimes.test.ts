@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
 import { lastInputOf, modelRequests } from '../support/fake-provider.ts';
@@ -97,6 +99,19 @@ describe('a profile MCP server behind the runner, on the general runtime', () =>
     expect((await decide(runId, event.approvalId, { decision: 'deny', message: 'not that server' })).status).toBe(200);
     expect((await rest()).at(-1)).toMatchObject({ type: 'result', message: expect.stringContaining('tool docs__echo was not run: a person denied it: not that server') });
     expect(docs.calls.length).toBe(before);
+  });
+
+  it('notes a profile MCP server the runner cannot reach, and the run goes on without it', async () => {
+    // a port nothing listens on any more
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    await profile({ name: 'mcp-gone', runtime: 'general', model: 'openai-compatible:fake-model', mcpServers: [{ name: 'gone', url: `http://127.0.0.1:${port}/mcp` }] });
+    const { runId } = await start('mcp-gone', 'hello');
+    const events = await (await until(runId, 'progress')).rest();
+    expect(events).toContainEqual(expect.objectContaining({ type: 'progress', message: `MCP server gone unavailable (cannot connect to 127.0.0.1:${port}: fetch failed (ECONNREFUSED)); continuing without it` }));
+    expect(events.at(-1)).toMatchObject({ type: 'result', message: 'FAKE-REPLY: hello' });
   });
 
   it('never calls the server for a denied tool: the most specific mcp: selector wins', async () => {

@@ -1,4 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { transportMessage } from '../../../contracts/http-client.ts';
 import type { McpServerSpec } from '../../../contracts/worker.ts';
 import { createGuardedFetch, type GuardedFetch, type PrivateAddresses } from '../../../shared/egress/index.ts';
 import type { SessionRecord } from '../sessions/sessions.store.ts';
@@ -61,7 +62,13 @@ export function createRemoteMcpHost(deps: { privateAddresses: PrivateAddresses |
       const opts = { requestInit: { headers: spec.headers ?? {} }, fetch: fetchFor(callTimeoutMs) as never };
       const transport = spec.transport === 'sse' ? new SSEClientTransport(url, opts) : new StreamableHTTPClientTransport(url, opts);
       const client = new Client({ name: 'svc-runner', version: deps.version });
-      await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS, signal: AbortSignal.timeout(CONNECT_TIMEOUT_MS) });
+      try {
+        await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS, signal: AbortSignal.timeout(CONNECT_TIMEOUT_MS) });
+      } catch (err) {
+        await client.close().catch(() => {});
+        // the reason the worker's note will give: where, and why (fetch's own message hides the cause)
+        throw new Error(`cannot connect to ${url.host}: ${transportMessage(err)}`, { cause: err });
+      }
       if (closed) {
         await client.close().catch(() => {});
         throw new Error('the run ended');
