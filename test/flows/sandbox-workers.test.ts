@@ -208,7 +208,7 @@ describe('the MCP servers of a sandbox session', () => {
     const docs = await startMcpServer({ name: 'docs' });
     try {
       const { client } = await setup();
-      await client.putProfile(TENANT, { name: 'sbx-mcp', runtime: 'general', model: MODEL, workerMode: 'sandbox', mcpServers: [{ name: 'docs', url: docs.url }], permissions: { 'mcp:docs/fail': 'deny' } });
+      await client.putProfile(TENANT, { name: 'sbx-mcp', runtime: 'general', model: MODEL, workerMode: 'sandbox', mcpServers: [{ name: 'docs', transport: 'http', url: docs.url }], permissions: { 'mcp:docs/fail': 'deny' } });
       const sessionId = await client.createSession(TENANT, 'sbx-mcp');
       const echoed = await collect(await client.run(TENANT, { id: 'run-mcp-1', profile: 'sbx-mcp', sessionId, prompt: 'CALL_TOOL docs__echo {"message":"from the sandbox"}' }));
       expect(resultOf(echoed)).toMatchObject({ type: 'result', message: expect.stringContaining('TOOL-RESULT-SEEN: echo: from the sandbox') });
