@@ -138,6 +138,19 @@ describe.each(SDK_RUNTIMES)('$runtime through the gate', { timeout: 120_000 }, (
   beforeAll(async () => {
     await profile({ name: name('asker'), runtime, model, tools: ['@files'], permissions: { fs_write: 'ask' } });
     await profile({ name: name('denier'), runtime, model, tools: ['@files'], mcpServers: [{ name: 'docs', url: docs.url }], permissions: { fs_write: 'deny', 'mcp:docs/*': 'deny' } });
+    await profile({ name: name('mcp-asker'), runtime, model, tools: ['@files'], mcpServers: [{ name: 'docs', url: docs.url }], permissions: { 'mcp:docs/echo': 'ask' } });
+  });
+
+  it('holds a profile MCP server call under ask; approved with an edited input, the server gets that input', async () => {
+    const before = docs.calls.length;
+    const { runId } = await start(name('mcp-asker'), `CALL_TOOL ${mcp('echo')} {"message":"original"}`);
+    const { event, rest } = await until(runId, 'approval_required');
+    expect(event).toMatchObject({ toolName: 'docs__echo', input: { message: 'original' } });
+    expect(docs.calls.length).toBe(before);
+    expect((await decide(runId, event.approvalId, { decision: 'approve', input: { message: `edited on ${runtime}` } })).status).toBe(200);
+    expect((await rest()).at(-1)).toMatchObject({ type: 'result' });
+    expect(docs.calls.slice(before)).toEqual([{ name: 'echo', args: { message: `edited on ${runtime}` } }]);
+    expect(toolResultsSeen().some((t) => t.includes(`echo: edited on ${runtime}`))).toBe(true);
   });
 
   it('holds a toolkit call under ask; approved with an edited input, the tool writes that input', async () => {
