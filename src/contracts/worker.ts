@@ -131,3 +131,16 @@ export function stateContentType(runtime: Runtime): string {
  * session's runs instead of a handshake per run.
  */
 export const TOOLSET_PARAM = 'svc_toolset';
+
+/** Provider tool names allow letters, digits, `_` and `-` (at most 64). */
+export function toolNameSafe(name: string): string {
+  return name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+}
+
+/**
+ * The name a run's events (and the model of the `general` runtime) give an MCP server's tool: the spec's `toolPrefix`
+ * (default `<name>__`) and the tool's name. The runner names a held call by it, as the `tool_call` event did.
+ */
+export function mcpEventToolName(spec: Pick<McpServerSpec, 'name' | 'toolPrefix'>, tool: string): string {
+  return toolNameSafe((spec.toolPrefix ?? `${toolNameSafe(spec.name)}__`) + tool);
+}

@@ -61,17 +61,16 @@ describe('tool permissions and approvals', () => {
       [{ fs_wrte: 'ask' }, 'permissions.fs_wrte: unknown tool'],
       [{ '@exec': 'maybe' }, 'permissions.@exec: expected allow, ask or deny'],
       [{ '@nope': 'deny' }, 'permissions.@nope: unknown bundle'],
-      [{ 'mcp:github/*': 'ask' }, "permissions.mcp:github/*: MCP server tools do not pass the runner's permission gate yet"],
+      [{ 'mcp:github/*': 'ask' }, "permissions.mcp:github/*: github is not one of the profile's MCP servers (it has none)"],
     ])('refuses %j with a 400 naming the selector', async (permissions, message) => {
       const res = await profile({ name: 'bad', permissions });
       expect(res.status).toBe(400);
       expect((await res.json()).error).toContain(message);
     });
 
-    it('refuses * deny on a profile whose MCP servers the gate cannot see, and an approval timeout below 1', async () => {
-      const res = await profile({ name: 'bad', permissions: { '*': 'deny' }, mcpServers: [{ name: 'gh', url: 'http://127.0.0.1:9/mcp' }] });
-      expect(res.status).toBe(400);
-      expect((await res.json()).error).toContain("permissions.*: deny cannot cover the profile's MCP servers (gh)");
+    it('takes * deny on a profile with MCP servers (the gate sees their calls), and refuses an approval timeout below 1', async () => {
+      const res = await profile({ name: 'strict', permissions: { '*': 'deny' }, mcpServers: [{ name: 'gh', url: 'http://127.0.0.1:9/mcp' }] });
+      expect(res.status).toBe(201);
       expect((await profile({ name: 'bad', approvalTimeoutSeconds: 0 })).status).toBe(400);
     });
 

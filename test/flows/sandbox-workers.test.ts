@@ -6,6 +6,7 @@ import { configureLogging } from '../../src/shared/log.ts';
 import type { RunEvent } from '../../src/contracts/run-event.ts';
 import { startFakeProvider, modelRequests, type FakeProvider } from '../support/fake-provider.ts';
 import { collect, runnerHarness, TENANT, testDataDir, MODEL } from '../support/runner.ts';
+import { startMcpServer } from '../support/mcp-server.ts';
 import { RELAY_KEY_PLACEHOLDER } from '../../src/modules/runner/workers/sandbox/worker-socket.ts';
 
 configureLogging({ level: 'warn' });
@@ -199,6 +200,24 @@ describe('sandbox workers', () => {
     expect(await curl('/provider/openai-compatible/chat/completions', 'POST')).not.toBe('404');
     expect(fake.requests.length).toBe(before + 1);
     expect(await curl('/provider/anthropic/messages', 'POST')).toBe('404');
+  }, 60_000);
+});
+
+describe('the MCP servers of a sandbox session', () => {
+  it("are reached through the runner, which fronts them (the worker has no network), and pass its permission gate", async () => {
+    const docs = await startMcpServer({ name: 'docs' });
+    try {
+      const { client } = await setup();
+      await client.putProfile(TENANT, { name: 'sbx-mcp', runtime: 'general', model: MODEL, workerMode: 'sandbox', mcpServers: [{ name: 'docs', transport: 'http', url: docs.url }], permissions: { 'mcp:docs/fail': 'deny' } });
+      const sessionId = await client.createSession(TENANT, 'sbx-mcp');
+      const echoed = await collect(await client.run(TENANT, { id: 'run-mcp-1', profile: 'sbx-mcp', sessionId, prompt: 'CALL_TOOL docs__echo {"message":"from the sandbox"}' }));
+      expect(resultOf(echoed)).toMatchObject({ type: 'result', message: expect.stringContaining('TOOL-RESULT-SEEN: echo: from the sandbox') });
+      const denied = await collect(await client.run(TENANT, { id: 'run-mcp-2', profile: 'sbx-mcp', sessionId, prompt: 'CALL_TOOL docs__fail {}' }));
+      expect(resultOf(denied)).toMatchObject({ type: 'result', message: expect.stringContaining('tool docs__fail denied by the permission policy of profile sbx-mcp (mcp:docs/fail: deny)') });
+      expect(docs.calls).toEqual([{ name: 'echo', args: { message: 'from the sandbox' } }]);
+    } finally {
+      await docs.close();
+    }
   }, 60_000);
 });
 

@@ -25,6 +25,7 @@ import { createRunCallbacksClient } from '../../contracts/run-callbacks.client.t
 import { createMemoryClient } from '../../contracts/memory.client.ts';
 import { mcpRoutes } from './mcp/mcp.routes.ts';
 import { createStdioMcpHost } from './mcp/stdio-mcp.ts';
+import { createRemoteMcpHost } from './mcp/remote-mcp.ts';
 import { createToolkit } from './toolkit/toolkit.service.ts';
 import { toolkitRoutes } from './toolkit/toolkit.routes.ts';
 import { approvalRoutes, createApprovals } from './approvals/index.ts';
@@ -228,11 +229,12 @@ export function createRunner(deps: RunnerDeps): Runner {
   app.route('/', stateRoutes({ ...core, stateCapBytes: deps.config.stateCapBytes }));
   const taps = createTaps({ graceMs: deps.config.adoptGraceMs, maxEvents: ADOPTABLE_EVENTS_KEPT, log: log.child('taps') });
   const stdio = createStdioMcpHost({ sandbox, limiter, view: (rec) => vfs.view(rec, pools.list(rec.tenant)), version: deps.version });
-  app.route('/', runRoutes({ ...core, publicUrl, tokens, closing: closing.signal, taps, skillView: (rec) => vfs.view(rec, pools.list(rec.tenant)), stdio }));
+  const remote = createRemoteMcpHost({ privateAddresses: deps.config.privateAddresses, version: deps.version });
+  app.route('/', runRoutes({ ...core, publicUrl, tokens, closing: closing.signal, taps, skillView: (rec) => vfs.view(rec, pools.list(rec.tenant)), stdio, remote }));
   app.route('/', toolkitRoutes({ toolkit, sessions }));
   app.route('/', approvalRoutes({ approvals }));
   app.route('/', vfsRoutes({ vfs, sessions }));
-  const mcp = mcpRoutes({ sessions, toolkit, tokens, workerTokens, version: deps.version, closing: closing.signal, stdio });
+  const mcp = mcpRoutes({ sessions, toolkit, tokens, workerTokens, version: deps.version, closing: closing.signal, stdio, remote, approvals });
   const callbacks = callbackRoutes({ workers: sandboxWorkers, tokens: workerTokens, stateCapBytes: deps.config.stateCapBytes });
   app.route('/', mcp);
   app.route('/', callbacks);

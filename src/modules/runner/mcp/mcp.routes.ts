@@ -1,4 +1,11 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { mcpToolIdentity } from '../../../contracts/permissions.ts';
+import { mcpEventToolName, type McpServerSpec } from '../../../contracts/worker.ts';
+import type { SessionRecord } from '../sessions/sessions.store.ts';
+import type { Approvals } from '../approvals/index.ts';
+import { gate } from '../toolkit/gate.ts';
+import type { RemoteMcpHost } from './remote-mcp.ts';
 import type { RunnerEnv } from '../runner.context.ts';
 import type { SessionStore } from '../sessions/sessions.store.ts';
 import type { Toolkit } from '../toolkit/toolkit.service.ts';
@@ -31,8 +38,72 @@ export function mcpRoutes(deps: {
   version: string;
   closing: AbortSignal;
   stdio?: StdioMcpHost;
+  /** The run's HTTP and SSE MCP servers this runner fronts (remote-mcp.ts). */
+  remote?: RemoteMcpHost;
+  /** Where a fronted server's call under an `ask` policy waits for a person. */
+  approvals?: Approvals;
 }): Hono<RunnerEnv> {
   const app = new Hono<RunnerEnv>();
+  const refused = () => unauthorized(`invalid or missing worker token: the session MCP endpoint needs its session's ${SESSION_TOKEN_PARAM}`);
+
+  /**
+   * The live session a request of the session's MCP endpoints is for, or undefined when there is none (404): a
+   * sandbox session's worker holds a signed worker token (its tenant and session), a sidecar's run a session token.
+   * A wrong or missing token is 401 before the session is even looked up.
+   */
+  async function authorized(id: string, token: string | undefined): Promise<SessionRecord | undefined> {
+    const claims = deps.tokens.verify(id, token) ? undefined : await deps.workerTokens.verify('svc-mcp', token, { sessionId: id }).catch(() => {
+      throw refused();
+    });
+    const session = deps.sessions.findLive(id);
+    if (session && (session.profile.workerMode === 'sandbox') !== (claims !== undefined)) throw refused();
+    if (session && claims && claims.tenant !== session.tenant) throw refused();
+    return session;
+  }
+
+  const stateless = (c: Context<RunnerEnv>) =>
+    c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'this endpoint is stateless and offers no server-initiated stream' }, id: null }, 405, { Allow: 'POST, DELETE' });
+
+  /**
+   * A stateless streamable-HTTP MCP server relaying to `upstream` (a stdio server the run started, or an HTTP or SSE
+   * server the runner fronts), each `tools/call` through the permission gate under `mcp:<server>/<tool>`.
+   */
+  async function relay(c: Context<RunnerEnv>, session: SessionRecord, spec: McpServerSpec, upstream: () => Promise<Client>, callTimeoutMs: number): Promise<Response> {
+    const [{ WebStandardStreamableHTTPServerTransport }] = await loadSdk();
+    const { Server } = await import('@modelcontextprotocol/sdk/server/index.js');
+    const { CallToolRequestSchema, ListToolsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    const server = new Server({ name: `svc-relay-${spec.name}`, version: deps.version }, { capabilities: { tools: {} } });
+    const closing = AbortSignal.any([c.req.raw.signal, deps.closing]);
+    server.setRequestHandler(ListToolsRequestSchema, async (req, extra) => (await upstream()).listTools(req.params, { signal: extra.signal }));
+    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+      const signal = AbortSignal.any([extra.signal, closing]);
+      const tool = req.params.name;
+      const gated = await gate(deps.approvals, session, { identity: mcpToolIdentity(spec.name, tool), name: mcpEventToolName(spec, tool), input: req.params.arguments ?? {} }, signal);
+      if (!gated.allowed) return { content: [{ type: 'text', text: gated.error }], isError: true };
+      const args = (gated.input ?? {}) as Record<string, unknown>;
+      return (await upstream()).callTool({ ...req.params, arguments: args }, undefined, { signal, timeout: callTimeoutMs }) as never;
+    });
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(c.req.raw);
+    } finally {
+      await server.close();
+    }
+  }
+
+  /**
+   * `/runner/sessions/{id}/mcp/server/{name}`: an HTTP or SSE MCP server of the session's current run (its profile's,
+   * or the run's own), fronted by this runner (remote-mcp.ts) so the permission gate sees its calls.
+   */
+  app.all('/runner/sessions/:id/mcp/server/:name', async (c) => {
+    const id = c.req.param('id');
+    const session = await authorized(id, c.req.query(SESSION_TOKEN_PARAM));
+    const server = session ? deps.remote?.find(id, c.req.param('name')) : undefined;
+    if (!session || !server) return c.json({ jsonrpc: '2.0', error: { code: -32001, message: `no MCP server ${c.req.param('name')} is fronted for session ${id}` }, id: null }, 404);
+    if (c.req.method === 'GET') return stateless(c);
+    return relay(c, session, server.spec, () => server.client(), server.callTimeoutMs);
+  });
 
   /**
    * `/runner/sessions/{id}/mcp/stdio/{name}`: a stdio MCP server the session's current run started in its sandbox
@@ -40,43 +111,18 @@ export function mcpRoutes(deps: {
    */
   app.all('/runner/sessions/:id/mcp/stdio/:name', async (c) => {
     const id = c.req.param('id');
-    const token = c.req.query(SESSION_TOKEN_PARAM);
-    if (!deps.tokens.verify(id, token)) throw unauthorized(`invalid or missing worker token: the session MCP endpoint needs its session's ${SESSION_TOKEN_PARAM}`);
-    const server = deps.sessions.findLive(id) ? deps.stdio?.find(id, c.req.param('name')) : undefined;
-    if (!server) return c.json({ jsonrpc: '2.0', error: { code: -32001, message: `no stdio MCP server ${c.req.param('name')} runs for session ${id}` }, id: null }, 404);
-    if (c.req.method === 'GET') {
-      return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'this endpoint is stateless and offers no server-initiated stream' }, id: null }, 405, { Allow: 'POST, DELETE' });
-    }
-    const [{ WebStandardStreamableHTTPServerTransport }] = await loadSdk();
-    const { Server } = await import('@modelcontextprotocol/sdk/server/index.js');
-    const { CallToolRequestSchema, ListToolsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
-    const relay = new Server({ name: `svc-stdio-${server.name}`, version: deps.version }, { capabilities: { tools: {} } });
-    relay.setRequestHandler(ListToolsRequestSchema, (req, extra) => server.client.listTools(req.params, { signal: extra.signal }));
-    relay.setRequestHandler(CallToolRequestSchema, (req, extra) => server.client.callTool(req.params, undefined, { signal: extra.signal, timeout: 3_600_000 }) as never);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    await relay.connect(transport);
-    try {
-      return await transport.handleRequest(c.req.raw);
-    } finally {
-      await relay.close();
-    }
+    const session = await authorized(id, c.req.query(SESSION_TOKEN_PARAM));
+    const server = session ? deps.stdio?.find(id, c.req.param('name')) : undefined;
+    if (!session || !server) return c.json({ jsonrpc: '2.0', error: { code: -32001, message: `no stdio MCP server ${c.req.param('name')} runs for session ${id}` }, id: null }, 404);
+    if (c.req.method === 'GET') return stateless(c);
+    return relay(c, session, { name: server.name, transport: 'stdio' }, async () => server.client, 3_600_000);
   });
 
   app.all('/runner/sessions/:id/mcp', async (c) => {
     const id = c.req.param('id');
-    const token = c.req.query(SESSION_TOKEN_PARAM);
-    const refused = () => unauthorized(`invalid or missing worker token: the session MCP endpoint needs its session's ${SESSION_TOKEN_PARAM}`);
-    // a sandbox session's worker holds a signed worker token (its tenant and session); a sidecar's run a session token
-    const claims = deps.tokens.verify(id, token) ? undefined : await deps.workerTokens.verify('svc-mcp', token, { sessionId: id }).catch(() => {
-      throw refused();
-    });
-    const session = deps.sessions.findLive(id);
-    if (session && (session.profile.workerMode === 'sandbox') !== (claims !== undefined)) throw refused();
-    if (session && claims && claims.tenant !== session.tenant) throw refused();
+    const session = await authorized(id, c.req.query(SESSION_TOKEN_PARAM));
     if (!session) return c.json({ jsonrpc: '2.0', error: { code: -32001, message: `unknown session: ${c.req.param('id')}` }, id: null }, 404);
-    if (c.req.method === 'GET') {
-      return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'this endpoint is stateless and offers no server-initiated stream' }, id: null }, 405, { Allow: 'POST, DELETE' });
-    }
+    if (c.req.method === 'GET') return stateless(c);
     const [{ WebStandardStreamableHTTPServerTransport }, { sessionMcpServer }] = await loadSdk();
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const signal = AbortSignal.any([c.req.raw.signal, deps.closing]);

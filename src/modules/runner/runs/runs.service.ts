@@ -15,6 +15,11 @@ import { TOOLSET_PARAM } from '../../../contracts/worker.ts';
 import type { VfsView } from '../vfs/index.ts';
 import { carriesFiles, forWorker, writeSkillFiles } from './skill-files.ts';
 import type { StdioMcpHost } from '../mcp/stdio-mcp.ts';
+import { DEFAULT_MCP_CALL_MS, frontable, type RemoteMcpHost } from '../mcp/remote-mcp.ts';
+import { APPROVAL_HOLD_MAX_S } from '../../../contracts/approvals.ts';
+
+/** An approval's longest hold on the runner, and some: what a worker's wait for a gated call must cover. */
+const APPROVAL_HOLD_MS = (APPROVAL_HOLD_MAX_S + 300) * 1000;
 
 /**
  * One run on this runner: resolve the session, hand the subtask to the session's worker, forward its events. The
@@ -31,6 +36,11 @@ export interface RunsDeps extends SessionsDeps {
   skillView?: (rec: SessionRecord) => VfsView;
   /** Starts a run's stdio MCP servers in the session's sandbox (absent: such servers are refused). */
   stdio?: StdioMcpHost;
+  /**
+   * Fronts a run's HTTP and SSE MCP servers (the profile's, a /v1 agent's), so the permission gate sees their calls
+   * (absent: the worker calls them itself, and `mcp:` policies cannot hold; unit tests' runners).
+   */
+  remote?: RemoteMcpHost;
 }
 
 export interface StartedRun {
@@ -83,6 +93,7 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
     if (settled) return;
     settled = true;
     void deps.stdio?.close(stdioKey);
+    void deps.remote?.close(stdioKey);
     span.setAttribute('svc.run.outcome', outcome);
     endSpan(span, outcome === 'error' ? 'run ended with an error' : undefined);
     deps.closing.removeEventListener('abort', onClosing);
@@ -104,11 +115,14 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
   }
 
   async function* fromWorker(): AsyncGenerator<RunEvent> {
+    // the run's servers at a URL are reached through this runner, which holds their headers and gates their calls
+    if (deps.remote) deps.remote.open(rec, stdioKey, runMcpServers(rec, extras).filter(frontable));
+    const front = Boolean(deps.remote);
     if (isSandboxSession(rec)) {
       const failed = await placeSkillFiles();
       if (failed) return yield runEvent('error', { message: failed });
       // the session's own worker, over the callback protocol; its MCP URL carries a worker token, minted there
-      yield* deps.sandboxWorkers.run(rec, subTask.id ?? newRunId(), (mcpUrl) => workerBody(rec, subTask, extras, mcpUrl), ac.signal);
+      yield* deps.sandboxWorkers.run(rec, subTask.id ?? newRunId(), (mcpUrl) => workerBody(rec, subTask, extras, mcpUrl, front), ac.signal);
       return;
     }
     const { endpoint } = deps.slots.slot(rec.runtime);
@@ -136,7 +150,7 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
     }
     let run;
     try {
-      run = await endpoint.client.run(workerBody(rec, subTask, extras, sessionMcpUrl(deps.publicUrl, rec.id, deps.tokens, toolScopeOf(rec.profile))), ac.signal);
+      run = await endpoint.client.run(workerBody(rec, subTask, extras, sessionMcpUrl(deps.publicUrl, rec.id, deps.tokens, toolScopeOf(rec.profile)), front), ac.signal);
     } catch (err) {
       if (ac.signal.aborted) throw err;
       // a worker that answered with an error status is alive; only a transport failure counts against the slot
@@ -249,12 +263,30 @@ function sideChannel() {
   };
 }
 
-function workerBody(rec: SessionRecord, subTask: SubTask, extras: RunExtras, mcpUrl: string): WorkerRunRequest {
+/** A run's MCP servers: the profile's (a tenant's, whatever a stored spec says: only svc's own extras are `platform`), then the run's. */
+function runMcpServers(rec: SessionRecord, extras: RunExtras): McpServerSpec[] {
+  const own = (rec.profile.mcpServers ?? []).map((s) => ({ ...s, platform: undefined }));
+  return [...own, ...(extras.mcpServers ?? [])];
+}
+
+/**
+ * A fronted server as the worker receives it: at its relay beside the session's MCP endpoint (same token, so a
+ * sandbox worker reaches it through its socket too), svc's own, without its headers. The worker's wait for a call
+ * covers an approval's longest hold on top of the server's own call timeout, which the runner applies.
+ */
+function relayed(spec: McpServerSpec, mcpUrl: string): McpServerSpec {
+  const url = new URL(mcpUrl);
+  url.pathname = `${url.pathname}/server/${encodeURIComponent(spec.name)}`;
+  url.searchParams.delete(TOOLSET_PARAM);
+  const { headers: _headers, transport: _transport, ...rest } = spec;
+  return { ...rest, transport: 'http', url: url.href, platform: true, callTimeoutMs: (spec.callTimeoutMs ?? DEFAULT_MCP_CALL_MS) + APPROVAL_HOLD_MS };
+}
+
+function workerBody(rec: SessionRecord, subTask: SubTask, extras: RunExtras, mcpUrl: string, front = false): WorkerRunRequest {
   const p = rec.profile;
   const { skills } = extras;
-  // a profile's servers are the tenant's, whatever a stored spec says: only svc's own extras are `platform`
-  const own = p.mcpServers?.map((s) => ({ ...s, platform: undefined }));
-  const mcpServers = extras.mcpServers?.length ? [...(own ?? []), ...extras.mcpServers] : own;
+  const all = runMcpServers(rec, extras).map((s) => (front && frontable(s) ? relayed(s, mcpUrl) : s));
+  const mcpServers = all.length || p.mcpServers ? all : undefined;
   return {
     sessionId: rec.id,
     profile: { name: p.name, runtime: p.runtime, systemPrompt: withMemoryNote(p.systemPrompt, p.memoryStores), tools: workerAllowlist(p.tools, Boolean(p.memoryStores?.length)), model: p.model },

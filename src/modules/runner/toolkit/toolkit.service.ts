@@ -12,7 +12,7 @@ import type { CommandRunner } from '../substrates/process/commands.ts';
 import { DEFAULT_LIMITS, effectiveLimits, DEFAULT_CEILINGS, type SandboxLimits } from '../../../contracts/sandbox-limits.ts';
 import type { ToolContext, ToolDef } from './tool.ts';
 import { ToolFailure } from './tool-failure.ts';
-import { permissionFor } from '../../../contracts/permissions.ts';
+import { gate } from './gate.ts';
 import type { Approvals } from '../approvals/index.ts';
 
 /**
@@ -75,12 +75,10 @@ export function createToolkit(deps: ToolkitDeps): Toolkit {
       if (!parsed.success) return { def, result: { ok: false, value: { error: describeZodIssue(parsed.error) } } };
       // the profile's permission policy: the gate every toolkit call passes, whichever runtime made it (the platform's
       // own calls, flagged by the conductor, are no model's: they pass)
-      const { permission, selector } = opts?.platform ? { permission: 'allow' as const, selector: undefined } : permissionFor(session.profile.permissions, toolName);
-      if (permission === 'deny') return { def, result: { ok: false, value: { error: `tool ${toolName} denied by the permission policy of profile ${session.profile.name} (${selector}: deny)` } } };
-      if (permission === 'ask') {
-        const asked = deps.approvals ? await deps.approvals.ask(session, toolName, parsed.data, signal) : ({ approved: false, reason: 'it needs approval, and this runner cannot ask' } as const);
-        if (!asked.approved) return { def, result: { ok: false, value: { error: `tool ${toolName} was not run: ${asked.reason}` } } };
-        parsed = def.input.safeParse(asked.input);
+      const gated = opts?.platform ? ({ allowed: true, input: parsed.data } as const) : await gate(deps.approvals, session, { identity: toolName, name: toolName, input: parsed.data }, signal);
+      if (!gated.allowed) return { def, result: { ok: false, value: { error: gated.error } } };
+      if (gated.input !== parsed.data) {
+        parsed = def.input.safeParse(gated.input);
         if (!parsed.success) return { def, result: { ok: false, value: { error: `the approved input is invalid: ${describeZodIssue(parsed.error)}` } } };
       }
       const pools = deps.pools.list(session.tenant);

@@ -76,7 +76,8 @@ export async function listenWorkerSocket(
     const override = session.override();
     if (provider && provider[1] === 'override' && override) return forward(override, "the run's model", provider[2] ?? '', url.search, req);
     if (provider && provider[1] === session.provider) return forwardToProvider(provider[1], provider[2] ?? '', url.search, req);
-    if (url.pathname.startsWith(`/worker/sessions/${id}/`) || url.pathname === `/runner/sessions/${id}/mcp`) return deps.callbacks(req);
+    // the session's MCP endpoint, and the MCP servers the runner fronts for its run beside it
+    if (url.pathname.startsWith(`/worker/sessions/${id}/`) || url.pathname === `/runner/sessions/${id}/mcp` || url.pathname.startsWith(`/runner/sessions/${id}/mcp/server/`)) return deps.callbacks(req);
     return Response.json({ error: `not reachable from a sandbox worker: ${url.pathname}` }, { status: 404 });
   };
 

@@ -9,7 +9,9 @@ import { createGuardedFetch, type GuardedFetch, type PrivateAddresses } from '..
 
 /**
  * Connects the MCP tool sources of one run: the runner's session toolkit (`sessionMcpUrl`, tools keep their names)
- * and each profile MCP server (tools become `<server>__<tool>`). A source that cannot be reached is reported as a
+ * and each profile MCP server (tools become `<server>__<tool>`). A runner fronts a run's HTTP and SSE servers, so
+ * their calls pass its permission gate: they arrive here as svc's own (`platform`) servers at the runner, and the
+ * runner holds their headers and applies the address policy. A source that cannot be reached is reported as a
  * note and skipped: a run without tools beats no run at all. A tenant's server (any but the session toolkit and svc's
  * own `platform` servers) is connected through the guarded fetcher under the address policy (SVC_PRIVATE_ADDRESSES):
  * with `deny`, every connection to it is checked where it is made, so a name that resolves to an internal address

@@ -59,6 +59,8 @@ function mcpConfig(input: CodexRunInput): { table: Record<string, CodexConfigObj
         default_tools_approval_mode: 'approve',
       };
       if (headers.length) entry.env_http_headers = Object.fromEntries(headers);
+      // Codex ends a call after 60 s by default; one the runner holds for a person's approval waits longer
+      if (s.callTimeoutMs) entry.tool_timeout_sec = Math.ceil(s.callTimeoutMs / 1000);
       if (allow) entry.enabled_tools = allow.get(s.name) ?? [];
       return [s.name, entry];
     }),

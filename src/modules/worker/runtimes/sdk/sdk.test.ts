@@ -5,6 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runEvent, type RunEvent } from '../../../../contracts/run-event.ts';
 import { childEnv, childTraceEnv, otlpTracesEndpoint } from './child-env.ts';
 import { allowedToolsByServer, mcpServersOf } from './mcp.ts';
+import { APPROVAL_HOLD_MAX_S } from '../../../../contracts/approvals.ts';
+import { codexOptions } from '../runtime-b/options.ts';
 import { createSessionStore, sessionFolderName } from './session-store.ts';
 import { settle } from './settle.ts';
 
@@ -116,5 +118,16 @@ describe('SDK MCP servers', () => {
     const { servers } = mcpServersOf(req([{ name: 'ext', url: 'http://x/mcp' }]));
     expect(allowedToolsByServer(['@default'], servers)).toBeUndefined();
     expect(Object.fromEntries(allowedToolsByServer(['echo', 'ext__read', '@default'], servers)!)).toEqual({ svc: ['echo'], ext: ['read'] });
+  });
+
+  it("gives Codex a call timeout that outlasts an approval's hold on the session toolkit and the servers the runner fronts", () => {
+    const fronted = { name: 'docs', url: 'http://runner/mcp/server/docs', platform: true, callTimeoutMs: 3_900_000 };
+    const { servers } = mcpServersOf({ sessionMcpUrl: 'http://runner/mcp', mcpServers: [fronted, { name: 'other', url: 'http://z/mcp' }] } as never);
+    const paths = { root: '/s', config: '/s/c', home: '/s/h', tmp: '/s/t', work: '/s/w' };
+    const options = codexOptions({ req: { profile: { name: 'p', runtime: 'runtime_b' } } as never, config: { allowHostTools: false, childEnvAllow: [] } as never, providerEnv: { OPENAI_API_KEY: 'k' }, host: {}, paths, servers });
+    const table = (options.config as { mcp_servers: Record<string, { tool_timeout_sec?: number }> }).mcp_servers;
+    expect(table.svc.tool_timeout_sec).toBeGreaterThan(APPROVAL_HOLD_MAX_S);
+    expect(table.docs.tool_timeout_sec).toBe(3900);
+    expect(table.other.tool_timeout_sec).toBeUndefined();
   });
 });
