@@ -33,6 +33,21 @@ const compiled = new Map<string, ValidateFunction>();
 /** What each answer checked was: `GET /api/pools 200`. */
 const checked = new Set<string>();
 
+/**
+ * The schema with its objects closed: an object schema that names its properties and says nothing of others (valibot's
+ * `v.object`, which lets clients ignore fields they do not know) refuses other fields here, so an answer's field the
+ * reference forgot fails. Open ones (`v.looseObject`, records) stay open.
+ */
+function closed(node: unknown): any {
+  if (Array.isArray(node)) node.forEach(closed);
+  else if (node && typeof node === 'object') {
+    const o = node as Record<string, unknown>;
+    if (o.type === 'object' && o.properties && !('additionalProperties' in o)) o.additionalProperties = false;
+    Object.values(o).forEach(closed);
+  }
+  return node;
+}
+
 /** The documented schema of `method path` answering `status` (the `$schema` draft marker is the converter's, not ajv's). */
 function validatorOf(method: string, path: string, status: number): ValidateFunction {
   const key = `${method} ${path} ${status}`;
@@ -43,7 +58,7 @@ function validatorOf(method: string, path: string, status: number): ValidateFunc
   const schema = op!.responses[String(status)]?.content?.['application/json']?.schema;
   expect(schema, `${method} ${path} documents a JSON answer for ${status}`).toBeDefined();
   const { $schema: _draft, ...rest } = schema!;
-  const fn = ajv.compile(rest);
+  const fn = ajv.compile(closed(structuredClone(rest)));
   compiled.set(key, fn);
   return fn;
 }

@@ -79,13 +79,14 @@ export interface KitManifest {
 const Instant = v.string();
 const Kind = v.picklist(['pool', 'agent', 'automation']);
 
+/** The snapshot: profiles, pool, skills and automations as their own routes show them (only the fields every one has are named). */
 const ManifestView = v.object({
   kind: Kind,
   root: v.string(),
-  profiles: v.array(v.looseObject({ name: v.string() })),
-  pool: v.nullable(v.looseObject({ name: v.string(), members: v.array(v.object({ profile: v.string(), role: v.string() })) })),
-  skills: v.array(v.looseObject({ name: v.string(), description: v.string(), body: v.string() })),
-  automations: v.array(v.looseObject({ name: v.string(), profile: v.string(), cron: v.string() })),
+  profiles: v.array(v.objectWithRest({ name: v.string() }, v.unknown())),
+  pool: v.nullable(v.objectWithRest({ name: v.string(), members: v.array(v.object({ profile: v.string(), role: v.string() })) }, v.unknown())),
+  skills: v.array(v.objectWithRest({ name: v.string(), description: v.string(), body: v.string() }, v.unknown())),
+  automations: v.array(v.objectWithRest({ name: v.string(), profile: v.string(), cron: v.string() }, v.unknown())),
   /** Dotted paths of the values left out of the snapshot (secrets): to be filled in after a copy. */
   stripped: v.array(v.string()),
 });

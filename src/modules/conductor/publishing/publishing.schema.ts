@@ -116,7 +116,7 @@ export const AgentMetrics = v.object({
 export const MetricsQuery = v.object({ window: v.optional(v.picklist(['1h', '24h', '7d', '30d'])) });
 
 /** The chat gateway's answers (gateway.routes.ts, completions.routes.ts). */
-export const Usage = v.object({ inputTokens: v.number(), outputTokens: v.number() });
+export const Usage = v.object({ inputTokens: v.number(), outputTokens: v.number(), cacheReadTokens: v.optional(v.number()), cacheCreateTokens: v.optional(v.number()) });
 
 export const ChatReply = v.object({ conversationId: v.string(), reply: v.string(), usage: Usage });
 
