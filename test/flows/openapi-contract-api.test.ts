@@ -1,4 +1,4 @@
-import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
 import { startFakeStripe, type FakeStripe } from '../support/fake-stripe.ts';
