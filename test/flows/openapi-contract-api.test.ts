@@ -17,6 +17,7 @@ interface Operation {
 }
 interface Spec {
   paths: Record<string, Record<string, Operation>>;
+  components: Record<string, unknown>;
 }
 
 const AREAS = [
@@ -58,7 +59,8 @@ function validatorOf(method: string, path: string, status: number): ValidateFunc
   const schema = op!.responses[String(status)]?.content?.['application/json']?.schema;
   expect(schema, `${method} ${path} documents a JSON answer for ${status}`).toBeDefined();
   const { $schema: _draft, ...rest } = schema!;
-  const fn = ajv.compile(closed(structuredClone(rest)));
+  // error answers refer to the document's components (`#/components/schemas/Error`): carried along for ajv to resolve
+  const fn = ajv.compile({ ...closed(structuredClone(rest)), components: spec.components });
   compiled.set(key, fn);
   return fn;
 }
@@ -291,8 +293,13 @@ describe('the reference of the control plane’s resources', () => {
   });
 
   it('documents the error answers it gives', async () => {
-    const res = await h.svc.api('/api/automations/aut_nope');
-    expect(res.status).toBe(404);
+    expect((await call('GET', '/api/automations/{id}', { url: '/api/automations/aut_nope', status: 404 })).error).toMatch(/aut_nope/);
+    await call('POST', '/api/memory-stores', { json: { name: 'twice' }, status: 201 });
+    expect((await call('POST', '/api/memory-stores', { json: { name: 'twice' }, status: 409 })).error).toMatch(/twice/);
+    await call('POST', '/api/automations', { json: { name: 'typo', profile: 'contract-bot', cron: '0 3 * * *', instructions: 'x' }, status: 400 });
+    await call('POST', '/api/webhooks', { json: { url: 'http://127.0.0.1:9/x', events: ['*'] }, key: null, status: 401 });
+    await call('POST', '/chat/{slug}', { url: '/chat/nobody-here', json: { message: 'hi' }, status: 404 });
+    await call('GET', '/api/profiles/{name}/published', { url: '/api/profiles/never-published/published', status: 404 });
     const op = spec.paths['/api/automations/{id}']!.get!;
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '401', '404']));
     const published = spec.paths['/api/profiles/{name}/publish']!.post!;
