@@ -1,6 +1,8 @@
 import * as v from 'valibot';
 import { readOnlyFields } from '../../../shared/strict-body.ts';
 import { NAME_PATTERN } from '../profiles/profile.schema.ts';
+import type { Agrees, Same } from '../schema-check.ts';
+import type { Automation, Firing } from './automations.repo.ts';
 
 /** The body of POST /api/automations; PUT takes the same fields minus `name`, each optional (omitted fields keep their value). */
 const instant = (field: string) =>
@@ -96,3 +98,6 @@ export const FiringView = v.object({
 export const MemoryNote = v.object({ body: v.string(), updatedAt: v.optional(Instant) });
 
 export const ParseAnswer = v.object({ cron: v.string(), timezone: v.string(), description: v.string(), nextRuns: v.array(Instant) });
+
+/** The schemas above say what the code answers (schema-check.ts). */
+export type AutomationAnswersChecked = [Agrees<Same<v.InferOutput<typeof AutomationView>, Automation>>, Agrees<Same<v.InferOutput<typeof FiringView>, Firing>>];

@@ -1,4 +1,8 @@
 import * as v from 'valibot';
+import type { Agrees, Same } from '../schema-check.ts';
+import type { SpendCap } from '../../../contracts/billing.ts';
+import type { Wallet } from './wallet.service.ts';
+import type { CheckoutView as Checkout } from './stripe.service.ts';
 
 /** What the billing routes answer (wallet.service.ts `Wallet`, contracts/billing.ts `SpendCap`, stripe.service.ts `CheckoutView`). */
 const Instant = v.string();
@@ -48,3 +52,10 @@ export const CheckoutView = v.object({
 export const PortalView = v.object({ url: v.string() });
 
 export const StripeWebhookAnswer = v.object({ received: v.literal(true), credited: v.boolean() });
+
+/** The schemas above say what the code answers (schema-check.ts). */
+export type BillingAnswersChecked = [
+  Agrees<Same<v.InferOutput<typeof WalletView>, Wallet>>,
+  Agrees<Same<v.InferOutput<typeof SpendCapView>, SpendCap>>,
+  Agrees<Same<v.InferOutput<typeof CheckoutView>, Checkout>>,
+];

@@ -3,6 +3,9 @@ import { readOnlyFields } from '../../../shared/strict-body.ts';
 import type { KitKind } from '../../../db/types.ts';
 import type { StoredResource } from '../skills/skill.schema.ts';
 import type { AutomationSnap, PoolSnap } from './sanitize.ts';
+import type { Agrees, Same } from '../schema-check.ts';
+import type { CopyPlan } from './copy.service.ts';
+import type { summary } from './kits.service.ts';
 
 /** Bodies of the `/api/templates` routes (seed 000 "Skills catalog, templates and kits") and the kit manifest. */
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -150,3 +153,9 @@ export const KitSlugQuery = v.object({
   id: v.optional(v.pipe(v.string(), v.description('An exact kit id under this slug'))),
 });
 export const CopyPlanQuery = v.object({ ...KitSlugQuery.entries, targetName: v.optional(v.pipe(v.string(), v.description('The name the root should get'))) });
+
+/** The schemas above say what the code answers (schema-check.ts). */
+export type KitAnswersChecked = [
+  Agrees<Same<v.InferOutput<typeof KitSummary>, ReturnType<typeof summary>>>,
+  Agrees<Same<Omit<v.InferOutput<typeof CopyPlanView>, 'kit'>, CopyPlan>>,
+];

@@ -1,6 +1,10 @@
 import * as v from 'valibot';
 import { readOnlyFields } from '../../../shared/strict-body.ts';
 import { MEMORY_STORE_NAME, MEMORY_STORE_NAME_RULE, memoryPathProblem } from '../../../contracts/memory.ts';
+import type { Agrees, Same } from '../schema-check.ts';
+import type { MemoryEntry, MemoryMountView, MemorySearchHit } from '../../../contracts/memory.ts';
+import type { StoreView as Store } from './stores.service.ts';
+import type { VersionView as Version } from './entries.service.ts';
 
 /** Request bodies of `/api/memory-stores` (camelCase; the /v1 face reads its own and calls the same services). */
 const Count = (what: string) => v.pipe(v.number(), v.integer(`${what}: an integer`), v.minValue(1, `${what}: at least 1`));
@@ -145,3 +149,12 @@ export const DeleteEntryQuery = v.object({ ...User, expectedVersion: Param('Dele
 export const SearchQuery = v.object({ ...User, q: v.pipe(v.string(), v.description('Words to search for')), limit: Param('How many hits at most (10 by default, at most 50)') });
 export const VersionsQuery = v.object({ ...Paging, ...User, path: Param('Only the versions of the entry at this path'), entryId: Param('Only the versions of this entry') });
 export const MountSearchQuery = v.object({ q: v.pipe(v.string(), v.description('Words to search for')), store: Param('Only this mounted store'), limit: Param('How many hits at most (10 by default, at most 50)') });
+
+/** The schemas above say what the code answers (schema-check.ts). */
+export type MemoryAnswersChecked = [
+  Agrees<Same<v.InferOutput<typeof StoreView>, Store>>,
+  Agrees<Same<v.InferOutput<typeof EntryView>, MemoryEntry>>,
+  Agrees<Same<v.InferOutput<typeof VersionView>, Version>>,
+  Agrees<Same<v.InferOutput<typeof MountView>, MemoryMountView>>,
+  Agrees<Same<v.InferOutput<typeof SearchHit>, MemorySearchHit>>,
+];

@@ -1,4 +1,8 @@
 import * as v from 'valibot';
+import type { Agrees, Same } from '../schema-check.ts';
+import type { Notification } from '../../../contracts/run-callbacks.ts';
+import type { Endpoint } from './endpoints.repo.ts';
+import type { Delivery } from './deliveries.repo.ts';
 
 /**
  * What the notification and webhook routes answer (contracts/run-callbacks.ts `Notification`, endpoints.repo.ts
@@ -84,3 +88,10 @@ export const DeliveryView = v.object({
 });
 
 export const EventCatalogue = v.array(v.object({ type: v.string(), when: v.string(), data: v.string() }));
+
+/** The schemas above say what the code answers (schema-check.ts). */
+export type NotificationAnswersChecked = [
+  Agrees<Same<v.InferOutput<typeof NotificationView>, Notification>>,
+  Agrees<Same<v.InferOutput<typeof EndpointView>, Endpoint>>,
+  Agrees<Same<v.InferOutput<typeof DeliveryView>, Delivery>>,
+];

@@ -1,5 +1,9 @@
 import * as v from 'valibot';
 import { readOnlyFields } from '../../../shared/strict-body.ts';
+import type { Agrees, Same } from '../schema-check.ts';
+import type { PublishedView as Published } from './published.service.ts';
+import type { AgentKeyView as AgentKey } from './agent-keys.service.ts';
+import type { ConversationView as Conversation } from './gateway.service.ts';
 
 /** Bodies of the publishing routes (seed 000 "Publishing"): every publish field is optional. */
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -142,3 +146,10 @@ export const ChatCompletion = v.object({
   ),
   usage: v.object({ prompt_tokens: v.number(), completion_tokens: v.number(), total_tokens: v.number() }),
 });
+
+/** The schemas above say what the code answers (schema-check.ts). */
+export type PublishingAnswersChecked = [
+  Agrees<Same<v.InferOutput<typeof PublishedView>, Published>>,
+  Agrees<Same<v.InferOutput<typeof AgentKeyView>, AgentKey>>,
+  Agrees<Same<v.InferOutput<typeof ConversationView>, Conversation>>,
+];

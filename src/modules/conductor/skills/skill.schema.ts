@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import type { Agrees, Same } from '../schema-check.ts';
 
 /**
  * The body of `POST /api/skills` (seed 000, "Skills catalog"): a skill is its SKILL.md `body` plus a manifest of the
@@ -101,3 +102,6 @@ export const ImportDryRun = v.object({
   totalBytes: v.number(),
   validation: v.object({ ok: v.boolean(), errors: v.array(Issue), warnings: v.array(Issue) }),
 });
+
+/** The schemas above say what the code answers (schema-check.ts). */
+export type SkillAnswersChecked = Agrees<Same<v.InferOutput<typeof SkillView>, Skill>>;

@@ -1,5 +1,10 @@
 import * as v from 'valibot';
 import { readOnlyFields } from '../../../shared/strict-body.ts';
+import type { Agrees, Same } from '../schema-check.ts';
+import type { WireRun } from './plan.ts';
+import type { RunSummary } from './workflows.repo.ts';
+import type { Definition } from './definitions.repo.ts';
+import type { Schedule } from './schedules.repo.ts';
 
 /** Request bodies of `/api/workflows/*` (valibot, as every conductor family). Graph rules live in plan.ts checkGraph. */
 export const MAX_NODES = 100;
@@ -145,3 +150,11 @@ export const WorkflowRunsQuery = v.object({
   scheduleId: Param('Only runs this schedule started'),
 });
 export const PlanStreamQuery = v.object({ lastEventId: Param('Resume after this event id (as the Last-Event-ID header)') });
+
+/** The schemas above say what the code answers (schema-check.ts). */
+export type WorkflowAnswersChecked = [
+  Agrees<Same<v.InferOutput<typeof WorkflowRunView>, WireRun>>,
+  Agrees<Same<v.InferOutput<typeof WorkflowRunSummary>, RunSummary>>,
+  Agrees<Same<v.InferOutput<typeof DefinitionView>, Definition>>,
+  Agrees<Same<v.InferOutput<typeof ScheduleView>, Schedule>>,
+];
