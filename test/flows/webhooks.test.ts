@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { withSystem } from '../../src/db/index.ts';
+import { withSystem, withTenant } from '../../src/db/index.ts';
+import { lockDelivery } from '../../src/modules/conductor/notifications/deliveries.repo.ts';
+import { markEndpointHealth } from '../../src/modules/conductor/notifications/endpoints.repo.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import type { TestSvc } from '../support/svc.ts';
 import { keyOf, startOperatorSvc } from '../support/tenants.ts';
@@ -152,6 +154,24 @@ describe('webhook endpoints', () => {
     const theirs = await create('/theirs', ['webhook.test'], other);
     expect((await call('GET', `/api/webhooks/${theirs.id}/deliveries/${sent.body.id}`, undefined, other)).status).toBe(404);
     expect((await call('POST', `/api/webhooks/${theirs.id}/deliveries/${sent.body.id}/retry`, undefined, other)).status).toBe(404);
+  });
+
+  it('deletes an endpoint while an attempt of one of its deliveries is being recorded: the delete waits for it', async () => {
+    const hook = await create('/recorded', ['webhook.test']);
+    const sent = await call('POST', `/api/webhooks/${hook.id}/test`);
+    await vi.waitFor(async () => expect((await deliveries(hook.id))[0]?.status).toBe('delivered'), WAIT);
+    const db = svc.server.built.database!.db;
+    const waitingOnLocks = async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(db)).rows[0]!.n;
+    let deleted: ReturnType<typeof call> | undefined;
+    // what recording an attempt does, in one transaction: lock the delivery, then mark the endpoint's health
+    await withTenant(db, 'default', async (tx) => {
+      expect(await lockDelivery(tx, sent.body.id)).toBeDefined();
+      deleted = call('DELETE', `/api/webhooks/${hook.id}`);
+      await vi.waitFor(async () => expect(await waitingOnLocks()).toBeGreaterThan(0), WAIT);
+      await markEndpointHealth(tx, hook.id, true);
+    });
+    expect((await deleted!).status).toBe(204);
+    expect((await call('GET', `/api/webhooks/${hook.id}`)).status).toBe(404);
   });
 
   it('refuses bad endpoints with 400 naming the field', async () => {

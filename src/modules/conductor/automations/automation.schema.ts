@@ -1,6 +1,8 @@
 import * as v from 'valibot';
 import { readOnlyFields } from '../../../shared/strict-body.ts';
 import { NAME_PATTERN } from '../profiles/profile.schema.ts';
+import type { Agrees, Same } from '../schema-check.ts';
+import type { Automation, Firing } from './automations.repo.ts';
 
 /** The body of POST /api/automations; PUT takes the same fields minus `name`, each optional (omitted fields keep their value). */
 const instant = (field: string) =>
@@ -57,3 +59,45 @@ export const MemoryBody = v.object({ ...readOnlyFields('updatedAt'), body: v.str
 
 /** The memory note's limit (seed 000 Limits): 8 KB of UTF-8. */
 export const MEMORY_MAX_BYTES = 8 * 1024;
+
+/** What the automation routes answer (automations.repo.ts `Automation`, `Firing`). */
+const Instant = v.string();
+export const AutomationView = v.object({
+  id: v.string(),
+  name: v.string(),
+  profile: v.string(),
+  prompt: v.string(),
+  cron: v.string(),
+  timezone: v.string(),
+  startAt: v.nullable(Instant),
+  endAt: v.nullable(Instant),
+  sessionMode: v.picklist(['fresh', 'persistent']),
+  overlap: v.picklist(['skip', 'queue']),
+  maxConsecutiveFailures: v.number(),
+  status: v.picklist(['active', 'stopped', 'disabled']),
+  nextRunAt: v.nullable(Instant),
+  lastFiredAt: v.nullable(Instant),
+  consecutiveFailures: v.number(),
+  createdAt: Instant,
+  updatedAt: Instant,
+  deletedAt: v.nullable(Instant),
+});
+
+export const FiringView = v.object({
+  id: v.string(),
+  automationId: v.string(),
+  scheduledFor: Instant,
+  firedAt: Instant,
+  outcome: v.nullable(v.picklist(['ok', 'failed', 'skipped'])),
+  runId: v.nullable(v.string()),
+  sessionId: v.nullable(v.string()),
+  error: v.nullable(v.string()),
+});
+
+/** The memory note: `updatedAt` is absent until the note is first written. */
+export const MemoryNote = v.object({ body: v.string(), updatedAt: v.optional(Instant) });
+
+export const ParseAnswer = v.object({ cron: v.string(), timezone: v.string(), description: v.string(), nextRuns: v.array(Instant) });
+
+/** The schemas above say what the code answers (schema-check.ts). */
+export type AutomationAnswersChecked = [Agrees<Same<v.InferOutput<typeof AutomationView>, Automation>>, Agrees<Same<v.InferOutput<typeof FiringView>, Firing>>];

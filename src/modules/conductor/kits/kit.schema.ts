@@ -3,6 +3,9 @@ import { readOnlyFields } from '../../../shared/strict-body.ts';
 import type { KitKind } from '../../../db/types.ts';
 import type { StoredResource } from '../skills/skill.schema.ts';
 import type { AutomationSnap, PoolSnap } from './sanitize.ts';
+import type { Agrees, Same } from '../schema-check.ts';
+import type { CopyPlan } from './copy.service.ts';
+import type { summary } from './kits.service.ts';
 
 /** Bodies of the `/api/templates` routes (seed 000 "Skills catalog, templates and kits") and the kit manifest. */
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -74,3 +77,85 @@ export interface KitManifest {
   /** Dotted paths of the values stripped at snapshot time (to be filled in after a copy). */
   stripped: string[];
 }
+
+/** What the kit routes answer (kits.service.ts `summary`, `toWire`; copy.service.ts). */
+const Instant = v.string();
+const Kind = v.picklist(['pool', 'agent', 'automation']);
+
+/** The snapshot: profiles, pool, skills and automations as their own routes show them (only the fields every one has are named). */
+const ManifestView = v.object({
+  kind: Kind,
+  root: v.string(),
+  profiles: v.array(v.objectWithRest({ name: v.string() }, v.unknown())),
+  pool: v.nullable(v.objectWithRest({ name: v.string(), members: v.array(v.object({ profile: v.string(), role: v.string() })) }, v.unknown())),
+  skills: v.array(v.objectWithRest({ name: v.string(), description: v.string(), body: v.string() }, v.unknown())),
+  automations: v.array(v.objectWithRest({ name: v.string(), profile: v.string(), cron: v.string() }, v.unknown())),
+  /** Dotted paths of the values left out of the snapshot (secrets): to be filled in after a copy. */
+  stripped: v.array(v.string()),
+});
+
+export const KitSummary = v.object({
+  id: v.string(),
+  slug: v.string(),
+  label: v.string(),
+  description: v.string(),
+  kind: Kind,
+  /** `{<kind>: <name>}`: the pool, agent or automation the kit was made from. */
+  source: v.record(v.string(), v.string()),
+  version: v.number(),
+  builtIn: v.boolean(),
+  authorHandle: v.string(),
+  authorName: v.string(),
+  counts: v.object({ profiles: v.number(), skills: v.number(), automations: v.number() }),
+  createdAt: Instant,
+  updatedAt: Instant,
+});
+
+/** `scope=copied` adds what was copied, when, and whether the kit has since been deleted. */
+export const KitListItem = v.object({
+  ...KitSummary.entries,
+  deleted: v.optional(v.boolean()),
+  copiedAt: v.optional(Instant),
+  copiedVersion: v.optional(v.number()),
+  targetName: v.optional(v.string()),
+});
+
+export const KitView = v.object({ ...KitSummary.entries, manifest: ManifestView });
+
+/** A signed-in read of the reader's own kit adds its share page's view and click counts. */
+export const KitReadView = v.object({ ...KitView.entries, stats: v.optional(v.object({ views: v.number(), clicks: v.number() })) });
+
+export const KitPreview = v.object({ kind: Kind, source: v.record(v.string(), v.string()), manifest: ManifestView });
+
+const PlanItem = v.object({
+  kind: v.picklist(['skill', 'profile', 'pool', 'automation']),
+  name: v.string(),
+  status: v.picklist(['new', 'changed', 'unchanged']),
+  targetName: v.string(),
+});
+const KitRefView = v.object({ id: v.string(), slug: v.string(), version: v.number() });
+
+export const CopyPlanView = v.object({ kit: KitRefView, targetName: v.string(), rootExists: v.boolean(), assets: v.array(PlanItem) });
+
+/** `copied: false` with `reason: already_exists` when the root's target name is taken (nothing written). */
+export const CopyResultView = v.object({
+  copied: v.boolean(),
+  reason: v.optional(v.literal('already_exists')),
+  targetName: v.string(),
+  created: v.optional(v.array(v.object({ kind: PlanItem.entries.kind, name: v.string() }))),
+  assets: v.array(PlanItem),
+  kit: KitRefView,
+});
+
+export const KitListQuery = v.object({ scope: v.optional(v.picklist(['saved', 'copied'])) });
+export const KitSlugQuery = v.object({
+  org: v.optional(v.pipe(v.string(), v.description('The author tenant, when several tenants share kits under this slug'))),
+  id: v.optional(v.pipe(v.string(), v.description('An exact kit id under this slug'))),
+});
+export const CopyPlanQuery = v.object({ ...KitSlugQuery.entries, targetName: v.optional(v.pipe(v.string(), v.description('The name the root should get'))) });
+
+/** The schemas above say what the code answers (schema-check.ts). */
+export type KitAnswersChecked = [
+  Agrees<Same<v.InferOutput<typeof KitSummary>, ReturnType<typeof summary>>>,
+  Agrees<Same<Omit<v.InferOutput<typeof CopyPlanView>, 'kit'>, CopyPlan>>,
+];

@@ -1,6 +1,10 @@
 import * as v from 'valibot';
 import { readOnlyFields } from '../../../shared/strict-body.ts';
 import { MEMORY_STORE_NAME, MEMORY_STORE_NAME_RULE, memoryPathProblem } from '../../../contracts/memory.ts';
+import type { Agrees, Same } from '../schema-check.ts';
+import type { MemoryEntry, MemoryMountView, MemorySearchHit } from '../../../contracts/memory.ts';
+import type { StoreView as Store } from './stores.service.ts';
+import type { VersionView as Version } from './entries.service.ts';
 
 /** Request bodies of `/api/memory-stores` (camelCase; the /v1 face reads its own and calls the same services). */
 const Count = (what: string) => v.pipe(v.number(), v.integer(`${what}: an integer`), v.minValue(1, `${what}: at least 1`));
@@ -73,3 +77,84 @@ export const RestoreVersion = v.strictObject({
 /** End-user ids: what the chat gateway, /v1 and /api name a run's end user with. */
 export const USER_ID_MAX = 256;
 export const UserId = v.pipe(v.string(), v.minLength(1, 'a non-empty string'), v.maxLength(USER_ID_MAX, `at most ${USER_ID_MAX} characters`));
+
+/** What the memory routes answer (stores.service.ts `StoreView`, contracts/memory.ts, entries.service.ts `VersionView`). */
+const Instant = v.string();
+const LimitsView = v.object({ maxEntries: v.number(), maxEntryBytes: v.number(), maxTotalBytes: v.number() });
+const Usage = v.object({ entries: v.number(), bytes: v.number() });
+
+export const StoreView = v.object({
+  id: v.string(),
+  name: v.string(),
+  description: v.string(),
+  scope: v.picklist(['shared', 'per_user']),
+  limits: LimitsView,
+  metadata: v.record(v.string(), v.string()),
+  /** Set when the store holds an automation's memory note. */
+  automationId: v.nullable(v.string()),
+  usage: Usage,
+  createdAt: Instant,
+  updatedAt: Instant,
+});
+
+export const EntrySummary = v.object({
+  id: v.string(),
+  path: v.string(),
+  bytes: v.number(),
+  sha256: v.string(),
+  version: v.number(),
+  versionId: v.string(),
+  createdAt: Instant,
+  updatedAt: Instant,
+});
+export const EntryView = v.object({ ...EntrySummary.entries, content: v.string() });
+
+export const StoreUser = v.object({ userId: v.string(), entries: v.number(), bytes: v.number(), updatedAt: Instant });
+
+export const VersionView = v.object({
+  id: v.string(),
+  entryId: v.string(),
+  path: v.string(),
+  version: v.number(),
+  operation: v.picklist(['created', 'modified', 'renamed', 'deleted', 'restored']),
+  bytes: v.nullable(v.number()),
+  sha256: v.nullable(v.string()),
+  actor: v.string(),
+  restoredFrom: v.nullable(v.string()),
+  createdAt: Instant,
+  /** One version read by id carries its content (null for a delete). */
+  content: v.optional(v.nullable(v.string())),
+});
+
+export const SearchHit = v.object({ store: v.string(), path: v.string(), version: v.number(), bytes: v.number(), rank: v.number(), snippet: v.string(), updatedAt: Instant });
+
+export const MountView = v.object({
+  name: v.string(),
+  description: v.string(),
+  scope: v.picklist(['shared', 'per_user']),
+  access: v.picklist(['read', 'read_write']),
+  available: v.boolean(),
+  reason: v.optional(v.string()),
+  limits: LimitsView,
+  usage: v.optional(Usage),
+});
+
+const Param = (description: string) => v.optional(v.pipe(v.string(), v.description(description)));
+const Paging = { limit: Param('How many items at most'), offset: Param('How many items to skip') };
+const User = { userId: Param('A per_user store: the end user whose memory') };
+export const UserQuery = v.object(User);
+export const PagedQuery = v.object(Paging);
+export const EntriesQuery = v.object({ ...Paging, ...User, prefix: Param('Only entries under this folder (default /)') });
+export const DeleteEntryQuery = v.object({ ...User, expectedVersion: Param('Delete only if the entry is at this version') });
+export const SearchQuery = v.object({ ...User, q: v.pipe(v.string(), v.description('Words to search for')), limit: Param('How many hits at most (10 by default, at most 50)') });
+export const VersionsQuery = v.object({ ...Paging, ...User, path: Param('Only the versions of the entry at this path'), entryId: Param('Only the versions of this entry') });
+export const MountSearchQuery = v.object({ q: v.pipe(v.string(), v.description('Words to search for')), store: Param('Only this mounted store'), limit: Param('How many hits at most (10 by default, at most 50)') });
+
+/** The schemas above say what the code answers (schema-check.ts). */
+export type MemoryAnswersChecked = [
+  Agrees<Same<v.InferOutput<typeof StoreView>, Store>>,
+  Agrees<Same<v.InferOutput<typeof EntryView>, MemoryEntry>>,
+  Agrees<Same<v.InferOutput<typeof VersionView>, Version>>,
+  Agrees<Same<v.InferOutput<typeof MountView>, MemoryMountView>>,
+  Agrees<Same<v.InferOutput<typeof SearchHit>, MemorySearchHit>>,
+];

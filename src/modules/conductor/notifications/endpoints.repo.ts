@@ -155,6 +155,10 @@ export async function markEndpointHealth(tx: Tx, id: string, ok: boolean): Promi
 }
 
 export async function deleteEndpoint(tx: Tx, id: string): Promise<boolean> {
+  // A delivery in flight locks its row, then the endpoint's (to record its health). The delete's cascade locks them the
+  // other way round unless the deliveries are locked first: without this, deleting an endpoint while one of its
+  // deliveries is being recorded is a deadlock (a 500).
+  await tx.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', id).orderBy('id').forUpdate().execute();
   const r = await tx.deleteFrom('webhook_endpoints').where('id', '=', id).executeTakeFirst();
   return Number(r.numDeletedRows) > 0;
 }

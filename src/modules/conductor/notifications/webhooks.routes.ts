@@ -11,6 +11,9 @@ import { getEndpoint, listEndpoints } from './endpoints.repo.ts';
 import { changeEndpoint, CreateBody, createEndpoint, PatchBody, removeEndpoint, RotateBody, rotateSecret } from './endpoints.service.ts';
 import type { NotifyDeps } from './notify.service.ts';
 import { emitTo, WEBHOOK_QUEUE, type WebhookJob } from './outbox.ts';
+import * as v from 'valibot';
+import { CreatedEndpoint, DeliveryView, EndpointView, EventCatalogue, RotatedSecret } from './notifications.schema.ts';
+import { PageQuery } from '../list-query.ts';
 
 /**
  * `/api/webhooks`: the tenant's webhook endpoints (the notification settings' `webhooks[]` are the same ones), their
@@ -23,26 +26,26 @@ export function webhookRoutes(deps: NotifyDeps): Hono<IdentityEnv> {
   return new Hono<IdentityEnv>()
     .use('*', requireRole('member', 'webhooks'))
     .use('*', requireRole('admin', 'changing webhooks', { writesOnly: true }))
-    .get('/events', (c) => c.json(EVENT_CATALOGUE))
-    .get('/', async (c) => c.json(await inTenant(deps.db, c, (tx) => listEndpoints(tx))))
-    .post('/', doc({ summary: 'Create a webhook endpoint (its secret is in this answer only)', body: CreateBody }), async (c) => {
+    .get('/events', doc({ summary: 'List webhook event types', description: 'Every event a webhook endpoint can subscribe to: its name, when it is sent and what its `data` holds.', response: EventCatalogue, errors: [403] }), (c) => c.json(EVENT_CATALOGUE))
+    .get('/', doc({ summary: 'List webhook endpoints', description: 'The tenant\'s webhook endpoints, without their secrets. Members and up.', response: v.array(EndpointView), errors: [403] }), async (c) => c.json(await inTenant(deps.db, c, (tx) => listEndpoints(tx))))
+    .post('/', doc({ summary: 'Create a webhook endpoint', description: 'An URL that receives the events named in `events` (names, `run.*` wildcards or `*`), signed the Standard Webhooks way. Its secret is in this answer only. Admins and up; 409 past 20 endpoints.', body: CreateBody, response: CreatedEndpoint, status: 201, errors: [403, 409] }), async (c) => {
       const body = await readJson(c, CreateBody);
       return c.json(await inTenant(deps.db, c, (tx) => createEndpoint(deps, tx, tenantOf(c), body)), 201);
     })
-    .get('/:id', async (c) => c.json(await inTenant(deps.db, c, (tx) => endpointOr404(tx, c.req.param('id')))))
-    .patch('/:id', doc({ body: PatchBody }), async (c) => {
+    .get('/:id', doc({ summary: 'Get a webhook endpoint', description: 'One endpoint, without its secret; `disabledReason` says why svc disabled it.', response: EndpointView, errors: [403] }), async (c) => c.json(await inTenant(deps.db, c, (tx) => endpointOr404(tx, c.req.param('id')))))
+    .patch('/:id', doc({ summary: 'Change a webhook endpoint', description: 'Changes the fields sent; enabling it again forgets why svc disabled it. Admins and up.', body: PatchBody, response: EndpointView, errors: [403] }), async (c) => {
       const body = await readJson(c, PatchBody);
       return c.json(await inTenant(deps.db, c, (tx) => changeEndpoint(deps, tx, c.req.param('id'), body)));
     })
-    .delete('/:id', async (c) => {
+    .delete('/:id', doc({ summary: 'Delete a webhook endpoint', description: 'No more deliveries to it. Admins and up.', status: 204, errors: [403] }), async (c) => {
       await inTenant(deps.db, c, (tx) => removeEndpoint(tx, c.req.param('id')));
       return noContent(c);
     })
-    .post('/:id/rotate-secret', doc({ summary: 'A new secret (in this answer only); the old one signs too until previousSecretExpiresAt', body: RotateBody }), async (c) => {
+    .post('/:id/rotate-secret', doc({ summary: 'Rotate a webhook secret', description: 'A new signing secret (in this answer only); the old one signs too until `previousSecretExpiresAt` (`overlapSeconds`, the server\'s default when not sent). The body is optional. Admins and up.', body: RotateBody, response: RotatedSecret, errors: [403] }), async (c) => {
       const body = c.req.header('content-type')?.includes('json') ? await readJson(c, RotateBody) : {};
       return c.json(await inTenant(deps.db, c, (tx) => rotateSecret(deps, tx, tenantOf(c), c.req.param('id'), body.overlapSeconds)));
     })
-    .post('/:id/test', async (c) => {
+    .post('/:id/test', doc({ summary: 'Send a test event', description: 'Queues a `webhook.test` event to this endpoint only and answers its delivery. Admins and up.', response: DeliveryView, status: 202, errors: [403] }), async (c) => {
       const id = c.req.param('id');
       const sent = await inTenant(deps.db, c, async (tx) => {
         const e = await endpointOr404(tx, id);
@@ -51,7 +54,7 @@ export function webhookRoutes(deps: NotifyDeps): Hono<IdentityEnv> {
       });
       return c.json(sent, 202);
     })
-    .get('/:id/deliveries', async (c) => {
+    .get('/:id/deliveries', doc({ summary: 'List an endpoint\'s deliveries', description: 'The delivery log, newest first: status, attempts, the last response code, latency and error. With `limit`, a page and X-Total-Count.', query: PageQuery, response: v.array(DeliveryView), errors: [403] }), async (c) => {
       const id = c.req.param('id');
       const page = pageOf(c);
       return sendList(
@@ -63,7 +66,7 @@ export function webhookRoutes(deps: NotifyDeps): Hono<IdentityEnv> {
         }),
       );
     })
-    .get('/:id/deliveries/:deliveryId', async (c) => {
+    .get('/:id/deliveries/:deliveryId', doc({ summary: 'Get a delivery', description: 'One delivery of the endpoint with its attempts so far.', response: DeliveryView, errors: [403] }), async (c) => {
       const { id, deliveryId } = c.req.param();
       return c.json(
         await inTenant(deps.db, c, async (tx) => {
@@ -72,7 +75,7 @@ export function webhookRoutes(deps: NotifyDeps): Hono<IdentityEnv> {
         }),
       );
     })
-    .post('/:id/deliveries/:deliveryId/retry', async (c) => {
+    .post('/:id/deliveries/:deliveryId/retry', doc({ summary: 'Retry a delivery', description: 'Sends the delivery again now; 409 while the endpoint is disabled. Admins and up.', response: DeliveryView, status: 202, errors: [403, 409] }), async (c) => {
       const { id, deliveryId } = c.req.param();
       const retried = await inTenant(deps.db, c, async (tx) => {
         const e = await endpointOr404(tx, id);

@@ -29,3 +29,13 @@ export const PodPatch = v.strictObject({
   fs: v.optional(Fs),
 });
 export type PodPatch = v.InferOutput<typeof PodPatch>;
+
+/** A pool (or pod) as the routes answer it: the stored fields and its id; pods also say whether they are pinned. */
+export const PoolView = v.object({
+  id: v.string(),
+  name: v.string(),
+  description: v.optional(v.string()),
+  members: v.array(v.object({ profile: v.string(), role: v.picklist(['lead', 'member']) })),
+  fs: v.optional(v.object({ read: v.optional(v.array(v.string())), write: v.optional(v.array(v.string())) })),
+});
+export const PodView = v.object({ ...PoolView.entries, pinned: v.boolean() });

@@ -11,6 +11,7 @@ import { admit } from './gateway.auth.ts';
 import type { FeatureDeps } from '../feature.ts';
 import { addUsage, cancelTurn, endUserOf, NO_USAGE, findAgent, startTurn, type ChatTurn, type GatewayDeps } from './gateway.service.ts';
 import { grantCors, preflight } from './cors.ts';
+import { ChatCompletion } from './publishing.schema.ts';
 
 /**
  * `POST /chat/{slug}/v1/chat/completions`: the published agent behind the OpenAI Chat Completions wire (stream and
@@ -77,7 +78,7 @@ async function* completionChunks(turn: ChatTurn, model: string, created: number)
 export function completionsRoutes(deps: GatewayDeps & AgentKeyDeps & { authenticate: FeatureDeps['authenticate'] }): Hono {
   return openAiErrors(new Hono())
     .options('/chat/:slug/v1/chat/completions', async (c) => preflight(c, await findAgent(deps, c.req.param('slug')), deps.chatPublicUrl))
-    .post('/chat/:slug/v1/chat/completions', doc({ body: CompletionBody }), async (c) => {
+    .post('/chat/:slug/v1/chat/completions', doc({ summary: 'Chat with a published agent (OpenAI Chat Completions)', description: 'The agent behind the OpenAI Chat Completions wire, so an OpenAI client works with base URL `/chat/{slug}/v1` and an agent key as its API key. `model` is ignored (the published profile decides); `stream: true` streams chunks ending in `[DONE]`. The `X-Conversation-Id` answer header names the conversation; send it back to continue it. Errors are in the OpenAI shape (`{error: {message, type, code}}`).', body: CompletionBody, response: ChatCompletion, errors: [401, 402, 403, 429, 502, 504] }), async (c) => {
       const slug = c.req.param('slug');
       const agent = await findAgent(deps, slug);
       grantCors(c, agent, deps.chatPublicUrl);

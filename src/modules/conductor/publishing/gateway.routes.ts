@@ -11,6 +11,7 @@ import type { FeatureDeps } from '../feature.ts';
 import { chatPage, privateAgentPage } from './chat-page.ts';
 import { addUsage, cancelTurn, endUserOf, NO_USAGE, findAgent, readConversation, startTurn, type ChatTurn, type GatewayDeps } from './gateway.service.ts';
 import { grantCors, preflight } from './cors.ts';
+import { ChatReply, ConversationView } from './publishing.schema.ts';
 
 /**
  * The chat gateway, mounted at the root by the conductor: `POST /chat/{slug}` with `{message, conversationId?}`.
@@ -33,12 +34,12 @@ const wantsStream = (c: Context, body: { stream?: boolean }) => body.stream === 
 export function gatewayRoutes(deps: GatewayDeps & AgentKeyDeps & { authenticate: FeatureDeps['authenticate'] }): Hono {
   return new Hono()
     // the chat page, for public agents only (the others need a credential a page could not keep secret)
-    .get('/chat/:slug', async (c) => {
+    .get('/chat/:slug', doc({ summary: 'Open a published agent\'s chat page', description: 'A web page to chat with a public agent; for a private or org agent, a page saying how to reach it. No credential needed.', responds: 'text/html' }), async (c) => {
       const agent = await findAgent(deps, c.req.param('slug'));
       if (agent.visibility !== 'public') return privateAgentPage(c, agent.slug, agent.visibility);
       return chatPage(c, agent.slug, agent.profile_name);
     })
-    .get('/chat/:slug/conversations/:conversationId', async (c) => {
+    .get('/chat/:slug/conversations/:conversationId', doc({ summary: 'Read a conversation', description: 'The messages so far of a conversation with the agent, for the caller that holds it (the same agent key, end user or session).', response: ConversationView, errors: [401, 403, 429] }), async (c) => {
       const agent = await findAgent(deps, c.req.param('slug'));
       grantCors(c, agent, deps.chatPublicUrl);
       const caller = await admit(deps, c, agent);
@@ -46,7 +47,7 @@ export function gatewayRoutes(deps: GatewayDeps & AgentKeyDeps & { authenticate:
     })
     .options('/chat/:slug/conversations/:conversationId', async (c) => preflight(c, await findAgent(deps, c.req.param('slug')), deps.chatPublicUrl))
     .options('/chat/:slug', async (c) => preflight(c, await findAgent(deps, c.req.param('slug')), deps.chatPublicUrl))
-    .post('/chat/:slug', doc({ body: ChatBody }), async (c) => {
+    .post('/chat/:slug', doc({ summary: 'Chat with a published agent', description: 'Sends `message` (continuing `conversationId` when given) and answers the reply once the run ends. With `"stream": true` or `Accept: text/event-stream` it streams instead: `conversation`, `delta`s, then exactly one `done` or `error`. A private or org agent needs one of its agent keys (`Authorization: Bearer pk_…`); 504 when no reply comes within the agent\'s `syncMaxDurationSeconds` (the run is cancelled).', body: ChatBody, response: ChatReply, errors: [401, 402, 403, 429, 502, 504] }), async (c) => {
       const slug = c.req.param('slug');
       const agent = await findAgent(deps, slug);
       grantCors(c, agent, deps.chatPublicUrl);

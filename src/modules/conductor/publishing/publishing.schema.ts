@@ -1,5 +1,9 @@
 import * as v from 'valibot';
 import { readOnlyFields } from '../../../shared/strict-body.ts';
+import type { Agrees, Same } from '../schema-check.ts';
+import type { PublishedView as Published } from './published.service.ts';
+import type { AgentKeyView as AgentKey } from './agent-keys.service.ts';
+import type { ConversationView as Conversation } from './gateway.service.ts';
 
 /** Bodies of the publishing routes (seed 000 "Publishing"): every publish field is optional. */
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -50,3 +54,104 @@ export function kebab(name: string): string {
     .replace(/-+$/, '');
   return s || 'agent';
 }
+
+/** What the publishing routes answer (published.service.ts `PublishedView`, agent-keys.service.ts `AgentKeyView`, metrics.service.ts). */
+const Instant = v.string();
+
+export const PublishedView = v.object({
+  id: v.string(),
+  tenantId: v.string(),
+  profileName: v.string(),
+  slug: v.string(),
+  visibility: v.picklist(['private', 'org', 'public']),
+  authMode: v.picklist(['api_key', 'jwt']),
+  allowedOrigins: v.array(v.string()),
+  rateLimitRpm: v.number(),
+  syncMaxDurationSeconds: v.number(),
+  conversationTtlDays: v.nullable(v.number()),
+  exposeToolEvents: v.boolean(),
+  enabled: v.boolean(),
+  monthlyCostCapUsdCents: v.nullable(v.number()),
+  jwksUrl: v.nullable(v.string()),
+  jwtIssuer: v.nullable(v.string()),
+  /** The chat page's address, when the server knows its public URL (SVC_CHAT_PUBLIC_URL). */
+  publicUrl: v.optional(v.string()),
+});
+
+export const PublishedList = v.object({ total: v.number(), publishedAgents: v.array(PublishedView) });
+
+export const AgentKeyView = v.object({
+  id: v.string(),
+  publishedId: v.string(),
+  label: v.string(),
+  prefix: v.string(),
+  createdAt: Instant,
+  expiresAt: v.nullable(Instant),
+  revokedAt: v.nullable(Instant),
+  status: v.picklist(['active', 'revoked', 'expired']),
+});
+
+/** The key itself (`pk_…`) is in the answer that issues it, and never again. */
+export const IssuedAgentKey = v.object({ ...AgentKeyView.entries, token: v.string() });
+
+const Bucket = {
+  start: Instant,
+  end: Instant,
+  runs: v.number(),
+  failedRuns: v.number(),
+  runningRuns: v.number(),
+  tokens: v.number(),
+  costCents: v.number(),
+  sandboxSeconds: v.number(),
+  ingressRequests: v.number(),
+};
+const Window = { window: v.string(), since: Instant, until: Instant, bucket: v.string() };
+
+export const TenantStats = v.object({
+  ...Window,
+  buckets: v.array(v.object({ ...Bucket, queuedRuns: v.number(), waitingRuns: v.number() })),
+});
+
+export const AgentMetrics = v.object({
+  ...Window,
+  totals: v.object({ requests: v.number(), runs: v.number(), conversations: v.number(), costCents: v.number(), tokens: v.number() }),
+  tokens: v.object({ inputTokens: v.number(), outputTokens: v.number(), cacheReadTokens: v.number(), cacheCreateTokens: v.number() }),
+  buckets: v.array(v.object(Bucket)),
+});
+
+export const MetricsQuery = v.object({ window: v.optional(v.picklist(['1h', '24h', '7d', '30d'])) });
+
+/** The chat gateway's answers (gateway.routes.ts, completions.routes.ts). */
+export const Usage = v.object({ inputTokens: v.number(), outputTokens: v.number(), cacheReadTokens: v.optional(v.number()), cacheCreateTokens: v.optional(v.number()) });
+
+export const ChatReply = v.object({ conversationId: v.string(), reply: v.string(), usage: Usage });
+
+export const ConversationView = v.object({
+  conversationId: v.string(),
+  messages: v.array(
+    v.object({ role: v.picklist(['user', 'assistant']), content: v.string(), runId: v.string(), createdAt: v.optional(Instant), error: v.optional(v.boolean()) }),
+  ),
+});
+
+export const ChatCompletion = v.object({
+  id: v.string(),
+  object: v.literal('chat.completion'),
+  created: v.number(),
+  model: v.string(),
+  choices: v.array(
+    v.object({
+      index: v.number(),
+      message: v.object({ role: v.literal('assistant'), content: v.string() }),
+      finish_reason: v.string(),
+      logprobs: v.null(),
+    }),
+  ),
+  usage: v.object({ prompt_tokens: v.number(), completion_tokens: v.number(), total_tokens: v.number() }),
+});
+
+/** The schemas above say what the code answers (schema-check.ts). */
+export type PublishingAnswersChecked = [
+  Agrees<Same<v.InferOutput<typeof PublishedView>, Published>>,
+  Agrees<Same<v.InferOutput<typeof AgentKeyView>, AgentKey>>,
+  Agrees<Same<v.InferOutput<typeof ConversationView>, Conversation>>,
+];

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import type { Agrees, Same } from '../schema-check.ts';
 
 /**
  * The body of `POST /api/skills` (seed 000, "Skills catalog"): a skill is its SKILL.md `body` plus a manifest of the
@@ -64,3 +65,43 @@ export interface Skill {
   totalBytes: number;
   createdAt: string;
 }
+
+/** What `/api/skills` answers: a skill (the list leaves out `body`), and the import's dry run. */
+const SkillFields = {
+  name: v.string(),
+  description: v.string(),
+  resources: v.array(v.object({ path: v.string(), contentType: v.string(), sha256: v.string(), size: v.number(), executable: v.optional(v.boolean()) })),
+  source: v.picklist(SKILL_SOURCES),
+  license: v.nullable(v.string()),
+  compatibility: v.nullable(v.string()),
+  allowedTools: v.array(v.string()),
+  metadata: v.record(v.string(), v.unknown()),
+  requiresSandbox: v.boolean(),
+  totalBytes: v.number(),
+  createdAt: v.string(),
+};
+export const SkillSummary = v.object(SkillFields);
+export const SkillView = v.object({ ...SkillFields, body: v.string() });
+
+const Issue = v.object({ code: v.string(), message: v.string(), path: v.optional(v.string()) });
+export const ImportDryRun = v.object({
+  /** The id to commit with (`POST /api/skills/import/{stagingId}`), valid until `expiresAt`. */
+  stagingId: v.nullable(v.string()),
+  expiresAt: v.nullable(v.string()),
+  skill: v.object({
+    name: v.string(),
+    description: v.string(),
+    license: v.nullable(v.string()),
+    compatibility: v.nullable(v.string()),
+    allowedTools: v.array(v.string()),
+    metadata: v.record(v.string(), v.unknown()),
+  }),
+  body: v.string(),
+  resources: v.array(v.object({ path: v.string(), contentType: v.string(), sha256: v.string(), executable: v.boolean(), bytes: v.number() })),
+  requiresSandbox: v.boolean(),
+  totalBytes: v.number(),
+  validation: v.object({ ok: v.boolean(), errors: v.array(Issue), warnings: v.array(Issue) }),
+});
+
+/** The schemas above say what the code answers (schema-check.ts). */
+export type SkillAnswersChecked = Agrees<Same<v.InferOutput<typeof SkillView>, Skill>>;

@@ -1,5 +1,10 @@
 import * as v from 'valibot';
 import { readOnlyFields } from '../../../shared/strict-body.ts';
+import type { Agrees, Same } from '../schema-check.ts';
+import type { WireRun } from './plan.ts';
+import type { RunSummary } from './workflows.repo.ts';
+import type { Definition } from './definitions.repo.ts';
+import type { Schedule } from './schedules.repo.ts';
 
 /** Request bodies of `/api/workflows/*` (valibot, as every conductor family). Graph rules live in plan.ts checkGraph. */
 export const MAX_NODES = 100;
@@ -65,3 +70,91 @@ export const ScheduleBody = v.object({
   cron: v.pipe(v.string('cron: expected string'), v.minLength(1, 'cron: a cron expression'), v.maxLength(200, 'cron: at most 200 characters')),
   timezone: v.optional(v.pipe(v.string('timezone: expected string'), v.maxLength(100, 'timezone: at most 100 characters')), 'UTC'),
 });
+
+/** What the workflow routes answer (plan.ts `WireRun`, workflows.repo.ts `RunSummary`, definitions.repo.ts, schedules.repo.ts). */
+const Instant = v.string();
+const RunLabel = v.picklist(['pending', 'running', 'paused', 'completed', 'failed', 'cancelled']);
+
+export const WorkflowNodeView = v.object({
+  id: v.string(),
+  profile: v.string(),
+  prompt: v.string(),
+  dependsOn: v.array(v.string()),
+  onError: v.picklist(['pause', 'fail', 'continue']),
+  /** 0 pending, 1 ready, 2 running, 3 ok, 4 error, 5 skipped, 6 cancelled (the label beside it). */
+  status: v.number(),
+  statusLabel: v.picklist(['pending', 'ready', 'running', 'ok', 'error', 'skipped', 'cancelled']),
+  runId: v.nullable(v.string()),
+  output: v.nullable(v.string()),
+  error: v.nullable(v.string()),
+  startedAt: v.nullable(Instant),
+  finishedAt: v.nullable(Instant),
+});
+
+export const WorkflowRunView = v.object({
+  id: v.string(),
+  name: v.string(),
+  definitionId: v.nullable(v.string()),
+  input: v.unknown(),
+  /** 0 pending, 1 running, 2 paused, 3 completed, 4 failed, 5 cancelled; create and start answer the label. */
+  status: v.union([v.number(), RunLabel]),
+  statusLabel: RunLabel,
+  nodes: v.array(WorkflowNodeView),
+  createdAt: Instant,
+  startedAt: v.nullable(Instant),
+  finishedAt: v.nullable(Instant),
+});
+export const WorkflowRunAnswer = v.object({ workflowRun: WorkflowRunView });
+
+export const WorkflowRunSummary = v.object({
+  id: v.string(),
+  name: v.string(),
+  definitionId: v.nullable(v.string()),
+  scheduleId: v.nullable(v.string()),
+  scheduledFor: v.nullable(Instant),
+  status: v.number(),
+  statusLabel: RunLabel,
+  createdAt: Instant,
+  startedAt: v.nullable(Instant),
+  finishedAt: v.nullable(Instant),
+});
+
+export const DefinitionView = v.object({
+  id: v.string(),
+  name: v.string(),
+  nodes: v.array(v.object({ id: v.string(), profile: v.string(), prompt: v.string(), dependsOn: v.array(v.string()), onError: v.picklist(['pause', 'fail', 'continue']) })),
+  createdAt: Instant,
+  updatedAt: Instant,
+});
+export const DefinitionAnswer = v.object({ workflowDefinition: DefinitionView });
+
+export const ScheduleView = v.object({
+  id: v.string(),
+  workflowDefinitionId: v.string(),
+  cron: v.string(),
+  timezone: v.string(),
+  status: v.picklist(['active', 'paused']),
+  nextRunAt: v.nullable(Instant),
+  lastFiredAt: v.nullable(Instant),
+  createdAt: Instant,
+  updatedAt: Instant,
+});
+export const ScheduleAnswer = v.object({ workflowSchedule: ScheduleView });
+
+const Param = (description: string) => v.optional(v.pipe(v.string(), v.description(description)));
+export const WorkflowPageQuery = v.object({ limit: Param('How many items at most (200 by default and at most)'), offset: Param('How many items to skip') });
+export const WorkflowRunsQuery = v.object({
+  ...WorkflowPageQuery.entries,
+  status: Param('Only runs in this status: 0-5 or its label (pending, running, paused, completed, failed, cancelled)'),
+  name: Param('Only runs of this name'),
+  scheduleId: Param('Only runs this schedule started'),
+});
+export const PlanStreamQuery = v.object({ lastEventId: Param('Resume after this event id (as the Last-Event-ID header)') });
+
+/** The schemas above say what the code answers (schema-check.ts). */
+export type WorkflowAnswersChecked = [
+  Agrees<Same<v.InferOutput<typeof WorkflowRunView>, WireRun>>,
+  Agrees<Same<v.InferOutput<typeof WorkflowRunSummary>, RunSummary>>,
+  Agrees<Same<v.InferOutput<typeof DefinitionView>, Definition>>,
+  Agrees<Same<v.InferOutput<typeof ScheduleView>, Schedule>>,
+];

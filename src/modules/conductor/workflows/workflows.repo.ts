@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Tx } from '../../../db/index.ts';
 import { jsonb } from '../../../db/index.ts';
-import { toWire, type NodeSpec, type NodeState, type WorkflowState, type Changes, type PlanDelta, type WireRun } from './plan.ts';
+import { RUN_LABELS, toWire, type NodeSpec, type NodeState, type RunLabel, type WorkflowState, type Changes, type PlanDelta, type WireRun } from './plan.ts';
 
 /** SQL for workflow runs, their nodes and plan events (sql/0015). Tenant calls run in a tenant transaction. */
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
@@ -14,7 +14,7 @@ export interface RunSummary {
   scheduleId: string | null;
   scheduledFor: string | null;
   status: number;
-  statusLabel: string;
+  statusLabel: RunLabel;
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
@@ -173,7 +173,6 @@ export async function listWorkflowRuns(tx: Tx, filter: { status?: number; name?:
   if (filter.scheduleId !== undefined) base = base.where('schedule_id', '=', filter.scheduleId);
   const rows = await base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute();
   const total = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-  const labels = ['pending', 'running', 'paused', 'completed', 'failed', 'cancelled'];
   const items = rows.map((r) => ({
     id: r.id,
     name: r.name,
@@ -181,7 +180,7 @@ export async function listWorkflowRuns(tx: Tx, filter: { status?: number; name?:
     scheduleId: r.schedule_id,
     scheduledFor: iso(r.scheduled_for),
     status: r.status,
-    statusLabel: labels[r.status]!,
+    statusLabel: RUN_LABELS[r.status]!,
     createdAt: iso(r.created_at)!,
     startedAt: iso(r.started_at),
     finishedAt: iso(r.finished_at),
