@@ -70,6 +70,8 @@ export const PublishedView = v.object({
   syncMaxDurationSeconds: v.number(),
   conversationTtlDays: v.nullable(v.number()),
   exposeToolEvents: v.boolean(),
+  /** Who may approve a call to an `ask` tool of a chat run: nobody (`deny`, the call is refused) or the agent's owner. */
+  approvals: v.picklist(['deny', 'owner']),
   enabled: v.boolean(),
   monthlyCostCapUsdCents: v.nullable(v.number()),
   jwksUrl: v.nullable(v.string()),
