@@ -25,6 +25,11 @@ export interface RouteDoc {
    * 401 for every authenticated route, 404 where the path names a resource), each documented with the error body.
    */
   errors?: readonly number[];
+  /**
+   * The route takes no credentials (a device-login step, a provider's signed webhook, a public page's data): the
+   * reference shows it without security and without the 401 and 403 answers of authenticated routes.
+   */
+  public?: boolean;
 }
 
 export const ROUTE_DOC = Symbol.for('svc.routeDoc');

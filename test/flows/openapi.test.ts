@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSvc, type TestSvc } from '../support/svc.ts';
 import { startFakeStripe, type FakeStripe } from '../support/fake-stripe.ts';
+import { validate } from '@readme/openapi-parser';
 
 /**
  * The API reference: /openapi.json is generated from the assembled routes, so every route mounted under /api, /v1
@@ -10,10 +11,29 @@ import { startFakeStripe, type FakeStripe } from '../support/fake-stripe.ts';
 const DOCUMENTED = ['/api/', '/v1/', '/chat/'];
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
+interface Operation {
+  summary?: string;
+  description?: string;
+  requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown>; required?: string[] } }> };
+  responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+}
+
 interface Spec {
   openapi: string;
   info: { version: string };
-  paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown>; required?: string[] } }> } }>>;
+  paths: Record<string, Record<string, Operation>>;
+}
+
+/** What an operation lacks of its documentation: a summary, a description, the schema of its JSON success answer. */
+function undocumented(op: Operation): string[] {
+  const lacks: string[] = [];
+  if (!op.summary?.trim()) lacks.push('summary');
+  if (!op.description?.trim()) lacks.push('description');
+  const success = Object.entries(op.responses).find(([status]) => /^2\d\d$/.test(status));
+  const json = success?.[1].content?.['application/json'];
+  // a non-JSON answer (a stream, a page) and a 204 or a redirect have no JSON schema to give
+  if (!success || (success[0] !== '204' && json && !json.schema)) lacks.push('response schema');
+  return lacks;
 }
 
 describe('the API reference of an all-in-one server', () => {
@@ -44,6 +64,27 @@ describe('the API reference of an all-in-one server', () => {
     for (const prefix of DOCUMENTED) expect(Object.keys(spec.paths).some((p) => p.startsWith(prefix)), prefix).toBe(true);
     // nothing internal leaks into the public reference
     expect(Object.keys(spec.paths).filter((p) => !DOCUMENTED.some((d) => p.startsWith(d)))).toEqual([]);
+  });
+
+  it('is a valid OpenAPI 3.1 document (the official schema and the checks it cannot make: path parameters, unique operation ids)', async () => {
+    const result = await validate(structuredClone(spec) as never);
+    expect(result.valid ? [] : result.errors).toEqual([]);
+  });
+
+  it('documents every operation: a summary, a description and the schema of its JSON success answer', () => {
+    const offenders: string[] = [];
+    const byArea = new Map<string, number>();
+    for (const [path, methods] of Object.entries(spec.paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        const lacks = undocumented(op);
+        if (!lacks.length) continue;
+        offenders.push(`${method.toUpperCase()} ${path}: no ${lacks.join(', no ')}`);
+        const area = path.split('/').slice(0, 3).join('/');
+        byArea.set(area, (byArea.get(area) ?? 0) + 1);
+      }
+    }
+    const summary = [...byArea].sort((a, b) => b[1] - a[1]).map(([area, n]) => `${area}: ${n}`);
+    expect(offenders, `${offenders.length} operations lack documentation (${summary.join(', ')}):\n${offenders.join('\n')}`).toEqual([]);
   });
 
   it('gives request bodies the schema their route validates with', () => {

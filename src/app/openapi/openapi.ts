@@ -69,9 +69,29 @@ export function operationsOf(app: Hono): Operation[] {
   return [...ops.values()];
 }
 
-function jsonSchema(schema: v.GenericSchema): unknown {
-  // transforms and checks JSON Schema cannot say are left out rather than failing the whole document
-  return toJsonSchema(schema, { errorMode: 'ignore' });
+type Json = Record<string, unknown>;
+
+/**
+ * A valibot schema as JSON Schema 2020-12 (OpenAPI 3.1's dialect). Transforms and checks JSON Schema cannot say are
+ * left out rather than failing the whole document. Named definitions (recursive schemas) move to the document's
+ * components, where a `#/…` reference resolves. A response's objects never forbid extra keys: an answer may gain fields
+ * without breaking a client that checks it against the reference.
+ */
+function jsonSchema(schema: v.GenericSchema, use: 'request' | 'response', components: Json): Json {
+  const { $schema: _dialect, $defs, ...converted } = toJsonSchema(schema, { errorMode: 'ignore', target: 'draft-2020-12' }) as Json & { $defs?: Json };
+  const fix = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(fix);
+    if (!node || typeof node !== 'object') return node;
+    const out: Json = {};
+    for (const [k, val] of Object.entries(node)) {
+      if (k === '$ref' && typeof val === 'string') out[k] = val.replace(/^#\/\$defs\//, '#/components/schemas/');
+      else if (k === 'additionalProperties' && val === false && use === 'response') continue;
+      else out[k] = fix(val);
+    }
+    return out;
+  };
+  for (const [name, def] of Object.entries($defs ?? {})) components[name] ??= fix(def);
+  return fix(converted) as Json;
 }
 
 const ERROR_TEXT: Record<number, string> = {
@@ -92,17 +112,21 @@ const ERROR_TEXT: Record<number, string> = {
 };
 
 /** The documented answers of an operation: its success answer, then its errors, each with the error body. */
-function responsesOf(op: Operation, hasParams: boolean): Record<string, unknown> {
+function responsesOf(op: Operation, hasParams: boolean, components: Json): Record<string, unknown> {
   const { doc: d } = op;
   const status = d.status ?? 200;
   const media = d.responds ?? 'application/json';
   const success: Record<string, unknown> = {
     description: d.responds === 'text/event-stream' ? 'A server-sent event stream' : status === 204 ? 'Done; no body' : status === 302 ? 'A redirect' : (d.summary ?? 'The answer'),
   };
-  if (status !== 204 && status !== 302) success.content = { [media]: d.response ? { schema: jsonSchema(d.response) } : {} };
+  if (status !== 204 && status !== 302) success.content = { [media]: d.response ? { schema: jsonSchema(d.response, 'response', components) } : {} };
   const errors = new Set<number>(d.errors ?? []);
   if (d.body || d.query) errors.add(400);
-  if (!op.path.startsWith('/chat/')) errors.add(401);
+  if (!op.path.startsWith('/chat/') && !d.public) {
+    errors.add(401);
+    // a viewer's key may only read: every change on /api and /v1 can answer 403
+    if (op.method !== 'GET') errors.add(403);
+  }
   if (hasParams) errors.add(404);
   const errorRef = op.path.startsWith('/v1/') ? '#/components/schemas/AgentsError' : '#/components/schemas/Error';
   const responses: Record<string, unknown> = { [String(status)]: success };
@@ -114,6 +138,7 @@ function responsesOf(op: Operation, hasParams: boolean): Record<string, unknown>
 
 export function buildOpenApi(app: Hono, version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
+  const schemas: Json = {};
   for (const op of operationsOf(app)) {
     const { params } = openApiPath(op.route);
     const tag = op.path.split('/').slice(1, 3).join('/');
@@ -123,12 +148,12 @@ export function buildOpenApi(app: Hono, version: string): Record<string, unknown
       ...(op.doc.summary ? { summary: op.doc.summary } : {}),
       ...(op.doc.description ? { description: op.doc.description } : {}),
       ...(params.length ? { parameters: params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })) } : {}),
-      ...(op.doc.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(op.doc.body) } } } } : {}),
-      responses: responsesOf(op, params.length > 0),
-      security: op.path.startsWith('/chat/') ? [{ agentKey: [] }] : [{ apiKey: [] }],
+      ...(op.doc.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(op.doc.body, 'request', schemas) } } } } : {}),
+      responses: responsesOf(op, params.length > 0, schemas),
+      security: op.doc.public ? [] : op.path.startsWith('/chat/') ? [{ agentKey: [] }] : [{ apiKey: [] }],
     };
     if (op.doc.query) {
-      const q = jsonSchema(op.doc.query) as { properties?: Record<string, unknown>; required?: string[] };
+      const q = jsonSchema(op.doc.query, 'request', schemas) as { properties?: Record<string, unknown>; required?: string[] };
       const query = Object.entries(q.properties ?? {}).map(([name, schema]) => ({ name, in: 'query', required: q.required?.includes(name) ?? false, schema }));
       operation.parameters = [...((operation.parameters as unknown[]) ?? []), ...query];
     }
@@ -140,6 +165,7 @@ export function buildOpenApi(app: Hono, version: string): Record<string, unknown
     servers: [{ url: '/' }],
     components: {
       schemas: {
+        ...schemas,
         Error: { type: 'object', required: ['error'], properties: { error: { type: 'string', description: 'What went wrong, naming the field or resource' } } },
         AgentsError: {
           type: 'object',
