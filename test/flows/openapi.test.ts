@@ -122,6 +122,9 @@ describe('the API reference of an all-in-one server', () => {
     const html = await res.text();
     expect(html).toContain('<code>/api/runs</code>');
     expect(html).toContain('<code>/v1/agents</code>');
+    // a documented answer is shown with its schema and its errors
+    expect(html).toMatch(/<code>\/api\/runs<\/code><\/h3><p>Start a run<\/p>[\s\S]*?Answers <code>202<\/code>; errors <code[^>]*>400<\/code>/);
+    expect(html).toContain('<summary>Answer (JSON)</summary>');
     const index = (await (await fetch(`${svc.url}/`)).json()) as { links: Record<string, string> };
     expect(index.links).toMatchObject({ docs: '/docs', openapi: '/openapi.json' });
   });
