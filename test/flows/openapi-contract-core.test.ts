@@ -1,23 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestSvc, type TestSvc } from '../support/svc.ts';
+import type { TestSvc } from '../support/svc.ts';
+import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
+import { sseFrames, type RunEventLike } from '../support/sse.ts';
 import { expectAnswerDocumented, type OpenApiDocument } from '../support/openapi-contract.ts';
 
 /**
  * The API reference's answers match the real ones: for the core of /api (runs, profiles, sessions, keys, tenants and
  * their limits, approvals, capability bundles, connected apps, the device login), real answers of a server that ran a
- * demo-model run are checked against the response schema /openapi.json documents for them.
+ * demo-model run and a tool call held for approval (the fake model provider) are checked against the response schema
+ * /openapi.json documents for them.
  */
 describe('the documented answers of the core /api routes', () => {
+  let h: AgentsHarness;
   let svc: TestSvc;
   let spec: OpenApiDocument;
   let runId: string;
   let sessionId: string;
   beforeAll(async () => {
-    svc = await startTestSvc({ DATABASE_URL: 'memory', AGENT_ORC_ADMIN_TENANT: 'default' }, 'all');
+    h = await startAgentsHarness();
+    svc = h.svc;
     spec = (await (await fetch(`${svc.url}/openapi.json`)).json()) as OpenApiDocument;
   }, 60_000);
   afterAll(async () => {
-    await svc?.stop();
+    await h?.stop();
   });
 
   /** Calls the route, expects `status`, and checks the body against the reference's schema for `method path status`. */
@@ -65,6 +70,28 @@ describe('the documented answers of the core /api routes', () => {
     await check('GET', '/api/worker/leases', '/api/worker/leases', 200);
     await check('GET', `/api/runs/${runId}/approvals`, '/api/runs/{id}/approvals', 200);
     await check('GET', '/api/approvals?status=pending', '/api/approvals', 200);
+  }, 60_000);
+
+  it('documents approvals and the events of a run that waited for one as they are answered', async () => {
+    const asker = { name: 'asker', runtime: 'general', model: 'openai-compatible:fake-model', tools: ['@files'], permissions: { fs_write: 'ask', '*': 'allow' } };
+    await check('POST', '/api/profiles', '/api/profiles', 201, asker);
+    const { runId: held } = await check('POST', '/api/runs', '/api/runs', 202, { profile: 'asker', prompt: 'CALL_TOOL fs_write {"path":"/work/a.txt","content":"x"}' });
+    const frames = sseFrames<RunEventLike>(await svc.api(`/api/runs/${held}/stream`));
+    let approvalId: string | undefined;
+    for await (const frame of frames) {
+      if (frame.event.type !== 'approval_required') continue;
+      approvalId = frame.event.approvalId as string;
+      break;
+    }
+    expect(approvalId).toMatch(/^apr_/);
+    expect((await check('GET', `/api/runs/${held}`, '/api/runs/{id}', 200)).status).toBe('waiting');
+    await check('GET', `/api/approvals/${approvalId}`, '/api/approvals/{id}', 200);
+    await check('GET', `/api/runs/${held}/approvals`, '/api/runs/{id}/approvals', 200);
+    const decided = await check('POST', `/api/runs/${held}/approvals/${approvalId}`, '/api/runs/{id}/approvals/{approvalId}', 200, { decision: 'approve', message: 'fine' });
+    expect(decided).toMatchObject({ status: 'approved', delivered: true });
+    await (await svc.api(`/api/runs/${held}/stream`)).text();
+    const run = await check('GET', `/api/runs/${held}`, '/api/runs/{id}', 200);
+    expect(run.events.map((e: { type: string }) => e.type)).toEqual(expect.arrayContaining(['tool_call', 'approval_required', 'approval_decided', 'tool_result', 'result']));
   }, 60_000);
 
   it('documents keys, tenants and their limits as they are answered', async () => {
