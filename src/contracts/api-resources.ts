@@ -1,4 +1,6 @@
 import * as v from 'valibot';
+import type { Documents } from '../shared/route-doc.ts';
+import type { RunEvent } from './run-event.ts';
 
 /**
  * The resources /api answers with that several families share (a run, its events, a profile, a session), as valibot
@@ -35,6 +37,9 @@ export const RunEventSchema = v.object({
   expiresAt: v.optional(Timestamp),
   decision: v.optional(v.picklist(['approve', 'deny'])),
 });
+
+/** The event type every runtime emits fits the documented event (compile-time only). */
+export type DocumentedRunEvent = Documents<typeof RunEventSchema, RunEvent>;
 
 /** What a run was asked to do. */
 export const SubTaskSchema = v.object({

@@ -32,6 +32,12 @@ export interface RouteDoc {
   public?: boolean;
 }
 
+/**
+ * Compiles only when `T`, the type a handler answers with, fits the documented answer schema `S`: a type alias beside
+ * the route (`type _RunAnswer = Documents<typeof RunSummarySchema, RunSummary>`) keeps the two from drifting apart.
+ */
+export type Documents<S extends v.GenericSchema, T extends v.InferOutput<S>> = T;
+
 export const ROUTE_DOC = Symbol.for('svc.routeDoc');
 
 export type DocMiddleware = MiddlewareHandler & { [ROUTE_DOC]: RouteDoc };

@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import { APPROVAL_STATUSES, ApprovalDecisionBody, ApprovalRequest, type ApprovalStatus } from '../../../contracts/approvals.ts';
 import { badRequest } from '../../../shared/errors.ts';
 import { readJson } from '../../../shared/http.ts';
-import { doc } from '../../../shared/route-doc.ts';
+import { doc, type Documents } from '../../../shared/route-doc.ts';
 import * as v from 'valibot';
 import { inTenant, pageOf, PageQuery, sendList, tenantOf } from '../../crud/index.ts';
 
@@ -26,6 +26,7 @@ const Ticket = v.object({ approvalId: v.string(), expiresAt: v.string() });
 const ListQuery = v.object({ ...PageQuery.entries, status: v.optional(v.picklist(APPROVAL_STATUSES)) });
 import type { IdentityEnv } from '../identity/index.ts';
 import { listApprovals } from './approvals.repo.ts';
+import type { Approval } from '../../../contracts/approvals.ts';
 import { decide, getOne, requestApproval, type ApprovalDeps } from './approvals.service.ts';
 
 /**
@@ -49,3 +50,6 @@ export function approvalRoutes(deps: ApprovalDeps): Hono<IdentityEnv> {
       c.json(await decide(deps, c.get('principal'), c.req.param('id'), c.req.param('approvalId'), await readJson(c, ApprovalDecisionBody))),
     );
 }
+
+/** The answers' types fit what the reference documents (compile-time only). */
+export type DocumentedApproval = Documents<typeof ApprovalSchema, Approval>;

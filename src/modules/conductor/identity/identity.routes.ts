@@ -1,8 +1,9 @@
-import { doc } from '../../../shared/route-doc.ts';
+import { doc, type Documents } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import { readJson } from '../../../shared/http.ts';
 import type { IdentityEnv } from './middleware.ts';
 import * as v from 'valibot';
+import type { ApiKeyView } from './index.ts';
 import { IssueKeyBody, issueKey, listKeys, revokeKey, type KeyDeps } from './keys.service.ts';
 
 /** An API key as listed: never its secret. */
@@ -56,3 +57,6 @@ export function identityRoutes(deps: KeyDeps): Hono<IdentityEnv> {
       return c.body(null, 204);
     });
 }
+
+/** The answers' types fit what the reference documents (compile-time only). */
+export type DocumentedApiKey = Documents<typeof ApiKeySchema, ApiKeyView>;

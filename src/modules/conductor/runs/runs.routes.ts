@@ -1,4 +1,4 @@
-import { doc } from '../../../shared/route-doc.ts';
+import { doc, type Documents } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import { readJson } from '../../../shared/http.ts';
 import { sseFrameText, sseResponse } from '../../../shared/sse.ts';
@@ -12,6 +12,7 @@ import { cancelRun, terminateRun } from './cancel.ts';
 import { followRun } from './follow.ts';
 import type { Hub, StoredEvent } from './hub.ts';
 import { eventsAfter, RUN_STATUSES, runtimeSessionIdOf, type ShownRunStatus } from './runs.repo.ts';
+import type { RunSummary } from './runs.repo.ts';
 import { createRun, getRunSummary, listRunSummaries, RunBody, type RunDeps } from './runs.service.ts';
 
 /**
@@ -130,3 +131,7 @@ function publicEvent<T extends { runtimeSessionId?: string }>(event: T): Omit<T,
   const { runtimeSessionId: _omit, ...rest } = event;
   return rest;
 }
+
+/** The answers' types fit what the reference documents (compile-time only). */
+// the stored subTask is typed as any JSON object; createRun writes every field SubTaskSchema documents
+export type DocumentedRunSummary = Documents<typeof RunSummarySchema, Omit<RunSummary, 'subTask'> & { subTask: v.InferOutput<typeof RunSummarySchema.entries.subTask> }>;

@@ -1,4 +1,4 @@
-import { doc } from '../../../shared/route-doc.ts';
+import { doc, type Documents } from '../../../shared/route-doc.ts';
 import { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
@@ -11,6 +11,7 @@ import type { Guards } from '../identity/guards.ts';
 import type { Broadcaster } from '../runners/broadcast.ts';
 import type { SandboxLimitsService } from './sandbox-limits.service.ts';
 import { tenantProfileSpecs } from './tenant-limits.repo.ts';
+import type { TenantLimitsView } from './sandbox-limits.service.ts';
 import * as v from 'valibot';
 
 const Limits = v.object({ memoryMiB: v.number(), cpus: v.number(), pids: v.number(), wallSeconds: v.number(), cpuSeconds: v.number(), fileMiB: v.number(), diskMiB: v.number(), outputBytes: v.number(), openFiles: v.number() });
@@ -43,3 +44,6 @@ export function tenantLimitsRoutes(deps: { db: Kysely<DB>; limits: SandboxLimits
       return c.json(view);
     });
 }
+
+/** The answers' types fit what the reference documents (compile-time only). */
+export type DocumentedTenantLimits = Documents<typeof TenantLimitsAnswer, TenantLimitsView>;

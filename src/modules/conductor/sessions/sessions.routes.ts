@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
-import { doc } from '../../../shared/route-doc.ts';
+import { doc, type Documents } from '../../../shared/route-doc.ts';
 import { readJson } from '../../../shared/http.ts';
 import { withTenant } from '../../../db/index.ts';
 import { CallError } from '../../../contracts/runner.client.ts';
@@ -14,6 +14,7 @@ import { getSessionRow, listSessions, toRecord } from './sessions.repo.ts';
 import { fanOut } from './fan-out.ts';
 import { openNamedSession, shutdownSession } from './sessions.service.ts';
 import { groupOf, parseGroup, parseTimeZone, railOf } from './rail.ts';
+import type { SessionRecord } from './sessions.repo.ts';
 import { runnerLimitsOf } from '../sandbox-limits/index.ts';
 
 /** The body of `POST /api/sessions`. */
@@ -177,3 +178,6 @@ export function sessionRoutes(deps: RunDeps & { fleet: Fleet; fanOutTimeoutMs: n
       return c.json({ runners });
     });
 }
+
+/** The answers' types fit what the reference documents (compile-time only). */
+export type DocumentedSession = Documents<typeof SessionSchema, SessionRecord>;
