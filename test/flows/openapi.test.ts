@@ -87,6 +87,26 @@ describe('the API reference of an all-in-one server', () => {
     expect(offenders, `${offenders.length} operations lack documentation (${summary.join(', ')}):\n${offenders.join('\n')}`).toEqual([]);
   });
 
+  it('lets answers grow (no response schema forbids extra keys), says who may call, and speaks one JSON Schema dialect', () => {
+    const closed: string[] = [];
+    const walk = (node: unknown, where: string): void => {
+      if (!node || typeof node !== 'object') return;
+      if ((node as { additionalProperties?: unknown }).additionalProperties === false) closed.push(where);
+      for (const [k, child] of Object.entries(node)) walk(child, `${where}.${k}`);
+    };
+    for (const [path, methods] of Object.entries(spec.paths)) for (const [method, op] of Object.entries(methods)) walk(op.responses, `${method} ${path}`);
+    expect(closed).toEqual([]);
+    // every schema is 2020-12, OpenAPI 3.1's own: none names another dialect
+    expect(JSON.stringify(spec)).not.toContain('"$schema"');
+    const raw = spec as unknown as { paths: Record<string, Record<string, { security: unknown[]; responses: Record<string, unknown> }>> };
+    // a route that takes no credentials says so, without the answers of authenticated ones
+    expect(raw.paths['/api/device/code']!.post!.security).toEqual([]);
+    expect(Object.keys(raw.paths['/api/device/code']!.post!.responses)).not.toContain('401');
+    // a change can be refused to a viewer's key; a read cannot
+    expect(Object.keys(raw.paths['/api/runs']!.post!.responses)).toEqual(expect.arrayContaining(['202', '400', '401', '403']));
+    expect(Object.keys(raw.paths['/api/runs']!.get!.responses)).not.toContain('403');
+  });
+
   it('gives request bodies the schema their route validates with', () => {
     const runBody = spec.paths['/api/runs']!.post!.requestBody!.content['application/json']!.schema;
     expect(runBody.properties).toHaveProperty('profile');

@@ -27,7 +27,7 @@ const VfsLease = v.object({ sessionId: v.string(), allowedMounts: v.pipe(v.array
 const WorkerLease = v.object({ sessionId: v.string(), substrate: v.string(), workerId: v.string(), runtime: v.string(), state: v.string(), startedAt: v.string() });
 const SessionQuery = v.object({
   ...PageQuery.entries,
-  q: v.optional(v.pipe(v.string(), v.description('Only sessions matching this text'))),
+  q: v.optional(v.pipe(v.string(), v.description('Only sessions whose id or profile contains this text'))),
   profile: v.optional(v.pipe(v.string(), v.description('Only sessions of this profile'))),
   tz: v.optional(v.pipe(v.string(), v.description('IANA time zone the day groups are counted in (default UTC)'))),
 });
@@ -88,7 +88,7 @@ export function sessionRoutes(deps: RunDeps & { fleet: Fleet; fanOutTimeoutMs: n
       '/sessions',
       doc({
         summary: 'List sessions',
-        description: 'The tenant’s sessions, most recently used first (200 a page unless `limit` says; X-Total-Count has the full count), filtered by text, profile or day group.',
+        description: 'The tenant’s sessions, newest first (200 a page unless `limit` says; X-Total-Count has the full count), filtered by text, profile or day group (the day group filters the page).',
         query: v.object({ ...SessionQuery.entries, group: v.optional(RAIL_GROUP) }),
         response: v.array(SessionSchema),
       }),
@@ -104,7 +104,7 @@ export function sessionRoutes(deps: RunDeps & { fleet: Fleet; fanOutTimeoutMs: n
     })
     .get(
       '/sessions/rail',
-      doc({ summary: 'Group sessions by day', description: 'The live sessions grouped for a sidebar (today, yesterday, the previous 7 and 30 days, older) in the caller’s time zone.', query: SessionQuery, response: Rail }),
+      doc({ summary: 'Group sessions by day', description: 'The live sessions, most recently used first, grouped for a sidebar (today, yesterday, the previous 7 and 30 days, older) in the given time zone.', query: SessionQuery, response: Rail }),
       async (c) => {
       const page = pageOf(c, SESSION_LISTS);
       const tz = parseTimeZone(c.req.query('tz'));
@@ -114,7 +114,7 @@ export function sessionRoutes(deps: RunDeps & { fleet: Fleet; fanOutTimeoutMs: n
       return c.json({ timeZone: tz, groups: railOf(items, new Date(), tz) });
     })
     .get('/sessions/:id', doc({ summary: 'Get a session', description: 'The session: its profile, status, run count and last prompt.', response: SessionSchema }), async (c) => c.json(toRecord(await requireRow(c.get('principal').tenantId, c.req.param('id')))))
-    .delete('/sessions/:id', doc({ summary: 'Close a session', description: 'Shuts the session down on its runner and releases its workspace; its runs stay readable.', status: 204, errors: [503] }), async (c) => {
+    .delete('/sessions/:id', doc({ summary: 'Close a session', description: 'Shuts the session down on its runner and releases its workspace; its runs stay readable.', status: 204, errors: [502] }), async (c) => {
       await shutdownSession(deps, c.get('principal').tenantId, c.req.param('id'));
       return c.body(null, 204);
     })
