@@ -6,8 +6,9 @@ import { routeDocOf, type RouteDoc } from '../../shared/route-doc.ts';
 /**
  * The OpenAPI 3.1 document of what this process serves on its public port, generated from the assembled app: every
  * route under the documented prefixes (method and path from Hono's route table, path parameters from the path), with
- * the summary and request-body JSON Schema a route declares with `doc()` (doc.ts), converted from the valibot schema it
- * validates with. Nothing here is written by hand per route.
+ * what a route declares with `doc()` (shared/route-doc.ts): summary, description, query and request-body JSON Schema
+ * converted from the valibot schemas it validates with, its answer's schema and status, and its errors. Nothing here is
+ * written by hand per route.
  */
 export const DOCUMENTED_PREFIXES = ['/api/', '/v1/', '/chat/'] as const;
 
@@ -122,6 +123,8 @@ function responsesOf(op: Operation, hasParams: boolean, components: Json): Recor
   if (status !== 204 && status !== 302) success.content = { [media]: d.response ? { schema: jsonSchema(d.response, 'response', components) } : {} };
   const errors = new Set<number>(d.errors ?? []);
   if (d.body || d.query) errors.add(400);
+  // every JSON body under /api and /v1 passes the server's body size limit first
+  if (d.body && !op.path.startsWith('/chat/')) errors.add(413);
   if (!op.path.startsWith('/chat/') && !d.public) {
     errors.add(401);
     // a viewer's key may only read: every change on /api and /v1 can answer 403
