@@ -3,9 +3,10 @@ import type { Documents } from '../shared/route-doc.ts';
 import type { RunEvent } from './run-event.ts';
 
 /**
- * The resources /api answers with that several families share (a run, its events, a profile, a session), as valibot
- * schemas: routes declare them as their documented answer (`doc({ response })`), the API reference turns them into
- * JSON Schema, and the contract tests check real answers against it. Objects allow extra keys: an answer may grow.
+ * The resources /api answers with that several families share (a run, its events, a profile, a session, an API key, a
+ * tenant), as valibot schemas: routes declare them as their documented answer (`doc({ response })`), the API reference
+ * turns them into JSON Schema, and the contract tests check real answers against it. Objects allow extra keys: an
+ * answer may grow.
  */
 
 const Timestamp = v.pipe(v.string(), v.description('ISO 8601 time'));
@@ -112,3 +113,23 @@ export const SessionSchema = v.object({
   runCount: v.number(),
   metadata: v.object({ runtimeSessionId: v.nullable(v.string()) }),
 });
+
+/** An API key as listed: never its secret. */
+export const ApiKeySchema = v.object({
+  id: v.string(),
+  tenantId: v.string(),
+  name: v.string(),
+  role: v.picklist(['owner', 'admin', 'member', 'viewer']),
+  prefix: v.pipe(v.string(), v.description('The first characters of the key, to recognise it')),
+  createdBy: v.nullable(v.string()),
+  createdAt: v.string(),
+  expiresAt: v.nullable(v.string()),
+  revokedAt: v.nullable(v.string()),
+  status: v.picklist(['active', 'expired', 'revoked']),
+});
+
+/** A key just issued: the only answer that carries its secret (`token`). */
+export const IssuedKeySchema = v.object({ ...ApiKeySchema.entries, token: v.pipe(v.string(), v.description('The key itself; shown once, never again')) });
+
+/** A tenant as the operator's routes answer it. */
+export const TenantSchema = v.object({ id: v.string(), name: v.string(), metadata: v.record(v.string(), v.unknown()), createdAt: v.string(), updatedAt: v.string(), deletedAt: v.nullable(v.string()) });

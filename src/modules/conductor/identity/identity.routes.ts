@@ -3,25 +3,9 @@ import { Hono } from 'hono';
 import { readJson } from '../../../shared/http.ts';
 import type { IdentityEnv } from './middleware.ts';
 import * as v from 'valibot';
-import type { ApiKeyView } from './index.ts';
+import type { ApiKeyView } from './keys.service.ts';
 import { IssueKeyBody, issueKey, listKeys, revokeKey, type KeyDeps } from './keys.service.ts';
-
-/** An API key as listed: never its secret. */
-export const ApiKeySchema = v.object({
-  id: v.string(),
-  tenantId: v.string(),
-  name: v.string(),
-  role: v.picklist(['owner', 'admin', 'member', 'viewer']),
-  prefix: v.pipe(v.string(), v.description('The first characters of the key, to recognise it')),
-  createdBy: v.nullable(v.string()),
-  createdAt: v.string(),
-  expiresAt: v.nullable(v.string()),
-  revokedAt: v.nullable(v.string()),
-  status: v.picklist(['active', 'expired', 'revoked']),
-});
-
-/** A key just issued: the only answer that carries its secret (`token`). */
-export const IssuedKeySchema = v.object({ ...ApiKeySchema.entries, token: v.pipe(v.string(), v.description('The key itself; shown once, never again')) });
+import { ApiKeySchema, IssuedKeySchema } from '../../../contracts/api-resources.ts';
 
 const WhoAmI = v.object({
   tenantId: v.string(),

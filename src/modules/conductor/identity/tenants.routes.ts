@@ -4,7 +4,7 @@ import * as v from 'valibot';
 import { JsonObject, readJson } from '../../../shared/http.ts';
 import { readOnlyFields } from '../../../shared/strict-body.ts';
 import { IssueKeyBody, type KeyDeps } from './keys.service.ts';
-import { IssuedKeySchema } from './identity.routes.ts';
+import { IssuedKeySchema, TenantSchema } from '../../../contracts/api-resources.ts';
 import type { IdentityEnv } from './middleware.ts';
 import type { Guards } from './guards.ts';
 import { createTenant, getTenant, issueOwnerKey, listTenants, softDeleteTenant, updateTenant } from './tenants.service.ts';
@@ -12,8 +12,6 @@ import { createTenant, getTenant, issueOwnerKey, listTenants, softDeleteTenant, 
 const Slug = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'a slug of lowercase letters, digits and hyphens'));
 const Metadata = JsonObject;
 const CreateBody = v.object({ id: Slug, name: v.pipe(v.string(), v.minLength(1)), metadata: v.optional(Metadata) });
-/** A tenant as the operator's routes answer it. */
-export const TenantSchema = v.object({ id: v.string(), name: v.string(), metadata: v.record(v.string(), v.unknown()), createdAt: v.string(), updatedAt: v.string(), deletedAt: v.nullable(v.string()) });
 const TenantList = v.object({ total: v.number(), tenants: v.array(TenantSchema) });
 const OPERATOR = ' Operator only: callers outside the operator tenant (AGENT_ORC_ADMIN_TENANT) get 404; changes need the admin role.';
 const UpdateBody = v.object({ ...readOnlyFields('id', 'createdAt', 'updatedAt', 'deletedAt'), name: v.optional(v.pipe(v.string(), v.minLength(1))), metadata: v.optional(Metadata) });
