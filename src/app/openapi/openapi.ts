@@ -72,26 +72,39 @@ export function operationsOf(app: Hono): Operation[] {
 
 type Json = Record<string, unknown>;
 
+/** The definitions hoisted to the document's components: by name, and each name by its definition's text. */
+interface Definitions {
+  schemas: Json;
+  named: Map<string, string>;
+}
+
 /**
  * A valibot schema as JSON Schema 2020-12 (OpenAPI 3.1's dialect). Transforms and checks JSON Schema cannot say are
- * left out rather than failing the whole document. Named definitions (recursive schemas) move to the document's
- * components, where a `#/…` reference resolves. A response's objects never forbid extra keys: an answer may gain fields
- * without breaking a client that checks it against the reference.
+ * left out rather than failing the whole document. Definitions (recursive schemas: the converter numbers them per
+ * schema) move to the document's components under names unique in the document, where a `#/…` reference resolves; an
+ * identical definition is kept once. A response's objects never forbid extra keys: an answer may gain fields without
+ * breaking a client that checks it against the reference.
  */
-function jsonSchema(schema: v.GenericSchema, use: 'request' | 'response', components: Json): Json {
-  const { $schema: _dialect, $defs, ...converted } = toJsonSchema(schema, { errorMode: 'ignore', target: 'draft-2020-12' }) as Json & { $defs?: Json };
+function jsonSchema(schema: v.GenericSchema, use: 'request' | 'response', defs: Definitions): Json {
+  const { $schema: _dialect, $defs = {}, ...converted } = toJsonSchema(schema, { errorMode: 'ignore', target: 'draft-2020-12' }) as Json & { $defs?: Json };
+  const names = new Map<string, string>();
+  for (const [local, def] of Object.entries($defs)) {
+    const text = JSON.stringify([use, def]);
+    if (!defs.named.has(text)) defs.named.set(text, `Definition${defs.named.size + 1}`);
+    names.set(local, defs.named.get(text)!);
+  }
   const fix = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(fix);
     if (!node || typeof node !== 'object') return node;
     const out: Json = {};
     for (const [k, val] of Object.entries(node)) {
-      if (k === '$ref' && typeof val === 'string') out[k] = val.replace(/^#\/\$defs\//, '#/components/schemas/');
+      if (k === '$ref' && typeof val === 'string' && val.startsWith('#/$defs/')) out[k] = `#/components/schemas/${names.get(val.slice('#/$defs/'.length))}`;
       else if (k === 'additionalProperties' && val === false && use === 'response') continue;
       else out[k] = fix(val);
     }
     return out;
   };
-  for (const [name, def] of Object.entries($defs ?? {})) components[name] ??= fix(def);
+  for (const [local, name] of names) defs.schemas[name] ??= fix($defs[local]);
   return fix(converted) as Json;
 }
 
@@ -113,14 +126,14 @@ const ERROR_TEXT: Record<number, string> = {
 };
 
 /** The documented answers of an operation: its success answer, then its errors, each with the error body. */
-function responsesOf(op: Operation, hasParams: boolean, components: Json): Record<string, unknown> {
+function responsesOf(op: Operation, hasParams: boolean, defs: Definitions): Record<string, unknown> {
   const { doc: d } = op;
   const status = d.status ?? 200;
   const media = d.responds ?? 'application/json';
   const success: Record<string, unknown> = {
     description: d.responds === 'text/event-stream' ? 'A server-sent event stream' : status === 204 ? 'Done; no body' : status === 302 ? 'A redirect' : (d.summary ?? 'The answer'),
   };
-  if (status !== 204 && status !== 302) success.content = { [media]: d.response ? { schema: jsonSchema(d.response, 'response', components) } : {} };
+  if (status !== 204 && status !== 302) success.content = { [media]: d.response ? { schema: jsonSchema(d.response, 'response', defs) } : {} };
   const errors = new Set<number>(d.errors ?? []);
   if (d.body || d.query) errors.add(400);
   // every JSON body under /api and /v1 passes the server's body size limit first
@@ -141,7 +154,7 @@ function responsesOf(op: Operation, hasParams: boolean, components: Json): Recor
 
 export function buildOpenApi(app: Hono, version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  const schemas: Json = {};
+  const defs: Definitions = { schemas: {}, named: new Map() };
   for (const op of operationsOf(app)) {
     const { params } = openApiPath(op.route);
     const tag = op.path.split('/').slice(1, 3).join('/');
@@ -151,12 +164,12 @@ export function buildOpenApi(app: Hono, version: string): Record<string, unknown
       ...(op.doc.summary ? { summary: op.doc.summary } : {}),
       ...(op.doc.description ? { description: op.doc.description } : {}),
       ...(params.length ? { parameters: params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })) } : {}),
-      ...(op.doc.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(op.doc.body, 'request', schemas) } } } } : {}),
-      responses: responsesOf(op, params.length > 0, schemas),
+      ...(op.doc.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(op.doc.body, 'request', defs) } } } } : {}),
+      responses: responsesOf(op, params.length > 0, defs),
       security: op.doc.public ? [] : op.path.startsWith('/chat/') ? [{ agentKey: [] }] : [{ apiKey: [] }],
     };
     if (op.doc.query) {
-      const q = jsonSchema(op.doc.query, 'request', schemas) as { properties?: Record<string, unknown>; required?: string[] };
+      const q = jsonSchema(op.doc.query, 'request', defs) as { properties?: Record<string, unknown>; required?: string[] };
       const query = Object.entries(q.properties ?? {}).map(([name, schema]) => ({ name, in: 'query', required: q.required?.includes(name) ?? false, schema }));
       operation.parameters = [...((operation.parameters as unknown[]) ?? []), ...query];
     }
@@ -168,7 +181,7 @@ export function buildOpenApi(app: Hono, version: string): Record<string, unknown
     servers: [{ url: '/' }],
     components: {
       schemas: {
-        ...schemas,
+        ...defs.schemas,
         Error: { type: 'object', required: ['error'], properties: { error: { type: 'string', description: 'What went wrong, naming the field or resource' } } },
         AgentsError: {
           type: 'object',
