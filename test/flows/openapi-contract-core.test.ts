@@ -116,6 +116,14 @@ describe('the documented answers of the core /api routes', () => {
     await check('POST', '/api/device/code', '/api/device/code', 200, { label: 'contract' }, null);
   });
 
+  it('documents the error answers as they are answered', async () => {
+    await check('GET', '/api/runs/run_nope', '/api/runs/{id}', 404);
+    await check('POST', '/api/runs', '/api/runs', 400, { profile: 'demo', prompt: 1 });
+    await check('POST', '/api/profiles', '/api/profiles', 409, { name: 'demo', runtime: 'general', model: 'demo:echo' });
+    await check('GET', '/api/whoami', '/api/whoami', 401, undefined, 'ao_test_not_a_key_at_all_000000000');
+    await check('POST', '/api/device/token', '/api/device/token', 400, { deviceCode: 'nope' }, null);
+  });
+
   it('fails a body that does not match, naming the operation and the field', () => {
     expect(() => expectAnswerDocumented(spec, 'GET', '/api/sessions/{id}', 200, { id: 's', runCount: 'two' })).toThrow(/GET \/api\/sessions\/\{id\} 200[\s\S]*must have required property 'profile'[\s\S]*\/runCount must be number/);
     expect(() => expectAnswerDocumented(spec, 'GET', '/api/runs/{id}/stream', 200, {})).toThrow(/documents no JSON schema/);
