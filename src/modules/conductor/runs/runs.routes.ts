@@ -66,7 +66,7 @@ export function runRoutes(deps: RunDeps & { hub: Hub; keepAliveMs: number }): Ho
       '/:id/terminate',
       doc({
         summary: 'Force-terminate a run',
-        description: 'Stops a run that a cancel did not stop: marks it cancelled, releases its session and reports what it did, with warnings for anything it could not reach.',
+        description: 'Stops a run that a cancel did not stop: marks it cancelled, releases its session and reports what it did, with warnings for anything it could not reach (an unknown run: `run_not_found`).',
         response: TerminateAnswer,
       }),
       async (c) => c.json(await terminateRun(deps, c.get('principal').tenantId, c.req.param('id'))))
