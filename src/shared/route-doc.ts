@@ -5,7 +5,8 @@ import type * as v from 'valibot';
  * What a route tells the API reference about itself. `doc({ summary, body: Schema })` goes in the route's handler list
  * (`app.post('/', doc({ body: RunBody }), handler)`): it does nothing at request time; the OpenAPI generator finds it
  * among the app's routes and turns `body` (the valibot schema the handler reads the body with) into the request body's
- * JSON Schema. Routes without it are documented too, by method and path.
+ * JSON Schema, and `response` (the schema of what the handler answers) into the success answer's. Every operation under
+ * /api, /v1 and /chat needs a summary, a description and, for a JSON answer, its schema (test/flows/openapi.test.ts).
  */
 export interface RouteDoc {
   summary?: string;
@@ -22,10 +23,22 @@ export interface RouteDoc {
   status?: 200 | 201 | 202 | 204 | 302;
   /**
    * Error statuses the route answers beyond those the generator adds by itself (400 where a body or query is read,
-   * 401 for every authenticated route, 404 where the path names a resource), each documented with the error body.
+   * 413 where a body is, 401 for every authenticated route, 403 for its changes (a viewer's key only reads), 404 where
+   * the path names a resource), each documented with the error body.
    */
   errors?: readonly number[];
+  /**
+   * The route takes no credentials (a device-login step, a provider's signed webhook, a public page's data): the
+   * reference shows it without security and without the 401 and 403 answers of authenticated routes.
+   */
+  public?: boolean;
 }
+
+/**
+ * Compiles only when `T`, the type a handler answers with, fits the documented answer schema `S`: a type alias beside
+ * the route (`type _RunAnswer = Documents<typeof RunSummarySchema, RunSummary>`) keeps the two from drifting apart.
+ */
+export type Documents<S extends v.GenericSchema, T extends v.InferOutput<S>> = T;
 
 export const ROUTE_DOC = Symbol.for('svc.routeDoc');
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSvc, type TestSvc } from '../support/svc.ts';
 import { startFakeStripe, type FakeStripe } from '../support/fake-stripe.ts';
+import { validate } from '@readme/openapi-parser';
 
 /**
  * The API reference: /openapi.json is generated from the assembled routes, so every route mounted under /api, /v1
@@ -10,10 +11,29 @@ import { startFakeStripe, type FakeStripe } from '../support/fake-stripe.ts';
 const DOCUMENTED = ['/api/', '/v1/', '/chat/'];
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
+interface Operation {
+  summary?: string;
+  description?: string;
+  requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown>; required?: string[] } }> };
+  responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+}
+
 interface Spec {
   openapi: string;
   info: { version: string };
-  paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown>; required?: string[] } }> } }>>;
+  paths: Record<string, Record<string, Operation>>;
+}
+
+/** What an operation lacks of its documentation: a summary, a description, the schema of its JSON success answer. */
+function undocumented(op: Operation): string[] {
+  const lacks: string[] = [];
+  if (!op.summary?.trim()) lacks.push('summary');
+  if (!op.description?.trim()) lacks.push('description');
+  const success = Object.entries(op.responses).find(([status]) => /^2\d\d$/.test(status));
+  const json = success?.[1].content?.['application/json'];
+  // a non-JSON answer (a stream, a page) and a 204 or a redirect have no JSON schema to give
+  if (!success || (success[0] !== '204' && json && !json.schema)) lacks.push('response schema');
+  return lacks;
 }
 
 describe('the API reference of an all-in-one server', () => {
@@ -44,6 +64,47 @@ describe('the API reference of an all-in-one server', () => {
     for (const prefix of DOCUMENTED) expect(Object.keys(spec.paths).some((p) => p.startsWith(prefix)), prefix).toBe(true);
     // nothing internal leaks into the public reference
     expect(Object.keys(spec.paths).filter((p) => !DOCUMENTED.some((d) => p.startsWith(d)))).toEqual([]);
+  });
+
+  it('is a valid OpenAPI 3.1 document (the official schema and the checks it cannot make: path parameters, unique operation ids)', async () => {
+    const result = await validate(structuredClone(spec) as never);
+    expect(result.valid ? [] : result.errors).toEqual([]);
+  });
+
+  it('documents every operation: a summary, a description and the schema of its JSON success answer', () => {
+    const offenders: string[] = [];
+    const byArea = new Map<string, number>();
+    for (const [path, methods] of Object.entries(spec.paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        const lacks = undocumented(op);
+        if (!lacks.length) continue;
+        offenders.push(`${method.toUpperCase()} ${path}: no ${lacks.join(', no ')}`);
+        const area = path.split('/').slice(0, 3).join('/');
+        byArea.set(area, (byArea.get(area) ?? 0) + 1);
+      }
+    }
+    const summary = [...byArea].sort((a, b) => b[1] - a[1]).map(([area, n]) => `${area}: ${n}`);
+    expect(offenders, `${offenders.length} operations lack documentation (${summary.join(', ')}):\n${offenders.join('\n')}`).toEqual([]);
+  });
+
+  it('lets answers grow (no response schema forbids extra keys), says who may call, and speaks one JSON Schema dialect', () => {
+    const closed: string[] = [];
+    const walk = (node: unknown, where: string): void => {
+      if (!node || typeof node !== 'object') return;
+      if ((node as { additionalProperties?: unknown }).additionalProperties === false) closed.push(where);
+      for (const [k, child] of Object.entries(node)) walk(child, `${where}.${k}`);
+    };
+    for (const [path, methods] of Object.entries(spec.paths)) for (const [method, op] of Object.entries(methods)) walk(op.responses, `${method} ${path}`);
+    expect(closed).toEqual([]);
+    // every schema is 2020-12, OpenAPI 3.1's own: none names another dialect
+    expect(JSON.stringify(spec)).not.toContain('"$schema"');
+    const raw = spec as unknown as { paths: Record<string, Record<string, { security: unknown[]; responses: Record<string, unknown> }>> };
+    // a route that takes no credentials says so, without the answers of authenticated ones
+    expect(raw.paths['/api/device/code']!.post!.security).toEqual([]);
+    expect(Object.keys(raw.paths['/api/device/code']!.post!.responses)).not.toContain('401');
+    // a change can be refused to a viewer's key; a read cannot
+    expect(Object.keys(raw.paths['/api/runs']!.post!.responses)).toEqual(expect.arrayContaining(['202', '400', '401', '403']));
+    expect(Object.keys(raw.paths['/api/runs']!.get!.responses)).not.toContain('403');
   });
 
   it('gives request bodies the schema their route validates with', () => {
@@ -81,6 +142,9 @@ describe('the API reference of an all-in-one server', () => {
     const html = await res.text();
     expect(html).toContain('<code>/api/runs</code>');
     expect(html).toContain('<code>/v1/agents</code>');
+    // a documented answer is shown with its schema and its errors
+    expect(html).toMatch(/<code>\/api\/runs<\/code><\/h3><p>Start a run<\/p>[\s\S]*?Answers <code>202<\/code>; errors <code[^>]*>400<\/code>/);
+    expect(html).toContain('<summary>Answer (JSON)</summary>');
     const index = (await (await fetch(`${svc.url}/`)).json()) as { links: Record<string, string> };
     expect(index.links).toMatchObject({ docs: '/docs', openapi: '/openapi.json' });
   });

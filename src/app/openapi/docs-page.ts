@@ -1,6 +1,6 @@
 /**
  * `GET /docs`: the API reference as one self-contained HTML page rendered from the OpenAPI document (no script, no
- * CDN): operations grouped by family, each with its path parameters and request body schema.
+ * CDN): operations grouped by family, each with its path parameters, request body schema, answer schema and errors.
  */
 const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
 
@@ -10,7 +10,7 @@ interface Op {
   description?: string;
   parameters?: Array<{ name: string; in: string; required?: boolean }>;
   requestBody?: { content: Record<string, { schema?: unknown }> };
-  responses?: { default?: { description?: string; content?: Record<string, unknown> } };
+  responses?: Record<string, { description?: string; content?: Record<string, { schema?: unknown }> }>;
 }
 
 export function docsPage(spec: { info: { title: string; version: string; description?: string }; paths: Record<string, Record<string, Op>> }): string {
@@ -20,12 +20,18 @@ export function docsPage(spec: { info: { title: string; version: string; descrip
       const tag = op.tags?.[0] ?? 'other';
       const params = (op.parameters ?? []).map((p) => `<code>${esc(p.name)}</code> (${esc(p.in)}${p.required ? ', required' : ''})`).join(', ');
       const body = op.requestBody?.content['application/json']?.schema;
-      const media = Object.keys(op.responses?.default?.content ?? {})[0];
+      const answers = Object.entries(op.responses ?? {});
+      const success = answers.find(([status]) => /^[23]/.test(status));
+      const media = Object.keys(success?.[1].content ?? {})[0];
+      const answer = success?.[1].content?.['application/json']?.schema;
+      const errors = answers.filter(([status]) => /^[45]/.test(status)).map(([status, r]) => `<code title="${esc(r.description ?? '')}">${esc(status)}</code>`);
       const html = `<section id="${esc(method + path)}"><h3><span class="m ${esc(method)}">${esc(method.toUpperCase())}</span> <code>${esc(path)}</code></h3>${
         op.summary ? `<p>${esc(op.summary)}</p>` : ''
       }${op.description ? `<p>${esc(op.description)}</p>` : ''}${params ? `<p>Parameters: ${params}</p>` : ''}${
         body ? `<details><summary>Request body (JSON)</summary><pre>${esc(JSON.stringify(body, null, 2))}</pre></details>` : ''
-      }${media && media !== 'application/json' ? `<p>Responds with <code>${esc(media)}</code>.</p>` : ''}</section>`;
+      }${success ? `<p>Answers <code>${esc(success[0])}</code>${media && media !== 'application/json' ? ` with <code>${esc(media)}</code>` : ''}${errors.length ? `; errors ${errors.join(', ')}` : ''}.</p>` : ''}${
+        answer ? `<details><summary>Answer (JSON)</summary><pre>${esc(JSON.stringify(answer, null, 2))}</pre></details>` : ''
+      }</section>`;
       (groups.get(tag) ?? groups.set(tag, []).get(tag)!).push(html);
     }
   }

@@ -6,8 +6,9 @@ import { routeDocOf, type RouteDoc } from '../../shared/route-doc.ts';
 /**
  * The OpenAPI 3.1 document of what this process serves on its public port, generated from the assembled app: every
  * route under the documented prefixes (method and path from Hono's route table, path parameters from the path), with
- * the summary and request-body JSON Schema a route declares with `doc()` (doc.ts), converted from the valibot schema it
- * validates with. Nothing here is written by hand per route.
+ * what a route declares with `doc()` (shared/route-doc.ts): summary, description, query and request-body JSON Schema
+ * converted from the valibot schemas it validates with, its answer's schema and status, and its errors. Nothing here is
+ * written by hand per route.
  */
 export const DOCUMENTED_PREFIXES = ['/api/', '/v1/', '/chat/'] as const;
 
@@ -69,9 +70,42 @@ export function operationsOf(app: Hono): Operation[] {
   return [...ops.values()];
 }
 
-function jsonSchema(schema: v.GenericSchema): unknown {
-  // transforms and checks JSON Schema cannot say are left out rather than failing the whole document
-  return toJsonSchema(schema, { errorMode: 'ignore' });
+type Json = Record<string, unknown>;
+
+/** The definitions hoisted to the document's components: by name, and each name by its definition's text. */
+interface Definitions {
+  schemas: Json;
+  named: Map<string, string>;
+}
+
+/**
+ * A valibot schema as JSON Schema 2020-12 (OpenAPI 3.1's dialect). Transforms and checks JSON Schema cannot say are
+ * left out rather than failing the whole document. Definitions (recursive schemas: the converter numbers them per
+ * schema) move to the document's components under names unique in the document, where a `#/…` reference resolves; an
+ * identical definition is kept once. A response's objects never forbid extra keys: an answer may gain fields without
+ * breaking a client that checks it against the reference.
+ */
+function jsonSchema(schema: v.GenericSchema, use: 'request' | 'response', defs: Definitions): Json {
+  const { $schema: _dialect, $defs = {}, ...converted } = toJsonSchema(schema, { errorMode: 'ignore', target: 'draft-2020-12' }) as Json & { $defs?: Json };
+  const names = new Map<string, string>();
+  for (const [local, def] of Object.entries($defs)) {
+    const text = JSON.stringify([use, def]);
+    if (!defs.named.has(text)) defs.named.set(text, `Definition${defs.named.size + 1}`);
+    names.set(local, defs.named.get(text)!);
+  }
+  const fix = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(fix);
+    if (!node || typeof node !== 'object') return node;
+    const out: Json = {};
+    for (const [k, val] of Object.entries(node)) {
+      if (k === '$ref' && typeof val === 'string' && val.startsWith('#/$defs/')) out[k] = `#/components/schemas/${names.get(val.slice('#/$defs/'.length))}`;
+      else if (k === 'additionalProperties' && val === false && use === 'response') continue;
+      else out[k] = fix(val);
+    }
+    return out;
+  };
+  for (const [local, name] of names) defs.schemas[name] ??= fix($defs[local]);
+  return fix(converted) as Json;
 }
 
 const ERROR_TEXT: Record<number, string> = {
@@ -92,17 +126,23 @@ const ERROR_TEXT: Record<number, string> = {
 };
 
 /** The documented answers of an operation: its success answer, then its errors, each with the error body. */
-function responsesOf(op: Operation, hasParams: boolean): Record<string, unknown> {
+function responsesOf(op: Operation, hasParams: boolean, defs: Definitions): Record<string, unknown> {
   const { doc: d } = op;
   const status = d.status ?? 200;
   const media = d.responds ?? 'application/json';
   const success: Record<string, unknown> = {
     description: d.responds === 'text/event-stream' ? 'A server-sent event stream' : status === 204 ? 'Done; no body' : status === 302 ? 'A redirect' : (d.summary ?? 'The answer'),
   };
-  if (status !== 204 && status !== 302) success.content = { [media]: d.response ? { schema: jsonSchema(d.response) } : {} };
+  if (status !== 204 && status !== 302) success.content = { [media]: d.response ? { schema: jsonSchema(d.response, 'response', defs) } : {} };
   const errors = new Set<number>(d.errors ?? []);
   if (d.body || d.query) errors.add(400);
-  if (!op.path.startsWith('/chat/')) errors.add(401);
+  // every JSON body under /api and /v1 passes the server's body size limit first
+  if (d.body && !op.path.startsWith('/chat/')) errors.add(413);
+  if (!op.path.startsWith('/chat/') && !d.public) {
+    errors.add(401);
+    // a viewer's key may only read: every change on /api and /v1 can answer 403
+    if (op.method !== 'GET') errors.add(403);
+  }
   if (hasParams) errors.add(404);
   const errorRef = op.path.startsWith('/v1/') ? '#/components/schemas/AgentsError' : '#/components/schemas/Error';
   const responses: Record<string, unknown> = { [String(status)]: success };
@@ -114,6 +154,7 @@ function responsesOf(op: Operation, hasParams: boolean): Record<string, unknown>
 
 export function buildOpenApi(app: Hono, version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
+  const defs: Definitions = { schemas: {}, named: new Map() };
   for (const op of operationsOf(app)) {
     const { params } = openApiPath(op.route);
     const tag = op.path.split('/').slice(1, 3).join('/');
@@ -123,12 +164,12 @@ export function buildOpenApi(app: Hono, version: string): Record<string, unknown
       ...(op.doc.summary ? { summary: op.doc.summary } : {}),
       ...(op.doc.description ? { description: op.doc.description } : {}),
       ...(params.length ? { parameters: params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })) } : {}),
-      ...(op.doc.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(op.doc.body) } } } } : {}),
-      responses: responsesOf(op, params.length > 0),
-      security: op.path.startsWith('/chat/') ? [{ agentKey: [] }] : [{ apiKey: [] }],
+      ...(op.doc.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(op.doc.body, 'request', defs) } } } } : {}),
+      responses: responsesOf(op, params.length > 0, defs),
+      security: op.doc.public ? [] : op.path.startsWith('/chat/') ? [{ agentKey: [] }] : [{ apiKey: [] }],
     };
     if (op.doc.query) {
-      const q = jsonSchema(op.doc.query) as { properties?: Record<string, unknown>; required?: string[] };
+      const q = jsonSchema(op.doc.query, 'request', defs) as { properties?: Record<string, unknown>; required?: string[] };
       const query = Object.entries(q.properties ?? {}).map(([name, schema]) => ({ name, in: 'query', required: q.required?.includes(name) ?? false, schema }));
       operation.parameters = [...((operation.parameters as unknown[]) ?? []), ...query];
     }
@@ -140,6 +181,7 @@ export function buildOpenApi(app: Hono, version: string): Record<string, unknown
     servers: [{ url: '/' }],
     components: {
       schemas: {
+        ...defs.schemas,
         Error: { type: 'object', required: ['error'], properties: { error: { type: 'string', description: 'What went wrong, naming the field or resource' } } },
         AgentsError: {
           type: 'object',

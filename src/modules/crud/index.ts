@@ -4,7 +4,7 @@
  * `limit`/`offset` with X-Total-Count) and cursor pages (`/v1`: `after`/`limit`/`order`, list envelope), the deleted answer.
  */
 export { inTenant, tenantOf, found, findOr404, type WithPrincipal } from './tenant-scope.ts';
-export { pageOf, sendList, type Page, type BoundedPage } from './offset-page.ts';
+export { pageOf, PageQuery, sendList, type Page, type BoundedPage } from './offset-page.ts';
 export { readCursor, cursorPage, pageArray, type CursorQuery, type CursorPage } from './cursor-page.ts';
 export { afterRow, keysetRows } from './keyset.repo.ts';
 export { deletedObject, noContent } from './deleted.ts';

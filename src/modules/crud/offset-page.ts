@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import * as v from 'valibot';
 import { readPaging } from '../../shared/http.ts';
 
 /**
@@ -15,6 +16,12 @@ export interface Page {
 export interface BoundedPage extends Page {
   limit: number;
 }
+
+/** The list query the API reference documents for the routes that page with pageOf: `limit` and `offset`. */
+export const PageQuery = v.object({
+  limit: v.optional(v.pipe(v.string(), v.regex(/^\d+$/), v.description('At most this many items; the full count is then in X-Total-Count'))),
+  offset: v.optional(v.pipe(v.string(), v.regex(/^\d+$/), v.description('Skip this many items first'))),
+});
 
 export function pageOf(c: Context): Page;
 export function pageOf(c: Context, opts: { defaultLimit: number; max?: number }): BoundedPage;

@@ -64,3 +64,30 @@ export function modelProblem(runtime: string, model: string | undefined): string
   if (/[:\s/]/.test(model)) return `expected a bare model id for runtime ${runtime} (no provider prefix)`;
   return undefined;
 }
+
+/** One version in `GET /api/profiles/{name}/history`: each changed field with its value before and after. */
+export const ProfileHistoryEntry = v.object({
+  version: v.number(),
+  changedAt: v.string(),
+  changedBy: v.nullable(v.pipe(v.string(), v.description('Who changed it: `key:<id>` or a user'))),
+  changes: v.record(v.string(), v.object({ from: v.unknown(), to: v.unknown() })),
+});
+
+const TokenTotals = v.object({ input: v.number(), output: v.number(), cacheRead: v.number(), cacheWrite: v.number(), total: v.number() });
+
+/** `GET /api/profiles/{name}/usage`: the profile's runs in a window, their tokens and cost (micro-dollars), per model. */
+export const ProfileUsage = v.object({
+  profile: v.string(),
+  window: v.string(),
+  since: v.nullable(v.string()),
+  until: v.string(),
+  runs: v.number(),
+  failedRuns: v.number(),
+  tokens: TokenTotals,
+  costMicroUsd: v.number(),
+  costUsd: v.number(),
+  byModel: v.array(v.object({ model: v.nullable(v.string()), runs: v.number(), failedRuns: v.number(), tokens: TokenTotals, costMicroUsd: v.number(), priced: v.boolean() })),
+});
+
+/** `POST /api/profiles/helper`. */
+export const SeededHelper = v.object({ profileName: v.string(), created: v.boolean() });
