@@ -11,12 +11,22 @@ import type { TurnEngine } from './engine.ts';
 import type { Subagents } from '../subagents/subagents.service.ts';
 import { functionTools, subagentTools } from './launch.ts';
 import { runDepth } from '../subagents/subagents.repo.ts';
+import * as v from 'valibot';
 import { doc } from '../../../shared/route-doc.ts';
+
+/** A JSON-RPC 2.0 answer (the MCP wire): `result` for a request that worked, `error` for one that did not. */
+const JsonRpcAnswer = v.object({
+  jsonrpc: v.literal('2.0'),
+  id: v.nullable(v.union([v.string(), v.number()])),
+  result: v.optional(v.record(v.string(), v.unknown())),
+  error: v.optional(v.object({ code: v.number(), message: v.string(), data: v.optional(v.unknown()) })),
+});
 
 const DOC = doc({
   summary: "Serve a session's function tools over MCP",
   description:
     "The streamable-HTTP MCP endpoint (stateless, JSON answers) through which a session's runs call the agent's `function` tools, each call answered by the client's `tool_result`; the subagent tools of a multi-agent session are served here too. Only the run tokens of the session's runs (and its subagents') may call it.",
+  response: JsonRpcAnswer,
   errors: [403],
 });
 
