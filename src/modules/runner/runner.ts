@@ -228,7 +228,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   app.route('/', stateRoutes({ ...core, stateCapBytes: deps.config.stateCapBytes }));
   const taps = createTaps({ graceMs: deps.config.adoptGraceMs, maxEvents: ADOPTABLE_EVENTS_KEPT, log: log.child('taps') });
   const stdio = createStdioMcpHost({ sandbox, limiter, view: (rec) => vfs.view(rec, pools.list(rec.tenant)), version: deps.version });
-  app.route('/', runRoutes({ ...core, publicUrl, tokens, closing: closing.signal, taps, skillView: (rec) => vfs.view(rec, pools.list(rec.tenant)), stdio }));
+  app.route('/', runRoutes({ ...core, publicUrl, tokens, closing: closing.signal, taps, skillView: (rec) => vfs.view(rec, pools.list(rec.tenant)), stdio, toolkit }));
   app.route('/', toolkitRoutes({ toolkit, sessions }));
   app.route('/', approvalRoutes({ approvals }));
   app.route('/', vfsRoutes({ vfs, sessions }));

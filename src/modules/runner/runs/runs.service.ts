@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
 import { CallError, transportMessage } from '../../../contracts/http-client.ts';
-import { isTerminal, runEvent, type RunEvent } from '../../../contracts/run-event.ts';
+import { endsRunnerStream, isTerminal, runEvent, type RunEvent } from '../../../contracts/run-event.ts';
+import { parkedApprovalOf, type ParkedResume } from '../../../contracts/approvals.ts';
+import { resumed } from '../approvals/index.ts';
+import { failedCallResult, toCallToolResult } from '../mcp/session-mcp.ts';
+import type { Toolkit } from '../toolkit/toolkit.service.ts';
 import type { SubTask } from '../../../contracts/runner.wire.ts';
 import { MEMORY_TOOLS, selectTools } from '../../../contracts/toolkit.ts';
 import type { McpServerSpec, ModelOverride, SkillPayload, WorkerRunRequest } from '../../../contracts/worker.ts';
@@ -31,6 +35,8 @@ export interface RunsDeps extends SessionsDeps {
   skillView?: (rec: SessionRecord) => VfsView;
   /** Starts a run's stdio MCP servers in the session's sandbox (absent: such servers are refused). */
   stdio?: StdioMcpHost;
+  /** Runs the pending call of a resumed parked run (absent: such a run is refused). */
+  toolkit?: Toolkit;
 }
 
 export interface StartedRun {
@@ -53,6 +59,10 @@ export interface RunExtras {
   env?: Record<string, string>;
   /** The caller's trace (its `traceparent`): the run's span is its child. */
   trace?: TraceContext;
+  /** A call of this run that waits for approval parks it (approvals/); honoured for `general` sessions only. */
+  parkable?: boolean;
+  /** Resumes a parked run: its pending call runs (or fails, denied) here, then the worker goes on from it. */
+  resume?: ParkedResume;
 }
 
 /** Throws (404 unknown profile or session, 409 busy) before anything streams; after that, failures are events. */
@@ -66,6 +76,8 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
   const side = sideChannel();
   rec.runOutput = side.push;
   rec.toolCalls = [];
+  rec.parkable = extras.parkable === true && rec.runtime === 'general';
+  rec.parked = undefined;
   deps.metrics.runStarted();
   const onClosing = () => ac.abort(new Error('runner shutting down'));
   deps.closing.addEventListener('abort', onClosing, { once: true });
@@ -103,12 +115,41 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
     return undefined;
   }
 
+  /**
+   * A resumed parked run: the decision shows, the pending call runs here with the (possibly edited) input, or fails
+   * with the denial's reason, and its result shows; the worker then continues the model's turn with that result.
+   */
+  async function* resumeCall(r: ParkedResume): AsyncGenerator<RunEvent, { approvalId: string; output: unknown } | undefined> {
+    if (rec.runtime !== 'general') return yield runEvent('error', { message: `a parked run resumes on the general runtime only, not ${rec.runtime}` }), undefined;
+    if (!deps.toolkit) return yield runEvent('error', { message: 'this runner cannot resume a parked run' }), undefined;
+    const settled = resumed(r);
+    yield settled.event;
+    let output: unknown;
+    if (!settled.outcome.approved) output = failedCallResult(`tool ${r.toolName} was not run: ${settled.outcome.reason}`);
+    else {
+      try {
+        const { def, result } = await deps.toolkit.invoke(rec, r.toolName, settled.outcome.input, ac.signal, undefined, { approved: true });
+        output = toCallToolResult(def, result);
+      } catch (err) {
+        output = failedCallResult(describeError(err)); // 403/404: the tool left the profile's scope meanwhile
+      }
+    }
+    yield runEvent('tool_result', { ...(r.toolCallId ? { toolCallId: r.toolCallId } : {}), toolName: r.toolName, output, isError: (output as { isError?: boolean }).isError === true });
+    return { approvalId: r.approvalId, output };
+  }
+
+  let workerResume: WorkerRunRequest['resume'];
   async function* fromWorker(): AsyncGenerator<RunEvent> {
+    if (extras.resume) {
+      const resume = yield* resumeCall(extras.resume);
+      if (!resume) return;
+      workerResume = resume;
+    }
     if (isSandboxSession(rec)) {
       const failed = await placeSkillFiles();
       if (failed) return yield runEvent('error', { message: failed });
       // the session's own worker, over the callback protocol; its MCP URL carries a worker token, minted there
-      yield* deps.sandboxWorkers.run(rec, subTask.id ?? newRunId(), (mcpUrl) => workerBody(rec, subTask, extras, mcpUrl), ac.signal);
+      yield* deps.sandboxWorkers.run(rec, subTask.id ?? newRunId(), (mcpUrl) => workerBody(rec, subTask, { ...extras, workerResume }, mcpUrl), ac.signal);
       return;
     }
     const { endpoint } = deps.slots.slot(rec.runtime);
@@ -136,7 +177,7 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
     }
     let run;
     try {
-      run = await endpoint.client.run(workerBody(rec, subTask, extras, sessionMcpUrl(deps.publicUrl, rec.id, deps.tokens, toolScopeOf(rec.profile))), ac.signal);
+      run = await endpoint.client.run(workerBody(rec, subTask, { ...extras, workerResume }, sessionMcpUrl(deps.publicUrl, rec.id, deps.tokens, toolScopeOf(rec.profile))), ac.signal);
     } catch (err) {
       if (ac.signal.aborted) throw err;
       // a worker that answered with an error status is alive; only a transport failure counts against the slot
@@ -159,6 +200,8 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
   async function* guarded(): AsyncGenerator<RunEvent> {
     try {
       for await (const event of fromWorker()) {
+        // a turn that ended on a parked call: the run is not over, it parks (approvals/)
+        if (event.type === 'result' && rec.parked) return yield runEvent('parked', { ...rec.parked });
         yield event;
         if (isTerminal(event)) return;
       }
@@ -177,8 +220,10 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
         if (event.type === 'session_init' && event.runtimeSessionId) rec.runtimeSessionId = event.runtimeSessionId;
         // an approval names the model's call it holds (approvals/): remembered until an approval claims it
         if (event.type === 'tool_call' && event.toolCallId && event.toolName) (rec.toolCalls ??= []).push({ id: event.toolCallId, name: event.toolName }) > 32 && rec.toolCalls.shift();
-        if (isTerminal(event)) {
-          outcome = ac.signal.aborted ? 'cancelled' : event.type === 'result' ? 'ok' : 'error';
+        // the parked call's placeholder answer is the model's business only: the run shows its real result on resume
+        if (event.type === 'tool_result' && parkedApprovalOf(event.output)) continue;
+        if (endsRunnerStream(event)) {
+          outcome = ac.signal.aborted ? 'cancelled' : event.type === 'result' || event.type === 'parked' ? 'ok' : 'error';
           // settle before the caller sees the terminal: its very next run on this session must not find it busy
           settle(outcome);
         }
@@ -237,7 +282,7 @@ function sideChannel() {
           const r = await next;
           if (r.done) return;
           yield r.value;
-          if (isTerminal(r.value)) return;
+          if (endsRunnerStream(r.value)) return;
           next = it.next();
         }
       } finally {
@@ -249,7 +294,7 @@ function sideChannel() {
   };
 }
 
-function workerBody(rec: SessionRecord, subTask: SubTask, extras: RunExtras, mcpUrl: string): WorkerRunRequest {
+function workerBody(rec: SessionRecord, subTask: SubTask, extras: RunExtras & { workerResume?: WorkerRunRequest['resume'] }, mcpUrl: string): WorkerRunRequest {
   const p = rec.profile;
   const { skills } = extras;
   // a profile's servers are the tenant's, whatever a stored spec says: only svc's own extras are `platform`
@@ -263,6 +308,7 @@ function workerBody(rec: SessionRecord, subTask: SubTask, extras: RunExtras, mcp
     ...(skills?.length ? { skills: forWorker(skills) } : {}),
     mcpServers,
     ...(extras.model ? { modelOverride: extras.model } : {}),
+    ...(extras.workerResume ? { resume: extras.workerResume } : {}),
   };
 }
 

@@ -13,6 +13,7 @@ import { DEFAULT_LIMITS, effectiveLimits, DEFAULT_CEILINGS, type SandboxLimits }
 import type { ToolContext, ToolDef } from './tool.ts';
 import { ToolFailure } from './tool-failure.ts';
 import { permissionFor } from '../../../contracts/permissions.ts';
+import { PARKED_MARK } from '../../../contracts/approvals.ts';
 import type { Approvals } from '../approvals/index.ts';
 
 /**
@@ -26,8 +27,11 @@ export interface Toolkit {
   /** The tools the session's profile may use, in catalog order. */
   scoped(session: SessionRecord): Promise<ToolDef[]>;
   scopedSpecs(session: SessionRecord): Promise<ToolSpec[]>;
-  /** Throws 404 for an unknown tool and 403 for one outside the profile's scope; a failing tool is `ok: false`. */
-  invoke(session: SessionRecord, toolName: string, input: unknown, signal: AbortSignal, emit?: (event: RunEvent) => void): Promise<{ def: ToolDef; result: ToolResult }>;
+  /**
+   * Throws 404 for an unknown tool and 403 for one outside the profile's scope; a failing tool is `ok: false`.
+   * `approved`: a person already approved this call (a parked run resumed): the permission gate does not ask again.
+   */
+  invoke(session: SessionRecord, toolName: string, input: unknown, signal: AbortSignal, emit?: (event: RunEvent) => void, opts?: { approved?: boolean }): Promise<{ def: ToolDef; result: ToolResult }>;
 }
 
 export interface ToolkitDeps {
@@ -66,7 +70,7 @@ export function createToolkit(deps: ToolkitDeps): Toolkit {
       const names = new Set((await scoped(session)).map((t) => t.name as string));
       return (await loadCatalog()).SPECS.filter((s) => names.has(s.name));
     },
-    async invoke(session, toolName, input, signal, emit) {
+    async invoke(session, toolName, input, signal, emit, opts = {}) {
       const { BY_NAME, describeZodIssue } = await loadCatalog();
       const def = BY_NAME.get(toolName);
       if (!def) throw notFound(`unknown tool: ${toolName}`);
@@ -76,8 +80,10 @@ export function createToolkit(deps: ToolkitDeps): Toolkit {
       // the profile's permission policy: the gate every toolkit call passes, whichever runtime made it
       const { permission, selector } = permissionFor(session.profile.permissions, toolName);
       if (permission === 'deny') return { def, result: { ok: false, value: { error: `tool ${toolName} denied by the permission policy of profile ${session.profile.name} (${selector}: deny)` } } };
-      if (permission === 'ask') {
+      if (permission === 'ask' && !opts.approved) {
         const asked = deps.approvals ? await deps.approvals.ask(session, toolName, parsed.data, signal) : ({ approved: false, reason: 'it needs approval, and this runner cannot ask' } as const);
+        // the run parks (approvals/): the model's turn ends on this answer, which the run never shows
+        if ('parked' in asked) return { def, result: { ok: false, value: { error: `tool ${toolName} waits for approval ${asked.parked}: the run is parked until a person decides`, [PARKED_MARK]: asked.parked } } };
         if (!asked.approved) return { def, result: { ok: false, value: { error: `tool ${toolName} was not run: ${asked.reason}` } } };
         parsed = def.input.safeParse(asked.input);
         if (!parsed.success) return { def, result: { ok: false, value: { error: `the approved input is invalid: ${describeZodIssue(parsed.error)}` } } };
