@@ -32,8 +32,8 @@ import type { RunDeps } from './runs.service.ts';
  *    `multitask`), its stream stays open with keep-alives (follow.ts), and no conductor drives it: the orphan sweep
  *    skips parked runs, so a conductor restart leaves it parked. Its run token is not renewed; a resume mints one.
  * 3. A decision (approvals.service.ts decide, or the expiry job: a denial, reason `expired`) settles the approval
- *    and, in the same transaction, queues RESUME_QUEUE for a parked run. Park and decision lock the approval row in
- *    that order, so a decision taken while the run is still parking is seen by `parkRun`, which queues the resume.
+ *    and, in the same transaction, queues RESUME_QUEUE for a parked run. A decision taken while the run is still
+ *    parking is seen by `parkRun` (row locks, see there), which queues the resume then.
  * 4. `resumeParked` (the job, on whichever conductor takes it) places the session on a live runner (hydrating it from
  *    its bundle where its runner lost it), claims the run (owner: this conductor; `resumed_from`: the events the log
  *    holds, so an adopting conductor re-attaches right), and launches it again with the same run id, `resume`
@@ -77,11 +77,13 @@ export async function isParkedOn(tx: Tx, runId: string, approvalId: string): Pro
  */
 export async function parkRun(deps: DriverDeps, run: ActiveRun, approvalId: string): Promise<boolean> {
   return withTenant(deps.db, run.tenantId, async (tx) => {
-    // the approval's row first: a decision being written now commits before this reads it (decide locks it too)
-    const approval = await tx.selectFrom('approvals').select('status').where('id', '=', approvalId).where('run_id', '=', run.runId).forUpdate().executeTakeFirst();
-    if (!approval || approval.status === 'cancelled') return false;
+    // The run's row, then the approval's (the order a run's end takes them: its status, then what it left pending).
+    // A decision locks the approval and then reads this mark: either it commits first and this sees it decided, or it
+    // waits for this commit and then reads the mark. Either way exactly one of them queues the resume.
     const marked = await tx.updateTable('runs').set({ parked_approval: approvalId }).where('id', '=', run.runId).where('status', '=', 'running').returning('id').executeTakeFirst();
     if (!marked) return false;
+    const approval = await tx.selectFrom('approvals').select('status').where('id', '=', approvalId).where('run_id', '=', run.runId).forUpdate().executeTakeFirst();
+    if (!approval || approval.status === 'cancelled') throw new Error(`approval ${approvalId} is ${approval ? 'cancelled' : 'unknown'}`);
     if (approval.status !== 'pending') {
       if (!deps.jobs) throw new Error('this conductor cannot resume parked runs (no job queue)');
       await queueResume(deps.jobs, tx, { tenantId: run.tenantId, runId: run.runId, approvalId });

@@ -60,7 +60,10 @@ export function createApprovals(deps: { conductor: RunCallbacksClient | undefine
         held.resolve(decision);
         return true;
       }
-      if (held || deps.sessions.find(tenant, sessionId)?.status !== 'running') return false;
+      const session = deps.sessions.find(tenant, sessionId);
+      // the call parked: its conductor sees this decision when it marks the run parked, and resumes it (runs/parking.ts)
+      if (!held && session?.parked?.approvalId === approvalId) return true;
+      if (held || session?.status !== 'running') return false;
       const now = Date.now();
       for (const [id, e] of early) if (now - e.at > EARLY_MS) early.delete(id);
       if (early.size >= 1000) return false;
