@@ -125,6 +125,30 @@ describe('parked approvals (role all)', () => {
     expect((await (await api(`/api/runs/${runId}`)).json()).status).toBe('ok');
   });
 
+  it("stays its session's run in progress: a second run is refused, queued behind it, or interrupts it", async () => {
+    const { runId, sessionId } = await start('asker', write('busy'));
+    const { event, rest } = await until(await api(`/api/runs/${runId}/stream`), 'approval_required');
+    await released();
+    const post = (multitask: string, prompt: string) => api('/api/runs', { method: 'POST', json: { profile: 'asker', sessionId, prompt, multitask } });
+    expect((await post('reject', 'not now')).status).toBe(409);
+    const queued = (await (await post('enqueue', 'after you')).json()) as { runId: string; status: string };
+    expect(queued.status).toBe('queued');
+    expect((await api(`/api/runs/${runId}/approvals/${event.approvalId}`, { method: 'POST', json: { decision: 'approve' } })).status).toBe(200);
+    expect(terminals(await rest())).toEqual([expect.objectContaining({ type: 'result' })]);
+    // the queued run started once the resumed one ended
+    const { rest: queuedRest } = await until(await api(`/api/runs/${queued.runId}/stream`), 'queued');
+    expect((await queuedRest()).at(-1)).toMatchObject({ type: 'result', message: expect.stringContaining('after you') });
+
+    const second = await start('asker', write('interrupted'), sessionId);
+    const parked = await until(await api(`/api/runs/${second.runId}/stream`), 'approval_required');
+    await released();
+    const newer = (await (await post('interrupt', 'me first')).json()) as { runId: string };
+    expect(terminals(await parked.rest())).toEqual([expect.objectContaining({ type: 'error', reason: 'interrupted' })]);
+    expect((await (await api(`/api/runs/${second.runId}`)).json())).toMatchObject({ status: 'cancelled', reason: 'interrupted' });
+    const { rest: newerRest } = await until(await api(`/api/runs/${newer.runId}/stream`), 'queued');
+    expect((await newerRest()).at(-1)).toMatchObject({ type: 'result', message: expect.stringContaining('me first') });
+  });
+
   it('ends a cancelled parked run with one terminal event and frees its session', async () => {
     const { runId, sessionId } = await start('asker', write('cancel me'));
     const { event, rest } = await until(await api(`/api/runs/${runId}/stream`), 'approval_required');

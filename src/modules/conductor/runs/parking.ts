@@ -2,7 +2,7 @@ import { withTenant, withTenantStatement, type Tx } from '../../../db/index.ts';
 import type { HeldDecision, ParkedResume } from '../../../contracts/approvals.ts';
 import { runEvent, type RunEvent } from '../../../contracts/run-event.ts';
 import type { SubTask } from '../../../contracts/runner.client.ts';
-import { describeError } from '../../../shared/errors.ts';
+import { AppError, describeError } from '../../../shared/errors.ts';
 import type { Jobs } from '../jobs/index.ts';
 import { runKey } from '../provider-keys/index.ts';
 import { finishSessionRun } from '../sessions/sessions.repo.ts';
@@ -93,10 +93,11 @@ export async function parkRun(deps: DriverDeps, run: ActiveRun, approvalId: stri
 }
 
 /**
- * Ends a parked run that was cancelled (or interrupted): its terminal event, the session released, and its queue's
- * next run started. False when the run is not parked (a driver ends it then, or it already ended).
+ * Ends a parked run that was cancelled (or interrupted), or can no longer resume (`error`): its terminal event, the
+ * session released, and its queue's next run started. False when the run is not parked (a driver ends it then, or it
+ * already ended).
  */
-export async function endParked(deps: RunDeps & { hub: Hub }, tenantId: string, runId: string, terminal: RunEvent = runEvent('error', { message: 'run cancelled' })): Promise<boolean> {
+export async function endParked(deps: RunDeps & { hub: Hub }, tenantId: string, runId: string, terminal: RunEvent = runEvent('error', { message: 'run cancelled' }), status: 'cancelled' | 'error' = 'cancelled'): Promise<boolean> {
   const ended = await withTenant(deps.db, tenantId, async (tx) => {
     const row = await lockParked(tx, runId);
     if (!row) return undefined;
@@ -104,8 +105,8 @@ export async function endParked(deps: RunDeps & { hub: Hub }, tenantId: string, 
     const stored = { seq: (await lastSeq(tx, tenantId, runId)) + 1, event: terminal };
     await appendEvents(tx, tenantId, [{ runId, ...stored }]);
     // a cancel wrote `cancelled` (and ran the hooks) already; anything else ends it here
-    if (await finishRun(tx, runId, 'cancelled')) await deps.hooks.runFinished(tx, tenantId, runId);
-    await finishSessionRun(tx, row.session_id, 'cancelled', undefined);
+    if (await finishRun(tx, runId, status)) await deps.hooks.runFinished(tx, tenantId, runId);
+    await finishSessionRun(tx, row.session_id, status, undefined);
     return { stored, sessionId: row.session_id };
   });
   if (!ended) return false;
@@ -130,7 +131,15 @@ export async function resumeParked(deps: RunDeps & { hub: Hub }, job: ResumeJob)
   }
   const sessionId = run.session_id;
   // placed before the run is claimed: with no live runner the job fails, is retried, and the run stays parked
-  const runner = await placeSession(deps, tenantId, sessionId);
+  let runner;
+  try {
+    runner = await placeSession(deps, tenantId, sessionId);
+  } catch (err) {
+    if (!(err instanceof AppError && err.status === 404)) throw err;
+    // its session was shut down meanwhile: nothing can resume it
+    await endParked(deps, tenantId, runId, runEvent('error', { message: `run failed: it could not resume after its approval: ${err.message}` }), 'error');
+    return;
+  }
   const found2 = await withTenantStatement(deps.db, tenantId, (tx) => getRunProfile(tx, run.profile, sessionId));
   if (!found2) throw new Error(`its profile ${run.profile} no longer exists`);
   const profile = found2.snapshot ?? found2.spec;
