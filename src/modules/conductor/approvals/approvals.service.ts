@@ -9,7 +9,8 @@ import type { Jobs } from '../jobs/index.ts';
 import { emitEvent, requestNotification } from '../notifications/index.ts';
 import type { Fleet } from '../runners/fleet.ts';
 import { getRun, getRunProfile } from '../runs/runs.repo.ts';
-import { isParkedOn, queueResume } from '../runs/parking.ts';
+import { queueResume } from '../runs/parking.ts';
+import { isParkedOn } from '../runs/parking.repo.ts';
 import { getApproval, insertApproval, settleApproval } from './approvals.repo.ts';
 
 /**

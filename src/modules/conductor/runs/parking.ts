@@ -13,6 +13,7 @@ import type { DriverDeps } from './driver.ts';
 import type { Hub } from './hub.ts';
 import { launchRun } from './launch.ts';
 import { appendEvents, finishRun, getRunProfile, lastSeq } from './runs.repo.ts';
+import { claimParked, lockApprovalStatus, lockParked, markParked, parkedWithApproval, unmarkParked } from './parking.repo.ts';
 import type { RunDeps } from './runs.service.ts';
 
 /**
@@ -55,20 +56,9 @@ export interface ResumeJob {
   approvalId: string;
 }
 
-/** The parked run `runId`, locked, with the approval it waits on; undefined when it is not parked. */
-async function lockParked(tx: Tx, runId: string) {
-  return tx.selectFrom('runs').select(['id', 'status', 'session_id', 'profile', 'sub_task', 'parked_approval']).where('id', '=', runId).where('parked_approval', 'is not', null).forUpdate().executeTakeFirst();
-}
-
 /** Queues the resume of a parked run, in the caller's transaction (the decision's, or the park's). */
 export async function queueResume(jobs: Jobs, tx: Tx, job: ResumeJob): Promise<void> {
   await jobs.send<ResumeJob>(RESUME_QUEUE, job, { tx, singletonKey: `${job.tenantId}:${job.approvalId}` });
-}
-
-/** Whether the run waits parked on approval `approvalId` (read in the decision's transaction, after its row lock). */
-export async function isParkedOn(tx: Tx, runId: string, approvalId: string): Promise<boolean> {
-  const row = await tx.selectFrom('runs').select('parked_approval').where('id', '=', runId).executeTakeFirst();
-  return row?.parked_approval === approvalId;
 }
 
 /**
@@ -80,11 +70,10 @@ export async function parkRun(deps: DriverDeps, run: ActiveRun, approvalId: stri
     // The run's row, then the approval's (the order a run's end takes them: its status, then what it left pending).
     // A decision locks the approval and then reads this mark: either it commits first and this sees it decided, or it
     // waits for this commit and then reads the mark. Either way exactly one of them queues the resume.
-    const marked = await tx.updateTable('runs').set({ parked_approval: approvalId }).where('id', '=', run.runId).where('status', '=', 'running').returning('id').executeTakeFirst();
-    if (!marked) return false;
-    const approval = await tx.selectFrom('approvals').select('status').where('id', '=', approvalId).where('run_id', '=', run.runId).forUpdate().executeTakeFirst();
-    if (!approval || approval.status === 'cancelled') throw new Error(`approval ${approvalId} is ${approval ? 'cancelled' : 'unknown'}`);
-    if (approval.status !== 'pending') {
+    if (!(await markParked(tx, run.runId, approvalId))) return false;
+    const status = await lockApprovalStatus(tx, run.runId, approvalId);
+    if (!status || status === 'cancelled') throw new Error(`approval ${approvalId} is ${status ?? 'unknown'}`);
+    if (status !== 'pending') {
       if (!deps.jobs) throw new Error('this conductor cannot resume parked runs (no job queue)');
       await queueResume(deps.jobs, tx, { tenantId: run.tenantId, runId: run.runId, approvalId });
     }
@@ -101,7 +90,7 @@ export async function endParked(deps: RunDeps & { hub: Hub }, tenantId: string, 
   const ended = await withTenant(deps.db, tenantId, async (tx) => {
     const row = await lockParked(tx, runId);
     if (!row) return undefined;
-    await tx.updateTable('runs').set({ parked_approval: null }).where('id', '=', runId).execute();
+    await unmarkParked(tx, runId);
     const stored = { seq: (await lastSeq(tx, tenantId, runId)) + 1, event: terminal };
     await appendEvents(tx, tenantId, [{ runId, ...stored }]);
     // a cancel wrote `cancelled` (and ran the hooks) already; anything else ends it here
@@ -118,11 +107,7 @@ export async function endParked(deps: RunDeps & { hub: Hub }, tenantId: string, 
 /** The resume job: the parked run goes on, on a live runner, from its pending call with its approval's decision. */
 export async function resumeParked(deps: RunDeps & { hub: Hub }, job: ResumeJob): Promise<void> {
   const { tenantId, runId, approvalId } = job;
-  const found = await withTenant(deps.db, tenantId, async (tx) => {
-    const run = await tx.selectFrom('runs').select(['status', 'session_id', 'profile', 'sub_task', 'parked_approval']).where('id', '=', runId).executeTakeFirst();
-    const approval = await tx.selectFrom('approvals').selectAll().where('id', '=', approvalId).executeTakeFirst();
-    return run && approval ? { run, approval } : undefined;
-  });
+  const found = await withTenant(deps.db, tenantId, (tx) => parkedWithApproval(tx, runId, approvalId));
   if (!found || found.run.parked_approval !== approvalId) return; // resumed already, or ended
   const { run, approval } = found;
   if (run.status !== 'running' || approval.status === 'pending' || approval.status === 'cancelled') {
@@ -147,15 +132,7 @@ export async function resumeParked(deps: RunDeps & { hub: Hub }, job: ResumeJob)
   const skills = await resolveSkills(deps.db, tenantId, found2.spec.skills);
   const from = await withTenant(deps.db, tenantId, async (tx) => {
     const seq = await lastSeq(tx, tenantId, runId);
-    const claimed = await tx
-      .updateTable('runs')
-      .set({ parked_approval: null, owner_id: deps.ownerId, resumed_from: seq })
-      .where('id', '=', runId)
-      .where('parked_approval', '=', approvalId)
-      .where('status', '=', 'running')
-      .returning('id')
-      .executeTakeFirst();
-    return claimed ? seq : undefined;
+    return (await claimParked(tx, runId, approvalId, deps.ownerId, seq)) ? seq : undefined;
   });
   if (from === undefined) return; // another conductor resumed it, or a cancel ended it
   const decision: HeldDecision =
