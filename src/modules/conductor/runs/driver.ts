@@ -166,9 +166,10 @@ async function drive(
     if (!run.stopping && logFailure === undefined && parked.approvalId) {
       // the conversation with the pending call is what a resume starts from: saved before the run counts as parked
       await saveSessionState(deps, run, runner);
-      if (await parkRun(deps, run, parked.approvalId).catch((err: unknown) => (deps.log.warn('parking a run failed', { runId: run.runId, error: String(err), detail: (err as { detail?: string }).detail, where: (err as { where?: string }).where }), false))) {
-        deps.eventLog.forget(run.tenantId, run.runId);
-        deps.active.remove(run.tenantId, run.runId);
+      deps.eventLog.forget(run.tenantId, run.runId); // this driver appends nothing more to it
+      if (await parkRun(deps, run, parked.approvalId).catch((err: unknown) => (deps.log.warn('parking a run failed', { runId: run.runId, error: String(err) }), false))) {
+        // a decision already taken may resume the run at once, on this conductor too: only this driver's entry goes
+        if (deps.active.get(run.tenantId, run.runId) === run) deps.active.remove(run.tenantId, run.runId);
         return 'parked';
       }
     }
