@@ -164,7 +164,7 @@ describe('parked approvals (role all)', () => {
   });
 });
 
-describe('parked approvals across a conductor restart (split roles: conductor, runner and worker processes)', () => {
+describe('parked approvals with split roles (conductor, runner and worker processes)', () => {
   let cluster: Cluster;
 
   beforeAll(async () => {
@@ -204,5 +204,34 @@ describe('parked approvals across a conductor restart (split roles: conductor, r
     expect(terminals(events), cluster.logs()).toHaveLength(1);
     expect(events.at(-1)).toMatchObject({ type: 'result', message: expect.stringContaining('TOOL-RESULT-SEEN') });
     expect((await (await api(`/api/runs/${runId}`)).json()).status).toBe('ok');
+  });
+
+  it('resumes from the saved conversation when its runner and worker were lost too (the session hydrated from its state)', async () => {
+    const [conductor] = cluster.conductors;
+    const [runner] = cluster.runners;
+    const api = (path: string, init?: RequestInit & { json?: unknown }) => cluster.api(conductor!, path, init);
+    const res = await api('/api/runs', { method: 'POST', json: { profile: 'asker', prompt: write('after losing everything') } });
+    expect(res.status).toBe(202);
+    const { runId, sessionId } = (await res.json()) as { runId: string; sessionId: string };
+    const { event } = await until(await api(`/api/runs/${runId}/stream`), 'approval_required');
+    await vi.waitFor(async () => expect(((await (await cluster.runnerApi(runner!, `/runner/sessions/${sessionId}`)).json()) as { session: { status: string } }).session.status).toBe('idle'), { timeout: 15_000, interval: 100 });
+
+    // every process goes; the runner and the worker come back as fresh machines, without the session or its history
+    await Promise.all([conductor!.kill('SIGKILL'), runner!.kill('SIGKILL'), cluster.worker.kill('SIGKILL')]);
+    await cluster.worker.start();
+    await runner!.start();
+    await conductor!.start();
+    expect((await cluster.runnerApi(runner!, `/runner/sessions/${sessionId}`)).status).toBe(404);
+
+    const decided = await api(`/api/runs/${runId}/approvals/${event.approvalId}`, { method: 'POST', json: { decision: 'deny', message: 'not this one' } });
+    expect(decided.status, cluster.logs()).toBe(200);
+    const events: RunEventLike[] = [];
+    for await (const f of sseFrames<RunEventLike>(await api(`/api/runs/${runId}/stream`))) events.push(f.event);
+    expect(terminals(events), cluster.logs()).toHaveLength(1);
+    // the model read the denial as the answer to its pending call, in the conversation it had before
+    expect(events.at(-1)).toMatchObject({ type: 'result', message: expect.stringContaining('a person denied it: not this one') });
+    const lastModelCall = JSON.stringify(cluster.fake.requests.at(-1)?.body ?? {});
+    expect(lastModelCall).toContain('after losing everything');
+    expect(lastModelCall).toContain('a person denied it: not this one');
   });
 });
