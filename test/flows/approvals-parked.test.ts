@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
 import { MODEL, startCluster, type Cluster } from '../support/cluster.ts';
+import { connect } from '../support/pg.ts';
 import { sseFrames, type RunEventLike, type SseFrame } from '../support/sse.ts';
 
 /**
@@ -166,11 +167,27 @@ describe('parked approvals (role all)', () => {
 
 describe('parked approvals with split roles (conductor, runner and worker processes)', () => {
   let cluster: Cluster;
+  let db: ReturnType<typeof connect>;
+  /**
+   * Waits until the run's row says it is parked (its conversation saved): the runner frees its session a moment
+   * before its conductor records the park, and a conductor that dies in between leaves the run to be adopted from its
+   * runner (which ends it `interrupted` if that runner died too, as for any run that lost both).
+   */
+  const parked = (runId: string) =>
+    vi.waitFor(async () => {
+      const [row] = await db.begin(async (tx) => {
+        await tx`select set_config('app.tenant_id', 'default', true)`;
+        return tx`select parked_approval from runs where id = ${runId}`;
+      });
+      expect(row?.parked_approval).toEqual(expect.stringMatching(/^apr_/));
+    }, { timeout: 15_000, interval: 100 });
 
   beforeAll(async () => {
     cluster = await startCluster({ conductors: 1, runners: 1, announce: true });
+    db = connect(cluster.databaseUrl, { max: 1 });
   }, 120_000);
   afterAll(async () => {
+    await db?.end({ timeout: 1 });
     await cluster?.stop();
   });
 
@@ -187,6 +204,7 @@ describe('parked approvals with split roles (conductor, runner and worker proces
     const approvalId = event.approvalId as string;
     // parked: the runner's session is free while the run waits
     await vi.waitFor(async () => expect(((await (await cluster.runnerApi(runner!, `/runner/sessions/${sessionId}`)).json()) as { session: { status: string } }).session.status).toBe('idle'), { timeout: 15_000, interval: 100 });
+    await parked(runId);
 
     await conductor!.kill('SIGKILL');
     await conductor!.start();
@@ -215,6 +233,7 @@ describe('parked approvals with split roles (conductor, runner and worker proces
     const { runId, sessionId } = (await res.json()) as { runId: string; sessionId: string };
     const { event } = await until(await api(`/api/runs/${runId}/stream`), 'approval_required');
     await vi.waitFor(async () => expect(((await (await cluster.runnerApi(runner!, `/runner/sessions/${sessionId}`)).json()) as { session: { status: string } }).session.status).toBe('idle'), { timeout: 15_000, interval: 100 });
+    await parked(runId);
 
     // every process goes; the runner and the worker come back as fresh machines, without the session or its history
     await Promise.all([conductor!.kill('SIGKILL'), runner!.kill('SIGKILL'), cluster.worker.kill('SIGKILL')]);
