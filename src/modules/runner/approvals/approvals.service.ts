@@ -22,15 +22,21 @@ import type { SessionRecord, SessionStore } from '../sessions/sessions.store.ts'
  *   restarts loses its held calls, and their runs end with it.
  */
 export interface Approvals {
-  /** Waits for a person's decision on the call; never throws for a refusal, answers it. */
-  ask(session: SessionRecord, toolName: string, input: unknown, signal: AbortSignal): Promise<Outcome>;
+  /**
+   * Waits for a person's decision on the call (held); never throws for a refusal, answers it. With `park`, a call of
+   * a parkable run (`session.parkable`) parks instead and answers `{parked}` at once: only a toolkit call, which the
+   * runner can run itself on resume (runs/runs.service.ts), may park.
+   */
+  ask(session: SessionRecord, toolName: string, input: unknown, signal: AbortSignal): Promise<HeldOutcome>;
+  ask(session: SessionRecord, toolName: string, input: unknown, signal: AbortSignal, opts: { park: boolean }): Promise<Outcome>;
   /** The conductor's decision for a held call; false when no call of the tenant's session waits on it. */
   deliver(tenant: string, sessionId: string, approvalId: string, decision: HeldDecision): boolean;
   /** Calls held now (diagnostics). */
   held(): number;
 }
 
-export type Outcome = { approved: true; input: unknown } | { approved: false; reason: string } | { parked: string };
+export type HeldOutcome = { approved: true; input: unknown } | { approved: false; reason: string };
+export type Outcome = HeldOutcome | { parked: string };
 
 interface Held {
   tenant: string;
@@ -70,10 +76,11 @@ export function createApprovals(deps: { conductor: RunCallbacksClient | undefine
       early.set(approvalId, { tenant, sessionId, decision, at: now });
       return true;
     },
-    async ask(session, toolName, input, signal) {
+    // one implementation behind both signatures: without `park` it never answers `{parked}`
+    ask: (async (session: SessionRecord, toolName: string, input: unknown, signal: AbortSignal, opts: { park?: boolean } = {}): Promise<Outcome> => {
       if (!deps.conductor || !session.runToken) return { approved: false, reason: 'it needs approval, and no conductor is there to ask (the call was not made by a run)' };
-      if (session.parkable && session.parked) return { approved: false, reason: `it needs approval, and another call of this run (${session.parked.toolName}) already waits for one; call it again once that one is decided` };
-      const park = session.parkable === true;
+      if (opts.park && session.parkable && session.parked) return { approved: false, reason: `it needs approval, and another call of this run (${session.parked.toolName}) already waits for one; call it again once that one is decided` };
+      const park = opts.park === true && session.parkable === true;
       const toolCallId = claimToolCall(session, toolName);
       let ticket;
       try {
@@ -110,12 +117,12 @@ export function createApprovals(deps: { conductor: RunCallbacksClient | undefine
       const settled = resumed({ approvalId, ...(toolCallId ? { toolCallId } : {}), toolName, input, decision });
       session.runOutput?.(settled.event);
       return settled.outcome;
-    },
+    }) as Approvals['ask'],
   };
 }
 
 /** A decided call: the `approval_decided` event its run shows, and what the call does (held, or parked and resumed). */
-export function resumed(r: ParkedResume): { event: RunEvent; outcome: { approved: true; input: unknown } | { approved: false; reason: string } } {
+export function resumed(r: ParkedResume): { event: RunEvent; outcome: HeldOutcome } {
   const { decision, approvalId, toolCallId, toolName } = r;
   const edited = decision.decision === 'approve' && decision.input !== undefined;
   const event = runEvent('approval_decided', {

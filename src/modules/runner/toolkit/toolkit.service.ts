@@ -81,7 +81,7 @@ export function createToolkit(deps: ToolkitDeps): Toolkit {
       const { permission, selector } = permissionFor(session.profile.permissions, toolName);
       if (permission === 'deny') return { def, result: { ok: false, value: { error: `tool ${toolName} denied by the permission policy of profile ${session.profile.name} (${selector}: deny)` } } };
       if (permission === 'ask' && !opts.approved) {
-        const asked = deps.approvals ? await deps.approvals.ask(session, toolName, parsed.data, signal) : ({ approved: false, reason: 'it needs approval, and this runner cannot ask' } as const);
+        const asked = deps.approvals ? await deps.approvals.ask(session, toolName, parsed.data, signal, { park: true }) : ({ approved: false, reason: 'it needs approval, and this runner cannot ask' } as const);
         // the run parks (approvals/): the model's turn ends on this answer, which the run never shows
         if ('parked' in asked) return { def, result: { ok: false, value: { error: `tool ${toolName} waits for approval ${asked.parked}: the run is parked until a person decides`, [PARKED_MARK]: asked.parked } } };
         if (!asked.approved) return { def, result: { ok: false, value: { error: `tool ${toolName} was not run: ${asked.reason}` } } };
