@@ -22,6 +22,11 @@ export type RunEventType =
   | 'limit_exceeded'
   | 'approval_required'
   | 'approval_decided'
+  /**
+   * Between a runner and its conductor only, never stored or shown: the run's last event on the runner when a tool
+   * call of it waits for approval and the run is parked (conductor runs/parking.ts). The run is not over.
+   */
+  | 'parked'
   | 'result'
   | 'error';
 
@@ -132,6 +137,11 @@ export function isTerminal(event: Pick<RunEvent, 'type'>): boolean {
   return TERMINAL_TYPES.has(event.type);
 }
 
+/** The last event a runner sends for a run: its terminal event, or `parked` (the run goes on later, elsewhere). */
+export function endsRunnerStream(event: Pick<RunEvent, 'type'>): boolean {
+  return TERMINAL_TYPES.has(event.type) || event.type === 'parked';
+}
+
 export function runEvent(type: RunEventType, fields: Omit<Partial<RunEvent>, 'type' | 'ts'> = {}): RunEvent {
   return { type, ...fields, ts: isoNow() };
 }
@@ -151,13 +161,13 @@ function isoNow(): string {
 /**
  * Wraps any event source so that it ends with exactly one terminal event: events after the first terminal are
  * dropped, a source that ends without one gets `error` (`stream ended without a result`), and a source that
- * throws gets `error` with the thrown message.
+ * throws gets `error` with the thrown message. A runner's stream may end with `parked` instead (the run goes on later).
  */
 export async function* withTerminal(source: AsyncIterable<RunEvent>, describe: (err: unknown) => string): AsyncGenerator<RunEvent> {
   try {
     for await (const event of source) {
       yield event;
-      if (isTerminal(event)) return;
+      if (endsRunnerStream(event)) return;
     }
   } catch (err) {
     yield runEvent('error', { message: describe(err) });

@@ -1,4 +1,4 @@
-import type { HeldDecision } from './approvals.ts';
+import type { HeldDecision, ParkedResume } from './approvals.ts';
 import { readNdjson } from '../shared/ndjson.ts';
 import { withTerminal, type RunEvent } from './run-event.ts';
 import { INTERNAL_TOKEN_HEADER, RUN_ADOPTABLE_HEADER, RUN_TOKEN_HEADER, TENANT_HEADER } from './runner.ts';
@@ -90,6 +90,10 @@ export interface RunOptions {
   env?: Record<string, string>;
   /** Start the run adoptable: it outlives this connection (RUN_ADOPTABLE_HEADER); cancel it with `cancelRun`. */
   adoptable?: boolean;
+  /** A call that waits for approval parks the run (conductor runs/parking.ts); only for runs that can be re-dispatched. */
+  parkable?: boolean;
+  /** Resume a parked run with its approval's decision. */
+  resume?: ParkedResume;
 }
 
 export function createRunnerClient(opts: { baseUrl: string; fetch?: FetchLike; internalToken?: string }): RunnerClient {
@@ -150,6 +154,8 @@ export function createRunnerClient(opts: { baseUrl: string; fetch?: FetchLike; i
         ...(runOpts.model ? { model: runOpts.model } : {}),
         ...(runOpts.mcpServers?.length ? { mcpServers: runOpts.mcpServers } : {}),
         ...(runOpts.env ? { env: runOpts.env } : {}),
+        ...(runOpts.parkable ? { parkable: true } : {}),
+        ...(runOpts.resume ? { resume: runOpts.resume } : {}),
       };
       const headers: Record<string, string> = {};
       if (runOpts.runToken) headers[RUN_TOKEN_HEADER] = runOpts.runToken;

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { CLIENT_ID_PATTERN } from '../shared/ids.ts';
+import { ParkedResume } from './approvals.ts';
 import { McpServerSpec, ModelOverride, ProfileMcpServerSpec, RUNTIMES, SkillPayload, type Runtime } from './worker.ts';
 import { PROFILE_NETWORK } from './toolkit.ts';
 import { PERMISSIONS } from './permissions.ts';
@@ -99,6 +100,10 @@ export const RunRequest = v.object({
   mcpServers: v.optional(v.array(McpServerSpec)),
   /** Environment variables for the session's commands (a /v1 environment's `env`); never stored by the runner. */
   env: v.optional(v.record(v.string(), v.string())),
+  /** A call of this run that waits for approval parks the run instead of holding (conductor runs/parking.ts). */
+  parkable: v.optional(v.boolean()),
+  /** Resumes a parked run: the pending call runs (approved) or fails (denied), then the model goes on. */
+  resume: v.optional(ParkedResume),
 });
 
 /** Body of `POST /runner/sessions/{id}/toolkit/invoke`. `input` is checked by the tool itself (a tool failure, not a 400). */

@@ -101,6 +101,11 @@ export const WorkerRunRequest = v.object({
   skills: v.optional(v.array(SkillPayload)),
   mcpServers: v.optional(v.array(McpServerSpec)),
   modelOverride: v.optional(ModelOverride),
+  /**
+   * Resumes the session's parked turn (the `general` runtime): the tool call that waited for approval `approvalId`
+   * gets `output` (an MCP tool result) in place of its pending one, and the model goes on; no new prompt.
+   */
+  resume: v.optional(v.object({ approvalId: v.pipe(v.string(), v.minLength(1)), output: v.unknown() })),
 });
 export type WorkerRunRequest = v.InferOutput<typeof WorkerRunRequest>;
 

@@ -135,6 +135,10 @@ export interface RunsTable {
   multitask: ColumnType<string | null, string | null | undefined, string | null>;
   /** Why a run was stopped where its status does not say (0029): `interrupted` (by a run posted with `interrupt`). */
   end_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The approval a parked run waits on (0031): no conductor drives it until the decision resumes it; null otherwise. */
+  parked_approval: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Events the log held when the run was last resumed from parking (0031); 0 for a run never parked. */
+  resumed_from: ColumnType<number, number | undefined, number>;
 }
 
 export interface RunEventsTable {

@@ -230,7 +230,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   const taps = createTaps({ graceMs: deps.config.adoptGraceMs, maxEvents: ADOPTABLE_EVENTS_KEPT, log: log.child('taps') });
   const stdio = createStdioMcpHost({ sandbox, limiter, view: (rec) => vfs.view(rec, pools.list(rec.tenant)), version: deps.version });
   const remote = createRemoteMcpHost({ privateAddresses: deps.config.privateAddresses, version: deps.version });
-  app.route('/', runRoutes({ ...core, publicUrl, tokens, closing: closing.signal, taps, skillView: (rec) => vfs.view(rec, pools.list(rec.tenant)), stdio, remote }));
+  app.route('/', runRoutes({ ...core, publicUrl, tokens, closing: closing.signal, taps, skillView: (rec) => vfs.view(rec, pools.list(rec.tenant)), stdio, remote, toolkit }));
   app.route('/', toolkitRoutes({ toolkit, sessions }));
   app.route('/', approvalRoutes({ approvals }));
   app.route('/', vfsRoutes({ vfs, sessions }));

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { withTenant, type DB } from '../../../db/index.ts';
+import { withTenant, type DB, type Tx } from '../../../db/index.ts';
 import { APPROVAL_HOLD_MAX_S, type Approval, type ApprovalDecisionBody, type ApprovalRequest, type ApprovalTicket, type HeldDecision } from '../../../contracts/approvals.ts';
 import { badRequest, conflict, describeError, forbidden, notFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
@@ -10,13 +10,16 @@ import { emitEvent, requestNotification } from '../notifications/index.ts';
 import type { Fleet } from '../runners/fleet.ts';
 import { chatApprovalsOfRun } from '../publishing/index.ts';
 import { getRun, getRunProfile } from '../runs/runs.repo.ts';
+import { queueResume } from '../runs/parking.ts';
+import { isParkedOn } from '../runs/parking.repo.ts';
 import { getApproval, insertApproval, settleApproval } from './approvals.repo.ts';
 
 /**
  * Approvals on the conductor: the pending row a runner asks for (before it shows `approval_required`), a person's
- * decision (once: a second one is 409), and the expiry job; every decision is delivered to the runner holding the
- * call (contracts/approvals.ts). The row is the truth: a decision whose delivery fails (the runner restarted) stays
- * recorded, and the run, whose held call went with the runner, ends as its runner's runs do.
+ * decision (once: a second one is 409), and the expiry job (a denial, reason `expired`). A decision on a parked run
+ * queues its resume in the decision's own transaction (runs/parking.ts); any other is delivered to the runner holding
+ * the call (contracts/approvals.ts). The row is the truth: a decision whose delivery fails (the runner restarted)
+ * stays recorded, and the run, whose held call went with the runner, ends as its runner's runs do.
  */
 export interface ApprovalDeps {
   db: Kysely<DB>;
@@ -55,8 +58,9 @@ export async function requestApproval(deps: ApprovalDeps, p: Principal, body: Ap
     const profileName = String(run.sub_task.profile ?? '');
     const profile = await getRunProfile(tx, profileName, run.session_id);
     const spec = (profile?.snapshot ?? profile?.spec) as { approvalTimeoutSeconds?: number } | undefined;
-    // held on the runner until parking lands: never past the hold bound
-    const seconds = Math.min(spec?.approvalTimeoutSeconds ?? deps.timeoutSeconds, APPROVAL_HOLD_MAX_S);
+    // a parked run waits its whole timeout; a call held on its runner never past the hold bound
+    const timeout = spec?.approvalTimeoutSeconds ?? deps.timeoutSeconds;
+    const seconds = body.park ? timeout : Math.min(timeout, APPROVAL_HOLD_MAX_S);
     const approval = await insertApproval(tx, {
       id: prefixedId('apr'),
       tenantId,
@@ -95,14 +99,15 @@ export async function getOne(deps: ApprovalDeps, tenantId: string, id: string): 
 /** A person's decision (members and above; viewers are refused before this). */
 export async function decide(deps: ApprovalDeps, p: Principal, runId: string, id: string, body: ApprovalDecisionBody): Promise<Approval & { delivered: boolean }> {
   if (body.decision === 'deny' && body.input !== undefined) throw badRequest('input: an edited input goes with approve only');
-  const settled = await withTenant(deps.db, p.tenantId, async (tx) => {
+  const { settled, resumed } = await withTenant(deps.db, p.tenantId, async (tx) => {
     const found = await getApproval(tx, id);
     if (!found || found.runId !== runId) throw notFound(`unknown approval: ${id} (run ${runId})`);
     if (found.status !== 'pending') throw conflict(`approval ${id} is already ${found.status}`);
     const done = await settleApproval(tx, id, { status: body.decision === 'approve' ? 'approved' : 'denied', message: body.message, input: body.input, decidedBy: actorOf(p) });
     if (!done) throw conflict(`approval ${id} was decided meanwhile`);
-    return done;
+    return { settled: done, resumed: await resumeIfParked(deps, tx, p.tenantId, done) };
   });
+  if (resumed) return { ...settled, delivered: true };
   const delivered = await deliver(deps, p.tenantId, settled, {
     decision: body.decision,
     ...(body.decision === 'deny' ? { reason: 'denied' } : {}),
@@ -114,8 +119,21 @@ export async function decide(deps: ApprovalDeps, p: Principal, runId: string, id
 
 /** The expiry job: a still-pending approval counts as denied, reason `expired`. */
 export async function expire(deps: ApprovalDeps, job: ExpireJob): Promise<void> {
-  const settled = await withTenant(deps.db, job.tenantId, (tx) => settleApproval(tx, job.approvalId, { status: 'expired', decidedBy: null }));
-  if (settled) await deliver(deps, job.tenantId, settled, { decision: 'deny', reason: 'expired' });
+  const found = await withTenant(deps.db, job.tenantId, async (tx) => {
+    const settled = await settleApproval(tx, job.approvalId, { status: 'expired', decidedBy: null });
+    return settled ? { settled, resumed: await resumeIfParked(deps, tx, job.tenantId, settled) } : undefined;
+  });
+  if (found && !found.resumed) await deliver(deps, job.tenantId, found.settled, { decision: 'deny', reason: 'expired' });
+}
+
+/**
+ * In the decision's transaction, after its row lock: a run parked on this approval is resumed by a job queued here
+ * (runs/parking.ts). A run still parking sees the decision when it marks itself parked, and queues the resume then.
+ */
+async function resumeIfParked(deps: ApprovalDeps, tx: Tx, tenantId: string, a: Approval): Promise<boolean> {
+  if (!(await isParkedOn(tx, a.runId, a.id))) return false;
+  await queueResume(deps.jobs, tx, { tenantId, runId: a.runId, approvalId: a.id });
+  return true;
 }
 
 /** Hands the decision to the runner that holds the call; false when none holds it any longer. */

@@ -6,6 +6,7 @@ import type { Hub } from './hub.ts';
 import { appendEvents, eventsAfter, finishRun, getRun, lastSeq } from './runs.repo.ts';
 import type { RunDeps } from './runs.service.ts';
 import { cancelQueued } from './multitask.ts';
+import { endParked } from './parking.ts';
 
 /**
  * Stopping runs. Cooperative cancel writes `cancelled` and asks the driving conductor (this one or another replica,
@@ -33,6 +34,7 @@ export async function cancelRun(deps: RunDeps & { hub: Hub }, tenantId: string, 
     if (await finishRun(tx, runId, 'cancelled')) await deps.hooks.runFinished(tx, tenantId, runId);
   });
   stopLocally(deps, tenantId, runId) || (await deps.hub.requestCancel(tenantId, runId));
+  await endParked(deps, tenantId, runId); // a parked run has no driver to end it (parking.ts)
 }
 
 /** Aborts the tenant's run if this conductor drives it; false when it is not ours. */
@@ -57,6 +59,9 @@ export async function terminateRun(deps: RunDeps & { hub: Hub }, tenantId: strin
   if (row && row.status !== 'running' && row.status !== 'cancelled') return result; // already finished
   result.cancelled = true;
   if (!stopLocally(deps, tenantId, runId)) await deps.hub.requestCancel(tenantId, runId).catch(() => result.warnings.push('force_release_failed'));
+  if (row?.status === 'running' && (await endParked(deps, tenantId, runId, runEvent('error', { message: 'run cancelled (force-terminated)' })).catch(() => false))) {
+    return { ...result, statusWritten: true, sessionReleased: true };
+  }
   try {
     result.statusWritten = await withTenant(deps.db, tenantId, async (tx) => {
       if (!(await finishRun(tx, runId, 'cancelled'))) return (await getRun(tx, runId))?.status === 'cancelled';

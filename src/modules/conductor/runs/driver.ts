@@ -18,6 +18,8 @@ import type { EventLog } from './event-log.ts';
 import type { Hub } from './hub.ts';
 import { appendEvents, finishRun } from './runs.repo.ts';
 import { endReasonOf } from './multitask.repo.ts';
+import type { Jobs } from '../jobs/index.ts';
+import { parkRun } from './parking.ts';
 
 /**
  * Drives one run: reads the runner's NDJSON events, numbers them, appends them to the log and, once stored, the live hub,
@@ -41,10 +43,12 @@ export interface DriverDeps {
   databaseLost?: AbortSignal;
   /** Called once a run ended and its session is free (and its state saved): the session's queue starts its next run. */
   onSessionFree?: (tenantId: string, sessionId: string) => void;
+  /** The job queue: a run parked after its approval was decided queues its resume (parking.ts). */
+  jobs?: Jobs;
 }
 
 /** Per-run extras that are never stored: the profile's resolved skills, a model override and extra MCP servers (/v1). */
-export type RunExtras = Pick<RunOptions, 'model' | 'mcpServers' | 'skills' | 'env'>;
+export type RunExtras = Pick<RunOptions, 'model' | 'mcpServers' | 'skills' | 'env' | 'parkable' | 'resume'>;
 
 /** `from`: how many events the log already holds before the run's own (1 for a queued run: its `queued` event). */
 export async function driveRun(deps: DriverDeps, run: ActiveRun, runner: FleetMember, subTask: SubTask, runToken?: string, extras: RunExtras = {}, from = 0): Promise<void> {
@@ -67,7 +71,7 @@ async function traced(name: string, run: ActiveRun, runner: FleetMember, fn: () 
     status = await runIn(contextWith(span), fn);
   } finally {
     span.setAttribute('svc.run.status', status ?? 'error');
-    endSpan(span, status === 'ok' ? undefined : `run ended ${status ?? 'with an exception'}`);
+    endSpan(span, status === 'ok' || status === 'parked' ? undefined : `run ended ${status ?? 'with an exception'}`);
   }
 }
 
@@ -129,6 +133,8 @@ async function drive(
   let terminal: RunEvent | undefined;
   let status: Ending['status'] | undefined;
   let events: AsyncIterable<RunEvent> | undefined;
+  /** The runner parked the run (its call waits for approval): it is not over (parking.ts). */
+  let parked: RunEvent | undefined;
   try {
     events = await open();
   } catch (err) {
@@ -140,6 +146,10 @@ async function drive(
       for await (const received of events) {
         const event = currentEvent(received); // a runner of an older version may still send an old name
         if (event.type === 'session_init' && event.runtimeSessionId) run.runtimeSessionId = event.runtimeSessionId;
+        if (event.type === 'parked') {
+          parked = event;
+          break;
+        }
         if (isTerminalEvent(event)) {
           terminal = run.stopping ? stoppedEvent(run) : event;
           if (event.usage) metrics.usage(event.usage); // a runtime may report usage on its result
@@ -150,6 +160,21 @@ async function drive(
     }
   } catch (err) {
     terminal = run.stopping ? stoppedEvent(run) : runEvent('error', { message: `run failed: ${err instanceof Error ? err.message : String(err)}` });
+  }
+  if (parked && !terminal) {
+    await published;
+    if (!run.stopping && logFailure === undefined && parked.approvalId) {
+      // the conversation with the pending call is what a resume starts from: saved before the run counts as parked
+      await saveSessionState(deps, run, runner);
+      deps.eventLog.forget(run.tenantId, run.runId); // this driver appends nothing more to it
+      if (await parkRun(deps, run, parked.approvalId).catch((err: unknown) => (deps.log.warn('parking a run failed', { runId: run.runId, error: String(err) }), false))) {
+        // a decision already taken may resume the run at once, on this conductor too: only this driver's entry goes
+        if (deps.active.get(run.tenantId, run.runId) === run) deps.active.remove(run.tenantId, run.runId);
+        return 'parked';
+      }
+    }
+    // cancelled while it parked (or it could not be parked): it ends here
+    terminal = run.stopping ? stoppedEvent(run) : runEvent('error', { message: 'run cancelled while it parked to wait for approval' });
   }
   terminal ??= run.stopping ? stoppedEvent(run) : runEvent('error', { message: 'run stream ended without a result' });
   await published;

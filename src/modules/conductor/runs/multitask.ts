@@ -10,6 +10,7 @@ import { finishSessionRun, markSessionRunning } from '../sessions/sessions.repo.
 import type { Hub, StoredEvent } from './hub.ts';
 import type { FleetMember } from '../runners/fleet.ts';
 import { launchRun } from './launch.ts';
+import { endParked } from './parking.ts';
 import { cancelRunningRow, endQueuedRow, lockQueued, countQueued, hasQueued, idleQueues, lockSession, nextQueued, runningOn, startQueuedRow } from './multitask.repo.ts';
 import { appendEvents, finishRun, getRunProfile, lastSeq } from './runs.repo.ts';
 import type { RunDeps } from './runs.service.ts';
@@ -61,6 +62,8 @@ export async function interruptCurrent(deps: QueueDeps, tenantId: string, sessio
     active.stopping ??= 'cancelled';
     active.controller.abort();
   } else await deps.hub.requestCancel(tenantId, current);
+  // a parked run has no driver: it ends here, and its session's queue starts the new run (parking.ts)
+  await endParked(deps, tenantId, current, { ...runEvent('error', { message: 'run cancelled: interrupted by a newer run on its session' }), reason: 'interrupted' });
 }
 
 /**
@@ -109,7 +112,7 @@ export async function startNextQueued(deps: QueueDeps, tenantId: string, session
     const runs = found.snapshot ?? found.spec;
     const own = runKey(runs, found.keys, (row) => deps.providerKeys.open(tenantId, row));
     const skills = await resolveSkills(deps.db, tenantId, found.spec.skills);
-    const extras = { ...(own?.model ? { model: own.model } : {}), ...(skills.length ? { skills } : {}) };
+    const extras = { ...(own?.model ? { model: own.model } : {}), ...(skills.length ? { skills } : {}), parkable: true };
     // the log already holds the `queued` event: the run's own events follow it
     await launchRun(deps, { tenantId, runId: next.id, sessionId, runner: runner!, subTask: next.sub_task as unknown as SubTask, extras, from: 1 });
   } catch (err) {

@@ -71,7 +71,8 @@ export function createOwnership(deps: {
         const runner = run.runner_url ? deps.fleet.byUrl(run.runner_url) : undefined;
         if (runner) {
           if (!(await claimRun(tx, run.tenant_id, run.id, run.owner_id, deps.ownerId))) continue;
-          const offset = (await firstEventType(tx, run.tenant_id, run.id)) === 'queued' ? 1 : 0;
+          // the runner counts from 1 again after a queued run's `queued` event, or a resumed run's events so far
+          const offset = run.resumed_from || ((await firstEventType(tx, run.tenant_id, run.id)) === 'queued' ? 1 : 0);
           adopted.push({ tenantId: run.tenant_id, runId: run.id, sessionId: run.session_id, runner, stored: await lastSeq(tx, run.tenant_id, run.id), offset });
           continue;
         }

@@ -63,7 +63,7 @@ export function createRunServices(opts: {
   const { jobs, hooks } = opts;
   let queuePaused = false;
   const deps: RunDeps & { hub: Hub } = {
-    db, fleet, log, metrics, hub, eventLog, active, hooks, ownerId, mintRunToken: opts.mintRunToken, privateAddresses: opts.privateAddresses, providerKeys: opts.providerKeys, databaseLost: database.lost,
+    db, fleet, log, metrics, hub, eventLog, active, hooks, jobs, ownerId, mintRunToken: opts.mintRunToken, privateAddresses: opts.privateAddresses, providerKeys: opts.providerKeys, databaseLost: database.lost,
     queuePaused: () => queuePaused,
     onSessionFree: (tenantId, sessionId) => void startNextQueued(deps, tenantId, sessionId).catch((err) => log.warn('starting a session queue failed', { sessionId, error: String(err) })),
   };

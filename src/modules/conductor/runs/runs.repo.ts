@@ -199,7 +199,7 @@ export async function lastSeq(tx: Tx, tenantId: string, runId: string): Promise<
 }
 
 /**
- * Runs still `running` whose owner holds no live lease (system scope), as seen by conductor `self`. Its own runs count
+ * Runs still `running` and not parked whose owner holds no live lease (system scope), as seen by conductor `self`. Its own runs count
  * only with `includeSelf` (at boot, when it cannot be driving any); otherwise never: a conductor that is alive drives
  * its runs even when its own heartbeat ran late, so it must not end them under itself.
  */
@@ -207,12 +207,14 @@ export async function orphanedRuns(
   tx: Tx,
   self: string,
   includeSelf: boolean,
-): Promise<Array<{ id: string; tenant_id: string; session_id: string; owner_id: string; runner_url: string | null }>> {
+): Promise<Array<{ id: string; tenant_id: string; session_id: string; owner_id: string; runner_url: string | null; resumed_from: number }>> {
   return tx
     .selectFrom('runs')
     .leftJoin('sessions as s', 's.id', 'runs.session_id')
-    .select(['runs.id', 'runs.tenant_id', 'runs.session_id', 'runs.owner_id', 's.runner_url'])
+    .select(['runs.id', 'runs.tenant_id', 'runs.session_id', 'runs.owner_id', 's.runner_url', 'runs.resumed_from'])
     .where('runs.status', '=', 'running')
+    // a parked run is driven by no conductor on purpose: its decision resumes it (parking.ts)
+    .where('runs.parked_approval', 'is', null)
     .where((eb) => {
       const leaseExpired = eb.not(eb.exists(eb.selectFrom('conductor_leases as l').select(sql`1`.as('x')).whereRef('l.owner_id', '=', 'runs.owner_id').where('l.expires_at', '>', sql<Date>`now()`)));
       return includeSelf ? eb.or([leaseExpired, eb('runs.owner_id', '=', self)]) : eb.and([leaseExpired, eb('runs.owner_id', '<>', self)]);

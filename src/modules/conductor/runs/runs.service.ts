@@ -143,7 +143,9 @@ export async function createRun(
     if (queued.free) void startNextQueued(deps, tenantId, sessionId).catch((err) => deps.log.warn('starting a session queue failed', { sessionId, error: String(err) }));
     return { runId, sessionId, status: 'queued' };
   }
-  await launchRun(deps, { tenantId, runId, sessionId, runner: placed!.runner, subTask, extras: { ...extras, ...(skills.length ? { skills } : {}) } });
+  // a run with per-run settings nothing stores cannot be re-dispatched as it was: its approvals are held, not parked
+  const parkable = !opts.extras && !opts.profile;
+  await launchRun(deps, { tenantId, runId, sessionId, runner: placed!.runner, subTask, extras: { ...extras, ...(skills.length ? { skills } : {}), ...(parkable ? { parkable } : {}) } });
   return { runId, sessionId }; // the seed's answer; only a queued run says more
 }
 

@@ -4,6 +4,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { describeError, isAppError } from '../../../shared/errors.ts';
 import { contextWith, endSpan, runIn, SpanKind, startSpan, type TraceContext } from '../../../shared/tracing/index.ts';
 import type { SessionRecord } from '../sessions/sessions.store.ts';
+import type { ToolResult } from '../../../contracts/runner.wire.ts';
 import type { ToolDef } from '../toolkit/tool.ts';
 import type { Toolkit } from '../toolkit/toolkit.service.ts';
 
@@ -29,6 +30,17 @@ function textOf(def: ToolDef, value: unknown): string {
 }
 
 const refusal = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
+
+/** A toolkit call's result as MCP answers it (also what a resumed parked call answers, runs/runs.service.ts). */
+export function toCallToolResult(def: ToolDef, result: ToolResult): CallToolResult {
+  const value = result.value;
+  const structured = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  const text = result.ok ? textOf(def, value) : String((value as { error?: unknown })?.error ?? 'tool failed');
+  return { content: [{ type: 'text', text }], ...(structured ? { structuredContent: structured } : {}), isError: !result.ok };
+}
+
+/** The failure of a call that did not run (a denied approval), as MCP answers it. */
+export const failedCallResult = refusal;
 
 /**
  * One JSON Schema validator for every per-request server: left to itself each `McpServer` builds its own Ajv instance
@@ -69,10 +81,7 @@ export function sessionMcpServer(opts: { session: SessionRecord; toolkit: Toolki
     try {
       const signal = AbortSignal.any([requestSignal, opts.signal]);
       const { def, result } = await toolkit.invoke(session, name, args, signal);
-      const value = result.value;
-      const structured = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-      const text = result.ok ? textOf(def, value) : String((value as { error?: unknown })?.error ?? 'tool failed');
-      return { content: [{ type: 'text', text }], ...(structured ? { structuredContent: structured } : {}), isError: !result.ok };
+      return toCallToolResult(def, result);
     } catch (err) {
       // 403 (out of scope) and 404 (unknown tool) from the toolkit: the same words as the HTTP surface
       if (isAppError(err)) return refusal(err.message);

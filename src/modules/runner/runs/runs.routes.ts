@@ -19,12 +19,12 @@ const ndjson = { 'content-type': 'application/x-ndjson', 'cache-control': 'no-st
 export function runRoutes(deps: RunsDeps & { taps: Taps }): Hono<RunnerEnv> {
   const app = new Hono<RunnerEnv>();
   app.post('/runner/run', async (c) => {
-    const { subTask, skills, model, mcpServers, env } = await readJson(c, RunRequest);
+    const { subTask, skills, model, mcpServers, env, parkable, resume } = await readJson(c, RunRequest);
     const tenant = c.get('tenant');
     const adoptable = c.req.header(RUN_ADOPTABLE_HEADER) === '1';
     if (adoptable && !subTask.id) throw badRequest('subTask.id: an adoptable run needs its id (a conductor re-attaches by it)');
     const trace = extractTrace(c.req.raw.headers);
-    const run = startRun(deps, tenant, subTask, { runToken: c.req.header(RUN_TOKEN_HEADER) || undefined, skills, model, mcpServers, env, trace });
+    const run = startRun(deps, tenant, subTask, { runToken: c.req.header(RUN_TOKEN_HEADER) || undefined, skills, model, mcpServers, env, trace, parkable, resume });
     if (adoptable) {
       const runId = subTask.id!;
       deps.taps.open(tenant, runId, run);

@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
 import { CallError, transportMessage } from '../../../contracts/http-client.ts';
-import { isTerminal, runEvent, type RunEvent } from '../../../contracts/run-event.ts';
+import { endsRunnerStream, isTerminal, runEvent, type RunEvent } from '../../../contracts/run-event.ts';
+import { parkedApprovalOf, type ParkedResume } from '../../../contracts/approvals.ts';
+import { resumed } from '../approvals/index.ts';
+import { failedCallResult, toCallToolResult } from '../mcp/session-mcp.ts';
+import type { Toolkit } from '../toolkit/toolkit.service.ts';
 import type { SubTask } from '../../../contracts/runner.wire.ts';
 import { MEMORY_TOOLS, selectTools } from '../../../contracts/toolkit.ts';
 import type { McpServerSpec, ModelOverride, SkillPayload, WorkerRunRequest } from '../../../contracts/worker.ts';
@@ -41,6 +45,8 @@ export interface RunsDeps extends SessionsDeps {
    * (absent: the worker calls them itself, and `mcp:` policies cannot hold; unit tests' runners).
    */
   remote?: RemoteMcpHost;
+  /** Runs the pending call of a resumed parked run (absent: such a run is refused). */
+  toolkit?: Toolkit;
 }
 
 export interface StartedRun {
@@ -63,6 +69,10 @@ export interface RunExtras {
   env?: Record<string, string>;
   /** The caller's trace (its `traceparent`): the run's span is its child. */
   trace?: TraceContext;
+  /** A call of this run that waits for approval parks it (approvals/); honoured for `general` sessions only. */
+  parkable?: boolean;
+  /** Resumes a parked run: its pending call runs (or fails, denied) here, then the worker goes on from it. */
+  resume?: ParkedResume;
 }
 
 /** Throws (404 unknown profile or session, 409 busy) before anything streams; after that, failures are events. */
@@ -76,6 +86,8 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
   const side = sideChannel();
   rec.runOutput = side.push;
   rec.toolCalls = [];
+  rec.parkable = extras.parkable === true && rec.runtime === 'general';
+  rec.parked = undefined;
   deps.metrics.runStarted();
   const onClosing = () => ac.abort(new Error('runner shutting down'));
   deps.closing.addEventListener('abort', onClosing, { once: true });
@@ -114,15 +126,44 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
     return undefined;
   }
 
+  /**
+   * A resumed parked run: the decision shows, the pending call runs here with the (possibly edited) input, or fails
+   * with the denial's reason, and its result shows; the worker then continues the model's turn with that result.
+   */
+  async function* resumeCall(r: ParkedResume): AsyncGenerator<RunEvent, { approvalId: string; output: unknown } | undefined> {
+    if (rec.runtime !== 'general') return yield runEvent('error', { message: `a parked run resumes on the general runtime only, not ${rec.runtime}` }), undefined;
+    if (!deps.toolkit) return yield runEvent('error', { message: 'this runner cannot resume a parked run' }), undefined;
+    const settled = resumed(r);
+    yield settled.event;
+    let output: unknown;
+    if (!settled.outcome.approved) output = failedCallResult(`tool ${r.toolName} was not run: ${settled.outcome.reason}`);
+    else {
+      try {
+        const { def, result } = await deps.toolkit.invoke(rec, r.toolName, settled.outcome.input, ac.signal, undefined, { approved: true });
+        output = toCallToolResult(def, result);
+      } catch (err) {
+        output = failedCallResult(describeError(err)); // 403/404: the tool left the profile's scope meanwhile
+      }
+    }
+    yield runEvent('tool_result', { ...(r.toolCallId ? { toolCallId: r.toolCallId } : {}), toolName: r.toolName, output, isError: (output as { isError?: boolean }).isError === true });
+    return { approvalId: r.approvalId, output };
+  }
+
+  let workerResume: WorkerRunRequest['resume'];
   async function* fromWorker(): AsyncGenerator<RunEvent> {
     // the run's servers at a URL are reached through this runner, which holds their headers and gates their calls
     if (deps.remote) deps.remote.open(rec, stdioKey, runMcpServers(rec, extras).filter(frontable));
     const front = Boolean(deps.remote);
+    if (extras.resume) {
+      const resume = yield* resumeCall(extras.resume);
+      if (!resume) return;
+      workerResume = resume;
+    }
     if (isSandboxSession(rec)) {
       const failed = await placeSkillFiles();
       if (failed) return yield runEvent('error', { message: failed });
       // the session's own worker, over the callback protocol; its MCP URL carries a worker token, minted there
-      yield* deps.sandboxWorkers.run(rec, subTask.id ?? newRunId(), (mcpUrl) => workerBody(rec, subTask, extras, mcpUrl, front), ac.signal);
+      yield* deps.sandboxWorkers.run(rec, subTask.id ?? newRunId(), (mcpUrl) => workerBody(rec, subTask, { ...extras, workerResume }, mcpUrl, front), ac.signal);
       return;
     }
     const { endpoint } = deps.slots.slot(rec.runtime);
@@ -150,7 +191,7 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
     }
     let run;
     try {
-      run = await endpoint.client.run(workerBody(rec, subTask, extras, sessionMcpUrl(deps.publicUrl, rec.id, deps.tokens, toolScopeOf(rec.profile)), front), ac.signal);
+      run = await endpoint.client.run(workerBody(rec, subTask, { ...extras, workerResume }, sessionMcpUrl(deps.publicUrl, rec.id, deps.tokens, toolScopeOf(rec.profile)), front), ac.signal);
     } catch (err) {
       if (ac.signal.aborted) throw err;
       // a worker that answered with an error status is alive; only a transport failure counts against the slot
@@ -173,6 +214,8 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
   async function* guarded(): AsyncGenerator<RunEvent> {
     try {
       for await (const event of fromWorker()) {
+        // a turn that ended on a parked call: the run is not over, it parks (approvals/)
+        if (event.type === 'result' && rec.parked) return yield runEvent('parked', { ...rec.parked });
         yield event;
         if (isTerminal(event)) return;
       }
@@ -191,8 +234,10 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
         if (event.type === 'session_init' && event.runtimeSessionId) rec.runtimeSessionId = event.runtimeSessionId;
         // an approval names the model's call it holds (approvals/): remembered until an approval claims it
         if (event.type === 'tool_call' && event.toolCallId && event.toolName) (rec.toolCalls ??= []).push({ id: event.toolCallId, name: event.toolName }) > 32 && rec.toolCalls.shift();
-        if (isTerminal(event)) {
-          outcome = ac.signal.aborted ? 'cancelled' : event.type === 'result' ? 'ok' : 'error';
+        // the parked call's placeholder answer is the model's business only: the run shows its real result on resume
+        if (event.type === 'tool_result' && parkedApprovalOf(event.output)) continue;
+        if (endsRunnerStream(event)) {
+          outcome = ac.signal.aborted ? 'cancelled' : event.type === 'result' || event.type === 'parked' ? 'ok' : 'error';
           // settle before the caller sees the terminal: its very next run on this session must not find it busy
           settle(outcome);
         }
@@ -251,7 +296,7 @@ function sideChannel() {
           const r = await next;
           if (r.done) return;
           yield r.value;
-          if (isTerminal(r.value)) return;
+          if (endsRunnerStream(r.value)) return;
           next = it.next();
         }
       } finally {
@@ -282,7 +327,7 @@ function relayed(spec: McpServerSpec, mcpUrl: string): McpServerSpec {
   return { ...rest, transport: 'http', url: url.href, platform: true, callTimeoutMs: (spec.callTimeoutMs ?? DEFAULT_MCP_CALL_MS) + APPROVAL_HOLD_MS };
 }
 
-function workerBody(rec: SessionRecord, subTask: SubTask, extras: RunExtras, mcpUrl: string, front = false): WorkerRunRequest {
+function workerBody(rec: SessionRecord, subTask: SubTask, extras: RunExtras & { workerResume?: WorkerRunRequest['resume'] }, mcpUrl: string, front = false): WorkerRunRequest {
   const p = rec.profile;
   const { skills } = extras;
   const all = runMcpServers(rec, extras).map((s) => (front && frontable(s) ? relayed(s, mcpUrl) : s));
@@ -295,6 +340,7 @@ function workerBody(rec: SessionRecord, subTask: SubTask, extras: RunExtras, mcp
     ...(skills?.length ? { skills: forWorker(skills) } : {}),
     mcpServers,
     ...(extras.model ? { modelOverride: extras.model } : {}),
+    ...(extras.workerResume ? { resume: extras.workerResume } : {}),
   };
 }
 

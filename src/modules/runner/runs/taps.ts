@@ -1,4 +1,4 @@
-import { isTerminal, runEvent, type RunEvent } from '../../../contracts/run-event.ts';
+import { endsRunnerStream, runEvent, type RunEvent } from '../../../contracts/run-event.ts';
 import { AppError } from '../../../shared/errors.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { StartedRun } from './runs.service.ts';
@@ -82,7 +82,7 @@ export function createTaps(opts: { graceMs: number; maxEvents: number; log: Logg
         try {
           for await (const event of run.events) {
             push(tap, event);
-            if (isTerminal(event)) {
+            if (endsRunnerStream(event)) {
               terminal = true;
               break;
             }
@@ -124,7 +124,7 @@ export function createTaps(opts: { graceMs: number; maxEvents: number; log: Logg
               const event = tap.events[next - 1 - tap.base]!;
               next++;
               yield event;
-              if (isTerminal(event)) return;
+              if (endsRunnerStream(event)) return;
             }
             if (tap.ended || signal.aborted) return;
             await new Promise<void>((resolve) => {

@@ -23,6 +23,10 @@ export interface SessionRecord extends Omit<RunnerSession, 'profile'> {
   commandEnv?: Record<string, string>;
   /** The `tool_call`s of the run in flight no approval has claimed yet (id and tool name), newest last; at most 32. */
   toolCalls?: Array<{ id: string; name: string }>;
+  /** The run in flight may park a call that waits for approval (a `general` run its conductor can re-dispatch). */
+  parkable?: boolean;
+  /** The call of the run in flight that parked it (approvals/): the run's stream ends with `parked`, not its result. */
+  parked?: { approvalId: string; toolCallId?: string; toolName: string; input: unknown };
   /** The session whose sandboxed files (`/work`) this one works in, instead of a scratch folder of its own. */
   sandboxOf?: string;
 }

@@ -13,6 +13,7 @@ import { DEFAULT_LIMITS, effectiveLimits, DEFAULT_CEILINGS, type SandboxLimits }
 import type { ToolContext, ToolDef } from './tool.ts';
 import { ToolFailure } from './tool-failure.ts';
 import { gate } from './gate.ts';
+import { PARKED_MARK } from '../../../contracts/approvals.ts';
 import type { Approvals } from '../approvals/index.ts';
 
 /**
@@ -26,8 +27,12 @@ export interface Toolkit {
   /** The tools the session's profile may use, in catalog order. */
   scoped(session: SessionRecord): Promise<ToolDef[]>;
   scopedSpecs(session: SessionRecord): Promise<ToolSpec[]>;
-  /** Throws 404 for an unknown tool and 403 for one outside the profile's scope; a failing tool is `ok: false`. */
-  invoke(session: SessionRecord, toolName: string, input: unknown, signal: AbortSignal, emit?: (event: RunEvent) => void, opts?: { platform?: boolean }): Promise<{ def: ToolDef; result: ToolResult }>;
+  /**
+   * Throws 404 for an unknown tool and 403 for one outside the profile's scope; a failing tool is `ok: false`.
+   * `platform`: the conductor's own call (no model's), which the permission gate lets pass. `approved`: a person
+   * already approved this call (a parked run resumed): the gate does not ask again.
+   */
+  invoke(session: SessionRecord, toolName: string, input: unknown, signal: AbortSignal, emit?: (event: RunEvent) => void, opts?: { platform?: boolean; approved?: boolean }): Promise<{ def: ToolDef; result: ToolResult }>;
 }
 
 export interface ToolkitDeps {
@@ -66,7 +71,7 @@ export function createToolkit(deps: ToolkitDeps): Toolkit {
       const names = new Set((await scoped(session)).map((t) => t.name as string));
       return (await loadCatalog()).SPECS.filter((s) => names.has(s.name));
     },
-    async invoke(session, toolName, input, signal, emit, opts) {
+    async invoke(session, toolName, input, signal, emit, opts = {}) {
       const { BY_NAME, describeZodIssue } = await loadCatalog();
       const def = BY_NAME.get(toolName);
       if (!def) throw notFound(`unknown tool: ${toolName}`);
@@ -74,9 +79,11 @@ export function createToolkit(deps: ToolkitDeps): Toolkit {
       let parsed = def.input.safeParse(input ?? {});
       if (!parsed.success) return { def, result: { ok: false, value: { error: describeZodIssue(parsed.error) } } };
       // the profile's permission policy: the gate every toolkit call passes, whichever runtime made it (the platform's
-      // own calls, flagged by the conductor, are no model's: they pass)
-      const gated = opts?.platform ? ({ allowed: true, input: parsed.data } as const) : await gate(deps.approvals, session, { identity: toolName, name: toolName, input: parsed.data }, signal);
-      if (!gated.allowed) return { def, result: { ok: false, value: { error: gated.error } } };
+      // own calls, flagged by the conductor, are no model's: they pass); an `ask` call of a parkable run parks it
+      const gated = opts.platform
+        ? ({ allowed: true, input: parsed.data } as const)
+        : await gate(deps.approvals, session, { identity: toolName, name: toolName, input: parsed.data }, signal, { park: true, ...(opts.approved ? { approved: true } : {}) });
+      if (!gated.allowed) return { def, result: { ok: false, value: { error: gated.error, ...(gated.parked ? { [PARKED_MARK]: gated.parked } : {}) } } };
       if (gated.input !== parsed.data) {
         parsed = def.input.safeParse(gated.input);
         if (!parsed.success) return { def, result: { ok: false, value: { error: `the approved input is invalid: ${describeZodIssue(parsed.error)}` } } };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelMessage } from 'ai';
-import { createHistoryStore, HISTORY_MAX_DEPTH, parseHistory, serializeHistory, toJsonSafe, trimTurns } from './history.ts';
+import { createHistoryStore, HISTORY_MAX_DEPTH, parseHistory, resumeHistory, serializeHistory, toJsonSafe, trimTurns } from './history.ts';
 
 const turn = (n: number): ModelMessage[] => [
   { role: 'user', content: `q${n}` },
@@ -10,6 +10,21 @@ const turn = (n: number): ModelMessage[] => [
 ];
 
 describe('general runtime history', () => {
+  it('answers the call a parked turn left pending with the decided result, and finds nothing to resume otherwise', () => {
+    const parked: ModelMessage[] = [
+      { role: 'user', content: 'write it' },
+      { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'fs_write', input: {} }] },
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'fs_write', output: { type: 'error-text', value: 'tool fs_write waits for approval apr_1: the run is parked until a person decides' } }] },
+    ];
+    const resumed = resumeHistory(parked, 'apr_1', { content: [{ type: 'text', text: 'wrote 5 bytes' }], isError: false })!;
+    expect(resumed.slice(0, 2)).toEqual(parked.slice(0, 2));
+    expect(resumed[2]).toEqual({ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'fs_write', output: { type: 'text', value: 'wrote 5 bytes' } }] });
+    const denied = resumeHistory(parked, 'apr_1', { content: [{ type: 'text', text: 'tool fs_write was not run: a person denied it' }], isError: true })!;
+    expect((denied[2] as { content: Array<{ output: unknown }> }).content[0]!.output).toEqual({ type: 'error-text', value: 'tool fs_write was not run: a person denied it' });
+    expect(resumeHistory(parked, 'apr_2', {})).toBeUndefined();
+    expect(resumeHistory(turn(1), 'apr_1', {})).toBeUndefined();
+  });
+
   it('drops the oldest whole turns past the cap, never splitting a tool call from its result', () => {
     const messages = [...turn(1), ...turn(2), ...turn(3)];
     const kept = trimTurns(messages, 9);

@@ -2,6 +2,7 @@ import type { ModelMessage } from 'ai';
 import { badRequest } from '../../../../shared/errors.ts';
 import { jsonNestsDeeperThan } from '../../../../shared/http.ts';
 import { packageRequire } from '../../../../shared/package-root.ts';
+import { toModelOutput } from './model-output.ts';
 
 /**
  * Per-session conversation history of the `general` runtime: in memory and bounded, both in messages per session
@@ -104,4 +105,23 @@ export function parseHistory(body: Uint8Array): ModelMessage[] {
     if (!parsed.success) throw badRequest(`state[${index}]: not a valid model message (${parsed.error.issues[0]?.message ?? 'invalid'})`);
     return parsed.data;
   });
+}
+
+/**
+ * The history of a parked turn with its pending call answered: the tool result that still holds the placeholder of
+ * approval `approvalId` (runner toolkit: "… waits for approval <id> …") gets `output` (an MCP tool result) as the model
+ * reads it. Undefined when no such pending call is there (nothing to resume).
+ */
+export function resumeHistory(messages: readonly ModelMessage[], approvalId: string, output: unknown): ModelMessage[] | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role !== 'tool') continue;
+    const at = m.content.findIndex((p) => p.type === 'tool-result' && JSON.stringify(p.output).includes(`approval ${approvalId}`));
+    if (at < 0) continue;
+    const part = m.content[at]! as Extract<(typeof m.content)[number], { type: 'tool-result' }>;
+    const content = [...m.content];
+    content[at] = { ...part, output: toModelOutput({ output }) };
+    return [...messages.slice(0, i), { ...m, content }, ...messages.slice(i + 1)];
+  }
+  return undefined;
 }

@@ -3,7 +3,7 @@ import { runEvent } from '../../../../contracts/run-event.ts';
 import { stateContentType } from '../../../../contracts/worker.ts';
 import { describeError } from '../../../../shared/errors.ts';
 import type { WorkerRuntime } from '../../runtime.ts';
-import { createHistoryStore, parseHistory, serializeHistory, DEFAULT_HISTORY_LIMITS, type HistoryLimits } from './history.ts';
+import { createHistoryStore, parseHistory, resumeHistory, serializeHistory, DEFAULT_HISTORY_LIMITS, type HistoryLimits } from './history.ts';
 import { systemPromptOf, userPromptOf } from '../prompt.ts';
 
 /** The AI SDK side of a run (engine.ts), imported on the first run: an idle server does not hold the SDK and providers. */
@@ -39,6 +39,15 @@ export function createGeneralRuntime(config: Config['worker'], limits: HistoryLi
         const settings = applySettings(resolved.provider, resolved.providerOptions, req.modelOverride);
         const plan = planTools(applyAllowlist(catalog.entries, req.profile.tools));
         yield* plan.opening;
+        if (req.resume) {
+          // a parked turn resumes: its pending call gets the decided call's result, and the model goes on from there
+          const patched = resumeHistory(history.get(req.sessionId), req.resume.approvalId, req.resume.output);
+          if (!patched) {
+            yield runEvent('error', { message: `session ${req.sessionId} has no tool call pending on approval ${req.resume.approvalId} to resume` });
+            return;
+          }
+          history.replace(req.sessionId, patched);
+        }
         yield* runTurn({
           model: resolved.model,
           provider: resolved.provider,
@@ -46,7 +55,7 @@ export function createGeneralRuntime(config: Config['worker'], limits: HistoryLi
           reasoning: settings.reasoning,
           system: systemPromptOf(req),
           history: history.get(req.sessionId),
-          prompt: userPromptOf(req),
+          prompt: req.resume ? undefined : userPromptOf(req),
           tools: plan.tools,
           takeSpan: plan.takeSpan,
           stepCount: config.stepCount,

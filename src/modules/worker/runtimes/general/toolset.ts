@@ -1,6 +1,9 @@
 import { dynamicTool, jsonSchema, type ToolSet } from 'ai';
 import { runEvent, type CapabilitySpan, type RunEvent } from '../../../../contracts/run-event.ts';
 import type { CatalogEntry } from './mcp-catalog.ts';
+import { isMcpError, toModelOutput } from './model-output.ts';
+
+export { isMcpError };
 
 /**
  * Turns the run's tool catalog into the AI SDK tool set: the profile allowlist first, then either every tool
@@ -18,26 +21,6 @@ const SEARCH_LIMIT = 10;
 export function applyAllowlist(entries: readonly CatalogEntry[], tools: readonly string[] | undefined): CatalogEntry[] {
   const names = new Set((tools ?? []).filter((t) => !t.startsWith('@')));
   return names.size === 0 ? [...entries] : entries.filter((e) => names.has(e.name));
-}
-
-interface McpResultLike {
-  content?: Array<{ type: string; text?: string }>;
-  structuredContent?: unknown;
-  isError?: boolean;
-}
-
-export function isMcpError(output: unknown): boolean {
-  return !!output && typeof output === 'object' && (output as McpResultLike).isError === true;
-}
-
-/** What the model reads back: the text parts of an MCP result (other parts as JSON), flagged as an error if it is one. */
-function toModelOutput({ output }: { output: unknown }) {
-  const result = (output ?? {}) as McpResultLike;
-  const parts = Array.isArray(result.content) ? result.content : [];
-  const text = parts.length
-    ? parts.map((p) => (p.type === 'text' && typeof p.text === 'string' ? p.text : JSON.stringify(p))).join('\n')
-    : JSON.stringify(result.structuredContent ?? output ?? null);
-  return isMcpError(output) ? { type: 'error-text' as const, value: text } : { type: 'text' as const, value: text };
 }
 
 function direct(entry: CatalogEntry) {

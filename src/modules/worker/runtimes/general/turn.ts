@@ -3,11 +3,17 @@ import { runEvent, type RunEvent, type Usage } from '../../../../contracts/run-e
 import { describeError } from '../../../../shared/errors.ts';
 import type { ProviderOptions } from './providers.ts';
 import { isMcpError } from './toolset.ts';
+import { parkedApprovalOf } from '../../../../contracts/approvals.ts';
 
 /**
  * One model turn of the `general` runtime: streamText over the session history plus the new prompt, translated into
  * RunEvents. Success commits the turn's messages; a failure after the turn began commits the prompt and the messages
  * of completed steps, once, before the terminal `error`.
+ *
+ * A step whose tool call was parked (its result carries PARKED_MARK: the call waits for a person's approval, see
+ * conductor runs/parking.ts) ends the turn right there: the call stays pending in the committed history, answered by
+ * a placeholder the resumed run replaces (index.ts), and the runner shows `parked` instead of this turn's `result`.
+ * A resumed turn has no prompt: it goes on from the history as it stands.
  */
 export interface TurnInput {
   model: LanguageModel;
@@ -17,7 +23,8 @@ export interface TurnInput {
   reasoning?: Parameters<typeof streamText>[0]['reasoning'];
   system: string | undefined;
   history: ModelMessage[];
-  prompt: string;
+  /** The new user message; undefined for a resumed turn (it goes on from the history). */
+  prompt: string | undefined;
   tools: ToolSet;
   /** The `capability_span` of a finished `call_tool` (toolset.ts), sent right after its `tool_result`. */
   takeSpan?(toolCallId: string): RunEvent | undefined;
@@ -67,7 +74,7 @@ export function describeModelError(provider: string, err: unknown, signal: Abort
 }
 
 export async function* runTurn(input: TurnInput): AsyncGenerator<RunEvent> {
-  const userMessage: ModelMessage = { role: 'user', content: input.prompt };
+  const userMessage: ModelMessage[] = input.prompt === undefined ? [] : [{ role: 'user', content: input.prompt }];
   const completedSteps: ModelMessage[] = [];
   let failure: { error: unknown } | undefined;
   let usage: Usage | undefined;
@@ -77,9 +84,9 @@ export async function* runTurn(input: TurnInput): AsyncGenerator<RunEvent> {
   const result = streamText({
     model: input.model,
     instructions: input.system,
-    messages: [...input.history, userMessage],
+    messages: [...input.history, ...userMessage],
     tools: input.tools,
-    stopWhen: stepCountIs(input.stepCount),
+    stopWhen: [stepCountIs(input.stepCount), ({ steps }) => steps.at(-1)?.toolResults.some((r) => parkedApprovalOf(r.output) !== undefined) ?? false],
     maxRetries: MODEL_ATTEMPTS - 1,
     timeout: { firstChunkMs: input.stallTimeoutMs, chunkMs: input.stallTimeoutMs },
     providerOptions: input.providerOptions,
@@ -148,11 +155,11 @@ export async function* runTurn(input: TurnInput): AsyncGenerator<RunEvent> {
     }
   }
   if (!messages) {
-    input.commit([userMessage, ...completedSteps]);
+    input.commit([...userMessage, ...completedSteps]);
     yield runEvent('error', { message: describeModelError(input.provider, failure?.error, input.signal, input.stallTimeoutMs) });
     return;
   }
-  input.commit([userMessage, ...messages]);
+  input.commit([...userMessage, ...messages]);
   if (stepText) stepTexts.push(stepText);
   const whole = stepTexts.join('\n\n');
   if (whole) yield runEvent('assistant', { message: whole });
