@@ -440,6 +440,7 @@ describe('approvals of ask tools on the chat endpoint', () => {
     expect(done.event).toBe('done');
     expect(done.data.reply).toContain('tool fs_write was not run');
     expect(done.data.reply).toContain('the end users of this published agent cannot approve tool calls');
+    expect(done.data.reply).not.toContain('/api/runs/self/approvals');
     const runId = frames[0]!.data.runId as string;
     expect(await (await api(`/api/runs/${runId}/approvals`)).json()).toEqual([]);
     expect((await (await api(`/api/runs/${runId}`)).json()).status).toBe('ok');

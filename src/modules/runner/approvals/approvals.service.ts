@@ -2,6 +2,7 @@ import type { HeldDecision, ParkedResume } from '../../../contracts/approvals.ts
 import { APPROVAL_HOLD_MAX_S } from '../../../contracts/approvals.ts';
 import type { RunCallbacksClient } from '../../../contracts/run-callbacks.client.ts';
 import { runEvent, type RunEvent } from '../../../contracts/run-event.ts';
+import { CallError } from '../../../contracts/http-client.ts';
 import { describeError } from '../../../shared/errors.ts';
 import { createLogger } from '../../../shared/log.ts';
 import type { SessionRecord, SessionStore } from '../sessions/sessions.store.ts';
@@ -86,6 +87,8 @@ export function createApprovals(deps: { conductor: RunCallbacksClient | undefine
       try {
         ticket = await deps.conductor.requestApproval(session.runToken, { toolName, input, ...(toolCallId ? { toolCallId } : {}), ...(park ? { park } : {}) }, signal);
       } catch (err) {
+        // the conductor refusing it (a published agent's end users cannot approve): its reason is the model's
+        if (err instanceof CallError && err.status === 403) return { approved: false, reason: err.message.slice(err.message.indexOf(': ') + 2) };
         log.warn('recording an approval failed', { sessionId: session.id, tool: toolName, error: describeError(err) });
         return { approved: false, reason: `it needs approval, and the approval could not be recorded (${describeError(err)})` };
       }
