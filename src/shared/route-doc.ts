@@ -13,6 +13,11 @@ export interface RouteDoc {
   description?: string;
   /** The request body's schema (JSON). */
   body?: v.GenericSchema;
+  /**
+   * A multipart/form-data body instead of JSON: its parts by name, each a file (`file: true`; `multiple`: repeated
+   * parts of that name) or a text field, with what it holds.
+   */
+  form?: Readonly<Record<string, { description: string; file?: boolean; multiple?: boolean; required?: boolean }>>;
   /** The query parameters' schema (an object schema). */
   query?: v.GenericSchema;
   /** The response's media type when it is not JSON (`text/event-stream` for streams, `text/html` for pages). */

@@ -113,6 +113,22 @@ describe('the API reference of an all-in-one server', () => {
     expect(runBody.required).toContain('profile');
     const agentBody = spec.paths['/v1/agents']!.post!.requestBody!.content['application/json']!.schema;
     expect(agentBody.properties).toHaveProperty('model');
+    // an upload's parts, as multipart/form-data
+    const upload = spec.paths['/v1/files']!.post!.requestBody!.content['multipart/form-data']!.schema;
+    expect(upload.required).toEqual(['file', 'purpose']);
+    expect(upload.properties!.file).toMatchObject({ type: 'string', contentMediaType: 'application/octet-stream' });
+    expect(spec.paths['/api/skills/import']!.post!.requestBody!.content).toHaveProperty('multipart/form-data');
+  });
+
+  it('documents what a route without credentials and the Chat Completions face answer', () => {
+    const shared = spec.paths['/api/public/kits/{id}']!.get! as Operation & { security?: unknown[] };
+    expect(shared.security).toEqual([]);
+    expect(Object.keys(shared.responses)).not.toContain('401');
+    const stripeHook = spec.paths['/api/stripe/webhook']!.post! as Operation & { security?: unknown[] };
+    expect(stripeHook.security).toEqual([]);
+    const completions = spec.paths['/chat/{slug}/v1/chat/completions']!.post!;
+    expect(completions.responses['400']!.content!['application/json']!.schema).toEqual({ $ref: '#/components/schemas/AgentsError' });
+    expect(spec.paths['/api/runs']!.post!.responses['400']!.content!['application/json']!.schema).toEqual({ $ref: '#/components/schemas/Error' });
   });
 
   it('answers every documented operation: a JSON error at worst, never a 500 and never "no route"', async () => {

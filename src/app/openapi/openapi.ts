@@ -108,6 +108,18 @@ function jsonSchema(schema: v.GenericSchema, use: 'request' | 'response', defs: 
   return fix(converted) as Json;
 }
 
+/** A multipart body's JSON Schema (OpenAPI 3.1: a file part is a string with `contentMediaType`). */
+function formSchema(form: NonNullable<RouteDoc['form']>): Record<string, unknown> {
+  const properties: Record<string, unknown> = {};
+  const required: string[] = [];
+  for (const [name, part] of Object.entries(form)) {
+    const one = part.file ? { type: 'string', contentMediaType: 'application/octet-stream', description: part.description } : { type: 'string', description: part.description };
+    properties[name] = part.multiple ? { type: 'array', items: one, description: part.description } : one;
+    if (part.required) required.push(name);
+  }
+  return { type: 'object', properties, ...(required.length ? { required } : {}) };
+}
+
 const ERROR_TEXT: Record<number, string> = {
   400: 'The request is invalid: the error names the field and the problem',
   401: 'No credentials, or credentials that are not valid',
@@ -135,16 +147,17 @@ function responsesOf(op: Operation, hasParams: boolean, defs: Definitions): Reco
   };
   if (status !== 204 && status !== 302) success.content = { [media]: d.response ? { schema: jsonSchema(d.response, 'response', defs) } : {} };
   const errors = new Set<number>(d.errors ?? []);
-  if (d.body || d.query) errors.add(400);
+  if (d.body || d.form || d.query) errors.add(400);
   // every JSON body under /api and /v1 passes the server's body size limit first
-  if (d.body && !op.path.startsWith('/chat/')) errors.add(413);
+  if ((d.body || d.form) && !op.path.startsWith('/chat/')) errors.add(413);
   if (!op.path.startsWith('/chat/') && !d.public) {
     errors.add(401);
     // a viewer's key may only read: every change on /api and /v1 can answer 403
     if (op.method !== 'GET') errors.add(403);
   }
   if (hasParams) errors.add(404);
-  const errorRef = op.path.startsWith('/v1/') ? '#/components/schemas/AgentsError' : '#/components/schemas/Error';
+  // the /v1 API and the Chat Completions face of a published agent answer errors in the OpenAI shape
+  const errorRef = op.path.startsWith('/v1/') || /^\/chat\/[^/]+\/v1\//.test(op.path) ? '#/components/schemas/AgentsError' : '#/components/schemas/Error';
   const responses: Record<string, unknown> = { [String(status)]: success };
   for (const code of [...errors].sort((a, b) => a - b)) {
     responses[String(code)] = { description: ERROR_TEXT[code] ?? 'An error', content: { 'application/json': { schema: { $ref: errorRef } } } };
@@ -165,6 +178,7 @@ export function buildOpenApi(app: Hono, version: string): Record<string, unknown
       ...(op.doc.description ? { description: op.doc.description } : {}),
       ...(params.length ? { parameters: params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })) } : {}),
       ...(op.doc.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(op.doc.body, 'request', defs) } } } } : {}),
+      ...(op.doc.form ? { requestBody: { required: true, content: { 'multipart/form-data': { schema: formSchema(op.doc.form) } } } } : {}),
       responses: responsesOf(op, params.length > 0, defs),
       security: op.doc.public ? [] : op.path.startsWith('/chat/') ? [{ agentKey: [] }] : [{ apiKey: [] }],
     };

@@ -17,6 +17,12 @@ const DOCS = {
   upload: doc({
     summary: 'Upload a file',
     description: `A multipart/form-data upload: one \`file\` part, a \`purpose\` (${FILE_PURPOSES.join(', ')}), and optionally \`expires_after[anchor]=created_at\` with \`expires_after[seconds]\` (${MIN_EXPIRY} to ${MAX_EXPIRY}), after which the file is gone. The bytes are stored as sent and can be used in environments (\`file_id\`).`,
+    form: {
+      file: { description: 'The file: its bytes, with its name as the part\'s filename', file: true, required: true },
+      purpose: { description: `What the file is for: ${FILE_PURPOSES.join(', ')}`, required: true },
+      'expires_after[anchor]': { description: '`created_at`: the file expires that many seconds after its upload' },
+      'expires_after[seconds]': { description: `Seconds until the file expires (${MIN_EXPIRY} to ${MAX_EXPIRY})` },
+    },
     response: FileObjectSchema,
     errors: [...WRITE_ERRORS, 413],
   }),

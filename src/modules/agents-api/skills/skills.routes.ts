@@ -15,10 +15,14 @@ import * as skills from './skills.service.ts';
 
 const UpdateBody = v.object({ default_version: v.union([v.string(), v.pipe(v.number(), v.integer())], 'a version number such as "2"') });
 
+const UPLOAD_FORM = {
+  'files[]': { description: "One file of the skill's directory, its filename the path relative to the directory's parent (`my-skill/SKILL.md`)", file: true, multiple: true },
+  files: { description: 'The skill as one zip archive (instead of files[] parts)', file: true },
+} as const;
 const UPLOAD = 'A multipart/form-data upload of the skill: its directory as `files[]` parts named by their relative paths (`my-skill/SKILL.md`, …), or one zip as `files`. SKILL.md needs front matter with a `name` and a `description`.';
 
 const DOCS = {
-  create: doc({ summary: 'Create a skill', description: `${UPLOAD} The upload becomes version 1, the default.`, response: SkillObject, errors: [...WRITE_ERRORS, 413] }),
+  create: doc({ summary: 'Create a skill', description: `${UPLOAD} The upload becomes version 1, the default.`, form: UPLOAD_FORM, response: SkillObject, errors: [...WRITE_ERRORS, 413] }),
   list: doc({ summary: 'List skills', description: 'The skills of the organisation, newest first by default.', query: CursorQuery, response: SkillPage, errors: READ_ERRORS }),
   get: doc({ summary: 'Get a skill', description: 'The skill, named and described by its default version, with its default and latest version numbers.', response: SkillObject, errors: READ_ERRORS }),
   update: doc({ summary: "Set a skill's default version", description: 'Makes an existing version the default (the one sessions get when they name no version).', body: UpdateBody, response: SkillObject, errors: WRITE_ERRORS }),
@@ -27,6 +31,7 @@ const DOCS = {
   createVersion: doc({
     summary: 'Create a skill version',
     description: `${UPLOAD} The next version number is taken; a text field \`default=true\` also makes it the default.`,
+    form: { ...UPLOAD_FORM, default: { description: '`true` makes the new version the default' } },
     response: SkillVersionObject,
     errors: [...WRITE_ERRORS, 413],
   }),

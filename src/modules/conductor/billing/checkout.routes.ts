@@ -26,5 +26,5 @@ export function checkoutRoutes(stripe: StripeBilling, guards: Guards): Hono<Iden
 
 /** `POST /api/stripe/webhook`: unauthenticated (Stripe signs it); the raw body is what the signature covers. */
 export function stripeWebhookRoutes(stripe: StripeBilling): Hono {
-  return new Hono().post('/api/stripe/webhook', doc({ summary: 'Receive a Stripe event', description: 'Stripe\'s webhook: no API key, the `Stripe-Signature` header over the raw body instead. A paid checkout is credited once, however often its event arrives. 503 without a webhook secret.', response: StripeWebhookAnswer, errors: [503] }), async (c) => c.json(await stripe.webhook(await c.req.text(), c.req.header('stripe-signature'))));
+  return new Hono().post('/api/stripe/webhook', doc({ public: true, summary: 'Receive a Stripe event', description: 'Stripe\'s webhook: no API key, the `Stripe-Signature` header over the raw body instead. A paid checkout is credited once, however often its event arrives. 503 without a webhook secret.', response: StripeWebhookAnswer, errors: [503] }), async (c) => c.json(await stripe.webhook(await c.req.text(), c.req.header('stripe-signature'))));
 }
