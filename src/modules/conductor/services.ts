@@ -136,7 +136,7 @@ export function createConductorServices(deps: FeatureDeps): ConductorServices {
     approvals: {
       decide: (tenantId, actor, runId, approvalId, body) =>
         decideApproval(
-          { db: deps.db, jobs: deps.jobs, fleet: deps.fleet, log: deps.log.child('approvals'), timeoutSeconds: deps.config.approvalTimeoutSeconds },
+          { db: deps.db, jobs: deps.jobs, fleet: deps.fleet, log: deps.log.child('approvals'), timeoutSeconds: deps.config.approvalTimeoutSeconds, mintRunToken: (t, r) => run.mintRunToken!(t, r) },
           { tenantId, tenantName: null, role: 'member', authKind: 'api_key', keyId: null, subject: actor },
           runId,
           approvalId,

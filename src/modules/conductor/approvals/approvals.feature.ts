@@ -10,7 +10,8 @@ import { RESUME_QUEUE, resumeParked, type ResumeJob } from '../runs/parking.ts';
  * hook that cancels what a run that ended left pending.
  */
 export const approvalsFeature: Feature = ({ db, jobs, fleet, log, config, hooks, runs }) => {
-  const deps = { db, jobs, fleet, log: log.child('approvals'), timeoutSeconds: config.approvalTimeoutSeconds };
+  const mint = runs.deps.mintRunToken;
+  const deps = { db, jobs, fleet, log: log.child('approvals'), timeoutSeconds: config.approvalTimeoutSeconds, ...(mint ? { mintRunToken: (t: string, r: string) => mint(t, r) } : {}) };
   hooks.onRunEnding((tx, tenantId, runId) => cancelPendingOfRun(tx, tenantId, runId));
   return {
     api: approvalRoutes(deps),

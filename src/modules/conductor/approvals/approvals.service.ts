@@ -28,6 +28,8 @@ export interface ApprovalDeps {
   log: Logger;
   /** SVC_APPROVAL_TIMEOUT_S. */
   timeoutSeconds: number;
+  /** Mints the run token a held call's run carries on after its decision (its first may have expired meanwhile). */
+  mintRunToken?: (tenantId: string, runId: string) => Promise<string>;
 }
 
 export const EXPIRE_QUEUE = 'approvals.expire';
@@ -144,7 +146,8 @@ async function deliver(deps: ApprovalDeps, tenantId: string, a: Approval, decisi
     return false;
   }
   try {
-    return await runner.client.deliverApproval(tenantId, a.sessionId, a.id, decision);
+    const runToken = deps.mintRunToken ? await deps.mintRunToken(tenantId, a.runId) : undefined;
+    return await runner.client.deliverApproval(tenantId, a.sessionId, a.id, { ...decision, ...(runToken ? { runToken } : {}) });
   } catch (err) {
     deps.log.warn('delivering an approval decision failed', { approvalId: a.id, error: describeError(err) });
     return false;
