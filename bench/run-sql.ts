@@ -11,6 +11,13 @@
  * transactions of the conductor loop and schedules, the job queue's own statements) is told apart by what the
  * transaction does and printed beside; a quiet window without runs after it shows the run path is then (close to)
  * nothing. `--show` prints the run-path statements of one run, normalised and counted.
+ *
+ * Round trips: the run-path statements that waited on an answer of their own. svc's driver (src/db/pipelined.ts)
+ * writes a transaction's begin and scope with its first statement, a commit with the last statement, and a statement
+ * whose answer is not read with the one after it; each of those riding along carries the PIPELINED comment in its text,
+ * which PostgreSQL's log shows. A round trip is thus a logged statement without it: one per network write the caller
+ * waited on (a statement sent on its own, or the last of a pipelined write). Statements of other clients (the job
+ * queue's own connections) carry no such mark and count one each.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -19,6 +26,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startProcess } from './lib.ts';
+import { PIPELINED } from '../src/db/pipelined.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const KEY = 'ao_test_benchbenchbenchbench0001';
@@ -131,17 +139,19 @@ function transactions(stmts: Stmt[]): Array<{ kind: Kind; texts: string[] }> {
 const isScope = (t: string) => isBegin(t) || isEnd(t) || /^\s*select set_config\('app\./i.test(t);
 
 function count(stmts: Stmt[]) {
-  const tally = { run: { statements: 0, transactions: 0, scope: 0 }, system: { statements: 0, transactions: 0, scope: 0 }, queue: { statements: 0, transactions: 0, scope: 0 } };
+  const zero = () => ({ statements: 0, transactions: 0, scope: 0, trips: 0 });
+  const tally = { run: zero(), system: zero(), queue: zero() };
   for (const t of transactions(stmts)) {
     const c = tally[t.kind];
     c.transactions++;
     c.statements += t.texts.length;
     c.scope += t.texts.filter(isScope).length;
+    c.trips += t.texts.filter((x) => !x.includes(PIPELINED)).length;
   }
   return tally;
 }
 
-const normalise = (t: string) => t.replace(/\s+/g, ' ').replace(/\$\d+/g, '$').replace(/'[^']*'/g, "'…'").trim().slice(0, 160);
+const normalise = (t: string) => (t.includes(PIPELINED) ? '(pipelined) ' : '') + t.replace(PIPELINED, '').replace(/\s+/g, ' ').replace(/\$\d+/g, '$').replace(/'[^']*'/g, "'…'").trim().slice(0, 160);
 
 async function runOnce(prompt: string): Promise<void> {
   const res = await fetch(svc.url + '/api/runs', { method: 'POST', headers: JSON_AUTH, body: JSON.stringify({ profile: 'bench', prompt }) });
@@ -185,6 +195,7 @@ try {
   console.log(`| statements on the run path | **${per(d.run.statements)}** | ${d.run.statements} | ${q.run.statements} |`);
   console.log(`| transactions on the run path | **${per(d.run.transactions)}** | ${d.run.transactions} | ${q.run.transactions} |`);
   console.log(`| of those statements: begin / set_config(app.…) / commit | ${per(d.run.scope)} | ${d.run.scope} | ${q.run.scope} |`);
+  console.log(`| round trips on the run path (statements that waited on an answer) | **${per(d.run.trips)}** | ${d.run.trips} | ${q.run.trips} |`);
   console.log(`| background: system-scope statements (conductor loop, schedules) | – | ${d.system.statements} | ${q.system.statements} |`);
   console.log(`| background: job queue statements (polling, hooks' jobs fetched and completed) | – | ${d.queue.statements} | ${q.queue.statements} |`);
   console.log(`\nThe run path is every transaction that is neither system scope nor the job queue's alone; the quiet window shows it is`);

@@ -18,6 +18,14 @@ import { decodeValue, encodeValue } from './storable.ts';
  * COMMIT that fails is the caller's error. A statement after that one is refused (it would run outside the transaction
  * and its scope).
  *
+ * A statement whose answer nobody reads (an insert or update whose result the caller ignores) can ride along too: with
+ * SEND_WITH_NEXT before it (tenant.ts `sendWithNext`) it is held, answered as empty at once, and written in order with
+ * the transaction's next statement (or its commit). If it fails, the statements behind it fail too (aborted
+ * transaction) and its error is what the caller sees there: the transaction rolls back as if that one had failed.
+ *
+ * What rides along in another statement's write carries PIPELINED in its text, so PostgreSQL's statement log tells the
+ * statements that waited on an answer (round trips) from those that did not (bench/run-sql.ts counts them so).
+ *
  * Every statement's parameters and rows also pass the storage encoding here (storable.ts): what PostgreSQL cannot hold
  * (NUL, lone surrogates) goes in escaped and comes back as it was, whoever sent the statement (Kysely, or the job
  * queue inside a caller's transaction).
@@ -31,6 +39,14 @@ export class PipelinedPostgresJSDialect extends PostgresJSDialect {
 /** A marker, never sent: the transaction's next statement is its last, and its commit goes out with it. */
 export const COMMIT_WITH_NEXT = '/* svc: commit with the next statement */';
 
+/** A marker, never sent: the transaction's next statement is held and written with the one after it. */
+export const SEND_WITH_NEXT = '/* svc: send with the next statement */';
+
+/** In the text of a statement written with another one, its answer not waited on by itself (see above). */
+export const PIPELINED = '/* svc: pipelined */';
+
+const riding = (query: CompiledQuery): CompiledQuery => ({ ...query, sql: `${query.sql} ${PIPELINED}` });
+
 /** The scope statements of tenant.ts: `select set_config('app.<name>', $1 | 'on', true)`. */
 const SCOPE = /^select set_config\('app\.[a-z_]+', (?:\$1|'on'), true\)$/;
 
@@ -38,7 +54,10 @@ class PipelinedConnection implements DatabaseConnection {
   readonly inner: DatabaseConnection;
   /** Queries held back to go with the next one: the deferred `begin`, then the scope. */
   private prelude: CompiledQuery[] = [];
+  /** Statements held back (SEND_WITH_NEXT) to go with the next one, after the prelude. */
+  private held: CompiledQuery[] = [];
   private commitWithNext = false;
+  private holdNext = false;
   /** The transaction's commit has been sent (COMMIT_WITH_NEXT): nothing more belongs to it. */
   ended = false;
 
@@ -47,14 +66,33 @@ class PipelinedConnection implements DatabaseConnection {
   }
 
   deferBegin(): void {
-    this.prelude = [CompiledQuery.raw('begin')];
+    this.prelude = [CompiledQuery.raw(`begin ${PIPELINED}`)];
   }
 
-  /** True when the transaction has sent nothing yet; the prelude is dropped. */
+  /** True when the transaction has sent nothing and holds nothing to send; the prelude is dropped. */
   dropPrelude(): boolean {
-    const had = this.prelude.length > 0;
-    this.prelude = [];
+    const had = this.prelude.length > 0 && this.held.length === 0;
+    if (had) this.prelude = [];
     return had;
+  }
+
+  /** Forgets whatever was not sent (a rollback, a released connection); true when the transaction sent nothing. */
+  dropUnsent(): boolean {
+    const unsent = this.prelude.length > 0;
+    this.prelude = [];
+    this.held = [];
+    this.holdNext = false;
+    this.commitWithNext = false;
+    return unsent;
+  }
+
+  /** Sends what is held with the commit, in one write. False when nothing is held (the caller commits as usual). */
+  async commitHeld(): Promise<boolean> {
+    if (this.held.length === 0) return false;
+    this.commitWithNext = true;
+    const last = this.held.pop()!;
+    await this.send({ ...last, sql: last.sql.slice(0, -PIPELINED.length - 1) });
+    return true;
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
@@ -63,19 +101,29 @@ class PipelinedConnection implements DatabaseConnection {
       this.commitWithNext = true;
       return { rows: [] };
     }
+    if (query.sql === SEND_WITH_NEXT) {
+      this.holdNext = true;
+      return { rows: [] };
+    }
+    if (this.holdNext && !this.commitWithNext) {
+      this.holdNext = false;
+      this.held.push(riding(encodeQuery(query)));
+      return { rows: [] };
+    }
+    this.holdNext = false;
     return decodeResult(await this.send<R>(encodeQuery(query)));
   }
 
   private async send<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (this.prelude.length === 0 && !this.commitWithNext) return this.inner.executeQuery<R>(query);
-    if (this.prelude.length > 0 && SCOPE.test(query.sql)) {
-      this.prelude.push(query);
+    if (this.prelude.length === 0 && this.held.length === 0 && !this.commitWithNext) return this.inner.executeQuery<R>(query);
+    if (this.prelude.length > 0 && this.held.length === 0 && SCOPE.test(query.sql)) {
+      this.prelude.push(riding(query));
       return { rows: [] };
     }
-    const queries = [...this.prelude.splice(0), query];
+    const queries = [...this.prelude.splice(0), ...this.held.splice(0), query];
     const last = this.commitWithNext;
     if (last) {
-      queries.push(CompiledQuery.raw('commit'));
+      queries.push(CompiledQuery.raw(`commit ${PIPELINED}`));
       this.ended = true;
     }
     // all written now, answered in order; every promise is awaited, so none rejects unhandled
@@ -87,8 +135,9 @@ class PipelinedConnection implements DatabaseConnection {
 
   async *streamQuery<R>(query: CompiledQuery, chunkSize: number): AsyncIterableIterator<QueryResult<R>> {
     if (this.ended) throw new Error("a statement after the one its transaction's commit went out with");
-    const prelude = this.prelude.splice(0);
-    for (const q of prelude) await this.inner.executeQuery(q);
+    this.holdNext = false;
+    const before = [...this.prelude.splice(0), ...this.held.splice(0)];
+    for (const q of before) await this.inner.executeQuery(q);
     for await (const chunk of this.inner.streamQuery<R>(encodeQuery(query), chunkSize)) yield decodeResult(chunk);
   }
 }
@@ -128,12 +177,13 @@ class PipelinedDriver implements Driver {
     const c = connection as PipelinedConnection;
     if (c.dropPrelude()) return; // nothing was sent: there is nothing to commit
     if (c.ended) return; // committed with its one statement
+    if (await c.commitHeld()) return; // the statements held went with the commit
     return this.#inner.commitTransaction(c.inner);
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const c = connection as PipelinedConnection;
-    if (c.dropPrelude()) return;
+    if (c.dropUnsent()) return;
     if (c.ended) return; // its commit went out already (a failed statement made it a rollback)
     // Sent here, not through Kysely's PostgresDriver.rollbackTransaction: when the rollback fails (the backend died)
     // that one marks the connection for discard through a method of Kysely's own connection class, which a
@@ -155,7 +205,7 @@ class PipelinedDriver implements Driver {
 
   releaseConnection(connection: DatabaseConnection, ...rest: [Parameters<Driver['releaseConnection']>[1]?]): Promise<void> {
     const c = connection as PipelinedConnection;
-    c.dropPrelude();
+    c.dropUnsent();
     return this.#inner.releaseConnection(c.inner, ...rest);
   }
 

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { COMMIT_WITH_NEXT } from './pipelined.ts';
+import { COMMIT_WITH_NEXT, SEND_WITH_NEXT } from './pipelined.ts';
 import type { DB } from './types.ts';
 
 /**
@@ -36,6 +36,15 @@ export async function withTenantStatement<T>(db: Kysely<DB>, tenantId: string, f
  */
 export async function commitWithNext(tx: Tx): Promise<void> {
   await sql.raw(COMMIT_WITH_NEXT).execute(tx);
+}
+
+/**
+ * The transaction's next statement is held and written with the one after it (or with the commit), one round trip
+ * fewer (pipelined.ts SEND_WITH_NEXT): only for a statement whose answer nobody reads, as it is answered as empty at
+ * once. If it fails, the statement after it fails with its error and the transaction rolls back.
+ */
+export async function sendWithNext(tx: Tx): Promise<void> {
+  await sql.raw(SEND_WITH_NEXT).execute(tx);
 }
 
 /** Operator scope: the tenants table is readable across tenants (operator routes only). */
