@@ -73,8 +73,11 @@ export interface RunHooks {
   gate(fn: RunGate): void;
   /** The run service, before creating a run: every gate in registration order; the first to throw refuses the run. */
   checkGates(ctx: RunGateContext): Promise<void>;
-  /** Whatever ended the run, inside the transaction that ended it. */
-  runFinished(tx: Tx, tenantId: string, runId: string): Promise<void>;
+  /**
+   * Whatever ended the run, inside the transaction that ended it. `facts`: the run's facts as that transaction's
+   * statement ending it returned them (runs.repo.ts endRunning), so they are not read again.
+   */
+  runFinished(tx: Tx, tenantId: string, runId: string, facts?: RunFinished): Promise<void>;
   /**
    * Listeners called inside the transaction that creates a run (`runRecorded`, by the run service) or ends it (every
    * `runFinished`), for what must be written with it: the webhook outbox. Register before the conductor serves.
@@ -113,9 +116,9 @@ export function createRunHooks(deps: { jobs: Jobs; log: Logger }): RunHooks {
     async checkGates(ctx) {
       for (const gate of gates) await gate(ctx);
     },
-    async runFinished(tx, tenantId, runId) {
+    async runFinished(tx, tenantId, runId, facts) {
       // the run's facts are read only when someone subscribes (no subscriber: one lookup per ended run)
-      await deps.jobs.publish(RUN_FINISHED, () => readRunFinished(tx, tenantId, runId), {
+      await deps.jobs.publish(RUN_FINISHED, facts ?? (() => readRunFinished(tx, tenantId, runId)), {
         tx,
         only: (queue, event) => {
           const origins = originsOf.get(queue);

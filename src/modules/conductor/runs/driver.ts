@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
-import { commitWithNext, isUnstorable, withTenant, withTenantStatement } from '../../../db/index.ts';
+import { commitWithNext, isUnstorable, sendWithNext, withTenant, withTenantStatement } from '../../../db/index.ts';
 import { currentEvent, runEvent, type RunEvent } from '../../../contracts/run-event.ts';
 import type { RunOptions, SubTask } from '../../../contracts/runner.client.ts';
 import { describeError } from '../../../shared/errors.ts';
@@ -16,8 +16,8 @@ import type { ActiveRun, ActiveRuns } from './active-runs.ts';
 import { isTerminalEvent } from './active-runs.ts';
 import type { EventLog } from './event-log.ts';
 import type { Hub } from './hub.ts';
-import { appendEvents, finishRun } from './runs.repo.ts';
-import { endReasonOf } from './multitask.repo.ts';
+import { appendEvents, endRunning } from './runs.repo.ts';
+import { endReasonOf, hasQueued } from './multitask.repo.ts';
 
 /**
  * Drives one run: reads the runner's NDJSON events, numbers them, appends them to the log and, once stored, the live hub,
@@ -39,8 +39,11 @@ export interface DriverDeps {
    * longer retried, and it reaches live readers unstored, naming the cause (no log remains for anyone to replay).
    */
   databaseLost?: AbortSignal;
-  /** Called once a run ended and its session is free (and its state saved): the session's queue starts its next run. */
-  onSessionFree?: (tenantId: string, sessionId: string) => void;
+  /**
+   * Called once a run ended and its session is free (and its state saved): the session's queue starts its next run.
+   * `queued`: whether runs wait on the session, as read after the run's end by the transaction saving its state.
+   */
+  onSessionFree?: (tenantId: string, sessionId: string, queued?: boolean) => void;
 }
 
 /** Per-run extras that are never stored: the profile's resolved skills, a model override and extra MCP servers (/v1). */
@@ -162,8 +165,7 @@ async function drive(
   if (deps.databaseLost?.aborted) return final; // no database left to save the session's state in
   const saving = saveSessionState(deps, run, runner);
   deps.active.settle(saving); // a shutdown must not close the database under this write
-  await saving;
-  deps.onSessionFree?.(run.tenantId, run.sessionId);
+  deps.onSessionFree?.(run.tenantId, run.sessionId, await saving);
   return final;
 }
 
@@ -190,8 +192,10 @@ async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq:
       () =>
         withTenant(deps.db, run.tenantId, async (tx) => {
           const status = statusOf(t);
+          await sendWithNext(tx); // the terminal event goes in one write with the run's status
           await appendEvents(tx, run.tenantId, [{ runId: run.runId, seq, event: t }]);
-          if (await finishRun(tx, run.runId, status)) await deps.hooks.runFinished(tx, run.tenantId, run.runId);
+          const facts = await endRunning(tx, run.tenantId, run.runId, status); // and answers the hook's facts
+          if (facts) await deps.hooks.runFinished(tx, run.tenantId, run.runId, facts);
           await commitWithNext(tx); // the session's release is the last statement: the commit goes with it
           await finishSessionRun(tx, run.sessionId, status, run.runtimeSessionId);
         }),
@@ -235,14 +239,22 @@ function stoppedEvent(run: ActiveRun): RunEvent {
     : runEvent('error', { message: 'run cancelled' });
 }
 
-async function saveSessionState(deps: DriverDeps, run: ActiveRun, runner: FleetMember): Promise<void> {
+/**
+ * Saves the session's state bundle and, in the same write, asks whether runs wait on the session (what its queue would
+ * ask next, read after the save as it would be then): undefined when that was not read (no state, or it failed).
+ */
+async function saveSessionState(deps: DriverDeps, run: ActiveRun, runner: FleetMember): Promise<boolean | undefined> {
   try {
     const bundle = await runner.client.exportState(run.tenantId, run.sessionId);
-    if (!bundle) return;
-    await withTenantStatement(deps.db, run.tenantId, (tx) =>
-      saveState(tx, { sessionId: run.sessionId, tenantId: run.tenantId, contentType: bundle.contentType, runtimeSessionId: bundle.runtimeSessionId, bundle: bundle.bytes }),
-    );
+    if (!bundle) return undefined;
+    return await withTenant(deps.db, run.tenantId, async (tx) => {
+      await sendWithNext(tx);
+      await saveState(tx, { sessionId: run.sessionId, tenantId: run.tenantId, contentType: bundle.contentType, runtimeSessionId: bundle.runtimeSessionId, bundle: bundle.bytes });
+      await commitWithNext(tx);
+      return hasQueued(tx, run.sessionId);
+    });
   } catch (err) {
     deps.log.warn('saving the session state failed', { sessionId: run.sessionId, error: String(err) });
+    return undefined;
   }
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import * as v from 'valibot';
 import type { DB } from '../../../db/index.ts';
-import { commitWithNext, withTenant, withTenantStatement } from '../../../db/index.ts';
+import { commitWithNext, sendWithNext, withTenant, withTenantStatement } from '../../../db/index.ts';
 import type { SubTask, ProfileSpec } from '../../../contracts/runner.client.ts';
 import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { CLIENT_ID_PATTERN, prefixedId } from '../../../shared/ids.ts';
@@ -120,7 +120,8 @@ export async function createRun(
   const recorded = { tenantId, runId, sessionId, profile: body.profile, parentId: body.parentId ?? null, origin: opts.origin ?? null, newSession: placed?.row !== undefined };
   // a new session is recorded here, already claimed by this run: one transaction for the session and the run
   const queued = await withTenant(deps.db, tenantId, async (tx) => {
-    if (placed?.row) await insertSession(tx, placed.row, { prompt: body.prompt ?? null });
+    // the new session's row goes in one write with the next statement (nothing reads its answer)
+    if (placed?.row) await sendWithNext(tx).then(() => insertSession(tx, placed.row!, { prompt: body.prompt ?? null }));
     // a session with runs waiting is busy too: a new run neither jumps the queue nor starts beside it
     else if (!placed || !(await markSessionRunning(tx, sessionId, body.prompt ?? null, { unlessQueued: true }))) {
       if (strategy === 'reject') throw new AppError(409, SESSION_BUSY);
