@@ -26,18 +26,28 @@ export interface EventLog {
   append(tenantId: string, runId: string, seq: number, event: RunEvent): Promise<void>;
   /** Settles once everything appended so far is stored or refused. */
   flush(): Promise<void>;
+  /**
+   * The run's events still queued (none of them being written yet) leave the queue: the caller writes them with the
+   * run's end and settles each (`resolve` once stored, `reject` if never). `before` settles once the run's events being
+   * written now are stored or refused.
+   */
+  takeQueued(tenantId: string, runId: string): { events: QueuedEvent[]; before: Promise<void> };
   /** The run has ended and its events have settled: drop its failed mark, if any. */
   forget(tenantId: string, runId: string): void;
   close(): Promise<void>;
 }
 
-interface Pending {
-  tenantId: string;
-  runId: string;
+/** An appended event not yet written (EventLog.takeQueued). */
+export interface QueuedEvent {
   seq: number;
   event: RunEvent;
   resolve(): void;
   reject(err: Error): void;
+}
+
+interface Pending extends QueuedEvent {
+  tenantId: string;
+  runId: string;
   done: Promise<void>;
 }
 
@@ -57,6 +67,8 @@ export function createEventLog(deps: EventLogOptions): EventLog {
   const giveUpMs = deps.giveUpMs ?? 30_000;
   let queue: Pending[] = [];
   let writing = false;
+  /** The batch being written now. */
+  let inFlight: Pending[] = [];
   let last: Promise<void> = Promise.resolve();
   /** Runs whose events could not be stored: nothing more of theirs is written, until the driver forgets them. */
   const failed = new Set<string>();
@@ -134,8 +146,10 @@ export function createEventLog(deps: EventLogOptions): EventLog {
     writing = true;
     const batch = queue.slice(0, maxBatch);
     queue = queue.slice(batch.length);
+    inFlight = batch;
     void land(batch).finally(() => {
       writing = false;
+      inFlight = [];
       pump();
     });
   }
@@ -155,6 +169,13 @@ export function createEventLog(deps: EventLogOptions): EventLog {
       return done;
     },
     flush: () => last,
+    takeQueued(tenantId, runId) {
+      const mine = (p: Pending) => p.runId === runId && p.tenantId === tenantId;
+      const events = queue.filter(mine);
+      if (events.length > 0) queue = queue.filter((p) => !mine(p));
+      const writing = inFlight.filter(mine).map((p) => p.done.catch(() => {}));
+      return { events, before: Promise.all(writing).then(() => {}) };
+    },
     forget: (tenantId, runId) => void failed.delete(runKey(tenantId, runId)),
     close: () => last,
   };
