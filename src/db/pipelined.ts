@@ -23,6 +23,10 @@ import { decodeValue, encodeValue } from './storable.ts';
  * the transaction's next statement (or its commit). If it fails, the statements behind it fail too (aborted
  * transaction) and its error is what the caller sees there: the transaction rolls back as if that one had failed.
  *
+ * A read can ride along the same way and still be answered (tenant.ts `readWithNext`): it is held like the above, and
+ * its answer comes, as a promise, with the write of the next statement. The caller must send that statement (or end
+ * the transaction) before it awaits the answer.
+ *
  * What rides along in another statement's write carries PIPELINED in its text, so PostgreSQL's statement log tells the
  * statements that waited on an answer (round trips) from those that did not (bench/run-sql.ts counts them so).
  *
@@ -45,6 +49,31 @@ export const SEND_WITH_NEXT = '/* svc: send with the next statement */';
 /** In the text of a statement written with another one, its answer not waited on by itself (see above). */
 export const PIPELINED = '/* svc: pipelined */';
 
+/** The marker of a held read: READ_WITH_NEXT followed by the read's number in `reads`. */
+export const READ_WITH_NEXT = '/* svc: read with the next statement ';
+const READ_MARK = /^\/\* svc: read with the next statement (\d+) \*\/$/;
+
+interface Read {
+  resolve(result: QueryResult<unknown>): void;
+  reject(err: unknown): void;
+}
+
+/** Reads announced (tenant.ts readWithNext) and not yet held, by number: the marker statement names one. */
+const reads = new Map<number, Read>();
+let lastRead = 0;
+
+/** Announces a held read; the marker to send before its statement. */
+export function announceRead(read: Read): string {
+  const n = ++lastRead;
+  reads.set(n, read);
+  return `${READ_WITH_NEXT}${n} */`;
+}
+
+interface Held {
+  query: CompiledQuery;
+  read?: Read;
+}
+
 const riding = (query: CompiledQuery): CompiledQuery => ({ ...query, sql: `${query.sql} ${PIPELINED}` });
 
 /** The scope statements of tenant.ts: `select set_config('app.<name>', $1 | 'on', true)`. */
@@ -54,10 +83,11 @@ class PipelinedConnection implements DatabaseConnection {
   readonly inner: DatabaseConnection;
   /** Queries held back to go with the next one: the deferred `begin`, then the scope. */
   private prelude: CompiledQuery[] = [];
-  /** Statements held back (SEND_WITH_NEXT) to go with the next one, after the prelude. */
-  private held: CompiledQuery[] = [];
+  /** Statements held back (SEND_WITH_NEXT, READ_WITH_NEXT) to go with the next one, after the prelude. */
+  private held: Held[] = [];
   private commitWithNext = false;
-  private holdNext = false;
+  /** The next statement is held: true, or the read that answers it. */
+  private holdNext: boolean | Read = false;
   /** The transaction's commit has been sent (COMMIT_WITH_NEXT): nothing more belongs to it. */
   ended = false;
 
@@ -79,6 +109,8 @@ class PipelinedConnection implements DatabaseConnection {
   /** Forgets whatever was not sent (a rollback, a released connection); true when the transaction sent nothing. */
   dropUnsent(): boolean {
     const unsent = this.prelude.length > 0;
+    for (const h of this.held) h.read?.reject(new Error('its transaction ended before the read was sent'));
+    if (typeof this.holdNext === 'object') this.holdNext.reject(new Error('its transaction ended before the read was sent'));
     this.prelude = [];
     this.held = [];
     this.holdNext = false;
@@ -90,8 +122,7 @@ class PipelinedConnection implements DatabaseConnection {
   async commitHeld(): Promise<boolean> {
     if (this.held.length === 0) return false;
     this.commitWithNext = true;
-    const last = this.held.pop()!;
-    await this.send({ ...last, sql: last.sql.slice(0, -PIPELINED.length - 1) });
+    await this.write(undefined);
     return true;
   }
 
@@ -105,13 +136,28 @@ class PipelinedConnection implements DatabaseConnection {
       this.holdNext = true;
       return { rows: [] };
     }
-    if (this.holdNext && !this.commitWithNext) {
-      this.holdNext = false;
-      this.held.push(riding(encodeQuery(query)));
+    const mark = query.sql.startsWith(READ_WITH_NEXT) ? READ_MARK.exec(query.sql) : null;
+    if (mark) {
+      const read = reads.get(Number(mark[1]));
+      reads.delete(Number(mark[1]));
+      if (!read) throw new Error('a held read announced twice');
+      this.holdNext = read;
       return { rows: [] };
     }
+    const hold = this.holdNext;
     this.holdNext = false;
-    return decodeResult(await this.send<R>(encodeQuery(query)));
+    if (hold !== false && !this.commitWithNext) {
+      this.held.push({ query: riding(encodeQuery(query)), ...(hold === true ? {} : { read: hold }) });
+      return { rows: [] };
+    }
+    try {
+      const result = decodeResult(await this.send<R>(encodeQuery(query)));
+      if (typeof hold === 'object') hold.resolve(result); // a read held as the last statement: answered now
+      return result;
+    } catch (err) {
+      if (typeof hold === 'object') hold.reject(err);
+      throw err;
+    }
   }
 
   private async send<R>(query: CompiledQuery): Promise<QueryResult<R>> {
@@ -120,24 +166,41 @@ class PipelinedConnection implements DatabaseConnection {
       this.prelude.push(riding(query));
       return { rows: [] };
     }
-    const queries = [...this.prelude.splice(0), ...this.held.splice(0), query];
+    return (await this.write<R>(query))!;
+  }
+
+  /**
+   * One write: the prelude, what is held, `query` and, when the commit goes with it, the commit; the answer of `query`.
+   * Without `query`, the commit is the statement waited on (the log counts it so).
+   */
+  private async write<R>(query: CompiledQuery | undefined): Promise<QueryResult<R> | undefined> {
+    const held = this.held.splice(0);
+    const queries = [...this.prelude.splice(0), ...held.map((h) => h.query)];
+    const first = queries.length - held.length;
+    const at = queries.length;
+    if (query) queries.push(query);
     const last = this.commitWithNext;
     if (last) {
-      queries.push(CompiledQuery.raw(`commit ${PIPELINED}`));
+      queries.push(CompiledQuery.raw(query ? `commit ${PIPELINED}` : 'commit'));
       this.ended = true;
     }
     // all written now, answered in order; every promise is awaited, so none rejects unhandled
     const settled = await Promise.allSettled(queries.map((q) => this.inner.executeQuery<R>(q)));
+    held.forEach((h, i) => {
+      const s = settled[first + i];
+      if (s.status === 'fulfilled') h.read?.resolve(decodeResult(s.value));
+      else h.read?.reject(s.reason);
+    });
     const failed = settled.find((s) => s.status === 'rejected');
     if (failed) throw failed.reason;
-    return (settled.at(last ? -2 : -1) as PromiseFulfilledResult<QueryResult<R>>).value;
+    return query ? (settled[at] as PromiseFulfilledResult<QueryResult<R>>).value : undefined;
   }
 
   async *streamQuery<R>(query: CompiledQuery, chunkSize: number): AsyncIterableIterator<QueryResult<R>> {
     if (this.ended) throw new Error("a statement after the one its transaction's commit went out with");
-    this.holdNext = false;
-    const before = [...this.prelude.splice(0), ...this.held.splice(0)];
-    for (const q of before) await this.inner.executeQuery(q);
+    if (this.held.length > 0 || this.holdNext !== false) throw new Error('a streamed statement after a held one');
+    const prelude = this.prelude.splice(0);
+    for (const q of prelude) await this.inner.executeQuery(q);
     for await (const chunk of this.inner.streamQuery<R>(encodeQuery(query), chunkSize)) yield decodeResult(chunk);
   }
 }

@@ -1,5 +1,5 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import { COMMIT_WITH_NEXT, SEND_WITH_NEXT } from './pipelined.ts';
+import { sql, type Compilable, type Kysely, type Transaction } from 'kysely';
+import { announceRead, COMMIT_WITH_NEXT, SEND_WITH_NEXT } from './pipelined.ts';
 import type { DB } from './types.ts';
 
 /**
@@ -45,6 +45,24 @@ export async function commitWithNext(tx: Tx): Promise<void> {
  */
 export async function sendWithNext(tx: Tx): Promise<void> {
   await sql.raw(SEND_WITH_NEXT).execute(tx);
+}
+
+/**
+ * A read held to go in one write with the transaction's next statement (pipelined.ts READ_WITH_NEXT): its rows come
+ * with that statement's answer. Send that statement, or end the transaction, before awaiting `rows`; a read whose
+ * transaction failed rejects (nothing need await it then).
+ */
+export async function readWithNext<R>(tx: Tx, query: Compilable<R>): Promise<{ rows: Promise<R[]> }> {
+  let resolve!: (rows: R[]) => void;
+  let reject!: (err: unknown) => void;
+  const rows = new Promise<R[]>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  rows.catch(() => {}); // its transaction failed: the caller saw that error already
+  await sql.raw(announceRead({ resolve: (r) => resolve(r.rows as R[]), reject })).execute(tx);
+  await tx.executeQuery(query);
+  return { rows };
 }
 
 /** Operator scope: the tenants table is readable across tenants (operator routes only). */

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import * as v from 'valibot';
 import type { DB } from '../../../db/index.ts';
-import { commitWithNext, sendWithNext, withTenant, withTenantStatement } from '../../../db/index.ts';
+import { commitWithNext, sendWithNext, withTenant } from '../../../db/index.ts';
 import type { SubTask, ProfileSpec } from '../../../contracts/runner.client.ts';
 import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { CLIENT_ID_PATTERN, prefixedId } from '../../../shared/ids.ts';
@@ -10,6 +10,7 @@ import type { RunStatus } from '../../../db/types.ts';
 import { openSessionOnRunner, resumeSession, SESSION_BUSY, type PlacedSession, type SessionDeps } from '../sessions/sessions.service.ts';
 import { insertSession, markSessionRunning, type NewSessionRow } from '../sessions/sessions.repo.ts';
 import { resolveSkills } from '../skills/index.ts';
+import type { Ahead } from '../hooks/index.ts';
 import type { DriverDeps, RunExtras } from './driver.ts';
 import { appendEvents, getRun, getRunProfile, getRunShown, insertRun, listRuns, toSummary, type RunSummary, type ShownRunStatus } from './runs.repo.ts';
 import { launchRun } from './launch.ts';
@@ -78,9 +79,15 @@ export async function createRun(
   if (body.id !== undefined && (typeof body.id !== 'string' || !CLIENT_ID_PATTERN.test(body.id))) throw badRequest('invalid run id');
   if (body.sessionId !== undefined && (typeof body.sessionId !== 'string' || !CLIENT_ID_PATTERN.test(body.sessionId))) throw badRequest('invalid session id');
   const asked = body.multitask === undefined ? undefined : parseMultitask(body.multitask);
-  const found = opts.profile
-    ? { spec: opts.profile, keys: [] }
-    : await withTenantStatement(deps.db, tenantId, (tx) => getRunProfile(tx, body.profile, typeof body.sessionId === 'string' ? body.sessionId : undefined));
+  // what the run's recorded listeners read (the webhook endpoints) goes in the same write as the profile's read
+  const read: { found: Awaited<ReturnType<typeof getRunProfile>>; ahead?: Ahead } = opts.profile
+    ? { found: { spec: opts.profile, keys: [] } }
+    : await withTenant(deps.db, tenantId, async (tx) => {
+        const ahead = await deps.hooks.readAhead(tx, tenantId, 'recorded');
+        await commitWithNext(tx);
+        return { found: await getRunProfile(tx, body.profile, typeof body.sessionId === 'string' ? body.sessionId : undefined), ahead };
+      });
+  const { found, ahead } = read;
   if (!found) throw badRequest(`unknown_profile: ${body.profile}`);
   const profile = found.spec;
   const strategy: Multitask = opts.multitask ?? asked ?? (profile.multitask as Multitask | undefined) ?? 'reject';
@@ -132,7 +139,7 @@ export async function createRun(
       return { strategy, free };
     }
     // what must be written with the run (the webhook outbox's run.started) goes before its row, which commits
-    await deps.hooks.runRecorded(tx, recorded);
+    await deps.hooks.runRecorded(tx, recorded, ahead);
     await commitWithNext(tx); // the run's row is the last statement: a run id taken fails it, which rolls back all
     const inserted = await insertRun(tx, row);
     if (!inserted) throw new AppError(409, `run ${runId} already exists`);
