@@ -1,4 +1,4 @@
-import { sql, type Compilable, type Kysely, type Transaction } from 'kysely';
+import { sql, type Compilable, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import { announceRead, COMMIT_WITH_NEXT, SEND_WITH_NEXT } from './pipelined.ts';
 import type { DB } from './types.ts';
 
@@ -52,7 +52,7 @@ export async function sendWithNext(tx: Tx): Promise<void> {
  * with that statement's answer. Send that statement, or end the transaction, before awaiting `rows`; a read whose
  * transaction failed rejects (nothing need await it then).
  */
-export async function readWithNext<R>(tx: Tx, query: Compilable<R>): Promise<{ rows: Promise<R[]> }> {
+export async function readWithNext<R>(tx: Tx, query: Compilable<R> | RawBuilder<R>): Promise<{ rows: Promise<R[]> }> {
   let resolve!: (rows: R[]) => void;
   let reject!: (err: unknown) => void;
   const rows = new Promise<R[]>((res, rej) => {
@@ -61,7 +61,7 @@ export async function readWithNext<R>(tx: Tx, query: Compilable<R>): Promise<{ r
   });
   rows.catch(() => {}); // its transaction failed: the caller saw that error already
   await sql.raw(announceRead({ resolve: (r) => resolve(r.rows as R[]), reject })).execute(tx);
-  await tx.executeQuery(query);
+  await ('isRawBuilder' in query ? query.execute(tx) : tx.executeQuery(query));
   return { rows };
 }
 

@@ -13,7 +13,9 @@ import { appendEvents } from './runs.repo.ts';
  * first events of a run reach the log, and so its clients, without waiting for a timer); while a write is in flight,
  * events queue and the next write takes all of them (up to `maxBatch`) in one multi-row INSERT per tenant. Every
  * `append` settles once its event is stored, so the driver publishes only what the log holds: an id a client saw is an
- * id in the log, even if this process dies the next instant.
+ * id in the log, even if this process dies the next instant. When a run ends, its events still queued (none of them
+ * being written) leave the queue for the run's end (`takeQueued`, driver.ts): they are written in one statement with
+ * its terminal event, in the transaction that ends the run.
  *
  * A write that fails is retried with backoff, never dropped (a gap would make a resuming client skip events). Only
  * after `giveUpMs` of failures are its events rejected; the run is then marked failed, its later events are refused
