@@ -1,7 +1,7 @@
 /**
  * `npm run bench:run-sql`: SQL statements and transactions one run costs the database, counted by PostgreSQL itself.
  *
- *   npm run bench:run-sql [-- --runs 20] [--show]
+ *   npm run bench:run-sql [-- --runs 20] [--show] [--billing]
  *
  * Starts `svc serve` (role all) on its own embedded PostgreSQL with `log_statement=all` (SVC_PG_SETTINGS; svc passes
  * the postmaster's log lines on at SVC_LOG_LEVEL=debug, into a file of the bench's temporary folder), creates a profile, warms up, then does `--runs` sequential runs
@@ -10,7 +10,8 @@
  * BEGIN…COMMIT/ROLLBACK, or one statement outside them. Background work that does not depend on runs (system-scope
  * transactions of the conductor loop and schedules, the job queue's own statements) is told apart by what the
  * transaction does and printed beside; a quiet window without runs after it shows the run path is then (close to)
- * nothing. `--show` prints the run-path statements of one run, normalised and counted.
+ * nothing. `--show` prints the run-path statements of one run, normalised and counted. `--billing` runs with
+ * SVC_BILLING=ledger (the tenant granted credit first): the credit gate before each run, its charge after.
  *
  * Round trips: the run-path statements that waited on an answer of their own. svc's driver (src/db/pipelined.ts)
  * writes a transaction's begin and scope with its first statement, a commit with the last statement, and a statement
@@ -33,7 +34,7 @@ const KEY = 'ao_test_benchbenchbenchbench0001';
 const AUTH = { authorization: `Bearer ${KEY}` };
 const JSON_AUTH = { ...AUTH, 'content-type': 'application/json' };
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' }, show: { type: 'boolean', default: false }, prompt: { type: 'string', default: 'DELTAS 10' } } });
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' }, show: { type: 'boolean', default: false }, prompt: { type: 'string', default: 'DELTAS 10' }, billing: { type: 'boolean', default: false } } });
 const RUNS = Number(values.runs);
 const log = (msg: string) => process.stderr.write(`[run-sql] ${msg}\n`);
 
@@ -59,6 +60,7 @@ async function startSvc() {
       SVC_PG_SETTINGS: settings.join(' '),
       OPENAI_COMPATIBLE_BASE_URL: fake.url,
       OPENAI_COMPATIBLE_API_KEY: 'x',
+      ...(values.billing ? { SVC_BILLING: 'ledger', AGENT_ORC_ADMIN_TENANT: 'default' } : {}),
     },
     stdio: ['ignore', fd, fd],
   });
@@ -170,6 +172,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 try {
   const res = await fetch(svc.url + '/api/profiles', { method: 'POST', headers: JSON_AUTH, body: JSON.stringify({ name: 'bench', runtime: 'general', model: 'openai-compatible:fake-model' }) });
   if (res.status !== 201) throw new Error(`POST /api/profiles: ${res.status} ${await res.text()}`);
+  if (values.billing) {
+    const grant = await fetch(svc.url + '/api/billing/grants', { method: 'POST', headers: JSON_AUTH, body: JSON.stringify({ tenantId: 'default', amountMicroUSD: 1_000_000_000 }) });
+    if (grant.status !== 201) throw new Error(`POST /api/billing/grants: ${grant.status} ${await grant.text()}`);
+  }
   for (let i = 0; i < 5; i++) await runOnce(values.prompt);
   await sleep(SETTLE_MS);
 
@@ -189,7 +195,7 @@ try {
   const d = count(during);
   const q = count(quiet);
   const per = (n: number) => (n / RUNS).toFixed(1);
-  console.log(`\nSQL per run: ${RUNS} sequential runs of "${values.prompt}", svc role all on its embedded PostgreSQL (log_statement=all)\n`);
+  console.log(`\nSQL per run: ${RUNS} sequential runs of "${values.prompt}", svc role all on its embedded PostgreSQL (log_statement=all)${values.billing ? ', SVC_BILLING=ledger' : ''}\n`);
   console.log(`| figure | per run | window with runs (${(window / 1000).toFixed(1)} s) | quiet window (${(quietMs / 1000).toFixed(1)} s, no runs) |`);
   console.log(`| --- | --- | --- | --- |`);
   console.log(`| statements on the run path | **${per(d.run.statements)}** | ${d.run.statements} | ${q.run.statements} |`);

@@ -68,7 +68,8 @@ export type RunEndingListener = (tx: Tx, tenantId: string, runId: string, ahead?
 export type ReadAhead = (tx: Tx, tenantId: string) => Promise<unknown>;
 /** The listeners' reads ahead (RunHooks.readAhead), for runRecorded or runFinished. */
 export type Ahead = ReadonlyMap<object, unknown>;
-export type RunGate = (ctx: RunGateContext) => Promise<void> | void;
+/** `ahead`: what the gate's readAhead answered, when the caller read ahead (RunHooks.readAhead); else the gate reads. */
+export type RunGate = (ctx: RunGateContext, ahead?: unknown) => Promise<void> | void;
 
 export interface RunHooks {
   /**
@@ -77,9 +78,12 @@ export interface RunHooks {
    * runs started by these features reach `fn` (no job is queued for the others).
    */
   onRunFinished(name: string, fn: RunFinishedHandler, opts?: { origins?: readonly string[] }): Promise<void>;
-  gate(fn: RunGate): void;
-  /** The run service, before creating a run: every gate in registration order; the first to throw refuses the run. */
-  checkGates(ctx: RunGateContext): Promise<void>;
+  gate(fn: RunGate, opts?: { readAhead?: ReadAhead }): void;
+  /**
+   * The run service, before creating a run: every gate in registration order; the first to throw refuses the run.
+   * `ahead`: the gates' reads ahead (readAhead 'start').
+   */
+  checkGates(ctx: RunGateContext, ahead?: Ahead): Promise<void>;
   /**
    * Whatever ended the run, inside the transaction that ended it. `known.facts`: the run's facts as that transaction's
    * statement ending it returned them (runs.repo.ts endRunning), so they are not read again; `known.ahead`: the ending
@@ -93,12 +97,12 @@ export interface RunHooks {
   onRunRecorded(fn: RunRecordedListener, opts?: { readAhead?: ReadAhead }): void;
   onRunEnding(fn: RunEndingListener, opts?: { readAhead?: ReadAhead }): void;
   /**
-   * Starts in `tx` the reads the listeners of a run's creation (`recorded`) or end (`ending`) want, each held to go in
-   * one write with the transaction's next statement (no round trip of their own): the caller passes the result to
-   * runRecorded or runFinished, after that statement (creation reads ahead with the run's profile, in the transaction
-   * before the one recording the run; a run's end at the start of its own).
+   * Starts in `tx` the reads the gates and the listeners of a run's creation (`start`) or its end (`end`) want, each
+   * held to go in one write with the transaction's next statement (no round trip of their own): the caller passes the
+   * result to checkGates and runRecorded, or runFinished, after that statement (creation reads ahead with the run's
+   * profile, before the gates and the transaction recording the run; a run's end at the start of its own).
    */
-  readAhead(tx: Tx, tenantId: string, kind: 'recorded' | 'ending'): Promise<Ahead>;
+  readAhead(tx: Tx, tenantId: string, kind: 'start' | 'end'): Promise<Ahead>;
   /** The run service, inside the transaction that inserts the run. */
   runRecorded(tx: Tx, run: RunRecorded, ahead?: Ahead): Promise<void>;
 }
@@ -109,7 +113,7 @@ export function createRunHooks(deps: { jobs: Jobs; log: Logger }): RunHooks {
   const gates: RunGate[] = [];
   const recorded: RunRecordedListener[] = [];
   const ending: RunEndingListener[] = [];
-  const readsAhead = { recorded: new Map<object, ReadAhead>(), ending: new Map<object, ReadAhead>() };
+  const readsAhead = { start: new Map<object, ReadAhead>(), end: new Map<object, ReadAhead>() };
   /** Subscribers that take only some origins, by queue (every replica registers the same ones: they are code). */
   const originsOf = new Map<string, readonly string[]>();
   return {
@@ -126,11 +130,12 @@ export function createRunHooks(deps: { jobs: Jobs; log: Logger }): RunHooks {
       });
       await deps.jobs.subscribe(RUN_FINISHED, queue);
     },
-    gate(fn) {
+    gate(fn, opts = {}) {
       gates.push(fn);
+      if (opts.readAhead) readsAhead.start.set(fn, opts.readAhead);
     },
-    async checkGates(ctx) {
-      for (const gate of gates) await gate(ctx);
+    async checkGates(ctx, ahead) {
+      for (const gate of gates) await gate(ctx, ahead?.get(gate));
     },
     async runFinished(tx, tenantId, runId, known = {}) {
       // the run's facts are read only when someone subscribes (no subscriber: one lookup per ended run)
@@ -145,11 +150,11 @@ export function createRunHooks(deps: { jobs: Jobs; log: Logger }): RunHooks {
     },
     onRunRecorded(fn, opts = {}) {
       recorded.push(fn);
-      if (opts.readAhead) readsAhead.recorded.set(fn, opts.readAhead);
+      if (opts.readAhead) readsAhead.start.set(fn, opts.readAhead);
     },
     onRunEnding(fn, opts = {}) {
       ending.push(fn);
-      if (opts.readAhead) readsAhead.ending.set(fn, opts.readAhead);
+      if (opts.readAhead) readsAhead.end.set(fn, opts.readAhead);
     },
     async readAhead(tx, tenantId, kind) {
       const ahead = new Map<object, unknown>();

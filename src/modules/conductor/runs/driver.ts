@@ -219,7 +219,7 @@ async function finish(
         const status = statusOf(t);
         await sendWithNext(tx); // the last events and the terminal one go in one write with the run's status
         await appendEvents(tx, run.tenantId, [...rowsOf(events), { runId: run.runId, seq, event: t }]);
-        const ahead = await deps.hooks.readAhead(tx, run.tenantId, 'ending'); // so do the end's listeners' reads
+        const ahead = await deps.hooks.readAhead(tx, run.tenantId, 'end'); // so do the end's listeners' reads
         const facts = await endRunning(tx, run.tenantId, run.runId, status); // and it answers the hook's facts
         if (facts) await deps.hooks.runFinished(tx, run.tenantId, run.runId, { facts, ahead });
         await commitWithNext(tx); // the session's release is the last statement: the commit goes with it

@@ -79,11 +79,12 @@ export async function createRun(
   if (body.id !== undefined && (typeof body.id !== 'string' || !CLIENT_ID_PATTERN.test(body.id))) throw badRequest('invalid run id');
   if (body.sessionId !== undefined && (typeof body.sessionId !== 'string' || !CLIENT_ID_PATTERN.test(body.sessionId))) throw badRequest('invalid session id');
   const asked = body.multitask === undefined ? undefined : parseMultitask(body.multitask);
-  // what the run's recorded listeners read (the webhook endpoints) goes in the same write as the profile's read
+  // what the gates and the run's recorded listeners read (the credit figures, the webhook endpoints) goes in the same
+  // write as the profile's read
   const read: { found: Awaited<ReturnType<typeof getRunProfile>>; ahead?: Ahead } = opts.profile
     ? { found: { spec: opts.profile, keys: [] } }
     : await withTenant(deps.db, tenantId, async (tx) => {
-        const ahead = await deps.hooks.readAhead(tx, tenantId, 'recorded');
+        const ahead = await deps.hooks.readAhead(tx, tenantId, 'start');
         await commitWithNext(tx);
         return { found: await getRunProfile(tx, body.profile, typeof body.sessionId === 'string' ? body.sessionId : undefined), ahead };
       });
@@ -99,7 +100,7 @@ export async function createRun(
   const extras: RunExtras | undefined = own?.model ? { ...opts.extras, model: own.model } : opts.extras;
   const keySource = opts.keySource ?? own?.keySource ?? 'platform';
   const cost = { runtime: runs.runtime, model: opts.extras?.model?.model ?? runs.model ?? null, keySource } as const;
-  await deps.hooks.checkGates({ tenantId, profile: body.profile, parentId: body.parentId ?? null, sessionId: (body.sessionId as string | undefined) ?? null, ...cost });
+  await deps.hooks.checkGates({ tenantId, profile: body.profile, parentId: body.parentId ?? null, sessionId: (body.sessionId as string | undefined) ?? null, ...cost }, ahead);
   const skills = await resolveSkills(deps.db, tenantId, profile.skills);
   const runId = (body.id as string | undefined) ?? prefixedId('run');
   // a busy session: the run is not placed now (multitask.ts starts it on its turn), unless the strategy is `reject`
