@@ -60,7 +60,9 @@ export const RunBody = v.object({
  * `opts.origin` names the feature that starts the run (`automation`, `workflow`): runFinished subscribers may ask for
  * their origins only. `opts.tenantMcp` are the tenant-supplied remote MCP servers among `opts.extras.mcpServers` (a
  * /v1 agent's); with the profile's own they are checked against the address policy before anything is created.
- * The run hooks' gates are asked before anything is created.
+ * The run hooks' gates are asked before anything is created. Two round trips to the database for a run started at once:
+ * the profile, read in one write with what the gates and the run's recorded listeners read ahead (the credit figures,
+ * the webhook endpoints); then the new session's row, the outbox's and the run's in one transaction and one write.
  */
 export async function createRun(
   deps: RunDeps,
@@ -134,7 +136,7 @@ export async function createRun(
     else if (!placed || !(await markSessionRunning(tx, sessionId, body.prompt ?? null, { unlessQueued: true }))) {
       if (strategy === 'reject') throw new AppError(409, SESSION_BUSY);
       const { position, free } = await admitToQueue(tx, sessionId, strategy);
-      await deps.hooks.runRecorded(tx, recorded);
+      await deps.hooks.runRecorded(tx, recorded, ahead);
       if (!(await insertRun(tx, { ...row, queued: strategy }))) throw new AppError(409, `run ${runId} already exists`);
       await appendEvents(tx, tenantId, [{ runId, seq: 1, event: queuedEvent(sessionId, position, strategy) }]);
       return { strategy, free };
