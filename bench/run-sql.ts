@@ -1,7 +1,7 @@
 /**
  * `npm run bench:run-sql`: SQL statements and transactions one run costs the database, counted by PostgreSQL itself.
  *
- *   npm run bench:run-sql [-- --runs 20] [--show]
+ *   npm run bench:run-sql [-- --runs 20] [--show] [--billing]
  *
  * Starts `svc serve` (role all) on its own embedded PostgreSQL with `log_statement=all` (SVC_PG_SETTINGS; svc passes
  * the postmaster's log lines on at SVC_LOG_LEVEL=debug, into a file of the bench's temporary folder), creates a profile, warms up, then does `--runs` sequential runs
@@ -10,7 +10,15 @@
  * BEGIN…COMMIT/ROLLBACK, or one statement outside them. Background work that does not depend on runs (system-scope
  * transactions of the conductor loop and schedules, the job queue's own statements) is told apart by what the
  * transaction does and printed beside; a quiet window without runs after it shows the run path is then (close to)
- * nothing. `--show` prints the run-path statements of one run, normalised and counted.
+ * nothing. `--show` prints the run-path statements of one run, normalised and counted. `--billing` runs with
+ * SVC_BILLING=ledger (the tenant granted credit first): the credit gate before each run, its charge after.
+ *
+ * Round trips: the run-path statements that waited on an answer of their own. svc's driver (src/db/pipelined.ts)
+ * writes a transaction's begin and scope with its first statement, a commit with the last statement, and a statement
+ * whose answer is not read with the one after it; each of those riding along carries the PIPELINED comment in its text,
+ * which PostgreSQL's log shows. A round trip is thus a logged statement without it: one per network write the caller
+ * waited on (a statement sent on its own, or the last of a pipelined write). Statements of other clients (the job
+ * queue's own connections) carry no such mark and count one each.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -19,13 +27,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startProcess } from './lib.ts';
+import { PIPELINED } from '../src/db/pipelined.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const KEY = 'ao_test_benchbenchbenchbench0001';
 const AUTH = { authorization: `Bearer ${KEY}` };
 const JSON_AUTH = { ...AUTH, 'content-type': 'application/json' };
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' }, show: { type: 'boolean', default: false }, prompt: { type: 'string', default: 'DELTAS 10' } } });
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' }, show: { type: 'boolean', default: false }, prompt: { type: 'string', default: 'DELTAS 10' }, billing: { type: 'boolean', default: false } } });
 const RUNS = Number(values.runs);
 const log = (msg: string) => process.stderr.write(`[run-sql] ${msg}\n`);
 
@@ -51,6 +60,7 @@ async function startSvc() {
       SVC_PG_SETTINGS: settings.join(' '),
       OPENAI_COMPATIBLE_BASE_URL: fake.url,
       OPENAI_COMPATIBLE_API_KEY: 'x',
+      ...(values.billing ? { SVC_BILLING: 'ledger', AGENT_ORC_ADMIN_TENANT: 'default' } : {}),
     },
     stdio: ['ignore', fd, fd],
   });
@@ -131,17 +141,19 @@ function transactions(stmts: Stmt[]): Array<{ kind: Kind; texts: string[] }> {
 const isScope = (t: string) => isBegin(t) || isEnd(t) || /^\s*select set_config\('app\./i.test(t);
 
 function count(stmts: Stmt[]) {
-  const tally = { run: { statements: 0, transactions: 0, scope: 0 }, system: { statements: 0, transactions: 0, scope: 0 }, queue: { statements: 0, transactions: 0, scope: 0 } };
+  const zero = () => ({ statements: 0, transactions: 0, scope: 0, trips: 0 });
+  const tally = { run: zero(), system: zero(), queue: zero() };
   for (const t of transactions(stmts)) {
     const c = tally[t.kind];
     c.transactions++;
     c.statements += t.texts.length;
     c.scope += t.texts.filter(isScope).length;
+    c.trips += t.texts.filter((x) => !x.includes(PIPELINED)).length;
   }
   return tally;
 }
 
-const normalise = (t: string) => t.replace(/\s+/g, ' ').replace(/\$\d+/g, '$').replace(/'[^']*'/g, "'…'").trim().slice(0, 160);
+const normalise = (t: string) => (t.includes(PIPELINED) ? '(pipelined) ' : '') + t.replace(PIPELINED, '').replace(/\s+/g, ' ').replace(/\$\d+/g, '$').replace(/'[^']*'/g, "'…'").trim().slice(0, 160);
 
 async function runOnce(prompt: string): Promise<void> {
   const res = await fetch(svc.url + '/api/runs', { method: 'POST', headers: JSON_AUTH, body: JSON.stringify({ profile: 'bench', prompt }) });
@@ -160,6 +172,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 try {
   const res = await fetch(svc.url + '/api/profiles', { method: 'POST', headers: JSON_AUTH, body: JSON.stringify({ name: 'bench', runtime: 'general', model: 'openai-compatible:fake-model' }) });
   if (res.status !== 201) throw new Error(`POST /api/profiles: ${res.status} ${await res.text()}`);
+  if (values.billing) {
+    const grant = await fetch(svc.url + '/api/billing/grants', { method: 'POST', headers: JSON_AUTH, body: JSON.stringify({ tenantId: 'default', amountMicroUSD: 1_000_000_000 }) });
+    if (grant.status !== 201) throw new Error(`POST /api/billing/grants: ${grant.status} ${await grant.text()}`);
+  }
   for (let i = 0; i < 5; i++) await runOnce(values.prompt);
   await sleep(SETTLE_MS);
 
@@ -179,12 +195,13 @@ try {
   const d = count(during);
   const q = count(quiet);
   const per = (n: number) => (n / RUNS).toFixed(1);
-  console.log(`\nSQL per run: ${RUNS} sequential runs of "${values.prompt}", svc role all on its embedded PostgreSQL (log_statement=all)\n`);
+  console.log(`\nSQL per run: ${RUNS} sequential runs of "${values.prompt}", svc role all on its embedded PostgreSQL (log_statement=all)${values.billing ? ', SVC_BILLING=ledger' : ''}\n`);
   console.log(`| figure | per run | window with runs (${(window / 1000).toFixed(1)} s) | quiet window (${(quietMs / 1000).toFixed(1)} s, no runs) |`);
   console.log(`| --- | --- | --- | --- |`);
   console.log(`| statements on the run path | **${per(d.run.statements)}** | ${d.run.statements} | ${q.run.statements} |`);
   console.log(`| transactions on the run path | **${per(d.run.transactions)}** | ${d.run.transactions} | ${q.run.transactions} |`);
   console.log(`| of those statements: begin / set_config(app.…) / commit | ${per(d.run.scope)} | ${d.run.scope} | ${q.run.scope} |`);
+  console.log(`| round trips on the run path (statements that waited on an answer) | **${per(d.run.trips)}** | ${d.run.trips} | ${q.run.trips} |`);
   console.log(`| background: system-scope statements (conductor loop, schedules) | – | ${d.system.statements} | ${q.system.statements} |`);
   console.log(`| background: job queue statements (polling, hooks' jobs fetched and completed) | – | ${d.queue.statements} | ${q.queue.statements} |`);
   console.log(`\nThe run path is every transaction that is neither system scope nor the job queue's alone; the quiet window shows it is`);

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../test/support/backends.ts';
-import { commitWithNext, openDatabase, withTenant, withTenantStatement, type Database } from './index.ts';
+import { commitWithNext, openDatabase, readWithNext, sendWithNext, withTenant, withTenantStatement, type Database } from './index.ts';
 
 /**
  * Scoped transactions with their begin and scope pipelined behind the first statement (pipelined.ts): the statement
@@ -90,5 +90,58 @@ describe.each(backends)('pipelined scoped transactions on $name', (backend) => {
     const states = await Promise.all(Array.from({ length: 12 }, () => sql<{ s: string; scope: string | null }>`
       select coalesce(string_agg(n || ':' || tenant, ',' order by n) filter (where n >= 20), '') as s, nullif(current_setting('app.tenant_id', true), '') as scope from p`.execute(database.db)));
     expect(states.map((r) => r.rows[0])).toEqual(Array(12).fill({ s: '20:multi,21:multi', scope: null }));
+  });
+
+  it('sends a held statement with the next one: it lands scoped, in order, or fails the transaction with its own error', async () => {
+    const seen = await withTenant(database.db, 'held', async (tx) => {
+      await sendWithNext(tx);
+      await sql`insert into p values (30, current_setting('app.tenant_id'))`.execute(tx);
+      // the statement after it sees what it wrote: it ran first, in the same transaction
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from p where n = 30`.execute(tx);
+      await sendWithNext(tx);
+      await sql`insert into p values (31, current_setting('app.tenant_id'))`.execute(tx); // held to the commit
+      return rows[0].n;
+    });
+    expect(seen).toBe(1);
+    await expect(
+      withTenant(database.db, 'held', async (tx) => {
+        await sql`insert into p values (32, 'x')`.execute(tx);
+        await sendWithNext(tx);
+        await sql`insert into p values (30, 'again')`.execute(tx);
+        await sql`insert into p values (33, 'x')`.execute(tx);
+      }),
+    ).rejects.toThrow(/duplicate key/);
+    await expect(
+      withTenant(database.db, 'held', async (tx) => {
+        await sql`insert into p values (34, 'x')`.execute(tx);
+        await sendWithNext(tx);
+        await sql`insert into p values (31, 'again')`.execute(tx); // fails with the commit it went with
+      }),
+    ).rejects.toThrow(/duplicate key/);
+    const states = await Promise.all(Array.from({ length: 12 }, () => sql<{ s: string; scope: string | null }>`
+      select coalesce(string_agg(n || ':' || tenant, ',' order by n) filter (where n >= 30), '') as s, nullif(current_setting('app.tenant_id', true), '') as scope from p`.execute(database.db)));
+    expect(states.map((r) => r.rows[0])).toEqual(Array(12).fill({ s: '30:held,31:held', scope: null }));
+  });
+
+  it('answers a held read with the write of the next statement, scoped, and rejects it when its transaction fails', async () => {
+    const [ahead, count] = await withTenant(database.db, 'reads', async (tx) => {
+      const ahead = await readWithNext(tx, sql<{ tenant: string }>`select current_setting('app.tenant_id') as tenant`);
+      await commitWithNext(tx);
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from p where n < 0`.execute(tx);
+      return [await ahead.rows, rows[0].n] as const;
+    });
+    expect(ahead).toEqual([{ tenant: 'reads' }]);
+    expect(count).toBe(0);
+    // a read held to the commit is answered with it
+    const last = await withTenant(database.db, 'reads', async (tx) => readWithNext(tx, sql<{ one: number }>`select 1 as one`));
+    await expect(last.rows).resolves.toEqual([{ one: 1 }]);
+    let failed: Promise<unknown> | undefined;
+    await expect(
+      withTenant(database.db, 'reads', async (tx) => {
+        failed = (await readWithNext(tx, sql`select 1/0 as boom`)).rows;
+        await sql`select 1`.execute(tx);
+      }),
+    ).rejects.toThrow(/division by zero/);
+    await expect(failed).rejects.toThrow(/division by zero/);
   });
 });

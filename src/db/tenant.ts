@@ -1,5 +1,5 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import { COMMIT_WITH_NEXT } from './pipelined.ts';
+import { sql, type Compilable, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import { announceRead, COMMIT_WITH_NEXT, SEND_WITH_NEXT } from './pipelined.ts';
 import type { DB } from './types.ts';
 
 /**
@@ -36,6 +36,33 @@ export async function withTenantStatement<T>(db: Kysely<DB>, tenantId: string, f
  */
 export async function commitWithNext(tx: Tx): Promise<void> {
   await sql.raw(COMMIT_WITH_NEXT).execute(tx);
+}
+
+/**
+ * The transaction's next statement is held and written with the one after it (or with the commit), one round trip
+ * fewer (pipelined.ts SEND_WITH_NEXT): only for a statement whose answer nobody reads, as it is answered as empty at
+ * once. If it fails, the statement after it fails with its error and the transaction rolls back.
+ */
+export async function sendWithNext(tx: Tx): Promise<void> {
+  await sql.raw(SEND_WITH_NEXT).execute(tx);
+}
+
+/**
+ * A read held to go in one write with the transaction's next statement (pipelined.ts READ_WITH_NEXT): its rows come
+ * with that statement's answer. Send that statement, or end the transaction, before awaiting `rows`; a read whose
+ * transaction failed rejects (nothing need await it then).
+ */
+export async function readWithNext<R>(tx: Tx, query: Compilable<R> | RawBuilder<R>): Promise<{ rows: Promise<R[]> }> {
+  let resolve!: (rows: R[]) => void;
+  let reject!: (err: unknown) => void;
+  const rows = new Promise<R[]>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  rows.catch(() => {}); // its transaction failed: the caller saw that error already
+  await sql.raw(announceRead({ resolve: (r) => resolve(r.rows as R[]), reject })).execute(tx);
+  await ('isRawBuilder' in query ? query.execute(tx) : tx.executeQuery(query));
+  return { rows };
 }
 
 /** Operator scope: the tenants table is readable across tenants (operator routes only). */

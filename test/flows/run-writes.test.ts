@@ -10,8 +10,8 @@ import { followSse, isTerminalEvent, readSse } from '../support/sse.ts';
  * off as a superuser): a run's end that cannot be stored is not shown to clients and is retried until it lands; an
  * event-log batch that cannot be stored is retried, never dropped, so the log has no gap; a log that stays unwritable
  * past SVC_RUN_WRITE_RETRY_MS ends the run with one error right after its last stored event; a result the database
- * refuses for its data ends the run with an error in its place; and a finish that comes late never overwrites the
- * status another replica wrote meanwhile.
+ * refuses for its data ends the run with an error in its place, as does one of its last events (right after the last
+ * event stored); and a finish that comes late never overwrites the status another replica wrote meanwhile.
  */
 const KEY = 'ao_test_runwritesrunwritesrunwr01';
 const WAIT = { timeout: 20_000, interval: 50 };
@@ -51,6 +51,12 @@ beforeAll(async () => {
       IF TG_TABLE_NAME = 'run_events' AND EXISTS (SELECT 1 FROM fail_writes WHERE tbl = 'run_events:results-as-data') THEN
         IF NEW.event->>'type' = 'result' THEN
           RAISE EXCEPTION 'test: this result cannot be stored' USING ERRCODE = '22P05';
+        END IF;
+      END IF;
+      -- 'run_events:usage-as-data': a usage event (one of a run's last) is refused for what it holds
+      IF TG_TABLE_NAME = 'run_events' AND EXISTS (SELECT 1 FROM fail_writes WHERE tbl = 'run_events:usage-as-data') THEN
+        IF NEW.event->>'type' = 'usage' THEN
+          RAISE EXCEPTION 'test: this usage cannot be stored' USING ERRCODE = '22P05';
         END IF;
       END IF;
       RETURN NEW;
@@ -123,6 +129,25 @@ describe('run writes that fail for a while', () => {
       await admin.unsafe(`DELETE FROM fail_writes`);
     }
   }, 30_000);
+
+  it('a last event the database refuses for what it holds ends the run with one error right after the last stored event', async () => {
+    await admin.unsafe(`INSERT INTO fail_writes VALUES ('run_events:usage-as-data')`);
+    try {
+      const runId = await startRun('DELTAS 3');
+      const frames = await followSse((signal) => api(`/api/runs/${runId}/stream`, { signal })).ended;
+      // whether the log was writing it or the run's end took it, the stream has no gap and one terminal error
+      expect(frames.map((f) => f.id)).toEqual(frames.map((_, i) => i + 1));
+      expect(frames.filter((f) => f.event.type === 'usage')).toEqual([]);
+      expect(frames.filter((f) => isTerminalEvent(f.event)).map((f) => f.event)).toEqual([
+        expect.objectContaining({ type: 'error', message: 'run failed: its events could not be stored: test: this usage cannot be stored' }),
+      ]);
+      expect(isTerminalEvent(frames.at(-1)!.event)).toBe(true);
+      expect(await statusOf(runId)).toBe('error');
+      expect(await readSse(await api(`/api/runs/${runId}/stream`))).toEqual(frames);
+    } finally {
+      await admin.unsafe(`DELETE FROM fail_writes`);
+    }
+  });
 
   it('a result the database refuses for what it holds ends the run at once with one error saying so, stored and replayed', async () => {
     await admin.unsafe(`INSERT INTO fail_writes VALUES ('run_events:results-as-data')`);

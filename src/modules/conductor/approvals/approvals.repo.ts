@@ -1,5 +1,5 @@
 import type { Tx } from '../../../db/index.ts';
-import { jsonb } from '../../../db/index.ts';
+import { jsonb, sendWithNext } from '../../../db/index.ts';
 import type { Approval, ApprovalStatus } from '../../../contracts/approvals.ts';
 import type { Page } from '../../crud/index.ts';
 
@@ -73,6 +73,7 @@ export async function settleApproval(
 /** A run that ended leaves nothing pending: its approvals become `cancelled`. */
 export async function cancelPendingOfRun(tx: Tx, tenantId: string, runId: string): Promise<void> {
   // names the tenant: the run hooks may run in system scope, where row security does not narrow run ids
+  await sendWithNext(tx); // nothing reads its answer: it goes with the transaction's next statement
   await tx.updateTable('approvals').set({ status: 'cancelled', decided_at: new Date() }).where('tenant_id', '=', tenantId).where('run_id', '=', runId).where('status', '=', 'pending').execute();
 }
 

@@ -8,7 +8,7 @@ import { createCharger } from './charge.service.ts';
 import type { Jobs } from '../jobs/index.ts';
 import { emitEvent, requestNotification } from '../notifications/index.ts';
 import type { LowCredit } from './wallet.service.ts';
-import { creditGate } from './gate.ts';
+import { creditGate, readGateAhead } from './gate.ts';
 import type { CapDefaults } from './spend-cap.service.ts';
 
 /**
@@ -28,7 +28,7 @@ export function billingGate(deps: { db: Kysely<DB>; hooks: RunHooks; jobs: Jobs;
         data: { window, limitUsdCents: w.limit_usd_cents, spentUsdCents: w.spent_usd_cents, resetsAt: w.resets_at },
       });
     });
-  deps.hooks.gate(creditGate({ db: deps.db, defaults: deps.defaults, log: deps.log, capReached }));
+  deps.hooks.gate(creditGate({ db: deps.db, defaults: deps.defaults, log: deps.log, capReached }), { readAhead: readGateAhead });
 }
 
 export async function attachBilling(deps: { db: Kysely<DB>; hooks: RunHooks; jobs: Jobs; billing: BillingConfig; metrics: Metrics; log: Logger }): Promise<void> {

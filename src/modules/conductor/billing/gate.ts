@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
-import { withTenant } from '../../../db/index.ts';
+import { readWithNext, withTenantStatement, type Tx } from '../../../db/index.ts';
 import { AppError, describeError } from '../../../shared/errors.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { RunGate, RunGateContext } from '../hooks/index.ts';
-import { ledgerTotals } from './ledger.repo.ts';
+import { gateFiguresQuery, toGateFigures, type GateFiguresRow } from './ledger.repo.ts';
 import { isFreeModel } from './model-prices.ts';
-import { getSpendCap, type CapDefaults } from './spend-cap.service.ts';
+import { capWindows, spendCapOf, type CapDefaults, type SpendCap } from './spend-cap.service.ts';
 
 /**
  * The credit gate (seed 000 "Runs" rule 6, variant B), asked by the run service before any session or sandbox is
@@ -36,14 +36,34 @@ export function drawsPlatformCredit(ctx: Pick<RunGateContext, 'keySource' | 'mod
   return ctx.keySource === 'platform' && !(ctx.model && isFreeModel(ctx.model));
 }
 
+/** The gate's figures read ahead (readGateAhead). */
+export type GateAhead = { rows: Promise<GateFiguresRow[]>; now: Date };
+
+/**
+ * The gate's figures held to go in one write with the transaction's next statement: the run service reads them with
+ * the run's profile (the run hooks' readAhead), so the gate costs no round trip of its own. Read whether or not the
+ * run will draw platform credit (that is known from the profile only).
+ */
+export async function readGateAhead(tx: Tx, _tenantId: string): Promise<GateAhead> {
+  const now = new Date();
+  const { monthStart, dayStart } = capWindows(now);
+  return { ...(await readWithNext(tx, gateFiguresQuery(monthStart, dayStart))), now };
+}
+
+/** `ahead`: the figures as read ahead (readGateAhead); otherwise the gate reads them, in one statement. */
 export function creditGate(deps: GateDeps): RunGate {
-  return async (ctx) => {
+  return async (ctx, ahead) => {
     if (!drawsPlatformCredit(ctx)) return;
     let balance: number;
-    let cap: Awaited<ReturnType<typeof getSpendCap>>;
+    let cap: SpendCap;
     try {
-      balance = (await withTenant(deps.db, ctx.tenantId, (tx) => ledgerTotals(tx))).balanceMicroUsd;
-      cap = await getSpendCap(deps.db, ctx.tenantId, deps.defaults);
+      const given = ahead as GateAhead | undefined;
+      const now = given?.now ?? new Date();
+      const { monthStart, dayStart } = capWindows(now);
+      const rows = given ? await given.rows : (await withTenantStatement(deps.db, ctx.tenantId, (tx) => gateFiguresQuery(monthStart, dayStart).execute(tx))).rows;
+      const figures = toGateFigures(rows[0]);
+      balance = figures.balanceMicroUsd;
+      cap = spendCapOf(figures.cap, figures.monthSpentMicroUsd, figures.daySpentMicroUsd, deps.defaults, now);
     } catch (err) {
       deps.log.warn('credit check failed', { tenantId: ctx.tenantId, error: describeError(err) });
       throw refusal('credit_check_unavailable', 0, 'The credit balance could not be checked; try again shortly.');

@@ -12,6 +12,35 @@ export async function ledgerTotals(tx: Tx): Promise<{ balanceMicroUsd: number; g
   return { balanceMicroUsd: Number(rows[0].balance), grants: Number(rows[0].grants) };
 }
 
+/** What the credit gate reads (gate.ts), in one statement: the balance, the spend of this month and day, the cap row. */
+export interface GateFigures {
+  balanceMicroUsd: number;
+  monthSpentMicroUsd: number;
+  daySpentMicroUsd: number;
+  cap: { monthLimitCents: number | null; billingEmail: string | null } | undefined;
+}
+
+export type GateFiguresRow = { balance: string; month: string; day: string; capped: boolean; month_limit_cents: string | number | null; billing_email: string | null };
+
+/** ledgerTotals' balance, spentSince of `monthStart` and `dayStart`, and getCapRow, as one statement (tenant scope). */
+export function gateFiguresQuery(monthStart: Date, dayStart: Date) {
+  const spent = (since: Date) => sql`coalesce(-sum(amount_micro_usd) filter (where kind in ('charge', 'refund') and created_at >= ${since}), 0)::text`;
+  return sql<GateFiguresRow>`
+    select coalesce(sum(amount_micro_usd), 0)::text as balance, ${spent(monthStart)} as month, ${spent(dayStart)} as day,
+           exists (select 1 from spend_caps) as capped, (select month_limit_cents from spend_caps) as month_limit_cents,
+           (select billing_email from spend_caps) as billing_email
+      from credit_ledger`;
+}
+
+export function toGateFigures(row: GateFiguresRow): GateFigures {
+  return {
+    balanceMicroUsd: Number(row.balance),
+    monthSpentMicroUsd: Math.max(0, Number(row.month)),
+    daySpentMicroUsd: Math.max(0, Number(row.day)),
+    cap: row.capped ? { monthLimitCents: row.month_limit_cents === null ? null : Number(row.month_limit_cents), billingEmail: row.billing_email } : undefined,
+  };
+}
+
 /** Net spend (charges less refunds) since `since`, in micro-USD; never negative. */
 export async function spentSince(tx: Tx, since: Date): Promise<number> {
   const { rows } = await sql<{ spent: string }>`

@@ -32,15 +32,26 @@ function window(limit: number | null, spentMicro: number, userSet: boolean, rese
 }
 
 export async function getSpendCap(db: Kysely<DB>, tenantId: string, defaults: CapDefaults, now = new Date()): Promise<SpendCap> {
-  const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-  const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
-  const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-  const nextDay = new Date(dayStart.getTime() + 86_400_000);
+  const { monthStart, dayStart } = capWindows(now);
   const { row, month, day } = await withTenant(db, tenantId, async (tx) => ({
     row: await getCapRow(tx),
     month: await spentSince(tx, monthStart),
     day: await spentSince(tx, dayStart),
   }));
+  return spendCapOf(row, month, day, defaults, now);
+}
+
+/** The cap's windows from the cap row (undefined: none set) and the spend of this month and day (UTC). */
+export function spendCapOf(
+  row: { monthLimitCents: number | null; billingEmail: string | null } | undefined,
+  month: number,
+  day: number,
+  defaults: CapDefaults,
+  now = new Date(),
+): SpendCap {
+  const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+  const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  const nextDay = new Date(dayStart.getTime() + 86_400_000);
   const userSet = row?.monthLimitCents !== undefined && row.monthLimitCents !== null;
   const monthLimit = userSet ? row!.monthLimitCents : defaults.monthCapCents > 0 ? defaults.monthCapCents : null;
   let dayLimit = defaults.dayCapCents > 0 ? defaults.dayCapCents : null;
@@ -51,6 +62,11 @@ export async function getSpendCap(db: Kysely<DB>, tenantId: string, defaults: Ca
     day: window(dayLimit, day, false, nextDay),
     billing_email: row?.billingEmail ?? null,
   };
+}
+
+/** The starts of the UTC month and day the cap's windows count from. */
+export function capWindows(now = new Date()): { monthStart: Date; dayStart: Date } {
+  return { monthStart: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)), dayStart: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())) };
 }
 
 /** Sets the monthly cap; `null` reverts to the system default. `billingEmail` is left as is when undefined. */

@@ -58,10 +58,18 @@ export interface RunRecorded {
   /** The run's session was created with it. */
   newSession: boolean;
 }
-/** Writes inside the caller's transaction (the webhook outbox): throwing rolls back what it reports. */
-export type RunRecordedListener = (tx: Tx, run: RunRecorded) => Promise<void>;
-export type RunEndingListener = (tx: Tx, tenantId: string, runId: string) => Promise<void>;
-export type RunGate = (ctx: RunGateContext) => Promise<void> | void;
+/**
+ * Writes inside the caller's transaction (the webhook outbox): throwing rolls back what it reports. `ahead`: what the
+ * listener's `readAhead` answered, when the caller read ahead (RunHooks.readAhead); otherwise the listener reads itself.
+ */
+export type RunRecordedListener = (tx: Tx, run: RunRecorded, ahead?: unknown) => Promise<void>;
+export type RunEndingListener = (tx: Tx, tenantId: string, runId: string, ahead?: unknown) => Promise<void>;
+/** A listener's read, started in `tx` to ride with its next statement (tenant.ts readWithNext); its answer is the listener's `ahead`. */
+export type ReadAhead = (tx: Tx, tenantId: string) => Promise<unknown>;
+/** The listeners' reads ahead (RunHooks.readAhead), for runRecorded or runFinished. */
+export type Ahead = ReadonlyMap<object, unknown>;
+/** `ahead`: what the gate's readAhead answered, when the caller read ahead (RunHooks.readAhead); else the gate reads. */
+export type RunGate = (ctx: RunGateContext, ahead?: unknown) => Promise<void> | void;
 
 export interface RunHooks {
   /**
@@ -70,19 +78,33 @@ export interface RunHooks {
    * runs started by these features reach `fn` (no job is queued for the others).
    */
   onRunFinished(name: string, fn: RunFinishedHandler, opts?: { origins?: readonly string[] }): Promise<void>;
-  gate(fn: RunGate): void;
-  /** The run service, before creating a run: every gate in registration order; the first to throw refuses the run. */
-  checkGates(ctx: RunGateContext): Promise<void>;
-  /** Whatever ended the run, inside the transaction that ended it. */
-  runFinished(tx: Tx, tenantId: string, runId: string): Promise<void>;
+  gate(fn: RunGate, opts?: { readAhead?: ReadAhead }): void;
+  /**
+   * The run service, before creating a run: every gate in registration order; the first to throw refuses the run.
+   * `ahead`: the gates' reads ahead (readAhead 'start').
+   */
+  checkGates(ctx: RunGateContext, ahead?: Ahead): Promise<void>;
+  /**
+   * Whatever ended the run, inside the transaction that ended it. `known.facts`: the run's facts as that transaction's
+   * statement ending it returned them (runs.repo.ts endRunning), so they are not read again; `known.ahead`: the ending
+   * listeners' reads ahead, started earlier in that transaction.
+   */
+  runFinished(tx: Tx, tenantId: string, runId: string, known?: { facts?: RunFinished; ahead?: Ahead }): Promise<void>;
   /**
    * Listeners called inside the transaction that creates a run (`runRecorded`, by the run service) or ends it (every
    * `runFinished`), for what must be written with it: the webhook outbox. Register before the conductor serves.
    */
-  onRunRecorded(fn: RunRecordedListener): void;
-  onRunEnding(fn: RunEndingListener): void;
+  onRunRecorded(fn: RunRecordedListener, opts?: { readAhead?: ReadAhead }): void;
+  onRunEnding(fn: RunEndingListener, opts?: { readAhead?: ReadAhead }): void;
+  /**
+   * Starts in `tx` the reads the gates and the listeners of a run's creation (`start`) or its end (`end`) want, each
+   * held to go in one write with the transaction's next statement (no round trip of their own): the caller passes the
+   * result to checkGates and runRecorded, or runFinished, after that statement (creation reads ahead with the run's
+   * profile, before the gates and the transaction recording the run; a run's end at the start of its own).
+   */
+  readAhead(tx: Tx, tenantId: string, kind: 'start' | 'end'): Promise<Ahead>;
   /** The run service, inside the transaction that inserts the run. */
-  runRecorded(tx: Tx, run: RunRecorded): Promise<void>;
+  runRecorded(tx: Tx, run: RunRecorded, ahead?: Ahead): Promise<void>;
 }
 
 export const RUN_FINISHED = 'run.finished';
@@ -91,6 +113,7 @@ export function createRunHooks(deps: { jobs: Jobs; log: Logger }): RunHooks {
   const gates: RunGate[] = [];
   const recorded: RunRecordedListener[] = [];
   const ending: RunEndingListener[] = [];
+  const readsAhead = { start: new Map<object, ReadAhead>(), end: new Map<object, ReadAhead>() };
   /** Subscribers that take only some origins, by queue (every replica registers the same ones: they are code). */
   const originsOf = new Map<string, readonly string[]>();
   return {
@@ -107,31 +130,39 @@ export function createRunHooks(deps: { jobs: Jobs; log: Logger }): RunHooks {
       });
       await deps.jobs.subscribe(RUN_FINISHED, queue);
     },
-    gate(fn) {
+    gate(fn, opts = {}) {
       gates.push(fn);
+      if (opts.readAhead) readsAhead.start.set(fn, opts.readAhead);
     },
-    async checkGates(ctx) {
-      for (const gate of gates) await gate(ctx);
+    async checkGates(ctx, ahead) {
+      for (const gate of gates) await gate(ctx, ahead?.get(gate));
     },
-    async runFinished(tx, tenantId, runId) {
+    async runFinished(tx, tenantId, runId, known = {}) {
       // the run's facts are read only when someone subscribes (no subscriber: one lookup per ended run)
-      await deps.jobs.publish(RUN_FINISHED, () => readRunFinished(tx, tenantId, runId), {
+      await deps.jobs.publish(RUN_FINISHED, known.facts ?? (() => readRunFinished(tx, tenantId, runId)), {
         tx,
         only: (queue, event) => {
           const origins = originsOf.get(queue);
           return !origins || (event.origin !== null && origins.includes(event.origin));
         },
       });
-      for (const fn of ending) await fn(tx, tenantId, runId);
+      for (const fn of ending) await fn(tx, tenantId, runId, known.ahead?.get(fn));
     },
-    onRunRecorded(fn) {
+    onRunRecorded(fn, opts = {}) {
       recorded.push(fn);
+      if (opts.readAhead) readsAhead.start.set(fn, opts.readAhead);
     },
-    onRunEnding(fn) {
+    onRunEnding(fn, opts = {}) {
       ending.push(fn);
+      if (opts.readAhead) readsAhead.end.set(fn, opts.readAhead);
     },
-    async runRecorded(tx, run) {
-      for (const fn of recorded) await fn(tx, run);
+    async readAhead(tx, tenantId, kind) {
+      const ahead = new Map<object, unknown>();
+      for (const [fn, read] of readsAhead[kind]) ahead.set(fn, await read(tx, tenantId));
+      return ahead;
+    },
+    async runRecorded(tx, run, ahead) {
+      for (const fn of recorded) await fn(tx, run, ahead?.get(fn));
     },
   };
 }

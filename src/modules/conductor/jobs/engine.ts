@@ -1,6 +1,6 @@
 import { fromKysely, getConstructionPlans, PgBoss, type Job, type JobResult, type SendOptions as BossSendOptions } from 'pg-boss';
 import type { Logger } from '../../../shared/log.ts';
-import { decodeValue, encodeValue, type Database } from '../../../db/index.ts';
+import { decodeValue, encodeValue, sendWithNext, type Database } from '../../../db/index.ts';
 import { poolAdapter } from './db-adapter.ts';
 import { subscribedQueues } from './subscriptions.repo.ts';
 import { STOP_TIMEOUT_MS, SUBSCRIBED_MS, type JobHandler, type QueueSettings, type SendOptions } from './jobs.ts';
@@ -127,7 +127,13 @@ export function createEngine(deps: EngineDeps) {
       const payload = typeof data === 'function' ? await (data as () => Promise<T | undefined>)() : data;
       if (payload === undefined) return;
       const stored = encodeValue(payload);
-      for (const name of queues) if (!opts?.only || opts.only(name, payload)) await boss.send(name, stored, options);
+      for (const name of queues) {
+        if (opts?.only && !opts.only(name, payload)) continue;
+        // in a caller's transaction, the job's insert goes in one write with the transaction's next statement: a
+        // published job's id is never read (pg-boss answers null for it), and an insert that fails fails that statement
+        if (opts?.tx) await sendWithNext(opts.tx);
+        await boss.send(name, stored, options);
+      }
     },
     stop: () => boss.stop({ graceful: true, timeout: STOP_TIMEOUT_MS, close: false }),
     /** Drops a start that failed half way (its workers and timers), without waiting for anything. */

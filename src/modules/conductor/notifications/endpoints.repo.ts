@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Tx } from '../../../db/index.ts';
+import { readWithNext, type Tx } from '../../../db/index.ts';
 import type { SecretBox } from '../../../shared/secret-box.ts';
 
 /**
@@ -78,9 +78,24 @@ export async function getSigningEndpoint(tx: Tx, id: string, box: SecretBox): Pr
   return { ...toEndpoint(row), secrets };
 }
 
-/** The tenant's enabled endpoints, for the outbox to match an event against (named: some callers are in system scope). */
-export async function enabledEndpoints(tx: Tx, tenantId: string): Promise<Array<{ id: string; url: string; events: string[] }>> {
-  return tx.selectFrom('webhook_endpoints').select(['id', 'url', 'events']).where('tenant_id', '=', tenantId).where('enabled', '=', true).orderBy('position').orderBy('created_at').execute();
+export type EnabledEndpoint = { id: string; url: string; events: string[] };
+/** enabledEndpoints read ahead (readEndpointsAhead). */
+export type EndpointsAhead = { rows: Promise<EnabledEndpoint[]> };
+
+const enabledQuery = (tx: Tx, tenantId: string) =>
+  tx.selectFrom('webhook_endpoints').select(['id', 'url', 'events']).where('tenant_id', '=', tenantId).where('enabled', '=', true).orderBy('position').orderBy('created_at');
+
+/**
+ * The tenant's enabled endpoints, for the outbox to match an event against (named: some callers are in system scope);
+ * `ahead`: as read ahead by readEndpointsAhead.
+ */
+export async function enabledEndpoints(tx: Tx, tenantId: string, ahead?: EndpointsAhead): Promise<EnabledEndpoint[]> {
+  return ahead ? ahead.rows : enabledQuery(tx, tenantId).execute();
+}
+
+/** enabledEndpoints held to go in one write with the transaction's next statement (the run hooks' readAhead). */
+export function readEndpointsAhead(tx: Tx, tenantId: string): Promise<EndpointsAhead> {
+  return readWithNext(tx, enabledQuery(tx, tenantId));
 }
 
 export interface NewEndpoint {

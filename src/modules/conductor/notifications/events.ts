@@ -3,7 +3,7 @@ import { withTenant, type DB, type Tx } from '../../../db/index.ts';
 import type { Jobs } from '../jobs/index.ts';
 import { readRunFinished, type RunFinished, type RunRecorded } from '../hooks/index.ts';
 import { subscribes } from './catalogue.ts';
-import { enabledEndpoints } from './endpoints.repo.ts';
+import { enabledEndpoints, type EndpointsAhead } from './endpoints.repo.ts';
 import { emitTo } from './outbox.ts';
 import { hasRunNotification, lastRunError } from './notifications.repo.ts';
 import { notifyIn, type NotificationInput, type NotifyDeps } from './notify.service.ts';
@@ -45,9 +45,12 @@ export async function onRunFinished(deps: NotifyDeps & { db: Kysely<DB> }, ev: R
   });
 }
 
-/** run.started and session.created, inside the transaction that creates the run (hooks.runRecorded). */
-export async function onRunStarted(deps: Pick<NotifyDeps, 'jobs'>, tx: Tx, run: RunRecorded): Promise<void> {
-  const endpoints = await enabledEndpoints(tx, run.tenantId);
+/**
+ * run.started and session.created, inside the transaction that creates the run (hooks.runRecorded); `ahead`: the
+ * tenant's endpoints as read with the run's profile just before.
+ */
+export async function onRunStarted(deps: Pick<NotifyDeps, 'jobs'>, tx: Tx, run: RunRecorded, ahead?: EndpointsAhead): Promise<void> {
+  const endpoints = await enabledEndpoints(tx, run.tenantId, ahead);
   if (endpoints.length === 0) return;
   const data = { runId: run.runId, sessionId: run.sessionId, profile: run.profile, parentId: run.parentId, origin: run.origin };
   const take = (type: string) => endpoints.filter((e) => subscribes(e.events, type));
@@ -62,8 +65,8 @@ const ENDED = { ok: 'run.completed', cancelled: 'run.cancelled' } as const;
  * scope). A run that ends in error is `run.failed`, the notification (onRunFinished above); an interrupted one is
  * neither (its conductor died; the orphan sweep ends it).
  */
-export async function onRunEnded(deps: Pick<NotifyDeps, 'jobs'>, tx: Tx, tenantId: string, runId: string): Promise<void> {
-  const endpoints = (await enabledEndpoints(tx, tenantId)).filter((e) => subscribes(e.events, 'run.completed') || subscribes(e.events, 'run.cancelled'));
+export async function onRunEnded(deps: Pick<NotifyDeps, 'jobs'>, tx: Tx, tenantId: string, runId: string, ahead?: EndpointsAhead): Promise<void> {
+  const endpoints = (await enabledEndpoints(tx, tenantId, ahead)).filter((e) => subscribes(e.events, 'run.completed') || subscribes(e.events, 'run.cancelled'));
   if (endpoints.length === 0) return;
   const run = await readRunFinished(tx, tenantId, runId);
   const type = run && (ENDED as Record<string, (typeof ENDED)[keyof typeof ENDED]>)[run.status];

@@ -5,6 +5,7 @@ import type { IdentityEnv } from '../identity/index.ts';
 import { createDeliverer } from './deliver.ts';
 import { NOTIFICATION_REQUESTED, REQUESTED_QUEUE, onRunEnded, onRunFinished, onRunStarted, produceRequested, type RequestedNotification } from './events.ts';
 import { notificationRoutes } from './notifications.routes.ts';
+import { readEndpointsAhead, type EndpointsAhead } from './endpoints.repo.ts';
 import { DELIVER_QUEUE, type DeliveryJob } from './notify.service.ts';
 import { WEBHOOK_QUEUE, type WebhookJob } from './outbox.ts';
 import { createWebhookDeliverer } from './webhook-deliver.ts';
@@ -23,8 +24,9 @@ export const notificationsFeature: Feature = ({ db, jobs, hooks, config, secrets
   const deliver = createDeliverer({ db, config: config.notifications, log: log.child('notifications'), box, fetch: tenantFetch });
   const deliverWebhook = createWebhookDeliverer({ ...deps, log: log.child('webhooks'), fetch: tenantFetch });
   const delay = config.notifications.retryDelaySeconds;
-  hooks.onRunRecorded((tx, run) => onRunStarted(deps, tx, run));
-  hooks.onRunEnding((tx, tenantId, runId) => onRunEnded(deps, tx, tenantId, runId));
+  // the endpoints are read ahead of the listeners, in a write of the run path's own (no round trip of their own)
+  hooks.onRunRecorded((tx, run, ahead) => onRunStarted(deps, tx, run, ahead as EndpointsAhead | undefined), { readAhead: readEndpointsAhead });
+  hooks.onRunEnding((tx, tenantId, runId, ahead) => onRunEnded(deps, tx, tenantId, runId, ahead as EndpointsAhead | undefined), { readAhead: readEndpointsAhead });
   return {
     api: new Hono<IdentityEnv>().route('/notifications', notificationRoutes(deps)).route('/webhooks', webhookRoutes(deps)),
     start: async () => {

@@ -30,10 +30,10 @@ export const runKey = (tenantId: string, runId: string) => `${tenantId}\u0000${r
 
 export function createActiveRuns() {
   const runs = new Map<string, ActiveRun>();
-  const settling = new Set<Promise<void>>();
+  const settling = new Set<Promise<unknown>>();
   return {
     /** Work a run still does after it left this set (saving its state bundle); a graceful stop waits for it. */
-    settle(work: Promise<void>) {
+    settle(work: Promise<unknown>) {
       settling.add(work);
       const done = () => void settling.delete(work);
       work.then(done, done);

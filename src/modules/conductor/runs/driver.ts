@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
-import { commitWithNext, isUnstorable, withTenant, withTenantStatement } from '../../../db/index.ts';
+import { commitWithNext, isUnstorable, sendWithNext, withTenant, withTenantStatement } from '../../../db/index.ts';
 import { currentEvent, runEvent, type RunEvent } from '../../../contracts/run-event.ts';
 import type { RunOptions, SubTask } from '../../../contracts/runner.client.ts';
 import { describeError } from '../../../shared/errors.ts';
@@ -14,10 +14,10 @@ import type { RunHooks } from '../hooks/index.ts';
 import { finishSessionRun, saveState } from '../sessions/sessions.repo.ts';
 import type { ActiveRun, ActiveRuns } from './active-runs.ts';
 import { isTerminalEvent } from './active-runs.ts';
-import type { EventLog } from './event-log.ts';
+import type { EventLog, QueuedEvent } from './event-log.ts';
 import type { Hub } from './hub.ts';
-import { appendEvents, finishRun } from './runs.repo.ts';
-import { endReasonOf } from './multitask.repo.ts';
+import { appendEvents, endRunning } from './runs.repo.ts';
+import { endReasonOf, hasQueued } from './multitask.repo.ts';
 import type { Jobs } from '../jobs/index.ts';
 import { parkRun } from './parking.ts';
 
@@ -41,8 +41,11 @@ export interface DriverDeps {
    * longer retried, and it reaches live readers unstored, naming the cause (no log remains for anyone to replay).
    */
   databaseLost?: AbortSignal;
-  /** Called once a run ended and its session is free (and its state saved): the session's queue starts its next run. */
-  onSessionFree?: (tenantId: string, sessionId: string) => void;
+  /**
+   * Called once a run ended and its session is free (and its state saved): the session's queue starts its next run.
+   * `queued`: whether runs wait on the session, as read after the run's end by the transaction saving its state.
+   */
+  onSessionFree?: (tenantId: string, sessionId: string, queued?: boolean) => void;
   /** The job queue: a run parked after its approval was decided queues its resume (parking.ts). */
   jobs?: Jobs;
 }
@@ -177,18 +180,26 @@ async function drive(
     terminal = run.stopping ? stoppedEvent(run) : runEvent('error', { message: 'run cancelled while it parked to wait for approval' });
   }
   terminal ??= run.stopping ? stoppedEvent(run) : runEvent('error', { message: 'run stream ended without a result' });
-  await published;
+  // the events not being written yet go with the run's end, in its transaction; those being written land first
+  const queued = deps.eventLog.takeQueued(run.tenantId, run.runId);
+  await queued.before;
+  let tail = queued.events;
+  if (logFailure !== undefined) {
+    // nothing may land after the gap: the run ends right after its last stored event
+    for (const p of tail) p.reject(new Error('an earlier event of this run could not be stored'));
+    await published;
+    tail = [];
+  }
   deps.eventLog.forget(run.tenantId, run.runId);
   if (run.stopping === 'cancelled') terminal = await withReason(deps, run, terminal);
   if (logFailure !== undefined && !run.stopping) terminal = runEvent('error', { message: `run failed: its events could not be stored: ${logFailure}` });
-  const final = await finish(deps, run, terminal, stored + 1, status);
+  const final = await finish(deps, run, terminal, (tail.at(-1)?.seq ?? stored) + 1, status, { events: tail, published: () => published });
   metrics.finished(final, (performance.now() - started) / 1000);
   deps.active.remove(run.tenantId, run.runId);
   if (deps.databaseLost?.aborted) return final; // no database left to save the session's state in
   const saving = saveSessionState(deps, run, runner);
   deps.active.settle(saving); // a shutdown must not close the database under this write
-  await saving;
-  deps.onSessionFree?.(run.tenantId, run.sessionId);
+  deps.onSessionFree?.(run.tenantId, run.sessionId, await saving);
   return final;
 }
 
@@ -200,43 +211,87 @@ async function withReason(deps: DriverDeps, run: ActiveRun, terminal: RunEvent):
 }
 
 /**
- * The end of a run lands atomically: the terminal event, the run status (never over `cancelled`), the runFinished
- * hook's job and the released session commit in one transaction, and only then is the terminal event published. A
- * client that sees the terminal event therefore always finds the final status and can start the next run on the
- * session at once. A transaction that fails is retried with backoff; if it never lands, nothing is published (a
- * terminal the log does not hold would differ from what a resuming client reads) and the run is left `running` for
- * the orphan sweep, which ends it once this conductor's lease lapses. Unless the database is lost for good
- * (`databaseLost`): no log or sweep remains then, and a terminal event naming the cause is published unstored.
+ * The end of a run lands atomically: the run's last events (`tail`: those the log had not begun to write), the terminal
+ * event, the run status (never over `cancelled`), the runFinished hook's job and the released session commit in one
+ * transaction, and only then are they published, in order. A client that sees the terminal event therefore always
+ * finds the final status and can start the next run on the session at once. A transaction that fails is retried with
+ * backoff; if it never lands, nothing is published (a terminal the log does not hold would differ from what a resuming
+ * client reads) and the run is left `running` for the orphan sweep, which ends it once this conductor's lease lapses.
+ * Unless the database is lost for good (`databaseLost`): no log or sweep remains then, and a terminal event naming the
+ * cause is published unstored. Events the database refuses for what they hold end the run as the log would have: with
+ * an error right after the last event stored.
  */
-async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq: number, given?: Ending['status']): Promise<string> {
+async function finish(
+  deps: DriverDeps,
+  run: ActiveRun,
+  terminal: RunEvent,
+  seq: number,
+  given: Ending['status'] | undefined,
+  tail: { events: QueuedEvent[]; published: () => Promise<void> },
+): Promise<string> {
   const statusOf = (t: RunEvent) => run.stopping ?? given ?? (t.type === 'result' ? 'ok' : 'error');
-  const write = (t: RunEvent) =>
-    retryWithBackoff(
-      () =>
-        withTenant(deps.db, run.tenantId, async (tx) => {
-          const status = statusOf(t);
-          await appendEvents(tx, run.tenantId, [{ runId: run.runId, seq, event: t }]);
-          if (await finishRun(tx, run.runId, status)) await deps.hooks.runFinished(tx, run.tenantId, run.runId);
-          await commitWithNext(tx); // the session's release is the last statement: the commit goes with it
-          await finishSessionRun(tx, run.sessionId, status, run.runtimeSessionId);
-        }),
-      {
-        giveUpMs: deps.endRetryMs ?? 300_000,
-        signal: deps.databaseLost,
-        retryIf: (err) => !isUnstorable(err),
-        onRetry: (err, attempt) => deps.log.warn('recording the end of a run failed; retrying', { runId: run.runId, attempt, error: String(err) }),
-      },
+  const retrying = (fn: () => Promise<void>) =>
+    retryWithBackoff(fn, {
+      giveUpMs: deps.endRetryMs ?? 300_000,
+      signal: deps.databaseLost,
+      retryIf: (err) => !isUnstorable(err),
+      onRetry: (err, attempt) => deps.log.warn('recording the end of a run failed; retrying', { runId: run.runId, attempt, error: String(err) }),
+    });
+  const rowsOf = (events: readonly QueuedEvent[]) => events.map((p) => ({ runId: run.runId, seq: p.seq, event: p.event }));
+  const write = (t: RunEvent, events: readonly QueuedEvent[]) =>
+    retrying(() =>
+      withTenant(deps.db, run.tenantId, async (tx) => {
+        const status = statusOf(t);
+        await sendWithNext(tx); // the last events and the terminal one go in one write with the run's status
+        await appendEvents(tx, run.tenantId, [...rowsOf(events), { runId: run.runId, seq, event: t }]);
+        const ahead = await deps.hooks.readAhead(tx, run.tenantId, 'end'); // so do the end's listeners' reads
+        const facts = await endRunning(tx, run.tenantId, run.runId, status); // and it answers the hook's facts
+        if (facts) await deps.hooks.runFinished(tx, run.tenantId, run.runId, { facts, ahead });
+        await commitWithNext(tx); // the session's release is the last statement: the commit goes with it
+        await finishSessionRun(tx, run.sessionId, status, run.runtimeSessionId);
+      }),
     );
+  /** The tail's events not stored (yet). */
+  let pending = tail.events;
+  const landed = () => {
+    for (const p of pending) p.resolve(); // published in order, by the driver, before the terminal event
+    pending = [];
+  };
+  const refused = (err: unknown) => {
+    for (const p of pending) p.reject(err instanceof Error ? err : new Error(String(err)));
+    pending = [];
+  };
   try {
     try {
-      await write(terminal);
+      await write(terminal, pending);
+      landed();
     } catch (err) {
       if (!isUnstorable(err)) throw err;
-      // the database refuses what the terminal event holds (no retry can change that): the run still ends, saying so
-      terminal = runEvent('error', { message: `run failed: its final event could not be stored: ${err instanceof Error ? err.message : String(err)}` });
-      await write(terminal);
+      if (pending.length > 0) {
+        // the database refuses what the last events or the terminal one hold: the events alone first, as the log would
+        try {
+          await retrying(() => withTenantStatement(deps.db, run.tenantId, (tx) => appendEvents(tx, run.tenantId, rowsOf(pending))));
+          landed();
+        } catch (err) {
+          if (!isUnstorable(err)) throw err;
+          seq = pending[0].seq; // the run ends right after its last stored event
+          refused(err);
+          if (!run.stopping) terminal = runEvent('error', { message: `run failed: its events could not be stored: ${err instanceof Error ? err.message : String(err)}` });
+        }
+      }
+      try {
+        await write(terminal, []);
+      } catch (err) {
+        if (!isUnstorable(err)) throw err;
+        // the database refuses what the terminal event holds (no retry can change that): the run still ends, saying so
+        terminal = runEvent('error', { message: `run failed: its final event could not be stored: ${err instanceof Error ? err.message : String(err)}` });
+        await write(terminal, []);
+      }
     }
   } catch (err) {
+    if (pending.length > 0) seq = pending[0].seq;
+    refused(err);
+    await tail.published();
     if (deps.databaseLost?.aborted) {
       // The log died with the database and the server is stopping: readers get one terminal event naming why.
       const lost = { seq, event: runEvent('error', { message: `run interrupted: ${describeError(deps.databaseLost.reason)}` }) };
@@ -247,6 +302,7 @@ async function finish(deps: DriverDeps, run: ActiveRun, terminal: RunEvent, seq:
     deps.log.error('recording the end of a run failed; leaving it to the orphan sweep', { runId: run.runId, error: String(err) });
     return statusOf(terminal);
   }
+  await tail.published();
   const status = statusOf(terminal);
   const stored = { seq, event: terminal };
   run.events.push(stored);
@@ -260,14 +316,22 @@ function stoppedEvent(run: ActiveRun): RunEvent {
     : runEvent('error', { message: 'run cancelled' });
 }
 
-async function saveSessionState(deps: DriverDeps, run: ActiveRun, runner: FleetMember): Promise<void> {
+/**
+ * Saves the session's state bundle and, in the same write, asks whether runs wait on the session (what its queue would
+ * ask next, read after the save as it would be then): undefined when that was not read (no state, or it failed).
+ */
+async function saveSessionState(deps: DriverDeps, run: ActiveRun, runner: FleetMember): Promise<boolean | undefined> {
   try {
     const bundle = await runner.client.exportState(run.tenantId, run.sessionId);
-    if (!bundle) return;
-    await withTenantStatement(deps.db, run.tenantId, (tx) =>
-      saveState(tx, { sessionId: run.sessionId, tenantId: run.tenantId, contentType: bundle.contentType, runtimeSessionId: bundle.runtimeSessionId, bundle: bundle.bytes }),
-    );
+    if (!bundle) return undefined;
+    return await withTenant(deps.db, run.tenantId, async (tx) => {
+      await sendWithNext(tx);
+      await saveState(tx, { sessionId: run.sessionId, tenantId: run.tenantId, contentType: bundle.contentType, runtimeSessionId: bundle.runtimeSessionId, bundle: bundle.bytes });
+      await commitWithNext(tx);
+      return hasQueued(tx, run.sessionId);
+    });
   } catch (err) {
     deps.log.warn('saving the session state failed', { sessionId: run.sessionId, error: String(err) });
+    return undefined;
   }
 }

@@ -8,7 +8,7 @@ import { server } from '../../../../test/support/backends.ts';
 import { connect } from '../../../../test/support/pg.ts';
 import { createEventLog, type EventLog } from './event-log.ts';
 import type { Hub } from './hub.ts';
-import { eventsAfter } from './runs.repo.ts';
+import { appendEvents, eventsAfter } from './runs.repo.ts';
 
 /**
  * The durable event log on a real PostgreSQL: events holding any text (NUL, lone surrogates, what random bytes decode
@@ -108,5 +108,24 @@ describe('the run event log', () => {
     // the next writes of the other runs go on as before
     await events.append('acme', plain, 3, runEvent('progress', { message: 'third' }));
     expect((await replay('acme', plain)).map((e) => e.event.message)).toEqual(['first', 'second', 'third']);
+  });
+
+  it('hands a run its events still queued, for its end to write, and settles once the ones being written are stored', async () => {
+    const [ending, other] = [await newRun('acme'), await newRun('acme')];
+    const first = events.append('acme', ending, 1, runEvent('progress', { message: 'first' }));
+    await Promise.resolve(); // the write of the first event is under way
+    const queued = [events.append('acme', ending, 2, runEvent('progress', { message: 'second' })), events.append('acme', ending, 3, runEvent('progress', { message: 'third' }))];
+    const beside = events.append('acme', other, 1, runEvent('progress', { message: 'beside' }));
+    const taken = events.takeQueued('acme', ending);
+    expect(taken.events.map((e) => [e.seq, e.event.message])).toEqual([[2, 'second'], [3, 'third']]);
+    await taken.before;
+    await first;
+    expect((await replay('acme', ending)).map((e) => e.event.message)).toEqual(['first']);
+    // the caller writes them (the run's end does, with its terminal event) and settles them
+    await withTenant(database.db, 'acme', (tx) => appendEvents(tx, 'acme', taken.events.map((e) => ({ runId: ending, seq: e.seq, event: e.event }))));
+    for (const e of taken.events) e.resolve();
+    await Promise.all([...queued, beside]);
+    expect((await replay('acme', ending)).map((e) => e.event.message)).toEqual(['first', 'second', 'third']);
+    expect((await replay('acme', other)).map((e) => e.event.message)).toEqual(['beside']);
   });
 });

@@ -13,7 +13,9 @@ import { appendEvents } from './runs.repo.ts';
  * first events of a run reach the log, and so its clients, without waiting for a timer); while a write is in flight,
  * events queue and the next write takes all of them (up to `maxBatch`) in one multi-row INSERT per tenant. Every
  * `append` settles once its event is stored, so the driver publishes only what the log holds: an id a client saw is an
- * id in the log, even if this process dies the next instant.
+ * id in the log, even if this process dies the next instant. When a run ends, its events still queued (none of them
+ * being written) leave the queue for the run's end (`takeQueued`, driver.ts): they are written in one statement with
+ * its terminal event, in the transaction that ends the run.
  *
  * A write that fails is retried with backoff, never dropped (a gap would make a resuming client skip events). Only
  * after `giveUpMs` of failures are its events rejected; the run is then marked failed, its later events are refused
@@ -26,18 +28,28 @@ export interface EventLog {
   append(tenantId: string, runId: string, seq: number, event: RunEvent): Promise<void>;
   /** Settles once everything appended so far is stored or refused. */
   flush(): Promise<void>;
+  /**
+   * The run's events still queued (none of them being written yet) leave the queue: the caller writes them with the
+   * run's end and settles each (`resolve` once stored, `reject` if never). `before` settles once the run's events being
+   * written now are stored or refused.
+   */
+  takeQueued(tenantId: string, runId: string): { events: QueuedEvent[]; before: Promise<void> };
   /** The run has ended and its events have settled: drop its failed mark, if any. */
   forget(tenantId: string, runId: string): void;
   close(): Promise<void>;
 }
 
-interface Pending {
-  tenantId: string;
-  runId: string;
+/** An appended event not yet written (EventLog.takeQueued). */
+export interface QueuedEvent {
   seq: number;
   event: RunEvent;
   resolve(): void;
   reject(err: Error): void;
+}
+
+interface Pending extends QueuedEvent {
+  tenantId: string;
+  runId: string;
   done: Promise<void>;
 }
 
@@ -57,6 +69,8 @@ export function createEventLog(deps: EventLogOptions): EventLog {
   const giveUpMs = deps.giveUpMs ?? 30_000;
   let queue: Pending[] = [];
   let writing = false;
+  /** The batch being written now. */
+  let inFlight: Pending[] = [];
   let last: Promise<void> = Promise.resolve();
   /** Runs whose events could not be stored: nothing more of theirs is written, until the driver forgets them. */
   const failed = new Set<string>();
@@ -134,8 +148,10 @@ export function createEventLog(deps: EventLogOptions): EventLog {
     writing = true;
     const batch = queue.slice(0, maxBatch);
     queue = queue.slice(batch.length);
+    inFlight = batch;
     void land(batch).finally(() => {
       writing = false;
+      inFlight = [];
       pump();
     });
   }
@@ -155,6 +171,13 @@ export function createEventLog(deps: EventLogOptions): EventLog {
       return done;
     },
     flush: () => last,
+    takeQueued(tenantId, runId) {
+      const mine = (p: Pending) => p.runId === runId && p.tenantId === tenantId;
+      const events = queue.filter(mine);
+      if (events.length > 0) queue = queue.filter((p) => !mine(p));
+      const writing = inFlight.filter(mine).map((p) => p.done.catch(() => {}));
+      return { events, before: Promise.all(writing).then(() => {}) };
+    },
     forget: (tenantId, runId) => void failed.delete(runKey(tenantId, runId)),
     close: () => last,
   };

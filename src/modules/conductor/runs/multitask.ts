@@ -67,15 +67,15 @@ export async function interruptCurrent(deps: QueueDeps, tenantId: string, sessio
 }
 
 /**
- * Starts the session's next queued run if the session is free. Called when a run on it ended (driver.ts), after a run
- * was queued, and by the sweep. Safe to call from several conductors at once: the session row is locked while the
+ * Starts the session's next queued run if the session is free. Called when a run on it ended (driver.ts: `queued` as it
+ * read it after the run's end), after a run was queued, and by the sweep. Safe to call from several conductors at once: the session row is locked while the
  * run is claimed, and only one of them can move the session to `running`.
  */
-export async function startNextQueued(deps: QueueDeps, tenantId: string, sessionId: string): Promise<void> {
+export async function startNextQueued(deps: QueueDeps, tenantId: string, sessionId: string, queued?: boolean): Promise<void> {
   if (deps.queuePaused?.()) return; // a conductor that is shutting down leaves the queue to the next one
   // The session is held on a runner before its next run is claimed: with no live runner yet (a conductor booting
-  // before its runners answer) the run stays queued, and a later sweep starts it.
-  if (!(await withTenantStatement(deps.db, tenantId, (tx) => hasQueued(tx, sessionId)))) return; // the common case: no queue
+  // before its runners answer) the run stays queued, and a later sweep starts it. `queued`: the caller read it already.
+  if (!(queued ?? (await withTenantStatement(deps.db, tenantId, (tx) => hasQueued(tx, sessionId))))) return; // the common case: no queue
   let runner: FleetMember | undefined;
   try {
     runner = await placeSession(deps, tenantId, sessionId);

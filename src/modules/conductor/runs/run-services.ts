@@ -65,7 +65,7 @@ export function createRunServices(opts: {
   const deps: RunDeps & { hub: Hub } = {
     db, fleet, log, metrics, hub, eventLog, active, hooks, jobs, ownerId, mintRunToken: opts.mintRunToken, privateAddresses: opts.privateAddresses, providerKeys: opts.providerKeys, databaseLost: database.lost,
     queuePaused: () => queuePaused,
-    onSessionFree: (tenantId, sessionId) => void startNextQueued(deps, tenantId, sessionId).catch((err) => log.warn('starting a session queue failed', { sessionId, error: String(err) })),
+    onSessionFree: (tenantId, sessionId, queued) => void startNextQueued(deps, tenantId, sessionId, queued).catch((err) => log.warn('starting a session queue failed', { sessionId, error: String(err) })),
   };
   hub.onCancelRequest((tenantId, runId) => void stopLocally(deps, tenantId, runId));
   const ownership = createOwnership({

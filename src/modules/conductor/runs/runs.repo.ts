@@ -8,6 +8,7 @@ import type { Page } from '../../crud/index.ts';
 import type { StoredEvent } from './hub.ts';
 import type { ProfileSpec } from '../../../contracts/runner.client.ts';
 import { sealedKeysColumn, type SealedKey } from '../provider-keys/index.ts';
+import { toRunFinished, usageSums, type RunFinished, type RunFinishedRow } from '../hooks/index.ts';
 
 /** SQL for runs and their event log. */
 export interface RunSummary {
@@ -164,6 +165,21 @@ export async function listRuns(tx: Tx, filter: { profile?: string; sessionId?: s
 export async function finishRun(tx: Tx, id: string, status: Exclude<RunStatus, 'running' | 'queued'>): Promise<boolean> {
   const row = await tx.updateTable('runs').set({ status, finished_at: new Date() }).where('id', '=', id).where('status', '=', 'running').returning('id').executeTakeFirst();
   return row !== undefined;
+}
+
+/**
+ * finishRun that also answers the run's facts for its runFinished hook (hooks/run-finished.repo.ts), read by the same
+ * statement: the row as it ends and the usage sums of its logged `usage` events (those written earlier in the same
+ * transaction included). Undefined when the run already left `running`.
+ */
+export async function endRunning(tx: Tx, tenantId: string, id: string, status: Exclude<RunStatus, 'running' | 'queued'>): Promise<RunFinished | undefined> {
+  const { rows } = await sql<RunFinishedRow>`
+    update runs r set status = ${status}, finished_at = ${new Date()}
+      from (select ${usageSums()} from run_events e where e.tenant_id = ${tenantId} and e.run_id = ${id} and e.event->>'type' = 'usage') u
+     where r.tenant_id = ${tenantId} and r.id = ${id} and r.status = 'running'
+    returning r.id, r.tenant_id, r.profile, r.session_id, r.parent_id, r.status, r.started_at, r.finished_at, r.runtime, r.model, r.key_source,
+              r.origin, u.input, u.output, u.cache_read, u.cache_write`.execute(tx);
+  return toRunFinished(rows[0]);
 }
 
 export async function eventsAfter(tx: Tx, runId: string, afterSeq: number): Promise<StoredEvent[]> {

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import * as v from 'valibot';
 import type { DB } from '../../../db/index.ts';
-import { commitWithNext, withTenant, withTenantStatement } from '../../../db/index.ts';
+import { commitWithNext, sendWithNext, withTenant } from '../../../db/index.ts';
 import type { SubTask, ProfileSpec } from '../../../contracts/runner.client.ts';
 import { AppError, badRequest, notFound } from '../../../shared/errors.ts';
 import { CLIENT_ID_PATTERN, prefixedId } from '../../../shared/ids.ts';
@@ -10,6 +10,7 @@ import type { RunStatus } from '../../../db/types.ts';
 import { openSessionOnRunner, resumeSession, SESSION_BUSY, type PlacedSession, type SessionDeps } from '../sessions/sessions.service.ts';
 import { insertSession, markSessionRunning, type NewSessionRow } from '../sessions/sessions.repo.ts';
 import { resolveSkills } from '../skills/index.ts';
+import type { Ahead } from '../hooks/index.ts';
 import type { DriverDeps, RunExtras } from './driver.ts';
 import { appendEvents, getRun, getRunProfile, getRunShown, insertRun, listRuns, toSummary, type RunSummary, type ShownRunStatus } from './runs.repo.ts';
 import { launchRun } from './launch.ts';
@@ -59,7 +60,9 @@ export const RunBody = v.object({
  * `opts.origin` names the feature that starts the run (`automation`, `workflow`): runFinished subscribers may ask for
  * their origins only. `opts.tenantMcp` are the tenant-supplied remote MCP servers among `opts.extras.mcpServers` (a
  * /v1 agent's); with the profile's own they are checked against the address policy before anything is created.
- * The run hooks' gates are asked before anything is created.
+ * The run hooks' gates are asked before anything is created. Two round trips to the database for a run started at once:
+ * the profile, read in one write with what the gates and the run's recorded listeners read ahead (the credit figures,
+ * the webhook endpoints); then the new session's row, the outbox's and the run's in one transaction and one write.
  */
 export async function createRun(
   deps: RunDeps,
@@ -78,9 +81,16 @@ export async function createRun(
   if (body.id !== undefined && (typeof body.id !== 'string' || !CLIENT_ID_PATTERN.test(body.id))) throw badRequest('invalid run id');
   if (body.sessionId !== undefined && (typeof body.sessionId !== 'string' || !CLIENT_ID_PATTERN.test(body.sessionId))) throw badRequest('invalid session id');
   const asked = body.multitask === undefined ? undefined : parseMultitask(body.multitask);
-  const found = opts.profile
-    ? { spec: opts.profile, keys: [] }
-    : await withTenantStatement(deps.db, tenantId, (tx) => getRunProfile(tx, body.profile, typeof body.sessionId === 'string' ? body.sessionId : undefined));
+  // what the gates and the run's recorded listeners read (the credit figures, the webhook endpoints) goes in the same
+  // write as the profile's read
+  const read: { found: Awaited<ReturnType<typeof getRunProfile>>; ahead?: Ahead } = opts.profile
+    ? { found: { spec: opts.profile, keys: [] } }
+    : await withTenant(deps.db, tenantId, async (tx) => {
+        const ahead = await deps.hooks.readAhead(tx, tenantId, 'start');
+        await commitWithNext(tx);
+        return { found: await getRunProfile(tx, body.profile, typeof body.sessionId === 'string' ? body.sessionId : undefined), ahead };
+      });
+  const { found, ahead } = read;
   if (!found) throw badRequest(`unknown_profile: ${body.profile}`);
   const profile = found.spec;
   const strategy: Multitask = opts.multitask ?? asked ?? (profile.multitask as Multitask | undefined) ?? 'reject';
@@ -92,7 +102,7 @@ export async function createRun(
   const extras: RunExtras | undefined = own?.model ? { ...opts.extras, model: own.model } : opts.extras;
   const keySource = opts.keySource ?? own?.keySource ?? 'platform';
   const cost = { runtime: runs.runtime, model: opts.extras?.model?.model ?? runs.model ?? null, keySource } as const;
-  await deps.hooks.checkGates({ tenantId, profile: body.profile, parentId: body.parentId ?? null, sessionId: (body.sessionId as string | undefined) ?? null, ...cost });
+  await deps.hooks.checkGates({ tenantId, profile: body.profile, parentId: body.parentId ?? null, sessionId: (body.sessionId as string | undefined) ?? null, ...cost }, ahead);
   const skills = await resolveSkills(deps.db, tenantId, profile.skills);
   const runId = (body.id as string | undefined) ?? prefixedId('run');
   // a busy session: the run is not placed now (multitask.ts starts it on its turn), unless the strategy is `reject`
@@ -120,18 +130,19 @@ export async function createRun(
   const recorded = { tenantId, runId, sessionId, profile: body.profile, parentId: body.parentId ?? null, origin: opts.origin ?? null, newSession: placed?.row !== undefined };
   // a new session is recorded here, already claimed by this run: one transaction for the session and the run
   const queued = await withTenant(deps.db, tenantId, async (tx) => {
-    if (placed?.row) await insertSession(tx, placed.row, { prompt: body.prompt ?? null });
+    // the new session's row goes in one write with the next statement (nothing reads its answer)
+    if (placed?.row) await sendWithNext(tx).then(() => insertSession(tx, placed.row!, { prompt: body.prompt ?? null }));
     // a session with runs waiting is busy too: a new run neither jumps the queue nor starts beside it
     else if (!placed || !(await markSessionRunning(tx, sessionId, body.prompt ?? null, { unlessQueued: true }))) {
       if (strategy === 'reject') throw new AppError(409, SESSION_BUSY);
       const { position, free } = await admitToQueue(tx, sessionId, strategy);
-      await deps.hooks.runRecorded(tx, recorded);
+      await deps.hooks.runRecorded(tx, recorded, ahead);
       if (!(await insertRun(tx, { ...row, queued: strategy }))) throw new AppError(409, `run ${runId} already exists`);
       await appendEvents(tx, tenantId, [{ runId, seq: 1, event: queuedEvent(sessionId, position, strategy) }]);
       return { strategy, free };
     }
     // what must be written with the run (the webhook outbox's run.started) goes before its row, which commits
-    await deps.hooks.runRecorded(tx, recorded);
+    await deps.hooks.runRecorded(tx, recorded, ahead);
     await commitWithNext(tx); // the run's row is the last statement: a run id taken fails it, which rolls back all
     const inserted = await insertRun(tx, row);
     if (!inserted) throw new AppError(409, `run ${runId} already exists`);
