@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
 import { MODEL, startCluster, type Cluster } from '../support/cluster.ts';
 import { connect } from '../support/pg.ts';
-import { sseFrames, type RunEventLike, type SseFrame } from '../support/sse.ts';
+import { readUntil, sseFrames, type RunEventLike } from '../support/sse.ts';
 
 /**
  * Parked approvals (issue 40, item 5): a `general` run whose tool call waits for a person leaves its runner's session
@@ -14,25 +14,7 @@ import { sseFrames, type RunEventLike, type SseFrame } from '../support/sse.ts';
 const write = (content: string) => `CALL_TOOL fs_write {"path":"/work/note.txt","content":"${content}"}`;
 
 /** A run's stream read up to (and including) the first event of `type`; `rest()` reads it to its end. */
-async function until(stream: Response, type: string) {
-  const frames = sseFrames<RunEventLike>(stream);
-  const seen: SseFrame[] = [];
-  for (;;) {
-    const next = await frames.next();
-    if (next.done) throw new Error(`stream ended before ${type}: ${JSON.stringify(seen.map((f) => f.event))}`);
-    seen.push(next.value);
-    if (next.value.event.type === type) break;
-  }
-  return {
-    event: seen.at(-1)!.event,
-    seen: seen.map((f) => f.event),
-    async rest() {
-      const out: RunEventLike[] = [];
-      for await (const f of frames) out.push(f.event);
-      return out;
-    },
-  };
-}
+const until = (stream: Response, type: string) => readUntil(stream, type);
 
 const terminals = (events: RunEventLike[]) => events.filter((e) => e.type === 'result' || e.type === 'error');
 

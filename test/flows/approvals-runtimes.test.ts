@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
 import { lastInputOf, modelRequests } from '../support/fake-provider.ts';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.ts';
-import { sseFrames, type RunEventLike, type SseFrame } from '../support/sse.ts';
+import { readUntil } from '../support/sse.ts';
 
 /**
  * The permission gate sees every runtime's calls: Claude Code (`runtime_a`) and Codex (`runtime_b`) call svc's toolkit
@@ -35,24 +35,10 @@ async function start(profileName: string, prompt: string, sessionId?: string) {
   return (await res.json()) as { runId: string; sessionId: string };
 }
 
-/** The run's stream up to (and including) the first event of `type`; `rest()` reads it to its end. */
+/** The run's stream up to (and including) the first event of `type`; `rest()` reads it to its end (from its start). */
 async function until(runId: string, type: string) {
-  const frames = sseFrames<RunEventLike>(await api(`/api/runs/${runId}/stream`));
-  const seen: SseFrame[] = [];
-  for (;;) {
-    const next = await frames.next();
-    if (next.done) throw new Error(`stream ended before ${type}: ${JSON.stringify(seen.map((f) => f.event))}`);
-    seen.push(next.value);
-    if (next.value.event.type === type) break;
-  }
-  return {
-    event: seen.at(-1)!.event,
-    async rest() {
-      const out: RunEventLike[] = [...seen.map((f) => f.event)];
-      for await (const f of frames) out.push(f.event);
-      return out;
-    },
-  };
+  const upTo = await readUntil(await api(`/api/runs/${runId}/stream`), type);
+  return { event: upTo.event, rest: async () => [...upTo.seen, ...(await upTo.rest())] };
 }
 
 const decide = (runId: string, approvalId: unknown, body: Record<string, unknown>) => api(`/api/runs/${runId}/approvals/${approvalId}`, { method: 'POST', json: body });

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
 import { cli, spawnCli, tempDir } from '../support/cli.ts';
-import { sseFrames, type RunEventLike, type SseFrame } from '../support/sse.ts';
+import { readUntil } from '../support/sse.ts';
 
 /**
  * Tool permission policies and approvals (issue 40), through the real HTTP surface with the `general` runtime and the
@@ -23,24 +23,8 @@ describe('tool permissions and approvals', () => {
   };
 
   /** The run's stream, read up to (and including) the first event of `type`; `rest()` reads it to its end. */
-  async function until(runId: string, type: string) {
-    const frames = sseFrames<RunEventLike>(await api(`/api/runs/${runId}/stream`));
-    const seen: SseFrame[] = [];
-    for (;;) {
-      const next = await frames.next();
-      if (next.done) throw new Error(`stream ended before ${type}: ${JSON.stringify(seen.map((f) => f.event))}`);
-      seen.push(next.value);
-      if (next.value.event.type === type) break;
-    }
-    return {
-      event: seen.at(-1)!.event,
-      async rest() {
-        const out: RunEventLike[] = [];
-        for await (const f of frames) out.push(f.event);
-        return out;
-      },
-    };
-  }
+  const until = async (runId: string, type: string) => readUntil(await api(`/api/runs/${runId}/stream`), type);
+
 
   const write = (content: string) => `CALL_TOOL fs_write {"path":"/work/note.txt","content":"${content}"}`;
 

@@ -54,3 +54,34 @@ export function followSse<E = RunEventLike>(open: (signal: AbortSignal) => Promi
   ended.catch(() => {}); // observed by whoever awaits it
   return { frames, ended, close: () => controller.abort() };
 }
+
+/** A run stream read up to a point: the event it stopped at, what came before it, and the rest when asked. */
+export interface StreamUpTo<E = RunEventLike> {
+  /** The first event of the type asked for. */
+  event: E;
+  /** Every event read so far, that one last. */
+  seen: E[];
+  /** Reads the stream to its end: the events after `event`. */
+  rest(): Promise<E[]>;
+}
+
+/** Reads an SSE run stream up to (and including) the first event of `type`; throws if it ends before one. */
+export async function readUntil<E extends { type: string } = RunEventLike>(res: Response, type: string): Promise<StreamUpTo<E>> {
+  const frames = sseFrames<E>(res);
+  const seen: E[] = [];
+  for (;;) {
+    const next = await frames.next();
+    if (next.done) throw new Error(`stream ended before ${type}: ${JSON.stringify(seen.map((e) => e.type))}`);
+    seen.push(next.value.event);
+    if (next.value.event.type === type) break;
+  }
+  return {
+    event: seen.at(-1)!,
+    seen,
+    async rest() {
+      const out: E[] = [];
+      for await (const f of frames) out.push(f.event);
+      return out;
+    },
+  };
+}
