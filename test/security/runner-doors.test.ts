@@ -153,7 +153,7 @@ describe('every route the runner mounts (read from the app, so routes added late
     return [...seen.values()];
   };
   // the session MCP endpoint and the relays of its runs' stdio MCP servers (same token)
-  const isSessionMcp = (path: string) => /^\/runner\/sessions\/[^/]+\/mcp(\/stdio\/[^/]+)?$/.test(path);
+  const isSessionMcp = (path: string) => /^\/runner\/sessions\/[^/]+\/mcp(\/(stdio|server)\/[^/]+)?$/.test(path);
   const isWorkerCallback = (path: string) => path.startsWith('/worker/sessions/');
 
   it('answers every /runner route of a runner of its own 401 without the internal token, and its worker callbacks 401 without a worker token', async () => {
