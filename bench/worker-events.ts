@@ -19,9 +19,11 @@
  * events. `--skip-processes` leaves out the two process legs. `--cpu-prof <dir>` has the worker and runner processes
  * write V8 CPU profiles in `<dir>/worker` and `<dir>/runner` (summarise them with `npm run bench:cpuprofile -- <dir>`).
  *
- * Besides wall time, each leg reports CPU time (user + system) per event of each process it runs in: `bench` is this
- * process (the fake provider and the client, and the in-process worker on that leg), `worker` and `runner` the
- * processes, read from /proc. CPU time is the figure to compare on a machine shared with other work.
+ * The worker coalesces the deltas that reach it in one turn of the event loop (runtimes/general/coalesce.ts), so a
+ * leg's RunEvents per run are fewer than the model's deltas: `deltas/s` is the model's deltas carried per second.
+ * Besides wall time, each leg reports CPU time (user + system) per model delta of each process it runs in: `bench`
+ * is this process (the fake provider and the client, and the in-process worker on that leg), `worker` and `runner`
+ * the processes, read from /proc. CPU time is the figure to compare on a machine shared with other work.
  */
 import { parseArgs } from 'node:util';
 import { createParser } from 'eventsource-parser';
@@ -116,14 +118,13 @@ function workerLeg(name: string, runUrl: string, body: () => unknown, cpu: Recor
 
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
-async function measure(leg: Leg, iterations: number, warmup: number) {
+async function measure(leg: Leg, iterations: number, warmup: number, deltas: number) {
   for (let i = 0; i < warmup; i++) await leg.once();
   const samples: Sample[] = [];
   const cpuBefore = Object.fromEntries(Object.entries(leg.cpu).map(([k, read]) => [k, read()]));
   for (let i = 0; i < iterations; i++) samples.push(await leg.once());
-  const events = samples.reduce((n, s) => n + s.events, 0);
   // CPU time, not wall time: the figure that holds on a machine shared with other work
-  const cpu = Object.fromEntries(Object.entries(leg.cpu).map(([k, read]) => [`${k} CPU µs/event`, fmt(((read() - cpuBefore[k]) * 1000) / events)]));
+  const cpu = Object.fromEntries(Object.entries(leg.cpu).map(([k, read]) => [`${k} CPU µs/delta`, fmt(((read() - cpuBefore[k]) * 1000) / (iterations * deltas))]));
   const rates = samples.map((s) => s.events / (s.ms / 1000));
   return {
     leg: leg.name,
@@ -133,6 +134,7 @@ async function measure(leg: Leg, iterations: number, warmup: number) {
     'p95 ms': quantile(samples.map((s) => s.ms), 0.95).toFixed(1),
     'first event ms': quantile(samples.map((s) => s.firstMs), 0.5).toFixed(1),
     'events/s (median)': Math.round(quantile(rates, 0.5)).toLocaleString('en-US'),
+    'deltas/s (median)': Math.round(quantile(samples.map((s) => deltas / (s.ms / 1000)), 0.5)).toLocaleString('en-US'),
     ...cpu,
   };
 }
@@ -198,7 +200,7 @@ if (!values['skip-processes']) {
 try {
   const rows = [];
   for (const leg of legs) {
-    rows.push(await measure(leg, iterations, Number(values.warmup)));
+    rows.push(await measure(leg, iterations, Number(values.warmup), Number(values.deltas)));
     fake.requests.length = 0; // the log would otherwise grow with every request
   }
   console.log(`\n${prompt} over the ${values.provider} wire, ${iterations} iterations (+${values.warmup} warm-up), Node ${process.version}\n`);
