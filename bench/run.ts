@@ -408,7 +408,11 @@ async function measureDeployment(d: Deployment) {
       const cpuMsPerRun: Record<string, number> = Object.fromEntries(procs.map(([k, p], i) => [k, (cpuMs(p.child.pid) - cpu0[i]) / CFG.longReps]));
       if (d.name === 'embedded') cpuMsPerRun.database = (groupCpuMs(dbPids()) - db0) / CFG.longReps;
       log(`  ${d.name}: ${subs} subscriber(s): first event ${fmt(phasesMs.firstEvent)} ms, first delta ${fmt(phasesMs.firstDelta)} ms, last event ${fmt(phasesMs.end)} ms (medians); CPU ms per run ${Object.entries(cpuMsPerRun).map(([k, v]) => `${k} ${fmt(v, 0)}`).join(', ')}`);
-      out.events[subs] = { eventsPerSecond: median(rates), perSubscriber: median(perSub), eventsPerRun, phasesMs, cpuMsPerRun };
+      // the worker joins the deltas of one event-loop turn, so a run has fewer events than the model's deltas: the
+      // deltas carried per second (to every subscriber) are the figure to hold against the fake's frames per second
+      const deltasPerRun = Number(/DELTAS (\d+)/.exec(CFG.longPrompt)?.[1] ?? NaN);
+      const deltasPerSecond = median(rates.map((rate) => (rate / eventsPerRun) * deltasPerRun));
+      out.events[subs] = { eventsPerSecond: median(rates), deltasPerSecond, perSubscriber: median(perSub), eventsPerRun, phasesMs, cpuMsPerRun };
     }
   }
   if (watch) out.rssUnderLoadMiB = Object.fromEntries(watch.map(([k, w]) => [k, w.stop()]));
@@ -592,6 +596,7 @@ function table(results: any): string {
         `${num(F?.events?.[subs]?.eventsPerSecond)} (${subs} stream${subs > 1 ? 's' : ''})`,
         `${num(H?.events?.[subs]?.eventsPerSecond)} (${subs} stream${subs > 1 ? 's' : ''})`,
       );
+      row(`model deltas/s to SSE clients, ${subs} subscriber${subs > 1 ? 's' : ''}/run`, num(E?.events?.[subs]?.deltasPerSecond), num(S?.events?.[subs]?.deltasPerSecond), '–', '–');
     }
   }
   if (sections.has('throughput') || sections.has('events')) {

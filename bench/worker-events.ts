@@ -16,7 +16,14 @@
  *                                                 [--warmup 3] [--skip-processes] [--via <url>]
  *
  * `--via <url>` adds a leg that posts the same worker run body to `<url>` (a worker elsewhere) and counts its NDJSON
- * events. `--skip-processes` leaves out the two process legs.
+ * events. `--skip-processes` leaves out the two process legs. `--cpu-prof <dir>` has the worker and runner processes
+ * write V8 CPU profiles in `<dir>/worker` and `<dir>/runner` (summarise them with `npm run bench:cpuprofile -- <dir>`).
+ *
+ * The worker coalesces the deltas that reach it in one turn of the event loop (runtimes/general/coalesce.ts), so a
+ * leg's RunEvents per run are fewer than the model's deltas: `deltas/s` is the model's deltas carried per second.
+ * Besides wall time, each leg reports CPU time (user + system) per model delta of each process it runs in: `bench`
+ * is this process (the fake provider and the client, and the in-process worker on that leg), `worker` and `runner`
+ * the processes, read from /proc. CPU time is the figure to compare on a machine shared with other work.
  */
 import { parseArgs } from 'node:util';
 import { createParser } from 'eventsource-parser';
@@ -27,7 +34,7 @@ import { startTestWorker, runBody } from '../test/support/worker.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, startProcess, type Proc } from './lib.ts';
+import { cpuMs, fmt, freePort, startProcess, type Proc } from './lib.ts';
 
 const INTERNAL_TOKEN = 'bench-internal-token';
 const RUNNER_HEADERS = { 'content-type': 'application/json', 'X-Svc-Internal-Token': `Bearer ${INTERNAL_TOKEN}`, 'X-Svc-Tenant': 'default' };
@@ -41,7 +48,15 @@ interface Leg {
   name: string;
   unit: string;
   once(): Promise<Sample>;
+  /** The processes whose CPU time this leg measures, each read as ms used so far. */
+  cpu: Record<string, () => number>;
 }
+
+/** This process's CPU time (user + system) so far in ms: the fake provider and the client, plus an in-process worker. */
+const benchCpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
 
 const WIRES: Record<string, { path: string; env: (url: string) => Record<string, string>; body: (prompt: string) => unknown }> = {
   'openai-compatible': {
@@ -65,6 +80,7 @@ function fakeLeg(fake: FakeProvider, wire: (typeof WIRES)[string], prompt: strin
   return {
     name: 'fake provider direct',
     unit: 'SSE chunks',
+    cpu: { bench: benchCpuMs },
     async once() {
       const t0 = performance.now();
       const res = await fetch(fake.url + wire.path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(wire.body(prompt)) });
@@ -78,10 +94,11 @@ function fakeLeg(fake: FakeProvider, wire: (typeof WIRES)[string], prompt: strin
   };
 }
 
-function workerLeg(name: string, runUrl: string, body: () => unknown, headers: Record<string, string> = { 'content-type': 'application/json' }): Leg {
+function workerLeg(name: string, runUrl: string, body: () => unknown, cpu: Record<string, () => number>, headers: Record<string, string> = { 'content-type': 'application/json' }): Leg {
   return {
     name,
     unit: 'RunEvents',
+    cpu,
     async once() {
       const t0 = performance.now();
       const res = await fetch(runUrl, { method: 'POST', headers, body: JSON.stringify(body()) });
@@ -101,10 +118,13 @@ function workerLeg(name: string, runUrl: string, body: () => unknown, headers: R
 
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
-async function measure(leg: Leg, iterations: number, warmup: number) {
+async function measure(leg: Leg, iterations: number, warmup: number, deltas: number) {
   for (let i = 0; i < warmup; i++) await leg.once();
   const samples: Sample[] = [];
+  const cpuBefore = Object.fromEntries(Object.entries(leg.cpu).map(([k, read]) => [k, read()]));
   for (let i = 0; i < iterations; i++) samples.push(await leg.once());
+  // CPU time, not wall time: the figure that holds on a machine shared with other work
+  const cpu = Object.fromEntries(Object.entries(leg.cpu).map(([k, read]) => [`${k} CPU µs/delta`, fmt(((read() - cpuBefore[k]) * 1000) / (iterations * deltas))]));
   const rates = samples.map((s) => s.events / (s.ms / 1000));
   return {
     leg: leg.name,
@@ -114,6 +134,8 @@ async function measure(leg: Leg, iterations: number, warmup: number) {
     'p95 ms': quantile(samples.map((s) => s.ms), 0.95).toFixed(1),
     'first event ms': quantile(samples.map((s) => s.firstMs), 0.5).toFixed(1),
     'events/s (median)': Math.round(quantile(rates, 0.5)).toLocaleString('en-US'),
+    'deltas/s (median)': Math.round(quantile(samples.map((s) => deltas / (s.ms / 1000)), 0.5)).toLocaleString('en-US'),
+    ...cpu,
   };
 }
 
@@ -125,6 +147,7 @@ const { values } = parseArgs({
     via: { type: 'string' },
     warmup: { type: 'string', default: '3' },
     'skip-processes': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'string' },
   },
 });
 const wire = WIRES[values.provider];
@@ -139,8 +162,8 @@ let seq = 0;
 // A fresh session per run: the benchmark measures streaming, not a growing history.
 const body = () => runBody(prompt, { model: `${values.provider}:fake-model`, sessionId: `sess-bench-${++seq}`, sessionMcpUrl: '' });
 
-const legs: Leg[] = [fakeLeg(fake, wire, prompt), workerLeg('worker (in this process)', `${worker.url}/run`, body)];
-if (values.via) legs.push(workerLeg(`via ${values.via}`, values.via, body));
+const legs: Leg[] = [fakeLeg(fake, wire, prompt), workerLeg('worker (in this process)', `${worker.url}/run`, body, { bench: benchCpuMs })];
+if (values.via) legs.push(workerLeg(`via ${values.via}`, values.via, body, { bench: benchCpuMs }));
 
 const procs: Proc[] = [];
 const dirs: string[] = [];
@@ -150,7 +173,8 @@ const tempDir = (prefix: string) => {
   return d;
 };
 if (!values['skip-processes']) {
-  const workerProc = await startProcess(['--role=worker'], { SVC_INTERNAL_TOKEN: INTERNAL_TOKEN, MODE: 'general', SVC_STATE_DIR: tempDir('worker'), ...wire.env(fake.url) });
+  const nodeArgs = (role: string) => (values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${join(values['cpu-prof'], role)}`] : []);
+  const workerProc = await startProcess(['--role=worker'], { SVC_INTERNAL_TOKEN: INTERNAL_TOKEN, MODE: 'general', SVC_STATE_DIR: tempDir('worker'), ...wire.env(fake.url) }, { nodeArgs: nodeArgs('worker') });
   procs.push(workerProc);
   const port = await freePort();
   const runnerUrl = `http://127.0.0.1:${port}`;
@@ -159,7 +183,7 @@ if (!values['skip-processes']) {
     SVC_WORKER_URL: workerProc.url,
     SVC_RUNNER_PUBLIC_URL: runnerUrl,
     SVC_DATA_DIR: tempDir('runner'),
-  });
+  }, { nodeArgs: nodeArgs('runner') });
   procs.push(runner);
   const put = await fetch(`${runnerUrl}/runner/profiles`, {
     method: 'POST',
@@ -167,15 +191,16 @@ if (!values['skip-processes']) {
     body: JSON.stringify({ profile: { name: 'bench', runtime: 'general', model: `${values.provider}:fake-model` } }),
   });
   if (!put.ok) throw new Error(`POST /runner/profiles: ${put.status} ${await put.text()}`);
-  legs.push(workerLeg('worker process POST /run', `${workerProc.url}/run`, body));
+  const workerCpu = () => cpuMs(workerProc.child.pid);
+  legs.push(workerLeg('worker process POST /run', `${workerProc.url}/run`, body, { worker: workerCpu }));
   // no sessionId: the runner creates a fresh session for every run, as the conductor does for a new conversation
-  legs.push(workerLeg('runner → worker processes', `${runnerUrl}/runner/run`, () => ({ subTask: { id: `run-bench-${++seq}`, profile: 'bench', title: 'bench', prompt } }), RUNNER_HEADERS));
+  legs.push(workerLeg('runner → worker processes', `${runnerUrl}/runner/run`, () => ({ subTask: { id: `run-bench-${++seq}`, profile: 'bench', title: 'bench', prompt } }), { runner: () => cpuMs(runner.child.pid), worker: workerCpu }, RUNNER_HEADERS));
 }
 
 try {
   const rows = [];
   for (const leg of legs) {
-    rows.push(await measure(leg, iterations, Number(values.warmup)));
+    rows.push(await measure(leg, iterations, Number(values.warmup), Number(values.deltas)));
     fake.requests.length = 0; // the log would otherwise grow with every request
   }
   console.log(`\n${prompt} over the ${values.provider} wire, ${iterations} iterations (+${values.warmup} warm-up), Node ${process.version}\n`);

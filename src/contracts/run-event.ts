@@ -87,7 +87,10 @@ export interface RunEvent {
   output?: unknown;
   isError?: boolean;
   usage?: Usage;
-  /** assistant events carry `delta: true` while text streams; the final assistant event has the whole text. */
+  /**
+   * assistant events carry `delta: true` while text streams; the final assistant event has the whole text. A delta may
+   * hold several of the model's chunks (the `general` runtime joins those of one event-loop turn).
+   */
   delta?: boolean;
   /**
    * `thinking` events are deltas (`message`) of the model's reasoning summary; `partId` names the summary part they

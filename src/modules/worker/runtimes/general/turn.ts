@@ -2,6 +2,7 @@ import { APICallError, RetryError, stepCountIs, streamText, type LanguageModel, 
 import { runEvent, type RunEvent, type Usage } from '../../../../contracts/run-event.ts';
 import { describeError } from '../../../../shared/errors.ts';
 import type { ProviderOptions } from './providers.ts';
+import { coalesceDeltas } from './coalesce.ts';
 import { isMcpError } from './toolset.ts';
 import { parkedApprovalOf } from '../../../../contracts/approvals.ts';
 
@@ -82,7 +83,7 @@ export async function* runTurn(input: TurnInput): AsyncGenerator<RunEvent> {
   let stepText = '';
 
   const result = streamText({
-    model: input.model,
+    model: coalesceDeltas(input.model),
     instructions: input.system,
     messages: [...input.history, ...userMessage],
     tools: input.tools,
