@@ -23,8 +23,17 @@ export function createDirectRunnerClient(deps: OpenRunDeps & StateDeps, viaApp: 
       let opened;
       try {
         signal?.throwIfAborted();
-        const body = { subTask, skills: o.skills, model: o.model, mcpServers: o.mcpServers, env: o.env, parkable: o.parkable, resume: o.resume };
-        opened = openRun(deps, tenant, body, { runToken: o.runToken, adoptable: o.adoptable === true, trace: activeTrace() }, signal ?? NEVER);
+        // what the HTTP client leaves out of the body (empty lists, false) is left out here too
+        const body = {
+          subTask,
+          skills: o.skills?.length ? o.skills : undefined,
+          model: o.model,
+          mcpServers: o.mcpServers?.length ? o.mcpServers : undefined,
+          env: o.env,
+          parkable: o.parkable || undefined,
+          resume: o.resume,
+        };
+        opened = openRun(deps, tenant, body, { runToken: o.runToken || undefined, adoptable: o.adoptable === true, trace: activeTrace() }, signal ?? NEVER);
       } catch (err) {
         throw callErrorOf(err, 'runner POST /runner/run', signal);
       }
