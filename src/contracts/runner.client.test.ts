@@ -28,6 +28,11 @@ describe.each(transports)('runner client over %s', (_transport, clientFor) => {
     expect(err).toBeInstanceOf(CallError);
     expect(err).toMatchObject({ status: 404 });
     expect(err.message).toContain(`unknown session: ${id}`);
+    const withProfile = await client.createSession('acme', 'writer', { name: 'writer', runtime: 'general', tools: ['@files'] });
+    expect(await client.getSession('acme', withProfile)).toMatchObject({ id: withProfile, profile: 'writer' });
+    expect(await client.listProfiles('acme')).toEqual(expect.arrayContaining([{ name: 'writer', runtime: 'general' }]));
+    await expect(client.createSession('acme', 'other', { name: 'writer', runtime: 'general' })).rejects.toMatchObject({ status: 400, message: expect.stringContaining('profile.name') });
+    await expect(client.createSession('acme', 'ghost')).rejects.toMatchObject({ status: 404 });
     await client.deleteSession('acme', id);
     expect(await client.sessionHealth('acme', id)).toEqual({ healthy: false, error: 'session shut down' });
   });

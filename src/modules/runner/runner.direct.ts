@@ -1,7 +1,11 @@
 import { callErrorOf, untilAborted } from '../../contracts/direct.ts';
 import { CallError } from '../../contracts/http-client.ts';
 import { runEventsOf, type RunnerClient } from '../../contracts/runner.client.ts';
+import { ProfileSpec } from '../../contracts/runner.wire.ts';
+import { badRequest } from '../../shared/errors.ts';
+import { parseWith } from '../../shared/http.ts';
 import { activeTrace } from '../../shared/tracing/index.ts';
+import { createSession } from './sessions/sessions.service.ts';
 import { openRun, type OpenRunDeps } from './runs/open-run.ts';
 import { exportState, type StateDeps } from './sessions/state.service.ts';
 
@@ -9,12 +13,12 @@ const NEVER = new AbortController().signal;
 
 /**
  * The runner contract's direct transport (contracts/runner.client.ts), for a conductor in this process. The hot path
- * of a run is direct: `run` and `attach` hand over the run's own RunEvent objects (pulled, so the runner reads ahead
- * only as far as the conductor reads), `cancelRun` and `exportState` (after every run) call the services. The other
- * methods (profiles, sessions, toolkit, leases: a few per session, not per event) go through `viaApp`, the HTTP
- * client on the runner's app in-process. The caller is this process's conductor: no internal token, and the tenant
- * and the run body are not validated again (the routes do both for what arrives over HTTP). Failures are the
- * CallErrors the HTTP client throws, with the statuses the routes answer.
+ * of a run is direct: `createSession` (a new conversation's run), `run` and `attach` (the run's own RunEvent objects,
+ * pulled), `cancelRun`, and `exportState` (after every run) call the services. The other methods (profiles, pools,
+ * session reads, toolkit, approvals, leases: not on a plain run's path) go through `viaApp`, the HTTP client on the
+ * runner's app in-process. The caller is this process's conductor: no internal token, and the tenant and the run body
+ * are not validated again (the routes do both for what arrives over HTTP); a session's profile is, since the runner
+ * keeps it. Failures are the CallErrors the HTTP client throws, with the statuses the routes answer.
  */
 export function createDirectRunnerClient(deps: OpenRunDeps & StateDeps, viaApp: RunnerClient): RunnerClient {
   return {
@@ -49,6 +53,19 @@ export function createDirectRunnerClient(deps: OpenRunDeps & StateDeps, viaApp: 
         throw callErrorOf(err, `runner GET /runner/runs/${runId}/events`, signal);
       }
       return runEventsOf(untilAborted(events, signal, () => detach.abort()), signal);
+    },
+    async createSession(tenant, profileName, profile, o) {
+      try {
+        if (profile) {
+          // validated as the route does: the runner keeps valibot's copy, not the conductor's object
+          const spec = parseWith(ProfileSpec, profile);
+          if (spec.name !== profileName) throw badRequest('profile.name: expected the profileName');
+          deps.profiles.put(tenant, spec);
+        }
+        return createSession(deps, tenant, profileName, o?.sandboxOf).id;
+      } catch (err) {
+        throw callErrorOf(err, 'runner POST /runner/sessions');
+      }
     },
     async cancelRun(tenant, runId) {
       return deps.taps.cancel(tenant, runId, 'cancelled by its conductor');
