@@ -9,10 +9,6 @@
  *   runner → worker processes        `svc serve --role=runner` in front of that worker: POST /runner/run, NDJSON. The
  *                                    runner creates a session per run and its worker connects to the session's MCP
  *                                    toolkit on the runner (what a real run does), so this leg includes that handshake.
- *   runner + worker in this process  `createRunner` beside `createWorker` (role all's wiring) called as the conductor
- *                                    does (an adoptable run): over HTTP in-process (the runner's and the worker's
- *                                    `app.fetch`, NDJSON in between) and direct (their contracts' direct transport:
- *                                    function calls and RunEvent objects). Same session MCP handshake as above.
  *
  * The fake provider runs in this process (as the client does); the svc legs run in their own processes.
  *
@@ -32,12 +28,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startProcess, type Proc } from './lib.ts';
-import { createRunnerClient, type RunnerClient } from '../src/contracts/runner.client.ts';
-import { createRunner, type Runner } from '../src/modules/runner/index.ts';
-import { createWorker } from '../src/modules/worker/index.ts';
-import { listen } from '../test/support/listen.ts';
-import { runnerDefaults } from '../test/support/runner.ts';
-import { workerConfig } from '../test/support/worker.ts';
 
 const INTERNAL_TOKEN = 'bench-internal-token';
 const RUNNER_HEADERS = { 'content-type': 'application/json', 'X-Svc-Internal-Token': `Bearer ${INTERNAL_TOKEN}`, 'X-Svc-Tenant': 'default' };
@@ -109,45 +99,6 @@ function workerLeg(name: string, runUrl: string, body: () => unknown, headers: R
   };
 }
 
-/** A runner and a worker in this process, as role all wires them, the runner served on a port for its session MCP endpoint. */
-async function inProcessRunnerLeg(name: string, direct: boolean, stops: Array<() => Promise<void>>): Promise<Leg> {
-  const w = createWorker({ config: workerConfig({ providerEnv: wire.env(fake.url) }) });
-  let runner: Runner | undefined;
-  const http = await listen((req) => runner!.app.fetch(req));
-  runner = createRunner({
-    config: runnerDefaults(),
-    internalToken: INTERNAL_TOKEN,
-    publicUrl: http.url,
-    version: 'bench',
-    probeIntervalMs: 0,
-    ...(direct ? { workerDirect: (url: string) => w.direct(url) } : { workerFetch: (req: Request) => w.app.fetch(req) }),
-  });
-  const r = runner;
-  stops.push(async () => {
-    await r.close();
-    await w.close();
-    await http.close();
-  });
-  const client: RunnerClient = direct ? r.direct(http.url) : createRunnerClient({ baseUrl: http.url, fetch: (req) => r.app.fetch(req), internalToken: INTERNAL_TOKEN });
-  await client.putProfile('default', { name: 'bench', runtime: 'general', model: `${values.provider}:fake-model` });
-  return {
-    name,
-    unit: 'RunEvents',
-    async once() {
-      const t0 = performance.now();
-      let events = 0;
-      let firstMs = 0;
-      let last: { type?: string; message?: string } = {};
-      for await (const event of await client.run('default', { id: `run-bench-${++seq}`, profile: 'bench', title: 'bench', prompt }, undefined, { adoptable: true })) {
-        if (events++ === 0) firstMs = performance.now() - t0;
-        last = event;
-      }
-      if (last.type !== 'result') throw new Error(`${name}: run ended with ${last.type}: ${last.message}`);
-      return { events, ms: performance.now() - t0, firstMs };
-    },
-  };
-}
-
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
 async function measure(leg: Leg, iterations: number, warmup: number) {
@@ -190,9 +141,6 @@ const body = () => runBody(prompt, { model: `${values.provider}:fake-model`, ses
 
 const legs: Leg[] = [fakeLeg(fake, wire, prompt), workerLeg('worker (in this process)', `${worker.url}/run`, body)];
 if (values.via) legs.push(workerLeg(`via ${values.via}`, values.via, body));
-const stops: Array<() => Promise<void>> = [];
-legs.push(await inProcessRunnerLeg('runner + worker in this process, HTTP in-process', false, stops));
-legs.push(await inProcessRunnerLeg('runner + worker in this process, direct', true, stops));
 
 const procs: Proc[] = [];
 const dirs: string[] = [];
@@ -234,7 +182,6 @@ try {
   console.table(rows);
 } finally {
   for (const p of procs.reverse()) await p.stop();
-  for (const stop of stops) await stop();
   await worker.close();
   await fake.close();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
