@@ -14,12 +14,14 @@ import type { ReadyReport } from '../shared/readiness.ts';
 import { httpMetrics } from './http-metrics.ts';
 import { readyz } from './readyz.ts';
 import type { RunHooks } from '../modules/conductor/index.ts';
-import { BUILD_ORDER, ROLES, roleTraits } from './roles.ts';
+import { BUILD_ORDER, ROLES, roleTraits, type RoleContext } from './roles.ts';
 
 /**
  * The composition root: builds one Hono application from the roles in the config. Between roles in one process the
- * clients' `fetch` is the other module's own `app.fetch` (in-process, streamed, no sockets); across processes it is
- * the network. It loops over the roles table (roles.ts), which says how each module is built and mounted.
+ * contracts' clients are the other module's direct transport (`direct`: typed function calls and async iterables of
+ * RunEvents, no Request, Response or JSON); what a module has no direct transport for goes through its `app.fetch`
+ * (in-process, streamed, no sockets). Across processes it is HTTP over the network. It loops over the roles table
+ * (roles.ts), which says how each module is built and mounted.
  */
 export interface BuiltApp {
   app: Hono;
@@ -111,6 +113,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
   try {
     const internalToken = resolveInternalToken(config);
     const fetches = new Map<RoleName, typeof fetch>();
+    const directs = new Map<RoleName, (baseUrl: string) => unknown>();
     const checks: Array<Promise<void>> = [];
     const present = new Set(config.roles);
     const has = (role: RoleName) => present.has(role);
@@ -125,7 +128,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
         await assertUnprivilegedRole(database.db);
         await migrate(database);
       }
-      const built = await spec.build({ config, selfUrl: opts.selfUrl, version: opts.version, metrics, root: app, internalToken, database, has, fetchOf: (r) => fetches.get(r) });
+      const built = await spec.build({ config, selfUrl: opts.selfUrl, version: opts.version, metrics, root: app, internalToken, database, has, fetchOf: (r) => fetches.get(r), directOf: ((r: RoleName) => directs.get(r)) as RoleContext['directOf'] });
       closers.push(() => built.close());
       if (built.stopWork) stopWork.push(built.stopWork);
       if (built.serving) serving.push(built.serving);
@@ -144,6 +147,7 @@ export async function buildApp(config: Config, opts: BuildOptions): Promise<Buil
       } else app.route('/', built.app);
       for (const m of built.mounts ?? []) app.route(m.prefix, m.app);
       fetches.set(name, inProcessFetch(built.app));
+      if (built.direct) directs.set(name, built.direct);
     }
     if (hasOperations(app)) {
       // the reference of what this process serves, generated once from the assembled routes on first read

@@ -2,6 +2,8 @@ import type { Hono } from 'hono';
 import type { Config, RoleName } from '../config/config.ts';
 import type { Database } from '../db/index.ts';
 import type { WorkerMode } from '../contracts/worker.ts';
+import type { WorkerClient } from '../contracts/worker.client.ts';
+import type { RunnerClient } from '../contracts/runner.client.ts';
 import type { Metrics } from '../shared/metrics.ts';
 import type { ReadyReport } from '../shared/readiness.ts';
 import type { RunHooks } from '../modules/conductor/index.ts';
@@ -74,14 +76,27 @@ export interface RoleContext {
   /** Open and migrated (roles with `needsDatabase` only). */
   database: Database | undefined;
   has(role: RoleName): boolean;
-  /** In-process fetch of a module built earlier in this process. */
+  /** In-process fetch of a module built earlier in this process (its routes, Request and Response in between). */
   fetchOf(role: RoleName): typeof fetch | undefined;
+  /** The direct transport of a module built earlier in this process: its contract's client as function calls. */
+  directOf<R extends keyof DirectClients>(role: R): ((baseUrl: string) => DirectClients[R]) | undefined;
+}
+
+/** What each module's direct transport implements: the contract interface its HTTP client implements too. */
+export interface DirectClients {
+  worker: WorkerClient;
+  runner: RunnerClient;
 }
 
 /** A built module: its whole surface, and how it stops. */
 export interface BuiltModule {
   /** Mounted at `/` on the public port, unless reached in-process (`inProcessBeside`); always reachable by `fetchOf`. */
   app: Hono<any>;
+  /**
+   * The module's contract called directly by the roles beside it in this process (typed function calls and async
+   * iterables of RunEvents, no Request, Response or JSON in between); `baseUrl` is the address its client reports.
+   */
+  direct?(baseUrl: string): DirectClients[keyof DirectClients];
   /** Routes served on the public port even when the module is reached in-process. */
   publicBeside?: Hono<any>;
   /** Extra apps mounted at their prefix on the public port (the conductor's agents API: `/v1`, `/api`). */
@@ -132,7 +147,7 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
     async build(ctx) {
       const { createWorker } = await import('../modules/worker/index.ts');
       const worker = createWorker({ config: ctx.config.worker });
-      return { app: worker.app, drain: () => worker.close(), close: () => worker.close() };
+      return { app: worker.app, direct: (baseUrl) => worker.direct(baseUrl), drain: () => worker.close(), close: () => worker.close() };
     },
   },
   runner: {
@@ -160,11 +175,13 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
         version: ctx.version,
         metrics: ctx.metrics,
         workerFetch: ctx.fetchOf('worker'),
+        workerDirect: ctx.directOf('worker'),
         // Beside a conductor, the toolkit's delegate and notify call it in-process (the app is complete by then).
         conductor: ctx.has('conductor') && !config.runner.conductorUrl ? { baseUrl: ctx.selfUrl, fetch: (req) => ctx.root.fetch(req) } : undefined,
       });
       const built: BuiltModule = {
         app: runner.app,
+        direct: (baseUrl) => runner.direct(baseUrl),
         publicBeside: runner.mcpApp,
         // Split from its conductor, a runner tells it that it (re)started, so new runs are accepted at once.
         serving: () => (config.runner.conductorUrl && !ctx.has('conductor') ? runner.announce(config.runner.conductorUrl) : undefined),
@@ -192,7 +209,7 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
       const { MODEL_PROVIDERS, keyIsSet } = await import('../contracts/model-providers.ts');
       const { config } = ctx;
       const database = ctx.database!;
-      const conductor = await createConductor({ config, database, runnerFetch: ctx.fetchOf('runner'), internalToken: ctx.internalToken!, selfUrl: ctx.selfUrl, metrics: ctx.metrics });
+      const conductor = await createConductor({ config, database, runnerDirect: ctx.directOf('runner'), internalToken: ctx.internalToken!, selfUrl: ctx.selfUrl, metrics: ctx.metrics });
       let api: Awaited<ReturnType<typeof createAgentsApi>>;
       try {
         api = await createAgentsApi({

@@ -6,13 +6,19 @@ import { CallError, createRunnerClient } from './runner.client.ts';
 let runner: Runner;
 afterEach(() => runner?.close());
 
-const clientFor = (r: Runner, internalToken: string = TEST_INTERNAL_TOKEN) =>
+const httpClient = (r: Runner, internalToken: string = TEST_INTERNAL_TOKEN) =>
   createRunnerClient({ baseUrl: 'http://runner.test:7070/', fetch: (req) => r.app.fetch(req), internalToken });
 
-describe('runner client', () => {
+/** The contract's two transports: HTTP (the runner's routes) and direct (the runner module called in-process). */
+const transports = [
+  ['http', (r: Runner) => httpClient(r)],
+  ['direct', (r: Runner) => r.direct('http://runner.test:7070')],
+] as const;
+
+describe.each(transports)('runner client over %s', (_transport, clientFor) => {
   it('drives profiles and sessions for one tenant, invisible to another', async () => {
-    runner = makeRunner({ internalToken: 'tok' });
-    const client = clientFor(runner, 'tok');
+    runner = makeRunner();
+    const client = clientFor(runner);
     await client.putProfile('acme', { name: 'helper', runtime: 'general' });
     expect(await client.listProfiles('acme')).toEqual([{ name: 'helper', runtime: 'general' }]);
     const id = await client.createSession('acme', 'helper');
@@ -22,13 +28,13 @@ describe('runner client', () => {
     expect(err).toBeInstanceOf(CallError);
     expect(err).toMatchObject({ status: 404 });
     expect(err.message).toContain(`unknown session: ${id}`);
+    const withProfile = await client.createSession('acme', 'writer', { name: 'writer', runtime: 'general', tools: ['@files'] });
+    expect(await client.getSession('acme', withProfile)).toMatchObject({ id: withProfile, profile: 'writer' });
+    expect(await client.listProfiles('acme')).toEqual(expect.arrayContaining([{ name: 'writer', runtime: 'general' }]));
+    await expect(client.createSession('acme', 'other', { name: 'writer', runtime: 'general' })).rejects.toMatchObject({ status: 400, message: expect.stringContaining('profile.name') });
+    await expect(client.createSession('acme', 'ghost')).rejects.toMatchObject({ status: 404 });
     await client.deleteSession('acme', id);
     expect(await client.sessionHealth('acme', id)).toEqual({ healthy: false, error: 'session shut down' });
-  });
-
-  it('fails with a 401 CallError when the token is wrong', async () => {
-    runner = makeRunner({ internalToken: 'tok' });
-    await expect(clientFor(runner, 'nope').info()).rejects.toMatchObject({ status: 401 });
   });
 
   it('reads info, runtimes, topology, health and metrics', async () => {
@@ -75,6 +81,32 @@ describe('runner client', () => {
     await expect(client.vfsLease('globex', id)).rejects.toMatchObject({ status: 404 });
     expect((await client.vfsLeases('acme')).map((l) => (l as { sessionId: string }).sessionId)).toEqual([id]);
     expect(await client.vfsLeases('globex')).toEqual([]);
+  });
+
+  it('keeps an adoptable run for re-attaching, refuses one without an id, and cancels only runs it has', async () => {
+    runner = makeRunner();
+    const client = clientFor(runner);
+    await client.putProfile('t', { name: 'p', runtime: 'general' });
+    const read = async (events: AsyncIterable<{ type: string; message?: string }>) => {
+      const out = [];
+      for await (const e of events) out.push(e);
+      return out;
+    };
+    const first = await read(await client.run('t', { id: 'run-1', profile: 'p', prompt: 'hi' }, undefined, { adoptable: true }));
+    expect(first).toEqual([expect.objectContaining({ type: 'error', message: 'no worker configured for runtime general' })]);
+    expect(await read(await client.attach('t', 'run-1', 0))).toEqual(first);
+    expect(await read(await client.attach('t', 'run-1', 1))).toEqual([expect.objectContaining({ type: 'error', message: 'stream ended without a result' })]);
+    await expect(client.attach('other', 'run-1', 0)).rejects.toMatchObject({ name: 'CallError', status: 404, message: expect.stringContaining('unknown run: run-1') });
+    await expect(client.run('t', { profile: 'p' }, undefined, { adoptable: true })).rejects.toMatchObject({ status: 400, message: expect.stringContaining('subTask.id') });
+    expect(await client.cancelRun('t', 'run-1')).toBe(true);
+    expect(await client.cancelRun('t', 'run-2')).toBe(false);
+  });
+});
+
+describe('runner client over http', () => {
+  it('fails with a 401 CallError when the token is wrong', async () => {
+    runner = makeRunner({ internalToken: 'tok' });
+    await expect(httpClient(runner, 'nope').info()).rejects.toMatchObject({ status: 401 });
   });
 
   it('turns a runner that cannot be reached into a CallError without a status', async () => {

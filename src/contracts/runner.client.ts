@@ -24,9 +24,11 @@ export type * from './runner.wire.ts';
 export { CallError, type FetchLike } from './http-client.ts';
 
 /**
- * The conductor's typed client for one runner (seed 000, "Runner wire API"). Every tenant-scoped method takes the
- * tenant id and forwards it in TENANT_HEADER; every call carries the internal token when one is configured. Non-2xx
- * answers throw CallError with the runner's status and `error` string.
+ * The conductor's typed client for one runner (seed 000, "Runner wire API"). Two transports implement it: HTTP
+ * (`createRunnerClient`: every tenant-scoped method forwards the tenant in TENANT_HEADER, every call carries the
+ * internal token when one is configured, non-2xx answers throw CallError with the runner's status and `error` string)
+ * and direct, for a runner in the conductor's process (the runner module's `direct`: function calls and the runner's
+ * own RunEvent objects, failing with the same CallErrors). runner.client.test.ts runs against both.
  */
 export interface RunnerClient {
   readonly baseUrl: string;
@@ -212,9 +214,15 @@ export function createRunnerClient(opts: { baseUrl: string; fetch?: FetchLike; i
 /** A run's NDJSON events: a runner that vanishes mid-stream still yields exactly one terminal event. */
 function eventsOf(res: Response, signal: AbortSignal | undefined): AsyncIterable<RunEvent> {
   if (!res.body) throw new CallError(res.status, 'runner run: response has no body');
-  const events = withTerminal(readNdjson<RunEvent>(res.body, signal), (err) =>
-    signal?.aborted ? 'run cancelled by the caller' : `runner stream broke: ${transportMessage(err)}`,
-  );
+  return runEventsOf(readNdjson<RunEvent>(res.body, signal), signal);
+}
+
+/**
+ * What `run` and `attach` return on either transport: the runner's events, ending with exactly one terminal event
+ * (a stream that breaks or stops short gets a synthetic `error`, saying "cancelled" once the caller aborted).
+ */
+export function runEventsOf(source: AsyncIterable<RunEvent>, signal: AbortSignal | undefined): AsyncIterable<RunEvent> {
+  const events = withTerminal(source, (err) => (signal?.aborted ? 'run cancelled by the caller' : `runner stream broke: ${transportMessage(err)}`));
   return signal ? cancelAware(events, signal) : events;
 }
 

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFailed, vi } from 'vitest';
 import { MODEL, startCluster, type Cluster } from '../support/cluster.ts';
 import { readSse, isTerminalEvent } from '../support/sse.ts';
-import { NODE } from '../support/process.ts';
+import { NODE, startSvcProcess, type SvcProcess } from '../support/process.ts';
+import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
+import { createTestDatabase } from '../support/pg.ts';
 import { attr, startOtlpReceiver as startReceiver, type OtlpReceiver } from '../support/otlp-receiver.ts';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -105,6 +107,70 @@ describe('OpenTelemetry traces of a run across conductor, runner and worker proc
     const logLines = cluster.logs().split('\n').filter((l) => l.startsWith('{') && l.includes('"run finished"'));
     expect(logLines.length).toBeGreaterThanOrEqual(2); // the runner's and the worker's
     for (const line of logLines) expect(JSON.parse(line)).toMatchObject({ trace_id: traceId, span_id: expect.stringMatching(/^[0-9a-f]{16}$/) });
+  }, 60_000);
+});
+
+describe('OpenTelemetry traces of a run in one process (role all: conductor, runner and worker call each other directly)', () => {
+  const KEY = 'ao_test_tracingalltracingall0001';
+  let receiver: OtlpReceiver;
+  let fake: FakeProvider;
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let svc: SvcProcess;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    fake = await startFakeProvider();
+    db = await createTestDatabase();
+    dataDir = mkdtempSync(join(tmpdir(), 'svc-tracing-all-'));
+    svc = await startSvcProcess(['--role=all'], {
+      DATABASE_URL: db.url,
+      SVC_DATA_DIR: dataDir,
+      SVC_BOOTSTRAP_TOKEN: KEY,
+      OPENAI_COMPATIBLE_BASE_URL: fake.url,
+      OPENAI_COMPATIBLE_API_KEY: 'x',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await svc?.stop();
+    await db?.drop().catch(() => {});
+    await fake?.close();
+    await receiver?.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps one trace per run with each role\'s span under its caller\'s', async () => {
+    onTestFailed(() => console.error(svc.output(), JSON.stringify(receiver.spans.map((s) => [s.role, s.span.name, s.span.traceId]))));
+    const api = (path: string, json?: unknown) =>
+      fetch(svc.url + path, { method: json === undefined ? 'GET' : 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: json === undefined ? undefined : JSON.stringify(json) });
+    expect((await api('/api/profiles', { name: 'helper', runtime: 'general', model: MODEL })).status).toBe(201);
+    const start = await api('/api/runs', { profile: 'helper', prompt: 'CALL_TOOL fs_write {"path":"traced.txt","content":"traced"}' });
+    expect(start.status, await start.clone().text()).toBe(202);
+    const { runId } = (await start.json()) as { runId: string };
+    const frames = await readSse(await api(`/api/runs/${encodeURIComponent(runId)}/stream`));
+    expect(frames.find((f) => isTerminalEvent(f.event))?.event).toMatchObject({ type: 'result', message: expect.stringContaining('TOOL-RESULT-SEEN') });
+
+    const root = await vi.waitFor(
+      () => {
+        const found = receiver.spans.find((s) => s.span.name === 'svc.conductor.run' && attr(s.span, 'svc.run.id') === runId);
+        expect(found).toBeDefined();
+        return found!;
+      },
+      { timeout: 15_000, interval: 50 },
+    );
+    const inTrace = () => receiver.spans.filter((s) => s.span.traceId === root.span.traceId);
+    await vi.waitFor(() => expect(inTrace().map((s) => s.span.name)).toEqual(expect.arrayContaining(['svc.runner.run', 'svc.worker.run', 'svc.runner.tool fs_write', 'execute_tool fs_write'])), {
+      timeout: 15_000,
+      interval: 50,
+    });
+    const byName = (name: string) => inTrace().find((s) => s.span.name === name)!;
+    expect(byName('svc.runner.run').span.parentSpanId).toBe(root.span.spanId);
+    expect(byName('svc.worker.run').span.parentSpanId).toBe(byName('svc.runner.run').span.spanId);
+    expect(byName('svc.runner.tool fs_write').span.parentSpanId).toBe(byName('execute_tool fs_write').span.spanId);
   }, 60_000);
 });
 

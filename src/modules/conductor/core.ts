@@ -1,6 +1,6 @@
 import type { Config } from '../../config/config.ts';
 import type { Database } from '../../db/index.ts';
-import type { FetchLike } from '../../contracts/runner.client.ts';
+import type { FetchLike, RunnerClient } from '../../contracts/runner.client.ts';
 import type { Metrics } from '../../shared/metrics.ts';
 import { createLogger, type Logger } from '../../shared/log.ts';
 import { prefixedId } from '../../shared/ids.ts';
@@ -22,6 +22,11 @@ export interface ConductorDeps {
   database: Database;
   /** In-process fetch to the runner of the same process (role all); otherwise runners are reached over the network. */
   runnerFetch?: FetchLike;
+  /**
+   * The runner of the same process called directly (the runner contract's direct transport); takes precedence over
+   * `runnerFetch`. The composition root passes it for role all and conductor,runner.
+   */
+  runnerDirect?: (baseUrl: string) => RunnerClient;
   /** What calls to runners carry (SVC_INTERNAL_TOKEN, or the generated one). */
   internalToken: string;
   selfUrl: string;
@@ -55,6 +60,7 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
   const fleet = createFleet({
     urls: config.conductor.runners,
     inProcess: deps.runnerFetch,
+    direct: deps.runnerDirect,
     internalToken: deps.internalToken,
     log: log.child('fleet'),
     prepareProfile: (tenant, profile) => sandboxLimits.prepareProfile(tenant, profile),

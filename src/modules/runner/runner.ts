@@ -19,7 +19,11 @@ const ADOPTABLE_EVENTS_KEPT = 10_000;
 import { sessionRoutes } from './sessions/sessions.routes.ts';
 import { createSessionStore } from './sessions/sessions.store.ts';
 import { stateRoutes } from './sessions/state.routes.ts';
-import { createWorkerSlots } from './workers/worker-slots.ts';
+import { createWorkerSlots, IN_PROCESS_WORKER_URL } from './workers/worker-slots.ts';
+import { createDirectRunnerClient } from './runner.direct.ts';
+import { createRunnerClient, type RunnerClient } from '../../contracts/runner.client.ts';
+import type { WorkerClient } from '../../contracts/worker.client.ts';
+import type { SessionRecord } from './sessions/sessions.store.ts';
 import { workerRoutes } from './workers/workers.routes.ts';
 import { createRunCallbacksClient } from '../../contracts/run-callbacks.client.ts';
 import { createMemoryClient } from '../../contracts/memory.client.ts';
@@ -57,6 +61,11 @@ export interface RunnerDeps {
   version: string;
   /** How worker calls travel: the global fetch (default) or the worker app in-process (`(req) => worker.app.fetch(req)`). */
   workerFetch?: FetchLike;
+  /**
+   * The worker module of this process, called directly (the worker contract's direct transport, worker.direct.ts):
+   * serves the runtimes with no worker URL configured. Takes precedence over `workerFetch` for them.
+   */
+  workerDirect?: (baseUrl: string) => WorkerClient;
   /** The process's metrics registry, which its `/metrics` serves (default: one of the runner's own, for unit tests). */
   metrics?: Metrics;
   /** Period of the background sidecar probe; 0 turns it off. Default 5 s. */
@@ -93,6 +102,11 @@ export interface Runner {
   /** For `/readyz`: start-up done, and a configured worker answers. */
   readiness(): Promise<ReadyReport>;
   info(): RunnerInfo;
+  /**
+   * The runner contract's direct transport (runner.direct.ts), for a conductor in this process: the run path as
+   * function calls, the rest through `app` in-process. `baseUrl` is what the client reports as its address.
+   */
+  direct(baseUrl: string): RunnerClient;
   /** A session MCP URL with a fresh session token, as a run of that session receives it. */
   sessionMcpUrl(sessionId: string): string;
   /** Tells a separate conductor that this runner (re)started (announce.ts); in the background, retried. */
@@ -186,7 +200,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   const metrics = createRunnerMetrics(registry, function* () {
     for (const s of sessions.all()) yield s.status;
   });
-  const slots = createWorkerSlots(deps.config, deps.workerFetch, { probeIntervalMs: deps.probeIntervalMs });
+  const slots = createWorkerSlots(deps.config, deps.workerFetch, { probeIntervalMs: deps.probeIntervalMs, local: deps.workerDirect?.(IN_PROCESS_WORKER_URL) });
   const core = { sessions, profiles, slots, metrics, hash, sandboxWorkers };
 
   const info = (): RunnerInfo => ({
@@ -226,11 +240,13 @@ export function createRunner(deps: RunnerDeps): Runner {
   app.route('/', workerRoutes({ slots, sessions }));
   app.route('/', leaseRoutes({ workers: sandboxWorkers }));
   app.route('/', sessionRoutes(core));
-  app.route('/', stateRoutes({ ...core, stateCapBytes: deps.config.stateCapBytes }));
+  const stateDeps = { ...core, stateCapBytes: deps.config.stateCapBytes };
+  app.route('/', stateRoutes(stateDeps));
   const taps = createTaps({ graceMs: deps.config.adoptGraceMs, maxEvents: ADOPTABLE_EVENTS_KEPT, log: log.child('taps') });
   const stdio = createStdioMcpHost({ sandbox, limiter, view: (rec) => vfs.view(rec, pools.list(rec.tenant)), version: deps.version });
   const remote = createRemoteMcpHost({ privateAddresses: deps.config.privateAddresses, version: deps.version });
-  app.route('/', runRoutes({ ...core, publicUrl, tokens, closing: closing.signal, taps, skillView: (rec) => vfs.view(rec, pools.list(rec.tenant)), stdio, remote, toolkit }));
+  const runsDeps = { ...core, publicUrl, tokens, closing: closing.signal, taps, skillView: (rec: SessionRecord) => vfs.view(rec, pools.list(rec.tenant)), stdio, remote, toolkit };
+  app.route('/', runRoutes(runsDeps));
   app.route('/', toolkitRoutes({ toolkit, sessions }));
   app.route('/', approvalRoutes({ approvals }));
   app.route('/', vfsRoutes({ vfs, sessions }));
@@ -249,6 +265,8 @@ export function createRunner(deps: RunnerDeps): Runner {
     ready,
     readiness: runnerReadiness({ started: () => started, slots, substrates: [...substrates.values()], limits: () => limiter.readiness() }),
     info,
+    direct: (baseUrl) =>
+      createDirectRunnerClient({ ...runsDeps, ...stateDeps }, createRunnerClient({ baseUrl, fetch: (req) => app.fetch(req), internalToken: deps.internalToken })),
     sessionMcpUrl: (sessionId) => sessionMcpUrl(publicUrl, sessionId, tokens),
     announce(conductorUrl) {
       void announce({ conductorUrl, publicUrl, internalToken: deps.internalToken, log, signal: closing.signal });

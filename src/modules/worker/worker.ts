@@ -13,9 +13,16 @@ import { healthRoutes } from './health.routes.ts';
 import { runRoutes } from './run.routes.ts';
 import { stateRoutes } from './state.routes.ts';
 import type { WorkerContext } from './worker.context.ts';
+import { createDirectWorkerClient } from './worker.direct.ts';
+import type { WorkerClient } from '../../contracts/worker.client.ts';
 
 export interface Worker {
   app: Hono;
+  /**
+   * The worker contract's direct transport (worker.direct.ts), for a runner in this process: the same runs and state
+   * as `app`'s routes, as function calls. `baseUrl` is what the client reports as its address.
+   */
+  direct(baseUrl: string): WorkerClient;
   /** Aborts live runs and releases the runtimes; the app answers nothing useful afterwards. */
   close(): Promise<void>;
 }
@@ -72,6 +79,7 @@ export function createWorker(deps: WorkerDeps): Worker {
 
   return {
     app,
+    direct: (baseUrl) => createDirectWorkerClient(ctx, baseUrl),
     async close() {
       for (const abort of ctx.live) abort.abort(new Error('worker shutting down'));
       await Promise.allSettled([...ctx.runtimes.values()].map((r) => r.close()));

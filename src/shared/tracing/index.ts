@@ -100,6 +100,11 @@ export function extractTrace(headers: Headers): TraceContext {
   return api ? api.propagation.extract(api.ROOT_CONTEXT, headers, headersGetter) : undefined;
 }
 
+/** The active context: what a direct call between roles of one process hands its callee as the caller's trace. */
+export function activeTrace(): TraceContext {
+  return api ? api.context.active() : undefined;
+}
+
 /** The active context's `traceparent` value, for child processes that read it from TRACEPARENT. */
 export function currentTraceparent(): string | undefined {
   const carrier: Record<string, string> = {};

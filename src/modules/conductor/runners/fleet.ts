@@ -37,14 +37,19 @@ export const IN_PROCESS_RUNNER_URL = 'http://runner.in-process';
  */
 export type PrepareProfile = (tenant: string, profile: ProfileSpec) => Promise<ProfileSpec>;
 
-export function createFleet(opts: { urls: readonly string[]; inProcess?: FetchLike; internalToken?: string; log: Logger; probeTimeoutMs?: number; prepareProfile?: PrepareProfile }): Fleet {
+/**
+ * The runner of this process, when there is one: `direct` makes its client of the direct transport (called with
+ * IN_PROCESS_RUNNER_URL); else `inProcess` is its app's `fetch`, for the HTTP client.
+ */
+export function createFleet(opts: { urls: readonly string[]; inProcess?: FetchLike; direct?: (baseUrl: string) => RunnerClient; internalToken?: string; log: Logger; probeTimeoutMs?: number; prepareProfile?: PrepareProfile }): Fleet {
   const members: FleetMember[] = [];
-  if (opts.inProcess) members.push(member(IN_PROCESS_RUNNER_URL, opts.inProcess));
+  if (opts.direct) members.push(member(IN_PROCESS_RUNNER_URL, undefined, opts.direct(IN_PROCESS_RUNNER_URL)));
+  else if (opts.inProcess) members.push(member(IN_PROCESS_RUNNER_URL, opts.inProcess));
   for (const url of opts.urls) members.push(member(url));
   let cursor = 0;
 
-  function member(url: string, fetchFn?: FetchLike): FleetMember {
-    const client = createRunnerClient({ baseUrl: url, fetch: fetchFn, internalToken: opts.internalToken });
+  function member(url: string, fetchFn?: FetchLike, direct?: RunnerClient): FleetMember {
+    const client = direct ?? createRunnerClient({ baseUrl: url, fetch: fetchFn, internalToken: opts.internalToken });
     return { url, client: opts.prepareProfile ? preparing(client, opts.prepareProfile) : client, info: undefined, healthy: false, lastError: undefined, latencyMs: undefined };
   }
 

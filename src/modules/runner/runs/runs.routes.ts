@@ -6,8 +6,7 @@ import { readJson } from '../../../shared/http.ts';
 import { ndjsonStream } from '../../../shared/ndjson.ts';
 import { extractTrace } from '../../../shared/tracing/index.ts';
 import type { RunnerEnv } from '../runner.context.ts';
-import { startRun, type RunsDeps } from './runs.service.ts';
-import type { Taps } from './taps.ts';
+import { openRun, type OpenRunDeps } from './open-run.ts';
 
 const ndjson = { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' };
 
@@ -16,24 +15,14 @@ const ndjson = { 'content-type': 'application/x-ndjson', 'cache-control': 'no-st
  * the run as adoptable (RUN_ADOPTABLE_HEADER): then the run goes on and another conductor re-attaches with
  * `GET /runner/runs/{id}/events?after=N`, or cancels it with `POST /runner/runs/{id}/cancel` (taps.ts).
  */
-export function runRoutes(deps: RunsDeps & { taps: Taps }): Hono<RunnerEnv> {
+export function runRoutes(deps: OpenRunDeps): Hono<RunnerEnv> {
   const app = new Hono<RunnerEnv>();
   app.post('/runner/run', async (c) => {
-    const { subTask, skills, model, mcpServers, env, parkable, resume } = await readJson(c, RunRequest);
-    const tenant = c.get('tenant');
+    const body = await readJson(c, RunRequest);
     const adoptable = c.req.header(RUN_ADOPTABLE_HEADER) === '1';
-    if (adoptable && !subTask.id) throw badRequest('subTask.id: an adoptable run needs its id (a conductor re-attaches by it)');
-    const trace = extractTrace(c.req.raw.headers);
-    const run = startRun(deps, tenant, subTask, { runToken: c.req.header(RUN_TOKEN_HEADER) || undefined, skills, model, mcpServers, env, trace, parkable, resume });
-    if (adoptable) {
-      const runId = subTask.id!;
-      deps.taps.open(tenant, runId, run);
-      return new Response(readerStream(c.req.raw.signal, (signal) => deps.taps.read(tenant, runId, 0, signal)), { status: 200, headers: ndjson });
-    }
     // over a socket the server aborts the request signal on hang-up; in-process callers cancel the body instead
-    c.req.raw.signal.addEventListener('abort', () => run.cancel(), { once: true });
-    const body = ndjsonStream(run.events, () => run.cancel());
-    return new Response(body, { status: 200, headers: ndjson });
+    const run = openRun(deps, c.get('tenant'), body, { runToken: c.req.header(RUN_TOKEN_HEADER) || undefined, adoptable, trace: extractTrace(c.req.raw.headers) }, c.req.raw.signal);
+    return new Response(ndjsonStream(run.events, run.hangUp), { status: 200, headers: ndjson });
   });
   app.get('/runner/runs/:runId/events', (c) => {
     const raw = c.req.query('after') ?? '0';

@@ -31,8 +31,12 @@ export const UNREACHABLE_AFTER = 3;
 /** Instances kept per endpoint; a restarting fleet would otherwise grow this list forever. */
 const MAX_INSTANCES = 16;
 
-export function createWorkerEndpoint(url: string, fetchFn: FetchLike | undefined, now: () => Date = () => new Date()): WorkerEndpoint {
-  const client = createWorkerClient({ baseUrl: url, fetch: fetchFn });
+/**
+ * `transport`: the worker's client itself (the direct transport, a worker module in this process), or the `fetch` its
+ * HTTP client calls (default: the global fetch).
+ */
+export function createWorkerEndpoint(url: string, transport: FetchLike | WorkerClient | undefined, now: () => Date = () => new Date()): WorkerEndpoint {
+  const client = typeof transport === 'object' ? transport : createWorkerClient({ baseUrl: url, fetch: transport });
   const seen = new Map<string, ObservedInstance>();
   let everAnswered = false;
   let failures = 0;

@@ -4,11 +4,13 @@ import type { RuntimeSlotMode, SidecarSlotState } from '../../../contracts/runne
 import { RUNTIMES, type Runtime } from '../../../contracts/worker.ts';
 import { createLogger } from '../../../shared/log.ts';
 import { createWorkerEndpoint, type WorkerEndpoint } from './worker-endpoint.ts';
+import type { WorkerClient } from '../../../contracts/worker.client.ts';
 
 /**
  * The runner's sidecar slots: one per runtime, each pointing at the worker URL configured for it (or none: a stub).
- * Owns the periodic /health probe that keeps slot states fresh between runs. Every call goes through the `fetch` the
- * runner was given, when it was given one.
+ * Owns the periodic /health probe that keeps slot states fresh between runs. A runtime with no URL configured is served
+ * by the worker module of this process when there is one: called directly (`opts.local`, the worker contract's direct
+ * transport), or through the `fetch` the runner was given. Configured URLs go through that `fetch` (default: global).
  */
 export interface WorkerSlot {
   runtime: Runtime;
@@ -47,15 +49,15 @@ export function slotState(slot: WorkerSlot): SidecarSlotState {
 export function createWorkerSlots(
   config: Config['runner'],
   fetchFn: FetchLike | undefined,
-  opts: { probeIntervalMs?: number } = {},
+  opts: { probeIntervalMs?: number; local?: WorkerClient } = {},
 ): WorkerSlots {
   const endpoints = new Map<string, WorkerEndpoint>();
   const slots = new Map<Runtime, WorkerSlot>();
   for (const runtime of RUNTIMES) {
-    const url = config.workerUrlByRuntime[runtime] ?? config.workerUrl ?? (fetchFn ? IN_PROCESS_WORKER_URL : undefined);
+    const url = config.workerUrlByRuntime[runtime] ?? config.workerUrl ?? (fetchFn || opts.local ? IN_PROCESS_WORKER_URL : undefined);
     let endpoint: WorkerEndpoint | undefined;
     if (url) {
-      endpoint = endpoints.get(url) ?? createWorkerEndpoint(url, fetchFn);
+      endpoint = endpoints.get(url) ?? createWorkerEndpoint(url, url === IN_PROCESS_WORKER_URL && opts.local ? opts.local : fetchFn);
       endpoints.set(url, endpoint);
     }
     slots.set(runtime, { runtime, endpoint });
