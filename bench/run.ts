@@ -4,7 +4,7 @@
  * @hono/node-server (one HTTP hop and nothing else).
  *
  *   npm run bench [-- --quick] [--profile] [--deployments embedded,split] [--sections dispatch,throughput,…]
- *                 [--subscribers 1,50] [--out f]
+ *                 [--subscribers 1,50] [--svc-env 'K=V …'] [--svc-node-args '--flag …'] [--out f]
  *
  * Deployments (each a set of real `svc serve` processes on loopback):
  *   embedded  `svc serve` (role all) with DATABASE_URL unset: its own PostgreSQL (child processes) in a fresh temporary
@@ -47,6 +47,8 @@ const { values } = parseArgs({
     deployments: { type: 'string', default: 'embedded,split' },
     sections: { type: 'string', default: 'dispatch,throughput,events,memory,coldstart' },
     subscribers: { type: 'string', default: '1,50' },
+    'svc-env': { type: 'string', default: '' },
+    'svc-node-args': { type: 'string', default: '' },
     out: { type: 'string' },
   },
 });
@@ -77,7 +79,10 @@ const tempDir = (prefix: string) => {
   tempDirs.push(d);
   return d;
 };
-const nodeArgsFor = (name: string) => (profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, name)}`] : []);
+/** `--svc-node-args '--trace-gc …'` and `--svc-env 'K=V K=V'`: given to every svc process the bench starts (experiments). */
+const svcNodeArgs = values['svc-node-args'].split(' ').filter(Boolean);
+const svcEnv: Record<string, string> = Object.fromEntries(values['svc-env'].split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+const nodeArgsFor = (name: string) => [...svcNodeArgs, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, name)}`] : [])];
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Reading streams: a deliberately small SSE frame counter (the client must not be the bottleneck).
@@ -263,7 +268,7 @@ interface Deployment {
 const providerEnv = (fakeUrl: string) => ({ OPENAI_COMPATIBLE_BASE_URL: fakeUrl, OPENAI_COMPATIBLE_API_KEY: 'x' });
 
 async function startEmbedded(fakeUrl: string): Promise<Deployment> {
-  const proc = await startProcess([], { SVC_DATA_DIR: tempDir('embedded'), SVC_BOOTSTRAP_TOKEN: KEY, ...providerEnv(fakeUrl) }, { nodeArgs: nodeArgsFor('embedded-all') });
+  const proc = await startProcess([], { SVC_DATA_DIR: tempDir('embedded'), SVC_BOOTSTRAP_TOKEN: KEY, ...providerEnv(fakeUrl), ...svcEnv }, { nodeArgs: nodeArgsFor('embedded-all') });
   return { name: 'embedded', url: proc.url, conductor: proc, others: {}, stop: () => proc.stop() };
 }
 
@@ -278,18 +283,18 @@ async function startSplit(fakeUrl: string, databaseUrl: string): Promise<Deploym
     }
   };
   try {
-    const worker = await startProcess(['--role=worker'], { SVC_INTERNAL_TOKEN: INTERNAL_TOKEN, MODE: 'general', SVC_STATE_DIR: tempDir('worker'), ...providerEnv(fakeUrl) }, { nodeArgs: nodeArgsFor('split-worker') });
+    const worker = await startProcess(['--role=worker'], { SVC_INTERNAL_TOKEN: INTERNAL_TOKEN, MODE: 'general', SVC_STATE_DIR: tempDir('worker'), ...providerEnv(fakeUrl), ...svcEnv }, { nodeArgs: nodeArgsFor('split-worker') });
     started.push(['worker', worker]);
     const runnerUrl = `http://127.0.0.1:${await freePort()}`;
     const runner = await startProcess(
       ['--role=runner', `--port=${new URL(runnerUrl).port}`],
-      { SVC_INTERNAL_TOKEN: INTERNAL_TOKEN, SVC_WORKER_URL: worker.url, SVC_RUNNER_PUBLIC_URL: runnerUrl, SVC_DATA_DIR: tempDir('runner') },
+      { SVC_INTERNAL_TOKEN: INTERNAL_TOKEN, SVC_WORKER_URL: worker.url, SVC_RUNNER_PUBLIC_URL: runnerUrl, SVC_DATA_DIR: tempDir('runner'), ...svcEnv },
       { nodeArgs: nodeArgsFor('split-runner') },
     );
     started.push(['runner', runner]);
     const conductor = await startProcess(
       ['--role=conductor'],
-      { SVC_INTERNAL_TOKEN: INTERNAL_TOKEN, DATABASE_URL: databaseUrl, SVC_RUNNERS: runnerUrl, SVC_BOOTSTRAP_TOKEN: KEY, SVC_DATA_DIR: tempDir('conductor') },
+      { SVC_INTERNAL_TOKEN: INTERNAL_TOKEN, DATABASE_URL: databaseUrl, SVC_RUNNERS: runnerUrl, SVC_BOOTSTRAP_TOKEN: KEY, SVC_DATA_DIR: tempDir('conductor'), ...svcEnv },
       { nodeArgs: nodeArgsFor('split-conductor') },
     );
     started.push(['conductor', conductor]);
@@ -683,7 +688,7 @@ try {
 results.durationSeconds = Math.round((performance.now() - started) / 1000);
 
 const md = table(results);
-const temp = QUICK || profileDir || values.deployments !== 'embedded,split' || values.sections !== 'dispatch,throughput,events,memory,coldstart' || values.subscribers !== '1,50';
+const temp = QUICK || profileDir || values.deployments !== 'embedded,split' || values.sections !== 'dispatch,throughput,events,memory,coldstart' || values.subscribers !== '1,50' || svcNodeArgs.length > 0 || Object.keys(svcEnv).length > 0;
 const outFile = values.out ?? join(HERE, 'results', ...(temp ? ['tmp', `${stamp}.json`] : [`${results.date.slice(0, 10)}.json`]));
 mkdirSync(dirname(outFile), { recursive: true });
 writeFileSync(outFile, JSON.stringify({ ...results, table: md }, null, 2) + '\n');

@@ -20,8 +20,9 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(c.identity)).toBe(true);
   });
 
-  it("leaves the server's V8 heap to V8 unless SVC_HEAP_* ask for limits, and NODE_OPTIONS wins over them", () => {
-    expect(loadConfig({}).heap).toEqual({ youngMiB: 0, growingPercent: 0 });
+  it("caps the server's young generation at 16 MiB unless SVC_HEAP_* say otherwise, and NODE_OPTIONS wins over them", () => {
+    expect(loadConfig({}).heap).toEqual({ youngMiB: 16, growingPercent: 0 });
+    expect(loadConfig({ SVC_HEAP_YOUNG_MIB: '0' }).heap).toEqual({ youngMiB: 0, growingPercent: 0 });
     expect(loadConfig({ SVC_HEAP_YOUNG_MIB: '32', SVC_HEAP_GROWING_PERCENT: '50' }).heap).toEqual({ youngMiB: 32, growingPercent: 50 });
     expect(loadConfig({ SVC_HEAP_YOUNG_MIB: '32', SVC_HEAP_GROWING_PERCENT: '50', NODE_OPTIONS: '--max-semi-space-size=64 --heap_growing_percent=30' }).heap).toEqual({ youngMiB: 0, growingPercent: 0 });
     expect(configError({ SVC_HEAP_YOUNG_MIB: '-1' }).message).toBe('SVC_HEAP_YOUNG_MIB: got "-1"; allowed: an integer from 0 to 1024');

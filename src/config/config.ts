@@ -33,10 +33,10 @@ export interface Config {
   embeddedPostgres: { osUser: string; settings: readonly string[] };
   logLevel: LogLevel;
   /**
-   * The V8 heap of `svc serve` (src/shared/heap.ts): SVC_HEAP_YOUNG_MIB caps the young generation and
-   * SVC_HEAP_GROWING_PERCENT how far the old one grows past what it keeps; 0 (the default) leaves V8's own sizing.
-   * 32 and 50 hold the all-in-one server under 250 MiB RSS in `npm run bench`, at 1.3-1.5 times its CPU per run. Each
-   * is 0 when NODE_OPTIONS sets the matching V8 flag.
+   * The V8 heap of `svc serve` (src/shared/heap.ts): SVC_HEAP_YOUNG_MIB caps the young generation, 16 MiB by default
+   * (V8 alone grows it to 128 MiB under load: most of the all-in-one server's RSS peak in `npm run bench`, garbage not
+   * collected yet), and SVC_HEAP_GROWING_PERCENT how far the old one grows past what it keeps; 0 leaves V8's own sizing
+   * (the old generation's default). Each is 0 when NODE_OPTIONS sets the matching V8 flag.
    */
   heap: { youngMiB: number; growingPercent: number };
   bodyLimitBytes: number;
@@ -434,7 +434,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
     embeddedPostgres: { osUser: pgOsUser, settings: pgSettings },
     logLevel: pick('SVC_LOG_LEVEL', env.SVC_LOG_LEVEL, ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
     heap: {
-      youngMiB: /--(max[-_]semi[-_]space[-_]size|semi[-_]space[-_]growth[-_]factor)/.test(env.NODE_OPTIONS ?? '') ? 0 : int('SVC_HEAP_YOUNG_MIB', env.SVC_HEAP_YOUNG_MIB, 0, 0, 1024),
+      youngMiB: /--(max[-_]semi[-_]space[-_]size|semi[-_]space[-_]growth[-_]factor)/.test(env.NODE_OPTIONS ?? '') ? 0 : int('SVC_HEAP_YOUNG_MIB', env.SVC_HEAP_YOUNG_MIB, 16, 0, 1024),
       growingPercent: /--heap[-_]growing[-_]percent/.test(env.NODE_OPTIONS ?? '') ? 0 : int('SVC_HEAP_GROWING_PERCENT', env.SVC_HEAP_GROWING_PERCENT, 0, 0, 1000),
     },
     sandboxLimits: limitsConfig(env, appEnv),

@@ -6,7 +6,10 @@ import v8 from 'node:v8';
  * library: that process is the user's). Under load V8 sizes its heap for the machine, not for what the process keeps:
  * on a machine with a few GiB the young generation grows to 64 MiB per semi-space, and the old generation may grow to
  * four times what survived its last full collection before collecting again. svc keeps about 50 MiB, so the all-in-one
- * server peaked above 600 MiB RSS under `npm run bench`, most of it garbage not collected yet.
+ * server peaked above 600 MiB RSS under `npm run bench`, most of it garbage not collected yet. The young generation's
+ * cap (16 MiB by default, config.ts) is what holds it under 250 MiB: a scavenge costs what survives it, not what it
+ * frees, so more frequent ones cost little; the old generation's factor costs more full collections, each of the
+ * whole live set, and is left to V8 unless asked.
  */
 export interface HeapLimits {
   /** Cap of the young generation (both semi-spaces), MiB; 0 leaves V8's own sizing. */
@@ -20,7 +23,9 @@ export interface HeapLimits {
  * is held by stopping the young generation's growth once it reached the cap (and letting it grow again after V8 shrank
  * it, on an idle server): its growth factor is read at each resize, as is the old generation's. Flags given on the
  * command line (`--max-semi-space-size`, `--heap-growing-percent`) win; config leaves a limit at 0 when NODE_OPTIONS
- * sets it. Returns a stop function.
+ * sets it. The check runs after the collection's event-loop turn, so a turn that allocates a great deal can see V8
+ * resize more than once before it: the cap is a target that holds almost always, not a hard bound. Returns a stop
+ * function.
  */
 export function limitHeap(limits: HeapLimits, execArgv: readonly string[] = process.execArgv): () => void {
   const given = (flag: string) => execArgv.some((a) => a.replace(/_/g, '-').startsWith(flag));
