@@ -109,8 +109,6 @@ const sessionKey = (sessionId: string) => `s-${createHash('sha256').update(sessi
 const tenantKey = (tenant: string) => `t-${createHash('sha256').update(tenant).digest('hex').slice(0, 16)}`;
 /** Every tenant's group weighs the same (the kernel's default weight, written so it holds whatever the parent says). */
 const TENANT_WEIGHT = 100;
-/** The CPU weight of the runner's whole subtree against the runner's own processes (undefined: the kernel's default). */
-const SUBTREE_WEIGHT: number | undefined = undefined;
 
 function swapOn(): boolean {
   try {
@@ -210,7 +208,8 @@ export function createLimiter(o: LimiterOptions): Limiter {
       enforced.cpus = cg;
       try {
         // all sandboxes together, whatever each session may use: the runner, its workers and its database keep the rest
-        driver.limitSubtree({ cpus: totalCpus, ...(SUBTREE_WEIGHT !== undefined ? { cpuWeight: SUBTREE_WEIGHT } : {}) });
+        // (its weight stays the kernel's default: a lower one starved the sandboxes on a busy host without a clear gain, see docs/performance.md)
+        driver.limitSubtree({ cpus: totalCpus });
         total = totalCpus;
       } catch (err) {
         missing.push(`cpu: the CPU cap on all sandboxes together (SVC_SANDBOX_TOTAL_CPUS ${totalCpus}) cannot be set here (${(err as Error).message})`);
