@@ -58,6 +58,23 @@ interface CommandValue {
   usage?: { cpuSeconds?: number; memoryPeakMiB?: number; pidsPeak?: number };
 }
 
+/** The runner's subtree (svc-<hash>-<pid>-<n> under this process's own cgroup, in the CPU hierarchy) once a command of the session runs in it. */
+async function commandTree(v1: boolean, sessionId: string, running: Promise<unknown>): Promise<{ tree: string; tenant: string; session: string }> {
+  let ended: unknown;
+  void running.then((r) => (ended = r ?? 'ended'), (err) => (ended = err));
+  const mount = cgroupMounts().find((m) => (v1 ? m.version === 1 && m.controllers.includes('cpu') : m.version === 2))!;
+  const parent = join(mount.dir, ownCgroups().get(v1 ? 'cpu' : '') ?? '/');
+  const hash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
+  const [tenant, session] = [`t-${hash(TENANT)}`, `s-${hash(sessionId)}`];
+  // the command's own group appears in its session's, in its tenant's, while it runs
+  for (;;) {
+    const tree = readdirSync(parent).map((n) => join(parent, n)).find((d) => /\/svc-[0-9a-f]+-\d+-\d+$/.test(d) && existsSync(join(d, tenant, session)) && readdirSync(join(d, tenant, session)).some((c) => c.startsWith('command-')));
+    if (tree) return { tree, tenant, session };
+    if (ended !== undefined) throw new Error(`the command ended before its cgroup was seen: ${JSON.stringify(ended)}`);
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
 async function setup(over: Partial<LimitsConfig> = {}, runner: Record<string, unknown> = {}) {
   const r = await startRunner({ dataDir: testDataDir(), ...runner }, { sandboxLimits: config(over) });
   await r.client.putProfile(TENANT, { name: 'box', runtime: 'general', model: MODEL, tools: ['@files', '@exec'] });
@@ -134,19 +151,9 @@ describe.skipIf(!ENFORCEABLE && !process.env.CI)('sandbox limits on run_command 
     expect(info.limits).toMatchObject({ totalCpus: 1 });
     expect((await runner.readiness()).checks.find((c) => c.name === 'sandbox limits')!.detail).toMatch(/; all sandboxes together at most 1 CPUs$/);
     const v1 = info.limits!.enforced.cpus === 'cgroup-v1';
-    // the runner's subtree: svc-<hash>-<pid>-<n> under this process's own cgroup, in the CPU hierarchy
-    const mount = cgroupMounts().find((m) => (v1 ? m.version === 1 && m.controllers.includes('cpu') : m.version === 2))!;
-    const parent = join(mount.dir, ownCgroups().get(v1 ? 'cpu' : '') ?? '/');
-    const hash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
-    const [tenant, session] = [`t-${hash(TENANT)}`, `s-${hash(sessionId)}`];
     const spinners = command('for i in 1 2 3 4; do yes > /dev/null & done; wait');
-    // the command's own group appears in its session's, in its tenant's, while it runs
-    let tree: string | undefined;
-    while (!tree) {
-      tree = readdirSync(parent).map((n) => join(parent, n)).find((d) => /\/svc-[0-9a-f]+-\d+-\d+$/.test(d) && existsSync(join(d, tenant, session)) && readdirSync(join(d, tenant, session)).some((c) => c.startsWith('command-')));
-      if (!tree) await new Promise((r) => setImmediate(r));
-    }
-    const read = (...p: string[]) => readFileSync(join(tree!, ...p), 'utf8').trim();
+    const { tree, tenant, session } = await commandTree(v1, sessionId, spinners);
+    const read = (...p: string[]) => readFileSync(join(tree, ...p), 'utf8').trim();
     if (v1) {
       expect([read('cpu.cfs_quota_us'), read('cpu.cfs_period_us')]).toEqual(['100000', '100000']);
       expect(read(tenant, 'cpu.shares')).toBe('1024');
@@ -160,6 +167,15 @@ describe.skipIf(!ENFORCEABLE && !process.env.CI)('sandbox limits on run_command 
     const r = await spinners;
     expect(r.error).toBe('wall time limit 5 s reached: killed');
     expect(r.usage!.cpuSeconds).toBeLessThanOrEqual(LIMITS.cpus * LIMITS.wallSeconds * 1.1);
+  });
+
+  it("holds a session's CPU quota within the runner-wide cap when its own is larger (cgroup v1 refuses one above its parent's)", async () => {
+    const { command, client, sessionId } = await setup({ totalCpus: 0.3 });
+    const v1 = (await client.info()).limits!.enforced.cpus === 'cgroup-v1';
+    const sleeper = command('sleep 1; echo done');
+    const { tree, tenant, session } = await commandTree(v1, sessionId, sleeper);
+    expect(readFileSync(join(tree, tenant, session, v1 ? 'cpu.cfs_quota_us' : 'cpu.max'), 'utf8').trim()).toBe(v1 ? '30000' : '30000 100000');
+    expect(await sleeper).toMatchObject({ ok: true, stdout: 'done\n' });
   });
 
   it('keeps outputBytes of a flood of output and truncates the rest with the marker', async () => {
