@@ -173,12 +173,12 @@ const pct = (xs: number[], p: number) => percentile([...xs].filter(Number.isFini
 try {
   const { url, runner, runnerUrl } = await start();
   const info = (await (await fetch(`${runnerUrl}/runner/info`, { headers: { 'X-Svc-Internal-Token': `Bearer ${TOKEN}` } })).json()) as {
-    limits?: { mode: string; enforced: Record<string, string>; missing: string[] };
+    limits?: { mode: string; enforced: Record<string, string>; missing: string[]; totalCpus?: number };
   };
   const enforced = info.limits?.enforced ?? {};
   const unheld = ['memoryMiB', 'pids', 'cpus', 'diskMiB'].filter((k) => !enforced[k] || enforced[k] === 'none');
   console.log(`noisy neighbour: tenant A (${HOSTILE.map(([n]) => n).join(', ')}) beside tenant B (ordinary runs), ${SECONDS} s`);
-  console.log(`runner limits: ${info.limits ? `${info.limits.mode}; ${Object.entries(enforced).map(([k, v]) => `${k} ${v}`).join(', ')}${info.limits.missing.length ? `; missing: ${info.limits.missing.join('; ')}` : ''}` : 'not reported (a runner without sandbox limits)'}`);
+  console.log(`runner limits: ${info.limits ? `${info.limits.mode}; ${Object.entries(enforced).map(([k, v]) => `${k} ${v}`).join(', ')}${info.limits.totalCpus !== undefined ? `; all sandboxes together at most ${info.limits.totalCpus} CPUs` : ''}${info.limits.missing.length ? `; missing: ${info.limits.missing.join('; ')}` : ''}` : 'not reported (a runner without sandbox limits)'}`);
   if (unheld.length && !values.safe && !values.force) {
     console.log(`refusing to start: the runner does not hold ${unheld.join(', ')}; A's commands would take this host down. --safe tries the plumbing with harmless commands, --force runs them anyway.`);
     process.exitCode = 1;

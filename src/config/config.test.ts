@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig, ConfigError } from './config.ts';
+import { availableParallelism } from 'node:os';
+import { defaultTotalCpus } from '../contracts/sandbox-limits.ts';
 
 function configError(env: Record<string, string>, flags = {}): ConfigError {
   try {
@@ -123,6 +125,8 @@ describe('loadConfig', () => {
     [{ SVC_WORKER_IMAGE: 'svc:slim', SVC_WORKER_PROGRAM: 'copy' }, 'SVC_WORKER_PROGRAM', /allowed: image, mount/],
     [{ SVC_WORKER_IMAGE: 'svc:slim', SVC_WORKER_CPUS: '0.5' }, 'SVC_WORKER_CPUS', /no longer read; a container's limits are its session's: SVC_SANDBOX_CPUS/],
     [{ SVC_WORKER_IMAGE: 'svc:slim', SVC_WORKER_MEMORY_MIB: '512' }, 'SVC_WORKER_MEMORY_MIB', /SVC_SANDBOX_MEMORY_MIB/],
+    [{ SVC_SANDBOX_TOTAL_CPUS: '0' }, 'SVC_SANDBOX_TOTAL_CPUS', /got "0"; allowed: a number of CPUs of at least 0.1/],
+    [{ SVC_SANDBOX_TOTAL_CPUS: 'all' }, 'SVC_SANDBOX_TOTAL_CPUS', /a number of CPUs/],
   ])('refuses %o naming %s and what is allowed', (env, variable, allowed) => {
     const err = configError(env as Record<string, string>);
     expect(err.variable).toBe(variable);
@@ -162,6 +166,12 @@ describe('loadConfig', () => {
     expect(c.runner).toMatchObject({ workerSubstrate: 'process', container: { image: 'python:3.13-bookworm', dockerHost: 'unix:///run/podman/podman.sock', program: 'mount', uid: 2000, gid: 3000 } });
     // a container's limits are the sandbox limits of its session, as every sandbox's
     expect(c.sandboxLimits.defaults).toMatchObject({ cpus: 0.5 });
+  });
+
+  it('caps all sandboxes together at the host CPUs but one, at least half a CPU, unless the operator says', () => {
+    expect(loadConfig({}).sandboxLimits.totalCpus).toBe(Math.max(0.5, availableParallelism() - 1));
+    expect(loadConfig({ SVC_SANDBOX_TOTAL_CPUS: '1.5' }).sandboxLimits.totalCpus).toBe(1.5);
+    expect([defaultTotalCpus(1), defaultTotalCpus(2), defaultTotalCpus(16)]).toEqual([0.5, 1, 15]);
   });
 
   it('keeps secrets in their own folder and asks outside dev for the internal token only where roles are split', () => {

@@ -1,11 +1,12 @@
 import * as v from 'valibot';
 import { join, relative, resolve, isAbsolute } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { WORKER_MODES, RUNTIMES, type WorkerMode, type Runtime } from '../contracts/worker.ts';
 import { MODEL_PROVIDER_VARS } from '../contracts/model-providers.ts';
 import type { LogLevel } from '../shared/log.ts';
 import type { PrivateAddresses } from '../shared/egress/index.ts';
 import { billingConfig, type BillingConfig } from './billing.config.ts';
-import { DEFAULT_CEILINGS, DEFAULT_LIMITS, LIMIT_ENV, LIMIT_FLOORS, LIMIT_KEYS, LIMITS_MODES, type LimitsConfig, type SandboxLimits } from '../contracts/sandbox-limits.ts';
+import { DEFAULT_CEILINGS, DEFAULT_LIMITS, defaultTotalCpus, LIMIT_ENV, LIMIT_FLOORS, LIMIT_KEYS, LIMITS_MODES, type LimitsConfig, type SandboxLimits } from '../contracts/sandbox-limits.ts';
 // Only the roles table's data is read here (it imports nothing at run time but its modules' lazy builds).
 import { roleTraits } from '../app/roles.ts';
 
@@ -43,7 +44,8 @@ export interface Config {
   /**
    * What an agent may consume (contracts/sandbox-limits.ts): SVC_SANDBOX_LIMITS (`require`, the default outside dev: a
    * runner that cannot enforce a limit refuses sandbox work; `best-effort`, the dev default; `off`), and per limit
-   * SVC_SANDBOX_<NAME> (the default) and SVC_SANDBOX_<NAME>_MAX (the ceiling overrides are held to).
+   * SVC_SANDBOX_<NAME> (the default) and SVC_SANDBOX_<NAME>_MAX (the ceiling overrides are held to);
+   * SVC_SANDBOX_TOTAL_CPUS, the CPUs all sandboxes of a runner may use together.
    */
   sandboxLimits: LimitsConfig;
   /** Multipart uploads on /v1/files and /v1/skills. */
@@ -365,7 +367,14 @@ function limitsConfig(env: Record<string, string | undefined>, appEnv: string): 
     defaults[k] = read(LIMIT_ENV[k], Math.min(DEFAULT_LIMITS[k], ceilings[k]), k);
     if (defaults[k] > ceilings[k]) throw new ConfigError(LIMIT_ENV[k], `got ${defaults[k]}, above ${LIMIT_ENV[k]}_MAX (${ceilings[k]})`);
   }
-  return { mode, defaults, ceilings };
+  // all sandboxes of the runner together; unset: the host's CPUs but one (the runner's own), at least half of one
+  const rawTotal = env.SVC_SANDBOX_TOTAL_CPUS;
+  let totalCpus = defaultTotalCpus(availableParallelism());
+  if (rawTotal !== undefined && rawTotal !== '') {
+    totalCpus = Number(rawTotal);
+    if (!Number.isFinite(totalCpus) || totalCpus < 0.1) throw new ConfigError('SVC_SANDBOX_TOTAL_CPUS', `got "${rawTotal}"; allowed: a number of CPUs of at least 0.1 (all sandboxes of the runner together)`);
+  }
+  return { mode, defaults, ceilings, totalCpus };
 }
 
 /** Validates everything once. Throws ConfigError naming the variable and what is allowed. */

@@ -111,6 +111,16 @@ export interface LimitsConfig {
   mode: LimitsMode;
   defaults: SandboxLimits;
   ceilings: SandboxLimits;
+  /**
+   * SVC_SANDBOX_TOTAL_CPUS: the CPUs every sandbox of a runner may use together (a CPU quota on the runner's whole
+   * cgroup subtree), so the runner, its workers and its database keep the rest. Unset: defaultTotalCpus().
+   */
+  totalCpus?: number;
+}
+
+/** The host's CPU count minus one, at least 0.5: one CPU left to the runner itself, half of a one-CPU host. */
+export function defaultTotalCpus(hostCpus: number): number {
+  return Math.max(0.5, hostCpus - 1);
 }
 
 const whole = new Set<LimitKey>(['memoryMiB', 'pids', 'wallSeconds', 'cpuSeconds', 'fileMiB', 'diskMiB', 'outputBytes', 'openFiles']);
@@ -181,6 +191,8 @@ export interface LimitsReport {
   missing: string[];
   defaults: SandboxLimits;
   ceilings: SandboxLimits;
+  /** The CPUs all of this runner's sandboxes may use together (SVC_SANDBOX_TOTAL_CPUS), where a CPU cgroup holds them. */
+  totalCpus?: number;
 }
 
 /** Where a tripped limit was: a `run_command`, a stdio MCP server, a /v1 environment setup command, a sandbox worker. */

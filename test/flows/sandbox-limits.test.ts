@@ -1,11 +1,12 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statfsSync, symlinkSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CEILINGS, type LimitsConfig, type SandboxLimits } from '../../src/contracts/sandbox-limits.ts';
 import type { RunEvent } from '../../src/contracts/run-event.ts';
-import { cgroupMounts } from '../../src/modules/runner/limits/index.ts';
+import { cgroupMounts, ownCgroups } from '../../src/modules/runner/limits/index.ts';
 import { configureLogging } from '../../src/shared/log.ts';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.ts';
 import { collect, MODEL, runnerHarness, TENANT, testDataDir } from '../support/runner.ts';
@@ -55,6 +56,23 @@ interface CommandValue {
   durationMs: number;
   limit?: { limit: string; key: string; value: number; scope: string };
   usage?: { cpuSeconds?: number; memoryPeakMiB?: number; pidsPeak?: number };
+}
+
+/** The runner's subtree (svc-<hash>-<pid>-<n> under this process's own cgroup, in the CPU hierarchy) once a command of the session runs in it. */
+async function commandTree(v1: boolean, sessionId: string, running: Promise<unknown>): Promise<{ tree: string; tenant: string; session: string }> {
+  let ended: unknown;
+  void running.then((r) => (ended = r ?? 'ended'), (err) => (ended = err));
+  const mount = cgroupMounts().find((m) => (v1 ? m.version === 1 && m.controllers.includes('cpu') : m.version === 2))!;
+  const parent = join(mount.dir, ownCgroups().get(v1 ? 'cpu' : '') ?? '/');
+  const hash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
+  const [tenant, session] = [`t-${hash(TENANT)}`, `s-${hash(sessionId)}`];
+  // the command's own group appears in its session's, in its tenant's, while it runs
+  for (;;) {
+    const tree = readdirSync(parent).map((n) => join(parent, n)).find((d) => /\/svc-[0-9a-f]+-\d+-\d+$/.test(d) && existsSync(join(d, tenant, session)) && readdirSync(join(d, tenant, session)).some((c) => c.startsWith('command-')));
+    if (tree) return { tree, tenant, session };
+    if (ended !== undefined) throw new Error(`the command ended before its cgroup was seen: ${JSON.stringify(ended)}`);
+    await new Promise((r) => setImmediate(r));
+  }
 }
 
 async function setup(over: Partial<LimitsConfig> = {}, runner: Record<string, unknown> = {}) {
@@ -125,6 +143,39 @@ describe.skipIf(!ENFORCEABLE && !process.env.CI)('sandbox limits on run_command 
     console.log(`[limits] 4 x yes for ${LIMITS.wallSeconds} s at ${LIMITS.cpus} CPUs: ${r.usage!.cpuSeconds} s of CPU (bound ${bound} s)`);
     expect(r.usage!.cpuSeconds).toBeLessThanOrEqual(bound);
     expect(r.usage!.cpuSeconds).toBeGreaterThan(0);
+  });
+
+  it("holds each tenant's sessions in a group of the tenant's, each tenant weighing the same, all under the runner-wide CPU cap", async () => {
+    const { command, client, runner, sessionId } = await setup({ totalCpus: 1 });
+    const info = await client.info();
+    expect(info.limits).toMatchObject({ totalCpus: 1 });
+    expect((await runner.readiness()).checks.find((c) => c.name === 'sandbox limits')!.detail).toMatch(/; all sandboxes together at most 1 CPUs$/);
+    const v1 = info.limits!.enforced.cpus === 'cgroup-v1';
+    const spinners = command('for i in 1 2 3 4; do yes > /dev/null & done; wait');
+    const { tree, tenant, session } = await commandTree(v1, sessionId, spinners);
+    const read = (...p: string[]) => readFileSync(join(tree, ...p), 'utf8').trim();
+    if (v1) {
+      expect([read('cpu.cfs_quota_us'), read('cpu.cfs_period_us')]).toEqual(['100000', '100000']);
+      expect(read(tenant, 'cpu.shares')).toBe('1024');
+      expect(read(tenant, session, 'cpu.cfs_quota_us')).toBe('50000');
+    } else {
+      expect(read('cpu.max')).toBe('100000 100000');
+      expect(read(tenant, 'cpu.weight')).toBe('100');
+      expect(read(tenant, session, 'cpu.max')).toBe('50000 100000');
+    }
+    // and a spinner is still held to its session's quota, not the runner-wide cap
+    const r = await spinners;
+    expect(r.error).toBe('wall time limit 5 s reached: killed');
+    expect(r.usage!.cpuSeconds).toBeLessThanOrEqual(LIMITS.cpus * LIMITS.wallSeconds * 1.1);
+  });
+
+  it("holds a session's CPU quota within the runner-wide cap when its own is larger (cgroup v1 refuses one above its parent's)", async () => {
+    const { command, client, sessionId } = await setup({ totalCpus: 0.3 });
+    const v1 = (await client.info()).limits!.enforced.cpus === 'cgroup-v1';
+    const sleeper = command('sleep 1; echo done');
+    const { tree, tenant, session } = await commandTree(v1, sessionId, sleeper);
+    expect(readFileSync(join(tree, tenant, session, v1 ? 'cpu.cfs_quota_us' : 'cpu.max'), 'utf8').trim()).toBe(v1 ? '30000' : '30000 100000');
+    expect(await sleeper).toMatchObject({ ok: true, stdout: 'done\n' });
   });
 
   it('keeps outputBytes of a flood of output and truncates the rest with the marker', async () => {

@@ -20,6 +20,8 @@ describe("a runner's limits report", () => {
     expect(runnerLimitsCheck(info(report({})))).toEqual({
       detail: 'sandbox limits require: cgroup-v1 (memory, cpu, pids), timer (wall time), rlimit (cpu time, file size, open files), loop-ext4 (disk), runner (output)',
     });
+    // and the cap on all its sandboxes together, where it has one
+    expect(runnerLimitsCheck(info(report({ totalCpus: 1.5 }))).detail).toMatch(/runner \(output\); all sandboxes together at most 1.5 CPUs$/);
   });
 
   it('warns when best-effort leaves mechanisms missing, or limits are off', () => {

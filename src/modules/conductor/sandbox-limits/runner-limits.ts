@@ -11,7 +11,10 @@ export function runnerLimitsOf(info: RunnerInfo | undefined): LimitsReport | und
   return limits && typeof limits.mode === 'string' && limits.enforced && typeof limits.enforced === 'object' ? ({ missing: [], ...limits } as LimitsReport) : undefined;
 }
 
-/** `sandbox limits require: cgroup-v1 (memory, cpu, pids), rlimit (cpu time, file size, open files), …`, grouped by mechanism. */
+/**
+ * `sandbox limits require: cgroup-v1 (memory, cpu, pids), rlimit (cpu time, file size, open files), …`, grouped by
+ * mechanism, then `; all sandboxes together at most 1 CPUs` where the runner caps them.
+ */
 export function limitsSummary(report: LimitsReport): string {
   const by = new Map<string, string[]>();
   for (const k of LIMIT_KEYS) {
@@ -19,7 +22,7 @@ export function limitsSummary(report: LimitsReport): string {
     by.set(how, [...(by.get(how) ?? []), LIMIT_LABEL[k]]);
   }
   const parts = [...by].map(([how, labels]) => `${how} (${labels.join(', ')})`);
-  return `sandbox limits ${report.mode}: ${parts.join(', ')}`;
+  return `sandbox limits ${report.mode}: ${parts.join(', ')}${typeof report.totalCpus === 'number' ? `; all sandboxes together at most ${report.totalCpus} CPUs` : ''}`;
 }
 
 /** A warning for `/readyz` when the runner enforces less than it was asked to (off, or best-effort with mechanisms missing). */

@@ -41,10 +41,20 @@ describe.skipIf(!ROOT && !process.env.CI)('cgroup v2', () => {
     for (const c of ['memory', 'pids', 'cpu'] as const) {
       if (!d.has[c]) expect(d.absent.find((a) => a.startsWith(`${c}:`))).toMatch(new RegExp(`^${c}: the cgroup v2 tree at ${dir} offers no ${c} controller here`));
     }
-    const group = d.group(['s-test', 'command-1'], { memoryBytes: 64 * 1024 * 1024, pids: 16, cpus: 0.5 });
+    // the runner-wide CPU cap, a tenant's group with its weight, a session's, a command's
+    const sub = join(dir, `svc-v2-test-${process.pid}`);
+    d.limitSubtree({ cpus: 1 });
+    d.group(['t-test'], { cpuWeight: 100 });
+    const group = d.group(['t-test', 's-test', 'command-1'], { memoryBytes: 64 * 1024 * 1024, pids: 16, cpus: 0.5 });
     const [procs] = group.procsFiles;
     expect(existsSync(procs)).toBe(true);
-    if (d.has.memory) expect(readFileSync(join(dir, `svc-v2-test-${process.pid}`, 's-test', 'command-1', 'memory.max'), 'utf8').trim()).toBe(String(64 * 1024 * 1024));
+    expect(existsSync(join(sub, 't-test', 's-test', 'command-1'))).toBe(true);
+    if (d.has.memory) expect(readFileSync(join(sub, 't-test', 's-test', 'command-1', 'memory.max'), 'utf8').trim()).toBe(String(64 * 1024 * 1024));
+    if (d.has.cpu) {
+      expect(readFileSync(join(sub, 'cpu.max'), 'utf8').trim()).toBe('100000 100000');
+      expect(readFileSync(join(sub, 't-test', 'cpu.weight'), 'utf8').trim()).toBe('100');
+      expect(readFileSync(join(sub, 't-test', 's-test', 'command-1', 'cpu.max'), 'utf8').trim()).toBe('50000 100000');
+    }
 
     // joins before it execs, as the limiter's wrapper does; then forks two sleepers into the same group
     const child = spawn('/bin/sh', ['-c', `echo $$ > ${procs} && exec sh -c 'sleep 1000 & sleep 1000 & wait'`], { stdio: 'ignore' });
@@ -54,7 +64,7 @@ describe.skipIf(!ROOT && !process.env.CI)('cgroup v2', () => {
     await group.kill();
     expect(await exited).toBe('SIGKILL');
     expect(group.pids()).toEqual([]);
-    expect(readFileSync(join(dir, `svc-v2-test-${process.pid}`, 's-test', 'command-1', 'cgroup.events'), 'utf8')).toMatch(/^populated 0$/m);
+    expect(readFileSync(join(sub, 't-test', 's-test', 'command-1', 'cgroup.events'), 'utf8')).toMatch(/^populated 0$/m);
     expect(group.stats()).toMatchObject({ oomKills: 0, pidsRefused: 0, cpuNs: expect.any(Number) });
 
     await group.remove();

@@ -3,8 +3,9 @@ import { dirname, join } from 'node:path';
 
 /**
  * The kernel's control groups as the runner uses them: a subtree of its own (under the cgroup the runner itself runs
- * in, as a delegated subtree would be), a group per session inside it, and a group per command or sandbox worker
- * inside that. One interface, two hierarchies: cgroup v2 (one unified tree: memory.max, pids.max, cpu.max,
+ * in, as a delegated subtree would be) with a CPU cap on all of it, a group per tenant inside it (each with the same
+ * CPU weight, so one tenant's many sessions together weigh as much as any other tenant), a group per session inside
+ * that, and a group per command or sandbox worker inside the session's. One interface, two hierarchies: cgroup v2 (one unified tree: memory.max, pids.max, cpu.max,
  * cgroup.kill) and cgroup v1 (a tree per controller: memory with memsw, pids, cpu's CFS quota, cpuacct for usage).
  * A process joins a group by writing its pid to each `cgroup.procs` before it execs the program (limiter.ts), so
  * nothing it starts runs outside.
@@ -15,6 +16,8 @@ export interface GroupLimits {
   memoryBytes?: number;
   pids?: number;
   cpus?: number;
+  /** CPU weight against the group's siblings, on cgroup v2's scale (1-10000, 100 the kernel's default; v1 cpu.shares = weight × 1024 / 100). */
+  cpuWeight?: number;
 }
 
 export interface GroupStats {
@@ -48,11 +51,17 @@ export interface CgroupDriver {
   absent: string[];
   /** A group at `rel` below the runner's subtree (created, limits written); parents must exist. */
   group(rel: string[], limits: GroupLimits): Group;
+  /** Limits on the runner's whole subtree (`cpus`: all its groups together; `cpuWeight`: against the runner's own processes). */
+  limitSubtree(limits: Pick<GroupLimits, 'cpus' | 'cpuWeight'>): void;
   /** The runner's subtree and everything left in it. */
   close(): Promise<void>;
 }
 
 const CPU_PERIOD_US = 100_000;
+const quotaUs = (cpus: number) => Math.max(1000, Math.round(cpus * CPU_PERIOD_US));
+/** cgroup v2's cpu.weight (1-10000) as v1's cpu.shares (2-262144): the defaults 100 and 1024 match. */
+const shares = (weight: number) => Math.min(262144, Math.max(2, Math.round((weight * 1024) / 100)));
+const weightOf = (weight: number) => Math.min(10000, Math.max(1, Math.round(weight)));
 
 export interface CgroupMount {
   version: 1 | 2;
@@ -221,6 +230,13 @@ export function cgroupV1(mounts: CgroupMount[], own: Map<string, string>, name: 
   for (const c of ['memory', 'pids', 'cpu']) if (!base.has(c) && !absent.some((a) => a.startsWith(`${c}:`))) absent.push(`${c}: no cgroup v1 ${c} hierarchy is mounted`);
   const swap = base.has('memory') && existsSync(join(base.get('memory')!, 'memory.memsw.limit_in_bytes'));
   const dirs = () => [...new Set(base.values())];
+  const writeCpuV1 = (cpu: string, limits: GroupLimits) => {
+    if (limits.cpus !== undefined) {
+      writeFileSync(join(cpu, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
+      writeFileSync(join(cpu, 'cpu.cfs_quota_us'), String(quotaUs(limits.cpus)));
+    }
+    if (limits.cpuWeight !== undefined) writeFileSync(join(cpu, 'cpu.shares'), String(shares(limits.cpuWeight)));
+  };
 
   function group(rel: string[], limits: GroupLimits): Group {
     const at = (c: string) => (base.has(c) ? join(base.get(c)!, ...rel) : undefined);
@@ -234,10 +250,7 @@ export function cgroupV1(mounts: CgroupMount[], own: Map<string, string>, name: 
     const pids = at('pids');
     if (pids && limits.pids !== undefined) writeFileSync(join(pids, 'pids.max'), String(limits.pids));
     const cpu = at('cpu');
-    if (cpu && limits.cpus !== undefined) {
-      writeFileSync(join(cpu, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
-      writeFileSync(join(cpu, 'cpu.cfs_quota_us'), String(Math.max(1000, Math.round(limits.cpus * CPU_PERIOD_US))));
-    }
+    if (cpu) writeCpuV1(cpu, limits);
     // every process joins every hierarchy, so any one of them lists the whole group
     const procs = join(folders[0], 'cgroup.procs');
     return {
@@ -268,6 +281,10 @@ export function cgroupV1(mounts: CgroupMount[], own: Map<string, string>, name: 
     has: { memory: base.has('memory'), swap, pids: base.has('pids'), cpu: base.has('cpu'), cpuUsage: base.has('cpuacct'), kill: false },
     absent,
     group,
+    limitSubtree(limits) {
+      const cpu = base.get('cpu');
+      if (cpu) writeCpuV1(cpu, limits);
+    },
     async close() {
       for (const d of dirs()) await removeTree(d, async (dir) => killListed(join(dir, 'cgroup.procs')));
     },
@@ -319,6 +336,12 @@ export function cgroupV2(mount: CgroupMount, own: Map<string, string>, name: str
   const has = { memory: delegated.has('memory'), swap: false, pids: delegated.has('pids'), cpu: delegated.has('cpu'), cpuUsage: true, kill: existsSync(join(root, 'cgroup.kill')) };
   has.swap = has.memory && existsSync(join(root, 'memory.swap.max'));
 
+  const writeCpuV2 = (dir: string, limits: GroupLimits) => {
+    if (!has.cpu) return;
+    if (limits.cpus !== undefined) writeFileSync(join(dir, 'cpu.max'), `${quotaUs(limits.cpus)} ${CPU_PERIOD_US}`);
+    if (limits.cpuWeight !== undefined) writeFileSync(join(dir, 'cpu.weight'), String(weightOf(limits.cpuWeight)));
+  };
+
   const killDir = async (dir: string) => {
     if (has.kill) {
       try {
@@ -344,7 +367,7 @@ export function cgroupV2(mount: CgroupMount, own: Map<string, string>, name: str
       write('memory.oom.group', '1');
     }
     if (has.pids && limits.pids !== undefined) write('pids.max', String(limits.pids));
-    if (has.cpu && limits.cpus !== undefined) write('cpu.max', `${Math.max(1000, Math.round(limits.cpus * CPU_PERIOD_US))} ${CPU_PERIOD_US}`);
+    writeCpuV2(dir, limits);
     // a group that will hold processes hands nothing down (no internal processes); a parent hands down everything
     return {
       path: rel.join('/'),
@@ -379,6 +402,7 @@ export function cgroupV2(mount: CgroupMount, own: Map<string, string>, name: str
       }
       return group(rel, limits);
     },
+    limitSubtree: (limits) => writeCpuV2(root, limits),
     close: () => removeTree(root, killDir),
   };
 }

@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import {
-  DEFAULT_CEILINGS, DEFAULT_LIMITS, effectiveLimits, LIMIT_KEYS, LIMIT_LABEL, limitExceeded, limitMessage,
+  DEFAULT_CEILINGS, DEFAULT_LIMITS, defaultTotalCpus, effectiveLimits, LIMIT_KEYS, LIMIT_LABEL, limitExceeded, limitMessage,
   type LimitEnforcement, type LimitExceeded, type LimitKey, type LimitScope, type LimitsConfig, type LimitsReport, type SandboxLimits, type SandboxLimitsOverride,
 } from '../../../contracts/sandbox-limits.ts';
 import { createLogger } from '../../../shared/log.ts';
@@ -70,8 +71,8 @@ export interface Limiter {
   refusal(): string | undefined;
   /** A session's effective limits: its profile's overrides over the operator's defaults, held to the ceilings. */
   limitsOf(profile: { limits?: SandboxLimitsOverride }): SandboxLimits;
-  /** A jail of its own for one process tree; call once `ready()` has settled (throws before). */
-  jail(o: { sessionId: string; scope: LimitScope; limits: SandboxLimits }): Jail;
+  /** A jail of its own for one process tree, in its tenant's and session's groups; call once `ready()` has settled (throws before). */
+  jail(o: { sessionId: string; tenant: string; scope: LimitScope; limits: SandboxLimits }): Jail;
   /** The folder of a session's disk (made and mounted on first use), or undefined where disks are not enforced. */
   sessionDisk(sessionId: string, limits: SandboxLimits): Promise<string | undefined>;
   /** Where session disks are mounted (the VirtualFS's base for `/work`), when they are enforced. */
@@ -105,6 +106,9 @@ const JOIN =
 const OFF: LimitsConfig = { mode: 'off', defaults: DEFAULT_LIMITS, ceilings: DEFAULT_CEILINGS };
 
 const sessionKey = (sessionId: string) => `s-${createHash('sha256').update(sessionId).digest('hex').slice(0, 16)}`;
+const tenantKey = (tenant: string) => `t-${createHash('sha256').update(tenant).digest('hex').slice(0, 16)}`;
+/** Every tenant's group weighs the same (the kernel's default weight, written so it holds whatever the parent says). */
+const TENANT_WEIGHT = 100;
 
 function swapOn(): boolean {
   try {
@@ -155,11 +159,14 @@ const runs = (file: string, args: string[]) => new Promise<boolean>((resolve) =>
 
 export function createLimiter(o: LimiterOptions): Limiter {
   const config = o.config ?? OFF;
+  const totalCpus = config.totalCpus ?? defaultTotalCpus(availableParallelism());
   const name = `svc-${o.runnerHash}-${process.pid}-${++seq}`;
   let driver: CgroupDriver | undefined;
   let prlimit: string | undefined;
   let disks: SessionDisks | undefined;
   const sessions = new Map<string, Group>();
+  /** Tenant groups made so far (kept for the runner's life: one folder per tenant, removed at close). */
+  const tenants = new Set<string>();
   const kills = o.metrics?.counter({
     name: 'svc_sandbox_limit_kills_total',
     help: 'Commands, stdio MCP servers and sandbox workers a sandbox limit ended or refused, by limit.',
@@ -196,8 +203,18 @@ export function createLimiter(o: LimiterOptions): Limiter {
       enforced.memoryMiB = cg;
       if (!driver.has.swap && swapOn()) missing.push('memory: swap is not counted (no memory.memsw / memory.swap.max; boot with swapaccount=1 or turn swap off)');
     } else cgMissing('memoryMiB', 'memory');
-    if (driver?.has.cpu) enforced.cpus = cg;
-    else cgMissing('cpus', 'cpu');
+    let total: number | undefined;
+    if (driver?.has.cpu) {
+      enforced.cpus = cg;
+      try {
+        // all sandboxes together, whatever each session may use: the runner, its workers and its database keep the rest
+        // (its weight stays the kernel's default: a lower one starved the sandboxes on a busy host without a clear gain, see docs/performance.md)
+        driver.limitSubtree({ cpus: totalCpus });
+        total = totalCpus;
+      } catch (err) {
+        missing.push(`cpu: the CPU cap on all sandboxes together (SVC_SANDBOX_TOTAL_CPUS ${totalCpus}) cannot be set here (${(err as Error).message})`);
+      }
+    } else cgMissing('cpus', 'cpu');
     if (driver?.has.pids) enforced.pids = cg;
     else if (prlimit && !asRoot) enforced.pids = 'rlimit';
     else cgMissing('pids', 'pids');
@@ -208,7 +225,7 @@ export function createLimiter(o: LimiterOptions): Limiter {
     }
     if (disk.ok) enforced.diskMiB = 'loop-ext4';
     else missing.push(`disk: ${disk.why}`);
-    const report = { ...current, enforced, missing };
+    const report = { ...current, enforced, missing, ...(total !== undefined ? { totalCpus: total } : {}) };
     const gaps = LIMIT_KEYS.filter((k) => enforced[k] === 'none');
     if (gaps.length) log.warn(config.mode === 'require' ? 'sandbox limits required but not all enforceable: sandbox work is refused' : 'some sandbox limits are not enforced here', { missing });
     else log.debug('sandbox limits enforced', { enforced, where: driver?.where });
@@ -225,13 +242,21 @@ export function createLimiter(o: LimiterOptions): Limiter {
     if (limit && limit.key !== 'outputBytes') kills?.inc({ limit: limit.limit });
   }
 
-  function sessionGroup(sessionId: string, limits: SandboxLimits): Group | undefined {
-    if (!driver) return undefined;
-    const key = sessionKey(sessionId);
+  /** A session's CPU quota, within the cap on all sandboxes (cgroup v1 refuses a child's quota above its parent's). */
+  const cpusOf = (limits: SandboxLimits) => (current.totalCpus !== undefined ? Math.min(limits.cpus, current.totalCpus) : limits.cpus);
+
+  /** The tenant's group (its CPU weight: a tenant's sessions together weigh as much as another tenant's) and the session's. */
+  function sessionGroup(sessionId: string, tenant: string, limits: SandboxLimits): string[] {
+    const path = [tenantKey(tenant), sessionKey(sessionId)];
+    if (!driver) return path;
+    if (!tenants.has(path[0])) {
+      driver.group([path[0]], driver.has.cpu ? { cpuWeight: TENANT_WEIGHT } : {});
+      tenants.add(path[0]);
+    }
     // a session's commands and worker share its CPU quota; memory and processes are held per command and worker
-    const g = driver.group([key], driver.has.cpu ? { cpus: limits.cpus } : {});
+    const g = driver.group(path, driver.has.cpu ? { cpus: cpusOf(limits) } : {});
     sessions.set(sessionId, g);
-    return g;
+    return path;
   }
 
   async function verdictOf(group: Group | undefined, limits: SandboxLimits, scope: LimitScope, sessionId: string, exit: ExitFacts): Promise<Verdict> {
@@ -269,16 +294,16 @@ export function createLimiter(o: LimiterOptions): Limiter {
     report: () => current,
     refusal,
     limitsOf: (profile) => effectiveLimits(config, config.ceilings, profile.limits),
-    jail({ sessionId, scope, limits }) {
+    jail({ sessionId, tenant, scope, limits }) {
       if (!probeDone) throw new Error('the sandbox limits are still being checked');
       const on = config.mode !== 'off';
       let group: Group | undefined;
       if (on && driver) {
-        sessionGroup(sessionId, limits);
-        group = driver.group([sessionKey(sessionId), `${scope}-${++seq}`], {
+        const path = sessionGroup(sessionId, tenant, limits);
+        group = driver.group([...path, `${scope}-${++seq}`], {
           ...(driver.has.memory ? { memoryBytes: limits.memoryMiB * 1024 * 1024 } : {}),
           ...(driver.has.pids ? { pids: limits.pids } : {}),
-          ...(driver.has.cpu ? { cpus: limits.cpus } : {}),
+          ...(driver.has.cpu ? { cpus: cpusOf(limits) } : {}),
         });
       }
       const asRoot = process.getuid?.() === 0;
@@ -309,7 +334,7 @@ export function createLimiter(o: LimiterOptions): Limiter {
     readiness() {
       const r = current;
       if (r.mode === 'off') return { name: 'sandbox limits', ok: true, ms: 0, detail: 'SVC_SANDBOX_LIMITS=off: nothing an agent starts is limited (but its output)' };
-      const how = LIMIT_KEYS.map((k) => `${LIMIT_LABEL[k]} ${r.enforced[k]}`).join(', ');
+      const how = `${LIMIT_KEYS.map((k) => `${LIMIT_LABEL[k]} ${r.enforced[k]}`).join(', ')}${r.totalCpus !== undefined ? `; all sandboxes together at most ${r.totalCpus} CPUs` : ''}`;
       const refused = refusal();
       if (refused) return { name: 'sandbox limits', ok: false, ms: 0, error: refused };
       if (r.missing.length) return { name: 'sandbox limits', ok: true, ms: 0, detail: `warning: ${r.mode}, not enforced here: ${r.missing.join('; ')} (${how})` };

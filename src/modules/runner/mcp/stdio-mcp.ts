@@ -119,7 +119,7 @@ export function createStdioMcpHost(deps: { sandbox: Sandbox; limiter?: Limiter; 
     await deps.limiter?.ready();
     const refused = deps.limiter?.refusal();
     if (refused) throw new Error(`stdio MCP server ${spec.name} is refused on this runner: ${refused}`);
-    const jail = deps.limiter?.jail({ sessionId: rec.id, scope: 'mcp', limits: deps.limiter.limitsOf(rec.profile) });
+    const jail = deps.limiter?.jail({ sessionId: rec.id, tenant: rec.tenant, scope: 'mcp', limits: deps.limiter.limitsOf(rec.profile) });
     let child: ChildProcess;
     if (status.mode === 'off') {
       const work = await view.workDir();

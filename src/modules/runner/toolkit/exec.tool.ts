@@ -44,7 +44,7 @@ export const runCommandTool = defineTool({
     const network = ctx.session.profile.network === 'enabled' && ctx.session.profile.workerMode !== 'sandbox';
     // a /v1 environment's setup commands reach the runner as run_command with the setup folder in their env
     const scope = env.SVC_SETUP_CWD !== undefined ? 'setup' : 'command';
-    const result = await ctx.commands.run(spec, { vfs: ctx.vfs(), network, sessionId: ctx.session.id, limits: ctx.limits, scope });
+    const result = await ctx.commands.run(spec, { vfs: ctx.vfs(), network, sessionId: ctx.session.id, tenant: ctx.session.tenant, limits: ctx.limits, scope });
     const { limit } = result;
     const tripped = limit && limit.key !== 'outputBytes';
     const said = result.limitMessage ?? (limit && limitMessage(limit, tripped ? 'killed' : 'the rest truncated'));

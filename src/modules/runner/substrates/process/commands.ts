@@ -35,6 +35,8 @@ export interface CommandSession {
   network: boolean;
   /** A container session's commands run in its container. */
   sessionId?: string;
+  /** The session's tenant: its commands are held in the tenant's cgroup, which weighs as much as any other tenant's. */
+  tenant?: string;
   limits?: SandboxLimits;
   /** `command` (run_command, the default), `setup` (a /v1 environment's setup command). */
   scope?: LimitScope;
@@ -98,7 +100,7 @@ export function createCommandRunner(sandbox: Sandbox, limiter?: Limiter): Comman
       await limiter?.ready();
       const refused = limiter?.refusal();
       if (refused) throw new Error(`run_command is refused on this runner: ${refused}`);
-      const jail = limiter && session.limits ? limiter.jail({ sessionId: session.sessionId ?? 'unnamed', scope: session.scope ?? 'command', limits: session.limits }) : undefined;
+      const jail = limiter && session.limits ? limiter.jail({ sessionId: session.sessionId ?? 'unnamed', tenant: session.tenant ?? 'unnamed', scope: session.scope ?? 'command', limits: session.limits }) : undefined;
       try {
         if (status.mode === 'off') {
           const cwd = await session.vfs.workDir();

@@ -96,7 +96,7 @@ export function createProcessSubstrate(sandbox: Sandbox, limiter?: Limiter): Wor
     if (l.image) throw new Error(`workerImage "${l.image}" is not supported by the process substrate (it runs this program; images need a container substrate)`);
     const refused = limiter?.refusal();
     if (refused) throw new Error(`sandbox workers are refused on this runner: ${refused}`);
-    const jail = limiter?.jail({ sessionId: l.sessionId, scope: 'worker', limits: l.limits });
+    const jail = limiter?.jail({ sessionId: l.sessionId, tenant: l.tenant, scope: 'worker', limits: l.limits });
     const { argv, hostArgv, mounts } = programMounts();
     const isolated = current.offered && sandbox.status().mode === 'bwrap';
     const port = Number(new URL(runnerUrl).port);
