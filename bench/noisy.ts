@@ -13,7 +13,7 @@
  * reports memory, pids, CPU and disk enforced (GET /runner/info `limits`); `--force` starts it anyway, `--safe` swaps
  * in harmless commands (sleep, echo) to try the plumbing on any machine.
  *
- *   npm run bench:noisy -- [--seconds 30] [--quiet-runs 40] [--safe] [--force]
+ *   npm run bench:noisy -- [--seconds 30] [--quiet-runs 40] [--safe] [--force] [--only 'cpu,fork']
  */
 import { parseArgs } from 'node:util';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -27,6 +27,8 @@ const { values } = parseArgs({
     'quiet-runs': { type: 'string', default: '40' },
     safe: { type: 'boolean', default: false },
     force: { type: 'boolean', default: false },
+    /** Only the hostile commands whose names start with one of these (comma list): `--only 'cpu,fork'`. */
+    only: { type: 'string' },
   },
 });
 const SECONDS = Number(values.seconds);
@@ -43,7 +45,7 @@ const COMMAND_TIMEOUT_MS = 20_000;
  */
 const A_CEILINGS = { memoryMiB: 256, pids: 64, cpus: 0.25, diskMiB: 256, fileMiB: 256, wallSeconds: 15, cpuSeconds: 15, outputBytes: 16 * 1024 };
 
-const HOSTILE: Array<[string, string]> = values.safe
+const ALL_HOSTILE: Array<[string, string]> = values.safe
   ? [
       ['fork bomb (safe: sleep)', 'sleep 2'],
       ['memory hog (safe: echo)', 'echo hog'],
@@ -64,6 +66,10 @@ const HOSTILE: Array<[string, string]> = values.safe
       // the file stays until the next filler of the session removes it, so the runner sees the disk full when dd fails
       ['disk filler', 'rm -f fill; dd if=/dev/zero of=fill bs=1M count=8192 2>&1'],
     ];
+
+const ONLY = values.only?.split(',').map((n) => n.trim()).filter(Boolean);
+const HOSTILE = ONLY ? ALL_HOSTILE.filter(([name]) => ONLY.some((o) => name.startsWith(o))) : ALL_HOSTILE;
+if (!HOSTILE.length) throw new Error(`--only ${values.only}: no hostile command is named so (${ALL_HOSTILE.map(([n]) => n).join(', ')})`);
 
 const dirs: string[] = [];
 const tempDir = (name: string) => {

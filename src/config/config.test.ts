@@ -168,10 +168,10 @@ describe('loadConfig', () => {
     expect(c.sandboxLimits.defaults).toMatchObject({ cpus: 0.5 });
   });
 
-  it('caps all sandboxes together at the host CPUs but one, at least half a CPU, unless the operator says', () => {
-    expect(loadConfig({}).sandboxLimits.totalCpus).toBe(Math.max(0.5, availableParallelism() - 1));
+  it('caps all sandboxes together at the host CPUs but one and a half, at least half a CPU, unless the operator says', () => {
+    expect(loadConfig({}).sandboxLimits.totalCpus).toBe(Math.max(0.5, availableParallelism() - 1.5));
     expect(loadConfig({ SVC_SANDBOX_TOTAL_CPUS: '1.5' }).sandboxLimits.totalCpus).toBe(1.5);
-    expect([defaultTotalCpus(1), defaultTotalCpus(2), defaultTotalCpus(16)]).toEqual([0.5, 1, 15]);
+    expect([defaultTotalCpus(1), defaultTotalCpus(2), defaultTotalCpus(4), defaultTotalCpus(16)]).toEqual([0.5, 0.5, 2.5, 14.5]);
   });
 
   it('keeps secrets in their own folder and asks outside dev for the internal token only where roles are split', () => {

@@ -367,7 +367,7 @@ function limitsConfig(env: Record<string, string | undefined>, appEnv: string): 
     defaults[k] = read(LIMIT_ENV[k], Math.min(DEFAULT_LIMITS[k], ceilings[k]), k);
     if (defaults[k] > ceilings[k]) throw new ConfigError(LIMIT_ENV[k], `got ${defaults[k]}, above ${LIMIT_ENV[k]}_MAX (${ceilings[k]})`);
   }
-  // all sandboxes of the runner together; unset: the host's CPUs but one (the runner's own), at least half of one
+  // all sandboxes of the runner together; unset: the host's CPUs but one and a half (the runner's own), at least half of one
   const rawTotal = env.SVC_SANDBOX_TOTAL_CPUS;
   let totalCpus = defaultTotalCpus(availableParallelism());
   if (rawTotal !== undefined && rawTotal !== '') {
