@@ -20,7 +20,7 @@ import type { ProviderKeys } from './provider-keys/index.ts';
 import type { MemoryDeps } from './memory/index.ts';
 import type { SandboxLimitsService } from './sandbox-limits/index.ts';
 import type { Approval, ApprovalDecisionBody } from '../../contracts/approvals.ts';
-import { decide as decideApproval } from './approvals/approvals.service.ts';
+import { approvalDepsOf, decide as decideApproval } from './approvals/approvals.service.ts';
 import { createSessionFor, placeSession, shutdownSession, type PlaceOptions, type PlacedSession } from './sessions/sessions.service.ts';
 
 /**
@@ -96,6 +96,7 @@ export interface KeysService {
 
 export function createConductorServices(deps: FeatureDeps): ConductorServices {
   const run = deps.runs.deps;
+  const approvals = approvalDepsOf(deps);
   return {
     authenticate: deps.authenticate,
     runs: {
@@ -136,7 +137,7 @@ export function createConductorServices(deps: FeatureDeps): ConductorServices {
     approvals: {
       decide: (tenantId, actor, runId, approvalId, body) =>
         decideApproval(
-          { db: deps.db, jobs: deps.jobs, fleet: deps.fleet, log: deps.log.child('approvals'), timeoutSeconds: deps.config.approvalTimeoutSeconds, mintRunToken: (t, r) => run.mintRunToken!(t, r) },
+          approvals,
           { tenantId, tenantName: null, role: 'member', authKind: 'api_key', keyId: null, subject: actor },
           runId,
           approvalId,

@@ -1,7 +1,7 @@
 import type { Feature } from '../feature.ts';
 import { cancelPendingOfRun } from './approvals.repo.ts';
 import { approvalRoutes } from './approvals.routes.ts';
-import { EXPIRE_QUEUE, expire, type ExpireJob } from './approvals.service.ts';
+import { approvalDepsOf, EXPIRE_QUEUE, expire, type ExpireJob } from './approvals.service.ts';
 import { RESUME_QUEUE, resumeParked, type ResumeJob } from '../runs/parking.ts';
 
 /**
@@ -9,9 +9,9 @@ import { RESUME_QUEUE, resumeParked, type ResumeJob } from '../runs/parking.ts';
  * `expiresAt`), the resume queue of parked runs (runs/parking.ts: one job per decision on a parked run), and the run
  * hook that cancels what a run that ended left pending.
  */
-export const approvalsFeature: Feature = ({ db, jobs, fleet, log, config, hooks, runs }) => {
-  const mint = runs.deps.mintRunToken;
-  const deps = { db, jobs, fleet, log: log.child('approvals'), timeoutSeconds: config.approvalTimeoutSeconds, ...(mint ? { mintRunToken: (t: string, r: string) => mint(t, r) } : {}) };
+export const approvalsFeature: Feature = (ctx) => {
+  const { jobs, hooks, runs } = ctx;
+  const deps = approvalDepsOf(ctx);
   hooks.onRunEnding((tx, tenantId, runId) => cancelPendingOfRun(tx, tenantId, runId));
   return {
     api: approvalRoutes(deps),

@@ -32,6 +32,19 @@ export interface ApprovalDeps {
   mintRunToken?: (tenantId: string, runId: string) => Promise<string>;
 }
 
+/** The approvals' dependencies from the conductor's (the feature and the /v1 turn engine share them). */
+export function approvalDepsOf(c: {
+  db: Kysely<DB>;
+  jobs: Jobs;
+  fleet: Fleet;
+  log: Logger;
+  config: { approvalTimeoutSeconds: number };
+  runs: { deps: { mintRunToken?: (tenantId: string, runId: string) => Promise<string> } };
+}): ApprovalDeps {
+  const mint = c.runs.deps.mintRunToken;
+  return { db: c.db, jobs: c.jobs, fleet: c.fleet, log: c.log.child('approvals'), timeoutSeconds: c.config.approvalTimeoutSeconds, ...(mint ? { mintRunToken: (t, r) => mint(t, r) } : {}) };
+}
+
 export const EXPIRE_QUEUE = 'approvals.expire';
 
 /** What the model reads when a published agent's chat run calls an `ask` tool and its agent says `approvals: "deny"`. */

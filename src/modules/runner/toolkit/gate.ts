@@ -25,7 +25,7 @@ export async function gate(
   if (permission === 'deny') return { allowed: false, error: `tool ${call.name} denied by the permission policy of profile ${session.profile.name} (${selector}: deny)` };
   if (permission === 'allow' || opts.approved) return { allowed: true, input: call.input };
   if (!approvals) return { allowed: false, error: `tool ${call.name} was not run: it needs approval, and this runner cannot ask` };
-  const asked = opts.park ? await approvals.ask(session, call.name, call.input, signal, { park: true }) : await approvals.ask(session, call.name, call.input, signal);
+  const asked = await approvals.ask(session, call.name, call.input, signal, { park: opts.park === true });
   // the run parks (approvals/): the model's turn ends on this answer, which the run never shows
   if ('parked' in asked) return { allowed: false, parked: asked.parked, error: `tool ${call.name} waits for approval ${asked.parked}: the run is parked until a person decides` };
   if (!asked.approved) return { allowed: false, error: `tool ${call.name} was not run: ${asked.reason}` };
