@@ -86,7 +86,10 @@ describe('postgres.js when a backend dies', () => {
   it('fails a transaction whose backend died, its rollback and its later statements with it, and the pool answers', async () => {
     const client = postgres(url, { max: 1, onnotice: () => {} });
     try {
-      let later: Promise<unknown> | undefined;
+      // the transaction may fail as soon as its connection closes, before the callback gets to its next statement:
+      // the test waits for the callback to have sent it (wrapped, so the promise is handed over, not adopted)
+      let sent!: (later: { statement: Promise<unknown> }) => void;
+      const laterSent = new Promise<{ statement: Promise<unknown> }>((resolve) => (sent = resolve));
       const tx = client.begin(async (t) => {
         const [{ pid }] = await t<Array<{ pid: number }>>`select pg_backend_pid() as pid`;
         await killer`select pg_terminate_backend(${pid})`;
@@ -94,12 +97,14 @@ describe('postgres.js when a backend dies', () => {
           await t`select 1`;
         } finally {
           // a statement the callback sends after the break: it fails, and reaches no other connection
-          later = t`select 2`;
-          later.catch(() => {});
+          const statement = t`select 2`;
+          statement.catch(() => {});
+          sent({ statement });
         }
       });
       await expect(settlesWithin(tx, 10_000, 'the transaction')).rejects.toThrow();
-      await expect(settlesWithin(later!, 5_000, 'a statement after the break')).rejects.toThrow();
+      const later = await settlesWithin(laterSent, 10_000, 'the callback sending a statement after the break');
+      await expect(settlesWithin(later.statement, 5_000, 'a statement after the break')).rejects.toThrow();
       expect(await settlesWithin(client`select 1 as n`, 10_000, 'the pool after the transaction')).toEqual([{ n: 1 }]);
     } finally {
       await client.end({ timeout: 1 });
