@@ -124,6 +124,37 @@ describe('/v1 MCP servers under permission policies', () => {
     await allowed.stream.close();
   });
 
+  it('asks before a stdio MCP server call in a hosted environment, and runs it once approved', async () => {
+    // a minimal stdio MCP server (newline-delimited JSON-RPC) for the system's node, seeded into the workspace
+    const server = `
+      const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
+      require('readline').createInterface({ input: process.stdin }).on('line', (line) => {
+        const msg = JSON.parse(line);
+        if (msg.id === undefined) return;
+        if (msg.method === 'initialize') return send({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'local', version: '1.0.0' } } });
+        if (msg.method === 'tools/list') return send({ jsonrpc: '2.0', id: msg.id, result: { tools: [{ name: 'shout', description: 'Upper-cases a word', inputSchema: { type: 'object', properties: { word: { type: 'string' } } } }] } });
+        if (msg.method === 'tools/call') return send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: 'shouted ' + msg.params.arguments.word.toUpperCase() }] } });
+        send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'no such method' } });
+      });`;
+    const session = await sessions().create({
+      agent: {
+        model: FAKE_MODEL,
+        tools: [{ type: 'mcp', server_label: 'local', transport: { type: 'stdio', command: 'node', args: ['shout.js'], cwd: '/workspace' } }],
+        agent_toolset: { mcp_toolsets: [{ mcp_server_name: 'local', configs: [{ name: 'shout', permission_policy: { type: 'always_ask' } }] }] },
+      },
+      environment: { type: 'openai_hosted', files: [{ type: 'inline', path: '/workspace/shout.js', data: Buffer.from(server).toString('base64') }] },
+    });
+    const stream = reader<any>(await sessions().events.stream(session.id));
+    await sessions().events.create(session.id, { events: [{ type: 'agent.session.input.message', input: [{ role: 'user', content: [{ type: 'input_text', text: 'CALL_TOOL local__shout {"word":"quiet"}' }] }] }] });
+    const action = await waitingAction(stream);
+    expect(action.tool_name).toBe('local__shout');
+    await sessions().events.create(session.id, { events: [{ type: 'tool_approval', id: action.id, approve: true }] });
+    const rest = await stream.until(isTurnEnd);
+    expect(rest.at(-1).type).toBe('agent.session.turn.completed');
+    expect(textOf(rest)).toContain('TOOL-RESULT-SEEN: shouted QUIET');
+    await stream.close();
+  });
+
   it('asks for an MCP server without an entry when default_config is always_ask, also in a session override', async () => {
     // a session of its own agent: the default covers every tool, MCP servers' included
     const { session, stream } = await ask({ agent: { model: FAKE_MODEL, tools: [mcpTool()], agent_toolset: { default_config: { permission_policy: { type: 'always_ask' } } } } }, echo('default ask'));
