@@ -54,6 +54,7 @@ describe('/v1 MCP servers under permission policies', () => {
     const refused = async (p: Promise<unknown>) => {
       const err: any = await p.catch((e: any) => e);
       expect(err.status).toBe(400);
+      expect(err.error.param).toMatch(/agent_toolset\.mcp_toolsets\[0\]\.mcp_server_name$/);
       return err.error.message as string;
     };
     expect(await refused(agents().create({ model: FAKE_MODEL, tools: [mcpTool()], agent_toolset: { mcp_toolsets: [{ mcp_server_name: 'dcos' }] } }))).toMatch(
