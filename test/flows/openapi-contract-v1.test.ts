@@ -122,8 +122,13 @@ describe('the /v1 API reference against real answers', () => {
           { type: 'mcp', server_label: 'docs', transport: { type: 'http', server_url: 'https://mcp.example.com/mcp', headers: { 'X-Team': 'blue' } } },
           { type: 'mcp', server_label: 'local', transport: { type: 'stdio', command: 'node', cwd: '/workspace' } },
         ],
+        agent_toolset: {
+          configs: [{ name: 'run_command', permission_policy: { type: 'always_ask' } }],
+          mcp_toolsets: [{ mcp_server_name: 'docs', configs: [{ name: 'delete_page', enabled: false }] }],
+        },
       },
     });
+    expect(created.agent_toolset.mcp_toolsets[0].default_config).toEqual({ permission_policy: { type: 'always_ask' } });
     await call('get', '/v1/agents/{agent_id}', { agent_id: created.id });
     await call('post', '/v1/agents/{agent_id}', { agent_id: created.id }, { json: { name: null, metadata: null } });
     const page = await call('get', '/v1/agents', {}, { query: 'limit=2' });

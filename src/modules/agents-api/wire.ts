@@ -45,7 +45,19 @@ export type PermissionPolicy = { type: 'always_allow' } | { type: 'always_ask' }
 /** The agent's built-in tools (those of its environment, and memory): a default policy, and per tool or bundle overrides. */
 export interface AgentToolset {
   default_config: { permission_policy: PermissionPolicy };
-  configs: Array<{ name: string; enabled: boolean; permission_policy: PermissionPolicy | null }>;
+  configs: ToolConfig[];
+  /**
+   * svc extension, present when set: policies of the agent's MCP servers' tools, one entry per `mcp` tool's
+   * `server_label` (Claude Managed Agents' `mcp_toolset`). A server without one follows `default_config`.
+   */
+  mcp_toolsets?: McpToolset[];
+}
+export type ToolConfig = { name: string; enabled: boolean; permission_policy: PermissionPolicy | null };
+/** One MCP server's tools: a default policy (`always_ask` unless given, as Claude's), and per tool overrides. */
+export interface McpToolset {
+  mcp_server_name: string;
+  default_config: { permission_policy: PermissionPolicy };
+  configs: ToolConfig[];
 }
 
 /** What agents.config holds: the Agent minus id, object and timestamps. */

@@ -1,8 +1,8 @@
-import type { AgentConfig, AgentReasoning, AgentSettings, AgentText, AgentToolset, AgentToolView, MultiAgentConfig, PermissionPolicy, SessionAgent } from '../wire.ts';
+import type { AgentConfig, AgentReasoning, AgentSettings, AgentText, AgentToolset, AgentToolView, MultiAgentConfig, PermissionPolicy, SessionAgent, ToolConfig } from '../wire.ts';
 import type { AgentCreateParams, AgentUpdateParams, SessionAgentParams, ToolParam } from './agent.schema.ts';
 import type * as v from 'valibot';
 import type { AgentToolsetParam, MultiAgentParam, ReasoningParam, TextParam } from './agent.schema.ts';
-import { permissionsProblem, type PermissionMap } from '../../../contracts/permissions.ts';
+import { mcpToolIdentity, permissionsProblem, type PermissionMap } from '../../../contracts/permissions.ts';
 import { badRequest } from '../../../shared/errors.ts';
 
 /**
@@ -28,37 +28,85 @@ export function resolveText(p: v.InferOutput<typeof TextParam> | null | undefine
 
 /**
  * `agent_toolset` (svc extension, Claude Managed Agents' permission-policy naming) resolved with its defaults; null
- * (absent or `null`) leaves every built-in tool `always_allow`. A name no built-in tool or bundle has is a 400.
+ * (absent or `null`) leaves every tool `always_allow`. A name no built-in tool or bundle has is a 400. Its
+ * `mcp_toolsets` (one per `mcp` tool's `server_label`, checked against the tools by `checkMcpToolsets`) default to
+ * `always_ask`, as Claude's `mcp_toolset` does; an MCP server without an entry follows `default_config`.
  */
 export function resolveToolset(p: v.InferOutput<typeof AgentToolsetParam> | null | undefined, field = 'agent_toolset'): AgentToolset | undefined {
   if (!p) return undefined;
-  const policy = (x: { type: PermissionPolicy['type'] } | null | undefined): PermissionPolicy | null => (x ? { type: x.type } : null);
   const toolset: AgentToolset = {
     default_config: { permission_policy: policy(p.default_config?.permission_policy) ?? { type: 'always_allow' } },
-    configs: (p.configs ?? []).map((c) => ({ name: c.name, enabled: c.enabled ?? true, permission_policy: policy(c.permission_policy) })),
+    configs: (p.configs ?? []).map(toolConfig),
   };
-  const problem = permissionsProblem(toolsetPermissions(toolset), {});
+  const problem = permissionsProblem(builtinPermissions(toolset), {});
   if (problem) {
     const name = /^permissions\.(.*?): /.exec(problem)?.[1];
     const at = toolset.configs.findIndex((c) => c.name === name);
     throw badRequest(`${field}.configs[${at}].name: ${problem.slice(`permissions.${name}: `.length)}`);
   }
+  if (p.mcp_toolsets) {
+    toolset.mcp_toolsets = p.mcp_toolsets.map((m, i) => {
+      if (p.mcp_toolsets!.findIndex((o) => o.mcp_server_name === m.mcp_server_name) !== i) {
+        throw badRequest(`${field}.mcp_toolsets[${i}].mcp_server_name: ${m.mcp_server_name} has an entry already`);
+      }
+      return {
+        mcp_server_name: m.mcp_server_name,
+        default_config: { permission_policy: policy(m.default_config?.permission_policy) ?? { type: 'always_ask' } },
+        configs: (m.configs ?? []).map(toolConfig),
+      };
+    });
+  }
   return toolset;
+}
+
+const policy = (x: { type: PermissionPolicy['type'] } | null | undefined): PermissionPolicy | null => (x ? { type: x.type } : null);
+const toolConfig = (c: { name: string; enabled?: boolean | null; permission_policy?: { type: PermissionPolicy['type'] } | null }): ToolConfig => ({
+  name: c.name,
+  enabled: c.enabled ?? true,
+  permission_policy: policy(c.permission_policy),
+});
+
+/**
+ * Each `mcp_toolsets[i].mcp_server_name` must be the `server_label` of one of `tools`' `mcp` tools: a policy for a
+ * server the run never has would be one the gate never sees (400 naming the entry).
+ */
+export function checkMcpToolsets(toolset: AgentToolset | undefined, tools: readonly AgentToolView[], field = 'agent_toolset'): void {
+  const labels = tools.flatMap((t) => (t.type === 'mcp' ? [t.server_label as string] : []));
+  toolset?.mcp_toolsets?.forEach((m, i) => {
+    if (labels.includes(m.mcp_server_name)) return;
+    const have = labels.length ? `its mcp tools are ${labels.join(', ')}` : 'it has no mcp tools';
+    throw badRequest(`${field}.mcp_toolsets[${i}].mcp_server_name: ${m.mcp_server_name} is not the server_label of one of the agent's mcp tools (${have})`);
+  });
 }
 
 /**
  * The run profile's `permissions` for an agent's toolset: `always_allow` → allow, `always_ask` → ask, `enabled: false`
- * → deny; the default config is the `*` selector, each config's `name` (a tool, or a bundle such as `@exec`) its own.
+ * → deny; the default config is the `*` selector (every tool, MCP servers' included), each config's `name` (a tool,
+ * or a bundle such as `@exec`) its own; an MCP toolset's default is `mcp:<server>/*`, its configs `mcp:<server>/<tool>`.
  */
 export function toolsetPermissions(t: AgentToolset | undefined): PermissionMap | undefined {
   if (!t) return undefined;
-  const of = (p: PermissionPolicy): 'allow' | 'ask' => (p.type === 'always_ask' ? 'ask' : 'allow');
+  const map: PermissionMap = builtinPermissions(t) ?? {};
+  for (const m of t.mcp_toolsets ?? []) {
+    map[mcpToolIdentity(m.mcp_server_name, '*')] = of(m.default_config.permission_policy);
+    addConfigs(map, m.configs, (name) => mcpToolIdentity(m.mcp_server_name, name));
+  }
+  return Object.keys(map).length ? map : undefined;
+}
+
+const of = (p: PermissionPolicy): 'allow' | 'ask' => (p.type === 'always_ask' ? 'ask' : 'allow');
+
+function addConfigs(map: PermissionMap, configs: readonly ToolConfig[], selector: (name: string) => string): void {
+  for (const c of configs) {
+    if (!c.enabled) map[selector(c.name)] = 'deny';
+    else if (c.permission_policy) map[selector(c.name)] = of(c.permission_policy);
+  }
+}
+
+function builtinPermissions(t: AgentToolset): PermissionMap | undefined {
   const map: PermissionMap = {};
   if (t.default_config.permission_policy.type !== 'always_allow') map['*'] = of(t.default_config.permission_policy);
-  for (const c of t.configs) {
-    if (!c.enabled) map[c.name] = 'deny';
-    else if (c.permission_policy) map[c.name] = of(c.permission_policy);
-  }
+  addConfigs(map, t.configs, (name) => name);
   return Object.keys(map).length ? map : undefined;
 }
 
@@ -125,7 +173,7 @@ function sessionTool(tool: AgentToolView, secrets: SessionSecrets, given?: ToolP
 }
 
 export function configFromCreate(p: AgentCreateParams): AgentConfig {
-  return {
+  const config: AgentConfig = {
     instructions: p.instructions ?? null,
     metadata: p.metadata ?? {},
     model: p.model,
@@ -138,6 +186,8 @@ export function configFromCreate(p: AgentCreateParams): AgentConfig {
     ...(p.memory_stores?.length ? { memory_stores: p.memory_stores } : {}),
     ...withToolset(resolveToolset(p.agent_toolset)),
   };
+  checkMcpToolsets(config.agent_toolset, config.tools);
+  return config;
 }
 
 const withToolset = (t: AgentToolset | undefined): { agent_toolset?: AgentToolset } => (t ? { agent_toolset: t } : {});
@@ -163,6 +213,7 @@ export function applyUpdate(current: AgentConfig, p: AgentUpdateParams): AgentCo
     if (toolset) next.agent_toolset = toolset;
     else delete next.agent_toolset;
   }
+  checkMcpToolsets(next.agent_toolset, next.tools);
   return next;
 }
 
@@ -187,5 +238,7 @@ export function sessionSnapshot(agentId: string, base: AgentConfig | undefined, 
   const secrets: SessionSecrets = {};
   if (o?.tools !== undefined) settings.tools = (o.tools ?? []).map((t) => sessionTool(persistedTool(t), secrets, t));
   else settings.tools = (base?.tools ?? []).map((t) => sessionTool(t, secrets));
+  // the session's tools may drop a server the agent's policies name: the check names the toolset in force
+  checkMcpToolsets(toolset, settings.tools, o?.agent_toolset !== undefined ? 'agent.agent_toolset' : 'agent_toolset');
   return { agent: { id: agentId, name: base?.name ?? null, ...settings }, secrets };
 }

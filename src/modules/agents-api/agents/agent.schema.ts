@@ -90,19 +90,36 @@ export const ServiceTierParam = v.picklist(['auto', 'default', 'flex', 'priority
 export const MemoryStoresParam = MemoryMounts;
 
 /**
- * svc extension: permission policies of the agent's built-in tools, in Claude Managed Agents' naming (there the config
- * of an `agent_toolset` tools entry): `default_config.permission_policy` for every tool, `configs` per tool name or
- * bundle (`@exec`), `enabled: false` to refuse a tool. Mapped onto the run profile's `permissions` (agent.config.ts).
+ * svc extension: permission policies of the agent's tools, in Claude Managed Agents' naming (there the config of an
+ * `agent_toolset` tools entry): `default_config.permission_policy` for every tool (its MCP servers' too, unless an
+ * `mcp_toolsets` entry sets theirs), `configs` per built-in tool name or bundle (`@exec`), `enabled: false` to refuse
+ * a tool. Mapped onto the run profile's `permissions` (agent.config.ts).
  */
 const PermissionPolicyParam = v.object({ type: v.picklist(['always_allow', 'always_ask'], 'expected always_allow or always_ask') });
+const DefaultConfigParam = v.object({ permission_policy: nullish(PermissionPolicyParam) });
+/**
+ * `mcp_toolsets` (svc extension, Claude's `mcp_toolset` entries): `mcp_server_name` is an `mcp` tool's `server_label`,
+ * `configs` name that server's tools (as the server lists them).
+ */
+const McpToolsetParam = v.object({
+  mcp_server_name: v.pipe(v.string(), v.minLength(1, "an mcp tool's server_label")),
+  default_config: nullish(DefaultConfigParam),
+  configs: nullish(
+    v.pipe(
+      v.array(v.object({ name: v.pipe(v.string(), v.minLength(1, "a tool name of the MCP server")), enabled: nullish(v.boolean()), permission_policy: nullish(PermissionPolicyParam) })),
+      v.maxLength(100, 'at most 100 configs'),
+    ),
+  ),
+});
 export const AgentToolsetParam = v.object({
-  default_config: nullish(v.object({ permission_policy: nullish(PermissionPolicyParam) })),
+  default_config: nullish(DefaultConfigParam),
   configs: nullish(
     v.pipe(
       v.array(v.object({ name: v.pipe(v.string(), v.minLength(1, 'a tool name or a bundle such as @exec')), enabled: nullish(v.boolean()), permission_policy: nullish(PermissionPolicyParam) })),
       v.maxLength(100, 'at most 100 configs'),
     ),
   ),
+  mcp_toolsets: nullish(v.pipe(v.array(McpToolsetParam), v.maxLength(100, 'at most 100 mcp_toolsets'))),
 });
 
 const settings = {
@@ -154,6 +171,18 @@ export const AgentText = v.object({
 });
 const MemoryStoreMount = v.object({ name: v.string(), access: v.picklist(['read', 'read_write']) });
 
+const PolicyObject = v.object({ type: v.picklist(['always_allow', 'always_ask']) });
+const ToolConfigObject = v.object({ name: v.string(), enabled: v.boolean(), permission_policy: v.nullable(PolicyObject) });
+const DefaultConfigObject = v.object({ permission_policy: PolicyObject });
+function AgentToolsetObject() {
+  return v.object({
+    default_config: DefaultConfigObject,
+    configs: v.array(ToolConfigObject),
+    /** svc extension, present when set: one entry per MCP server with a policy; the others follow `default_config`. */
+    mcp_toolsets: v.optional(v.array(v.object({ mcp_server_name: v.string(), default_config: DefaultConfigObject, configs: v.array(ToolConfigObject) }))),
+  });
+}
+
 const StdioTransport = v.object({ type: v.literal('stdio'), command: v.string(), cwd: v.string(), args: v.array(v.string()), env_vars: v.array(v.string()) });
 
 function toolViews<T extends v.GenericSchema>(transport: T) {
@@ -195,6 +224,8 @@ const settingsOut = {
   text: AgentText,
   /** svc extension, present when set. */
   memory_stores: v.optional(v.array(MemoryStoreMount)),
+  /** svc extension, present when set: permission policies (Claude Managed Agents' naming), every default resolved. */
+  agent_toolset: v.optional(AgentToolsetObject()),
 };
 
 export const AgentObject = v.object({
