@@ -112,6 +112,28 @@ describe.each(backends)('sandboxed environments and session artifacts on $name',
     expect((await sessions().artifacts.list(session.id)).data.map((a) => a.path)).toEqual(['/workspace/copied-by-setup.txt']);
   });
 
+  it("reads artifacts back byte for byte whatever the environment's output limit, which still cuts what commands print", async () => {
+    const agent = await h.client.beta.agents.create({ model: FAKE_MODEL });
+    // bytes of every value, far larger than the 1024 bytes a command's output keeps
+    const input = new Uint8Array(150_000).map((_, i) => (i * 7919 + (i >> 8)) & 0xff);
+    // `config` is svc's own field of the environment (the SDK's type does not know it)
+    const environment = { type: 'openai_hosted' as const, files: [{ type: 'inline' as const, path: '/workspace/in.bin', data: b64(input) }], config: { limits: { output_bytes: 1024 } } };
+    const session = await sessions().create({ agent_id: agent.id, environment });
+    // the agent's commands keep 1024 bytes of their output
+    const flood = await turn(session.id, command('head -c 5000 /dev/zero | tr "\\0" a'));
+    expect(flood.text).toBe(`TOOL-RESULT-SEEN: ${'a'.repeat(1024)}\n[output truncated at 1024 bytes]`);
+    // a copy, and a file past what one read of the sandbox returns (1 MiB): both published whole
+    await turn(session.id, command('cp in.bin copy.bin && for i in 1 2 3 4 5 6 7 8; do cat in.bin; done > big.bin'));
+    const artifacts = (await sessions().artifacts.list(session.id)).data;
+    expect(artifacts.map((a) => [a.path, a.size_bytes]).sort()).toEqual([
+      ['/workspace/big.bin', 8 * input.byteLength],
+      ['/workspace/copy.bin', input.byteLength],
+    ]);
+    const bytes = async (path: string) => new Uint8Array(await (await sessions().artifacts.content(artifacts.find((a) => a.path === path)!.id, { session_id: session.id })).arrayBuffer());
+    expect(Buffer.from(await bytes('/workspace/copy.bin')).equals(Buffer.from(input))).toBe(true);
+    expect(Buffer.from(await bytes('/workspace/big.bin')).equals(Buffer.concat(Array(8).fill(Buffer.from(input))))).toBe(true);
+  });
+
   it('gives sessions without an environment no tools and no artifacts', async () => {
     const agent = await h.client.beta.agents.create({ model: FAKE_MODEL });
     const session = await sessions().create({ agent_id: agent.id, environment: { type: 'none' } });

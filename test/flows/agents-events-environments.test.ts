@@ -156,6 +156,7 @@ describe('reasoning, command output and self-setting-up environments', () => {
         ],
         packages: { npm: ['file:/work/hello'] },
         setup_commands: [{ command: 'hello-cli' }],
+        network: { access: 'disabled' },
       },
     });
     const events = await stream(session.id, command('hello-cli'));

@@ -129,6 +129,20 @@ export async function createEnvironment(
   });
 }
 
+/**
+ * The network access of the environment `input` will create (undefined for none): its own `network`, else its
+ * template's, else `enabled`. Known before the environment exists, because its session's profile carries it (the
+ * profile is made first); createEnvironment refuses what is wrong with it (a widening override, a missing template).
+ */
+export async function networkAccessOf(deps: ResourceDeps, tenantId: string, input: EnvironmentInput): Promise<HostedSpec['network']['access'] | undefined> {
+  if (input.type !== 'openai_hosted') return undefined;
+  if (input.network !== undefined) return input.network?.access ?? 'enabled';
+  const templateId = input.environment_template_id;
+  if (!templateId) return emptySpec().network.access;
+  const template = await withTenant(deps.db, tenantId, (tx) => loadTemplate(deps, tx, tenantId, templateId));
+  return template?.spec.network.access ?? emptySpec().network.access;
+}
+
 async function resolveSkills(tx: Tx, spec: HostedSpec, prefix: string): Promise<HostedSkill[]> {
   const out: HostedSkill[] = [];
   for (const [i, s] of spec.skills.entries()) {

@@ -54,6 +54,8 @@ export async function applyHosted(tx: Tx, base: { spec: HostedSpec; secrets: Hos
   if (input.network !== undefined) {
     const network = input.network ?? { access: 'enabled' as const, allowed_domains: [] };
     if (network.access === 'restricted') throw badRequest(`${prefix}network.access: restricted network access is unavailable; use enabled or disabled`);
+    // a domain list only means something to restricted access: with full access or none it would restrict nothing
+    if (network.allowed_domains?.length) throw badRequest(`${prefix}network.allowed_domains: a domain list needs restricted access, which is unavailable; leave it empty (enabled: any destination, disabled: none)`);
     spec.network = { access: network.access, allowed_domains: network.allowed_domains ?? [] };
   }
   if (input.packages !== undefined) {

@@ -12,12 +12,13 @@ import { isInside } from '../validation.ts';
  * `/work` back (for artifacts), always through the runner's tool endpoint (`invokeTool`), so it works wherever the
  * runner runs.
  *
- * Bytes: text files go through `fs_write`; anything that is not valid UTF-8, and every read, goes through
- * `run_command` with base64 in chunks that fit its 64 KiB output cap, so content is byte-exact.
+ * Bytes: text files go through `fs_write`, anything that is not valid UTF-8 through `run_command` with base64 in its
+ * arguments (a write prints nothing, so the session's output limit never cuts it); reads go through `fs_read` in
+ * base64, a piece at a time. Content is byte-exact either way.
  */
 export const SANDBOX_TOOLS = ['@default', '@exec'];
 export const SANDBOX_DIR = '/work';
-/** Raw bytes per `run_command` chunk: base64 of it stays under the 64 KiB output cap. */
+/** Raw bytes per `run_command` write: its base64 is one argument of the command (well under the kernel's 128 KiB). */
 const CHUNK = 45 * 1024;
 /** Files larger than this are not read back (not published as artifacts). */
 export const MAX_ARTIFACT_BYTES = 8 * 1024 * 1024;
@@ -98,16 +99,24 @@ export async function readSandboxText(client: RunnerClient, tenantId: string, se
   throw new AppError(502, `sandbox fs_read failed: ${typeof error === 'string' ? error : JSON.stringify(result.value)}`);
 }
 
+/**
+ * The bytes of a file of `/work`, undefined when it is over MAX_ARTIFACT_BYTES or cannot be read (gone since it was
+ * listed, not readable): `fs_read` in base64, a piece at a time from where the last ended. Not `run_command`: what a
+ * command prints is cut at the session's output limit, which is about the agent's conversation, not svc's own reads.
+ */
 async function readBytes(client: RunnerClient, tenantId: string, sessionId: string, rel: string): Promise<Uint8Array | undefined> {
   const chunks: Buffer[] = [];
   let total = 0;
   for (;;) {
-    const out = (await tool(client, tenantId, sessionId, 'run_command', sh('tail -c +"$1" -- "$2" | head -c "$3" | base64 | tr -d "\\n"', String(total + 1), `./${rel}`, String(CHUNK)))) as { stdout: string };
-    const chunk = Buffer.from(out.stdout.trim(), 'base64');
+    const result = await client.invokeTool(tenantId, sessionId, 'fs_read', { path: `${SANDBOX_DIR}/${rel}`, encoding: 'base64', offset: total }, PLATFORM);
+    if (!result.ok) return undefined;
+    const read = result.value as { size: number; truncated: boolean; content: string };
+    if (read.size > MAX_ARTIFACT_BYTES) return undefined;
+    const chunk = Buffer.from(read.content, 'base64');
     chunks.push(chunk);
     total += chunk.byteLength;
-    if (total > MAX_ARTIFACT_BYTES) return undefined;
-    if (chunk.byteLength < CHUNK) return new Uint8Array(Buffer.concat(chunks));
+    // a file that grows while it is read is read to its size at the last piece (a truncated piece that brings nothing ends it too)
+    if (!read.truncated || chunk.byteLength === 0) return new Uint8Array(Buffer.concat(chunks));
   }
 }
 

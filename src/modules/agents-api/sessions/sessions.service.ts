@@ -10,7 +10,7 @@ import { sessionSnapshot } from '../agents/agent.config.ts';
 import { checkEnvVars, refuseStdioMcp } from '../turns/launch.ts';
 import { getAgentConfig } from '../agents/agents.service.ts';
 import type { ResourceDeps } from '../deps.ts';
-import { createEnvironment, getEnvironmentInfo } from '../environments/environments.service.ts';
+import { createEnvironment, getEnvironmentInfo, networkAccessOf } from '../environments/environments.service.ts';
 import { WORKSPACE } from '../environments/environment.schema.ts';
 import { seedSandbox } from '../environments/workspace-sync.ts';
 import type { EventStore } from '../events/event-store.ts';
@@ -80,7 +80,8 @@ export async function createSession(deps: SessionsDeps, tenantId: string, p: Ses
 
   const profileName = `${AGENT_SESSION_PROFILE_PREFIX}${randomId(16)}`;
   if (p.input || opts.turnFollows) await gateTurn(deps, tenantId, { model: agent.model, profileName, sessionId: null });
-  const profile = sessionProfile(profileName, agent, p.environment, runtimeModelName(deps.models, agent.model));
+  const access = await networkAccessOf(deps.resources, tenantId, p.environment);
+  const profile = sessionProfile(profileName, agent, { ...p.environment, network: access && { access } }, runtimeModelName(deps.models, agent.model));
   const placed = await deps.conductor.sessions.create(tenantId, profile).catch((err: unknown) => {
     // a /v1 user never named tools: the refusal names the environment, its cause and the fixes
     if (err instanceof NoCommandSandbox && p.environment.type === 'openai_hosted')

@@ -62,13 +62,23 @@ export function endpointToolNames(agent: SessionAgent, depth = 0): Set<string> {
   return new Set([...functionTools(agent), ...subagentTools(agent, depth)].map((t) => t.name));
 }
 
+/** What sessionProfile reads of an environment: its type, `config.limits` and the resolved `network.access`. */
+export interface ProfiledEnvironment {
+  type: string;
+  config?: { limits?: Record<string, number | undefined> | null } | null;
+  network?: { access: string } | null;
+}
+
 /**
  * The session's own profile. No sandbox (`environment: none`) means no platform toolkit: `@none` selects nothing. A
  * hosted environment is a sandbox on the runner's process substrate: file tools and `run_command` in `/work`. Its
  * `config.limits` (snake_case) are the profile's `limits`: the conductor holds them to the tenant's ceilings on the way.
+ * Its `network.access` (resolved: a template's, or `enabled` by default) is the profile's `network`: `enabled` lets its
+ * commands and stdio MCP servers share the runner's network, anything else leaves them only a loopback device.
  */
-export function sessionProfile(name: string, agent: SessionAgent, environment: { type: string; config?: { limits?: Record<string, number | undefined> | null } | null }, runtimeModel: string): ProfileSpec {
+export function sessionProfile(name: string, agent: SessionAgent, environment: ProfiledEnvironment, runtimeModel: string): ProfileSpec {
   const limits = environment.type === 'none' || !environment.config?.limits ? undefined : fromSnake(environment.config.limits);
+  const network = environment.type !== 'none' && environment.network?.access === 'enabled';
   const parts = [agent.instructions?.trim()].filter(Boolean) as string[];
   const permissions = toolsetPermissions(agent.agent_toolset);
   if (agent.text.format.type === 'json_schema') parts.push(`Answer with JSON only, matching this JSON Schema:\n${JSON.stringify(agent.text.format.schema)}`);
@@ -82,6 +92,7 @@ export function sessionProfile(name: string, agent: SessionAgent, environment: {
     // the memory tools come with mounted stores, also without a sandbox
     ...(agent.memory_stores?.length ? { memoryStores: agent.memory_stores } : {}),
     ...(limits && Object.keys(limits).length ? { limits } : {}),
+    ...(network ? { network: 'enabled' as const } : {}),
     // the agent's `agent_toolset` permission policies, as the runner's permission gate reads them
     ...(permissions ? { permissions } : {}),
   };

@@ -12,11 +12,16 @@ export const fsRead = defineTool({
   name: 'fs_read',
   description:
     'Read a file (up to 1 MiB) from the session VirtualFS. A text file comes back as text; a binary file (a NUL byte, or ' +
-    'not UTF-8) is described by its size and media type, and with encoding "base64" its bytes come back in base64.',
-  input: z.object({ path, encoding: z.enum(['text', 'base64']).default('text').describe('"base64" returns the bytes of any file, binary or not') }),
+    'not UTF-8) is described by its size and media type, and with encoding "base64" its bytes come back in base64. A larger ' +
+    'file is read in pieces with offset.',
+  input: z.object({
+    path,
+    encoding: z.enum(['text', 'base64']).default('text').describe('"base64" returns the bytes of any file, binary or not'),
+    offset: z.number().int().min(0).optional().describe('The byte to start at (0, the first, by default): the next piece of a truncated read starts where the last ended'),
+  }),
   scope: 'session',
   capability: 'fs.read',
-  run: ({ path: p, encoding }, ctx) => readFile(ctx.vfs(), p, { encoding }),
+  run: ({ path: p, encoding, offset }, ctx) => readFile(ctx.vfs(), p, { encoding, offset }),
   text: (v: FileRead) => {
     if ('binary' in v) return `[binary file ${v.path}: ${v.size} bytes, ${v.mediaType}; not shown as text. fs_read with encoding "base64" returns its bytes]`;
     return v.truncated ? `${v.content}\n[truncated: file is ${v.size} bytes]` : v.content;

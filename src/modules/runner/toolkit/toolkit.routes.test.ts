@@ -79,6 +79,20 @@ describe('toolkit invoke', () => {
     expect(readFileSync(join(workDir, 'environ'), 'utf8')).toBe('PATH=/bin\0HOME=/home\0');
   });
 
+  it('reads a file past 1 MiB in pieces from an offset, the last piece not truncated', async () => {
+    const { id, workDir } = await sessionWith();
+    const big = Buffer.alloc(1024 * 1024 + 10, 'x');
+    big.write('tail', big.length - 4);
+    mkdirSync(workDir, { recursive: true });
+    writeFileSync(join(workDir, 'big.txt'), big);
+    const first = (await invokeTool(runner, id, 'fs_read', { path: 'big.txt', encoding: 'base64' })).body.result.value;
+    expect(first).toMatchObject({ size: big.length, truncated: true });
+    expect(Buffer.from(first.content, 'base64').byteLength).toBe(1024 * 1024);
+    const rest = (await invokeTool(runner, id, 'fs_read', { path: 'big.txt', offset: 1024 * 1024 })).body.result;
+    expect(rest).toEqual({ ok: true, value: { path: '/work/big.txt', size: big.length, truncated: false, content: 'xxxxxxtail' } });
+    expect((await invokeTool(runner, id, 'fs_read', { path: 'big.txt', offset: big.length + 5 })).body.result.value).toMatchObject({ truncated: false, content: '' });
+  });
+
   it('edits by exact replacement and refuses an ambiguous edit', async () => {
     const { id, workDir } = await sessionWith();
     await invokeTool(runner, id, 'fs_write', { path: 'a.txt', content: 'red fish, blue fish' });

@@ -52,24 +52,26 @@ export type FileRead =
   | { path: string; size: number; truncated: boolean; binary: true; mediaType: string };
 
 /**
- * Reads up to `maxBytes` of a file. Text is UTF-8 without NUL bytes (a sequence the limit cut is dropped); anything
- * else is binary and answered as such, with its size and media type (from its name), never decoded into replacement
- * characters: with `base64` its bytes come back in base64 instead.
+ * Reads up to `maxBytes` of a file from byte `offset` (0 by default). Text is UTF-8 without NUL bytes (a sequence the
+ * limit cut is dropped); anything else is binary and answered as such, with its size and media type (from its name),
+ * never decoded into replacement characters: with `base64` its bytes come back in base64 instead. `truncated`: the
+ * file goes on past what was read.
  */
-export async function readFile(view: VfsView, raw: unknown, opts: { maxBytes?: number; encoding?: 'text' | 'base64' } = {}): Promise<FileRead> {
+export async function readFile(view: VfsView, raw: unknown, opts: { maxBytes?: number; encoding?: 'text' | 'base64'; offset?: number } = {}): Promise<FileRead> {
   const { path, host } = await view.resolve(raw, 'read');
   if (!host) throw new VfsError(`${path.virtual}: is a directory`);
   const { fh, st } = await openRegular(host, path.virtual, O_RDONLY);
   let bytes: Buffer;
+  const offset = Math.min(opts.offset ?? 0, st.size);
   try {
-    const length = Math.min(st.size, opts.maxBytes ?? MAX_READ_BYTES);
+    const length = Math.min(st.size - offset, opts.maxBytes ?? MAX_READ_BYTES);
     const buf = Buffer.alloc(length);
-    const { bytesRead } = await fh.read(buf, 0, length, 0);
+    const { bytesRead } = await fh.read(buf, 0, length, offset);
     bytes = buf.subarray(0, bytesRead);
   } finally {
     await fh.close();
   }
-  const head = { path: path.virtual, size: st.size, truncated: st.size > bytes.byteLength };
+  const head = { path: path.virtual, size: st.size, truncated: st.size > offset + bytes.byteLength };
   if (opts.encoding === 'base64') return { ...head, encoding: 'base64', mediaType: await mediaTypeOf(path.virtual), content: bytes.toString('base64') };
   const content = textOf(bytes, head.truncated);
   if (content !== undefined) return { ...head, content };
