@@ -26,6 +26,8 @@ export interface RouteDoc {
   response?: v.GenericSchema;
   /** The success status: 200 unless said (201 created, 202 accepted, 204 no body, 302 a redirect). */
   status?: 200 | 201 | 202 | 204 | 302;
+  /** Other success answers beside `status` (a 202 when the work goes on past the answer), each with its JSON body. */
+  alsoAnswers?: Readonly<Record<number, { description: string; response: v.GenericSchema }>>;
   /**
    * Error statuses the route answers beyond those the generator adds by itself (400 where a body or query is read,
    * 413 where a body is, 401 for every authenticated route, 403 for its changes (a viewer's key only reads), 404 where

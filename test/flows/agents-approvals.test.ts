@@ -124,6 +124,67 @@ describe('/v1 agent permission policies and tool approvals', () => {
     expect(again.status).toBe(400);
   });
 
+  describe("a subagent's call", () => {
+    const spawn = (task: string) => `CALL_TOOL spawn_subagent ${JSON.stringify({ task, name: 'writer' })}`;
+    let multiId: string;
+    beforeAll(async () => {
+      multiId = (await agents().create({ model: FAKE_MODEL, agent_toolset: toolset, multi_agent: { enabled: true } })).id;
+    });
+    async function spawned(task: string) {
+      const session = await sessions().create({ agent_id: multiId, environment: { type: 'openai_hosted' } });
+      const stream = reader<any>(await sessions().events.stream(session.id));
+      await sessions().events.create(session.id, { events: [{ type: 'agent.session.input.message', input: [{ role: 'user', content: [{ type: 'input_text', text: spawn(task) }] }] }] });
+      const action = await waitingAction(stream);
+      return { session, stream, action };
+    }
+    const isIdle = (e: { type: string }) => e.type === 'agent.session.idle';
+
+    it('is listed in the parent session\'s required_actions with its subagent_id; approved there, the tool runs in the subagent', async () => {
+      const { session, stream, action } = await spawned(write('approved for the subagent'));
+      expect(action).toEqual({ type: 'tool_approval', id: expect.stringMatching(/^apr_/), tool_name: 'fs_write', arguments: expect.any(String), turn_id: expect.stringMatching(/^turn_/), subagent_id: expect.any(String) });
+      expect(JSON.parse(action.arguments)).toEqual({ path: 'note.txt', content: 'approved for the subagent' });
+      const waiting = await sessions().retrieve(session.id);
+      expect(waiting.status).toBe('requires_action');
+      expect(waiting.required_actions).toEqual([action]);
+      // the entry names the subagent and its waiting turn
+      const [subagent] = (await sessions().subagents.list(session.id)).data;
+      expect(action.subagent_id).toBe(subagent.id);
+      expect(await sessions().subagents.turns.retrieve(action.turn_id, { session_id: session.id, subagent_id: subagent.id })).toMatchObject({ subagent_id: subagent.id, status: 'waiting' });
+
+      await sessions().events.create(session.id, { events: [{ type: 'tool_approval', id: action.id, approve: true }] });
+      const rest = await stream.until(isIdle);
+      await stream.close();
+      expect(rest.some((e) => e.type === 'agent.session.in_progress')).toBe(true);
+      const subText = textOf(rest.filter((e) => e.turn_id === action.turn_id));
+      expect(subText).toContain('TOOL-RESULT-SEEN');
+      expect(subText).not.toContain('was not run');
+      expect(rest.filter((e) => e.type === 'agent.session.turn.completed')).toHaveLength(2);
+      expect((await sessions().retrieve(session.id)).required_actions).toEqual([]);
+      expect(await (await h.svc.api(`/api/approvals/${action.id}`)).json()).toMatchObject({ status: 'approved', decidedBy: `agent-session:${session.id}` });
+      // the subagent wrote the file in the session's environment
+      const read = await sessions().stream(session.id, { input: 'CALL_TOOL fs_read {"path":"note.txt"}' });
+      const events: any[] = [];
+      for await (const e of read) events.push(e);
+      expect(textOf(events)).toContain('approved for the subagent');
+    });
+
+    it('denied through the parent session, the subagent\'s model reads the reason and its answer reaches the parent', async () => {
+      const { session, stream, action } = await spawned(write('denied for the subagent'));
+      expect(action.subagent_id).toEqual(expect.any(String));
+      await sessions().events.create(session.id, { events: [{ type: 'agent.session.input.tool_approval', id: action.id, approve: false, message: 'subagents write nothing' }] });
+      const rest = await stream.until(isIdle);
+      await stream.close();
+      const denial = 'tool fs_write was not run: a person denied it: subagents write nothing';
+      expect(textOf(rest.filter((e) => e.turn_id === action.turn_id))).toContain(denial);
+      // the parent turn read the subagent's answer
+      const rootTurn = rest.find((e) => e.type === 'agent.session.turn.completed' && e.turn_id !== action.turn_id)!.turn_id;
+      expect(textOf(rest.filter((e) => e.turn_id === rootTurn))).toContain(denial);
+      const after = await sessions().retrieve(session.id);
+      expect(after.status).toBe('idle');
+      expect(after.required_actions).toEqual([]);
+    });
+  });
+
   it('never runs a disabled tool: the model reads that the policy denied it', async () => {
     const { stream } = await ask(`CALL_TOOL run_command ${JSON.stringify({ command: 'sh', args: ['-c', 'echo ran'] })}`);
     const events = await stream.until(isTurnEnd);

@@ -218,6 +218,26 @@ describe('the /v1 API reference against real answers', () => {
     expect(turnItems.data.length).toBeGreaterThan(0);
   });
 
+  it('answers a session waiting on its subagent\'s tool approval as documented', async () => {
+    const agent_toolset = { configs: [{ name: 'fs_write', permission_policy: { type: 'always_ask' } }] };
+    const agent = await call('post', '/v1/agents', {}, { json: { model: FAKE_MODEL, agent_toolset, multi_agent: { enabled: true } } });
+    const session = await call('post', '/v1/agents/sessions', {}, { json: { agent_id: agent.id, environment: { type: 'openai_hosted' } } });
+    const ids = { session_id: session.id };
+    const stream = rawEvents(h, session.id);
+    expect((await stream.response).status).toBe(200);
+    const task = 'CALL_TOOL fs_write {"path":"note.txt","content":"hi"}';
+    const message = { type: 'agent.session.input.message', input: [{ role: 'user', content: [{ type: 'input_text', text: `CALL_TOOL spawn_subagent ${JSON.stringify({ task })}` }] }] };
+    await call('post', '/v1/agents/sessions/{session_id}/events', ids, { json: { events: [message] }, status: 204 });
+    await stream.until((f) => f.event === 'agent.session.requires_action');
+    const waiting = await call('get', '/v1/agents/sessions/{session_id}', ids);
+    expect(waiting.required_actions).toEqual([expect.objectContaining({ type: 'tool_approval', subagent_id: expect.any(String) })]);
+    const deny = { type: 'tool_approval', id: waiting.required_actions[0].id, approve: false, message: 'no' };
+    await call('post', '/v1/agents/sessions/{session_id}/events', ids, { json: { events: [deny] }, status: 204 });
+    await stream.until((f) => f.event === 'agent.session.idle');
+    await stream.close();
+    for (const frame of stream.frames) conforms('get', '/v1/agents/sessions/{session_id}/events', frame.data, 200, 'text/event-stream');
+  });
+
   it('answers a hosted environment, its files and the artifacts of a turn as documented', async () => {
     const agent = await call('post', '/v1/agents', {}, { json: { model: FAKE_MODEL } });
     const session = await call('post', '/v1/agents/sessions', {}, {

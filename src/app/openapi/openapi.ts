@@ -159,6 +159,9 @@ function responsesOf(op: Operation, hasParams: boolean, defs: Definitions): Reco
   // the /v1 API and the Chat Completions face of a published agent answer errors in the OpenAI shape
   const errorRef = op.path.startsWith('/v1/') || /^\/chat\/[^/]+\/v1\//.test(op.path) ? '#/components/schemas/AgentsError' : '#/components/schemas/Error';
   const responses: Record<string, unknown> = { [String(status)]: success };
+  for (const [code, other] of Object.entries(d.alsoAnswers ?? {})) {
+    responses[code] = { description: other.description, content: { 'application/json': { schema: jsonSchema(other.response, 'response', defs) } } };
+  }
   for (const code of [...errors].sort((a, b) => a - b)) {
     responses[String(code)] = { description: ERROR_TEXT[code] ?? 'An error', content: { 'application/json': { schema: { $ref: errorRef } } } };
   }

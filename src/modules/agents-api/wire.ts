@@ -90,8 +90,11 @@ export interface TokenUsage {
 export type RequiredAction =
   | { type: 'function_call'; name: string; call_id: string; arguments: unknown; turn_id: string }
   | { type: 'environment_connection'; environment_id: string }
-  /** A call to a built-in tool under `always_ask`: answered with an `agent.session.input.tool_approval` input event. */
-  | { type: 'tool_approval'; id: string; tool_name: string; arguments: unknown; turn_id: string };
+  /**
+   * A call to a built-in tool under `always_ask`: answered with an `agent.session.input.tool_approval` input event.
+   * `subagent_id`: the subagent whose call it is (absent for the session's own calls).
+   */
+  | { type: 'tool_approval'; id: string; tool_name: string; arguments: unknown; turn_id: string; subagent_id?: string };
 
 export type SessionStatus = 'idle' | 'in_progress' | 'requires_action' | 'failed';
 

@@ -78,6 +78,8 @@ export function inputMessages(input: string | InputMessage[]): InputMessage[] {
 const RequiredAction = v.variant('type', [
   v.object({ type: v.literal('function_call'), name: v.string(), call_id: v.string(), arguments: v.unknown(), turn_id: v.string() }),
   v.object({ type: v.literal('environment_connection'), environment_id: v.string() }),
+  // svc extension: a call to an `always_ask` tool, the session's own or one of its subagents' (`subagent_id`)
+  v.object({ type: v.literal('tool_approval'), id: v.string(), tool_name: v.string(), arguments: v.unknown(), turn_id: v.string(), subagent_id: v.optional(v.string()) }),
 ]);
 
 export const SessionObject = v.object({

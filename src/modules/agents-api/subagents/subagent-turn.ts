@@ -9,7 +9,7 @@ import type { EventStore } from '../events/event-store.ts';
 import type { ModelResolver } from '../models/model-ref.ts';
 import type { SecretBox } from '../secret-box.ts';
 import { getSessionRow, insertTurn, saveItem, updateSession, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
-import { DEFAULT_TURN_DEADLINE_MS } from '../turns/engine.ts';
+import { DEFAULT_TURN_DEADLINE_MS, type TurnEngine } from '../turns/engine.ts';
 import { agentMcpUrls, endpointToolNames, endUserOf, openSecrets, runMcpServers, sessionProfile, withSettings } from '../turns/launch.ts';
 import { mcpBearers } from '../turns/mcp-auth.ts';
 import { addUsage, createTurnTranslator } from '../turns/translate.ts';
@@ -20,7 +20,8 @@ import { setSubagentStatus, type SubagentRow } from './subagents.repo.ts';
 /**
  * One turn of a subagent: a run on its runner session, translated onto the parent session's stream, its items stored
  * as the subagent's. Its runs reach the session's function-tool endpoint like the session's own: its function calls
- * are announced in its own turn (`turn_id`, items) and answered by the client's `tool_result`; at a depth below
+ * are announced in its own turn (`turn_id`, items) and answered by the client's `tool_result`, its calls to
+ * `always_ask` tools are listed in the session's `required_actions` (`subagent_id`) and decided there; at a depth below
  * MAX_SUBAGENT_DEPTH it may start subagents of its own. The runner session is created with the subagent's first turn;
  * in a hosted environment it is placed beside the session's and shares its sandbox (`sandboxOf`), so a subagent works
  * in the same files, with the same `env` and skills.
@@ -39,6 +40,8 @@ export interface SubagentTurnDeps {
   usageLock: Locked;
   /** Drops the function calls a turn still waits on when it ends (under the session's lock: engine.endCalls). */
   endCalls(tenantId: string, sessionId: string, turnId: string): Promise<void>;
+  /** Lists a call waiting for an approval in the session's `required_actions`, and takes it out once decided (engine.approvalSeen). */
+  approvalSeen: TurnEngine['approvalSeen'];
 }
 
 export type Answer = { text: string; isError: boolean };
@@ -125,6 +128,9 @@ export async function runSubagentTurn(
       const bodies = translator.handle(e.event);
       for (const b of bodies) if (b.type === 'agent.session.turn.output_text.done') text = String(b.text);
       out.emit(bodies);
+      if (e.event.type === 'approval_required' || e.event.type === 'approval_decided') {
+        await deps.approvalSeen(tenantId, sessionId, runId, e.event, { turnId, subagentId: sub.id }).catch((err) => deps.log.warn('showing an approval failed', { sessionId, subagentId: sub.id, error: String(err) }));
+      }
       if (e.event.type === 'error') {
         status = 'failed';
         error = turnError(e.event.message ?? 'the run failed');

@@ -65,7 +65,12 @@ export function createSubagents(deps: SubagentsDeps): Subagents {
   const busy = new Set<string>();
   let running = 0;
   const idle = idleWaiters();
-  const turnDeps = { ...deps, usageLock: createLocks(), endCalls: (tenantId: string, sessionId: string, turnId: string) => deps.engine.endCalls(tenantId, sessionId, turnId) };
+  const turnDeps = {
+    ...deps,
+    usageLock: createLocks(),
+    endCalls: (...args: Parameters<TurnEngine['endCalls']>) => deps.engine.endCalls(...args),
+    approvalSeen: (...args: Parameters<TurnEngine['approvalSeen']>) => deps.engine.approvalSeen(...args),
+  };
 
   const subagentEvent = (status: 'created' | 'active' | 'closed', row: SubagentRow): SessionEventBody => {
     const { session_id: _, ...subagent } = toSubagent(row); // the event's subagent carries no session_id (spec §5.2)

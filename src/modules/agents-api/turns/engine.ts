@@ -14,6 +14,7 @@ import type { InputEvent, InputMessage } from '../sessions/session.schema.ts';
 import { getSessionRow, insertTurn, sessionsWithActiveTurns, turnDriver, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
 import type { SessionEventBody, SessionTurnError } from '../wire.ts';
 import { announceCall, answerCall } from './function-calls.ts';
+import { approvalSeen as seeApproval, dropApprovals, type ApprovalSite } from './tool-approvals.ts';
 import { agentMcpUrls, endpointToolNames, endUserOf, openSecrets, promptOf, runMcpServers, sessionProfile, withSettings } from './launch.ts';
 import { addUsage } from './translate.ts';
 import { createTurnIo, newLiveTurn, rootSite } from './turn-io.ts';
@@ -41,8 +42,13 @@ export interface TurnEngine {
    * flight, else the turn of one of its subagents whose run it is (subagent tools act there).
    */
   callSite(tenantId: string, sessionId: string, runId: string): { turn: LiveTurn; site: CallSite } | undefined;
-  /** Answers the function calls turn `turnId` (a subagent's that ended) still waits on as failed; they end with it. */
+  /**
+   * Answers the function calls turn `turnId` (a subagent's that ended) still waits on as failed, and forgets its
+   * approvals still pending; they end with it.
+   */
   endCalls(tenantId: string, sessionId: string, turnId: string): Promise<void>;
+  /** A subagent's run showed `approval_required` or `approval_decided`: listed in the session's `required_actions`. */
+  approvalSeen(tenantId: string, sessionId: string, runId: string, ev: RunEvent, where: ApprovalSite): Promise<void>;
   /** Cancels the live turn of a session that is being deleted, without announcing anything more. */
   forget(sessionId: string): Promise<void>;
   /** Ends turns left behind by a conductor that stopped (at boot, for every tenant; and when such a session is read). */
@@ -162,7 +168,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
           io.emit(t, t.translator.handle(e.event));
           if (e.event.type === 'approval_required' || e.event.type === 'approval_decided') {
             const ev = e.event;
-            await locked(t.sessionId, () => approvalSeen(t, runId, ev)).catch((err) => deps.log.warn('showing an approval failed', { sessionId: t.sessionId, error: String(err) }));
+            await locked(t.sessionId, () => approvalSeen(t, runId, ev, { turnId: t.turnId })).catch((err) => deps.log.warn('showing an approval failed', { sessionId: t.sessionId, error: String(err) }));
           }
           if (e.event.type === 'result' || e.event.type === 'error') {
             terminal = e.event;
@@ -184,34 +190,10 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     await locked(t.sessionId, () => afterRun(t, end)).catch((err) => deps.log.error('ending a turn failed', { sessionId: t.sessionId, error: String(err) }));
   }
 
-  /**
-   * A call of the turn's run to an `always_ask` tool (svc extension beside the function-call pattern): while its
-   * approval is pending the session is `requires_action` with a `tool_approval` entry in `required_actions`, answered by
-   * an `agent.session.input.tool_approval` event (or decided on /api, the dashboard or the CLI); once decided, the
-   * entry goes and the session is `in_progress` again when it waits on nothing more.
-   */
-  async function approvalSeen(t: LiveTurn, runId: string, ev: RunEvent): Promise<void> {
+  /** A call of the turn's run, or of one of its subagents' runs, to an `always_ask` tool (tool-approvals.ts). */
+  async function approvalSeen(t: LiveTurn, runId: string, ev: RunEvent, where: ApprovalSite): Promise<void> {
     if (live.get(t.sessionId) !== t || t.cancelling) return;
-    const id = String(ev.approvalId ?? '');
-    if (!id) return;
-    const row = await tx(t.tenantId, (q) => getSessionRow(q, t.sessionId));
-    const others = (row?.required_actions ?? []).filter((r) => !(r.type === 'tool_approval' && r.id === id));
-    if (ev.type === 'approval_required') {
-      if (t.approvals.has(id)) return;
-      t.approvals.set(id, runId);
-      const argsText = JSON.stringify(ev.input ?? {});
-      const actions = [...others, { type: 'tool_approval' as const, id, tool_name: String(ev.toolName ?? ''), arguments: argsText, turn_id: t.turnId }];
-      await tx(t.tenantId, (q) => updateTurn(q, t.turnId, { status: 'waiting' }));
-      const waiting = await io.patchSession(t.tenantId, t.sessionId, { status: 'requires_action', required_actions: actions });
-      if (waiting) io.emit(t, [io.snapshot('agent.session.requires_action', waiting)]);
-      return;
-    }
-    if (!t.approvals.delete(id)) return;
-    if (t.pending.size === 0 && t.approvals.size === 0) {
-      await tx(t.tenantId, (q) => updateTurn(q, t.turnId, { status: 'in_progress' }));
-      const resumed = await io.patchSession(t.tenantId, t.sessionId, { status: 'in_progress', required_actions: others });
-      if (resumed) io.emit(t, [io.snapshot('agent.session.in_progress', resumed)]);
-    } else await io.patchSession(t.tenantId, t.sessionId, { required_actions: others });
+    await seeApproval(deps.db, io, t, runId, ev, where);
   }
 
   async function afterRun(t: LiveTurn, terminal: RunEvent): Promise<void> {
@@ -318,7 +300,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
           } else if (ev.type === 'agent.session.input.cancel') {
             if (t) await cancel(t);
           } else if (ev.type === 'agent.session.input.tool_approval') {
-            const runId = t?.approvals.get(ev.id);
+            const runId = t?.approvals.get(ev.id)?.runId;
             // the approval may have been decided elsewhere meanwhile (its event not read yet): 409 as on /api
             if (runId) await deps.conductor.approvals.decide(tenantId, `agent-session:${sessionId}`, runId, ev.id, { decision: ev.approve ? 'approve' : 'deny', ...(ev.message ? { message: ev.message } : {}) });
           } else if (t) await answerCall(deps.db, io, t, ev);
@@ -382,6 +364,14 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
         for (const call of [...t.pending.values()].filter((c) => c.site.turnId === turnId)) {
           await answerCall(deps.db, io, t, { type: 'agent.session.input.tool_result', turn_id: turnId, call_id: call.callId, success: false, error: 'the turn that made the call ended' });
         }
+        await dropApprovals(deps.db, io, t, turnId);
+      });
+    },
+
+    approvalSeen(tenantId, sessionId, runId, ev, where) {
+      return locked(sessionId, async () => {
+        const t = live.get(sessionId);
+        if (t && t.tenantId === tenantId) await approvalSeen(t, runId, ev, where);
       });
     },
 

@@ -58,8 +58,9 @@ export async function answerCall(db: Kysely<DB>, io: TurnIo, t: LiveTurn, ev: To
   const row = await withTenant(db, t.tenantId, (tx) => getSessionRow(tx, t.sessionId));
   const actions = (row?.required_actions ?? []).filter((r) => !(r.type === 'function_call' && r.call_id === ev.call_id));
   // the calling turn goes on once it waits on nothing more; the session, once none of its turns does
-  if (![...t.pending.values()].some((p) => p.site.turnId === site.turnId)) await withTenant(db, t.tenantId, (tx) => updateTurn(tx, site.turnId, { status: 'in_progress' }));
-  // (a call waiting for an approval keeps it `requires_action`: engine.ts approvalSeen)
+  const turnWaits = [...t.pending.values()].some((p) => p.site.turnId === site.turnId) || [...t.approvals.values()].some((a) => a.turnId === site.turnId);
+  if (!turnWaits) await withTenant(db, t.tenantId, (tx) => updateTurn(tx, site.turnId, { status: 'in_progress' }));
+  // (a call waiting for an approval keeps it `requires_action`: tool-approvals.ts)
   if (t.pending.size === 0 && t.approvals.size === 0) {
     const resumed = await io.patchSession(t.tenantId, t.sessionId, { status: 'in_progress', required_actions: actions });
     if (resumed) io.emit(t, [io.snapshot('agent.session.in_progress', resumed)]);

@@ -55,8 +55,8 @@ export interface LiveTurn {
   /** Messages that arrived while the turn was being cancelled: they start the next turn. */
   afterCancel: InputMessage[];
   pending: Map<string, PendingCall>;
-  /** Calls of the turn's run to `always_ask` tools waiting for a decision: approval id → run id. */
-  approvals: Map<string, string>;
+  /** Calls to `always_ask` tools waiting for a decision, the turn's own or its subagents': approval id → the run and turn that called. */
+  approvals: Map<string, { runId: string; turnId: string }>;
   cancelling: boolean;
   /** Stops following the run (the turn ended). */
   stop: AbortController;

@@ -9,14 +9,15 @@ import type { AgentKeyDeps } from './agent-keys.service.ts';
 import { admit } from './gateway.auth.ts';
 import type { FeatureDeps } from '../feature.ts';
 import { chatPage, privateAgentPage } from './chat-page.ts';
-import { addUsage, cancelTurn, endUserOf, NO_USAGE, findAgent, readConversation, startTurn, type ChatTurn, type GatewayDeps } from './gateway.service.ts';
+import { addUsage, cancelTurn, endUserOf, NO_USAGE, findAgent, readConversation, startTurn, waitingAnswer, waitingMessage, type ChatTurn, type GatewayDeps } from './gateway.service.ts';
 import { grantCors, preflight } from './cors.ts';
-import { ChatReply, ConversationView } from './publishing.schema.ts';
+import { ChatReply, ChatWaiting, ConversationView } from './publishing.schema.ts';
 
 /**
  * The chat gateway, mounted at the root by the conductor: `POST /chat/{slug}` with `{message, conversationId?}`.
  * JSON answers `{conversationId, reply, usage}` once the run ends, or 504 `{error, conversationId, runId}` (run
- * cancelled) after the agent's `syncMaxDurationSeconds`. With `Accept: text/event-stream` or `"stream": true` it
+ * cancelled) after the agent's `syncMaxDurationSeconds`, or 202 `{status: "waiting", …, conversationUrl}` at once when the
+ * run waits for the owner's approval (the run goes on; its reply lands in the conversation). With `Accept: text/event-stream` or `"stream": true` it
  * streams SSE: `conversation`, `delta` (text), `tool_call`/`tool_result` only when the agent exposes tool events,
  * `waiting`/`resumed` while a call waits for the owner's approval (`approvals: "owner"`), then exactly one `done` or
  * `error`. `GET /chat/{slug}/conversations/{id}` answers the messages so far. Only an agent key of the agent opens it (`Authorization: Bearer pk_…`).
@@ -47,7 +48,7 @@ export function gatewayRoutes(deps: GatewayDeps & AgentKeyDeps & { authenticate:
     })
     .options('/chat/:slug/conversations/:conversationId', async (c) => preflight(c, await findAgent(deps, c.req.param('slug')), deps.chatPublicUrl))
     .options('/chat/:slug', async (c) => preflight(c, await findAgent(deps, c.req.param('slug')), deps.chatPublicUrl))
-    .post('/chat/:slug', doc({ summary: 'Chat with a published agent', description: 'Sends `message` (continuing `conversationId` when given) and answers the reply once the run ends. With `"stream": true` or `Accept: text/event-stream` it streams instead: `conversation`, `delta`s, then exactly one `done` or `error`. A private or org agent needs one of its agent keys (`Authorization: Bearer pk_…`); 504 when no reply comes within the agent\'s `syncMaxDurationSeconds` (the run is cancelled).', body: ChatBody, response: ChatReply, errors: [401, 402, 403, 429, 502, 504] }), async (c) => {
+    .post('/chat/:slug', doc({ summary: 'Chat with a published agent', description: 'Sends `message` (continuing `conversationId` when given) and answers the reply once the run ends. With `"stream": true` or `Accept: text/event-stream` it streams instead: `conversation`, `delta`s, then exactly one `done` or `error`. A private or org agent needs one of its agent keys (`Authorization: Bearer pk_…`); 504 when no reply comes within the agent\'s `syncMaxDurationSeconds` (the run is cancelled). When the run waits for the agent owner\'s approval of a tool call (`approvals: "owner"`), the non-streamed form answers 202 at once: the run goes on, and its reply shows at `conversationUrl` (`GET /chat/{slug}/conversations/{conversationId}`, whose `pending` is gone once the run has ended).', body: ChatBody, response: ChatReply, alsoAnswers: { 202: { description: 'The run waits for the agent owner\'s approval of a tool call; read the reply later in the conversation', response: ChatWaiting } }, errors: [401, 402, 403, 429, 502, 504] }), async (c) => {
       const slug = c.req.param('slug');
       const agent = await findAgent(deps, slug);
       grantCors(c, agent, deps.chatPublicUrl);
@@ -69,6 +70,8 @@ export function gatewayRoutes(deps: GatewayDeps & AgentKeyDeps & { authenticate:
           usage = addUsage(usage, e);
           if (e.type === 'result') return c.json({ conversationId: turn.conversationId, reply: e.message ?? '', usage });
           if (e.type === 'error') return c.json({ error: e.message ?? 'run failed', conversationId: turn.conversationId, runId: turn.runId }, 502);
+          // the owner may decide in a minute or a day: say so now rather than hold the caller to the deadline
+          if (e.type === 'approval_required') return c.json(waitingAnswer(turn, e), 202);
         }
         await cancelTurn(deps, caller.tenantId, turn.runId);
         return c.json({ error: `no reply within ${agent.sync_max_duration_seconds}s; the run was cancelled (stream the reply for longer runs)`, conversationId: turn.conversationId, runId: turn.runId }, 504);
@@ -97,7 +100,7 @@ async function* chatFrames(turn: ChatTurn, exposeToolEvents: boolean, signal: Ab
     else if ((e.type === 'tool_call' || e.type === 'tool_result') && exposeToolEvents) yield frame(e.type, toolEvent(e));
     // `approvals: "owner"`: the run waits for the agent's owner; the end user is told, and told when it goes on
     else if (e.type === 'approval_required') {
-      yield frame('waiting', { message: `waiting for the agent's owner to approve a call to ${String(e.toolName)}`, toolName: e.toolName, approvalId: e.approvalId, expiresAt: e.expiresAt });
+      yield frame('waiting', { message: waitingMessage(e.toolName), toolName: e.toolName, approvalId: e.approvalId, expiresAt: e.expiresAt });
     } else if (e.type === 'approval_decided') {
       yield frame('resumed', { toolName: e.toolName, approvalId: e.approvalId, decision: e.decision, ...(e.reason ? { reason: e.reason } : {}) });
     }

@@ -153,6 +153,28 @@ export const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadToken
 export interface ConversationView {
   conversationId: string;
   messages: Array<{ role: 'user' | 'assistant'; content: string; runId: string; createdAt?: string; error?: boolean }>;
+  pending?: { runId: string; status: 'queued' | 'running' | 'waiting' };
+}
+
+/** What the end user is told while the turn's run waits for the agent owner's approval (stream and sync answer alike). */
+export const waitingMessage = (toolName: unknown) => `waiting for the agent's owner to approve a call to ${String(toolName)}`;
+
+/**
+ * The 202 answer of a non-streamed chat whose run waits for the owner (`approvals: "owner"`): the caller is not held
+ * until its deadline, the run is not cancelled, and the reply shows in the conversation once the run ends.
+ */
+export function waitingAnswer(turn: ChatTurn, e: RunEvent) {
+  const conversationUrl = `/chat/${turn.agent.slug}/conversations/${turn.conversationId}`;
+  return {
+    status: 'waiting' as const,
+    message: `${waitingMessage(e.toolName)}; the reply will be in the conversation once decided (GET ${conversationUrl})`,
+    conversationId: turn.conversationId,
+    runId: turn.runId,
+    toolName: String(e.toolName),
+    approvalId: String(e.approvalId),
+    ...(typeof e.expiresAt === 'string' ? { expiresAt: e.expiresAt } : {}),
+    conversationUrl,
+  };
 }
 
 /** The messages so far of the caller's conversation on this agent (another key's reads as absent). */
@@ -161,11 +183,13 @@ export async function readConversation(deps: GatewayDeps, caller: ChatCaller, ag
     const conv = await selectConversation(tx, conversationId);
     if (!conv || conv.published_id !== agent.id || conv.owner !== caller.owner) throw notFound(`unknown conversation: ${conversationId}`);
     const messages: ConversationView['messages'] = [];
+    let pending: ConversationView['pending'];
     for (const t of await selectTurns(tx, conv.session_id)) {
       messages.push({ role: 'user', content: t.prompt, runId: t.id, createdAt: new Date(t.startedAt).toISOString() });
       if (t.end?.type === 'result') messages.push({ role: 'assistant', content: t.end.message ?? '', runId: t.id });
       else if (t.end?.type === 'error') messages.push({ role: 'assistant', content: t.end.message ?? 'run failed', runId: t.id, error: true });
+      pending = !t.end && (t.status === 'queued' || t.status === 'running' || t.status === 'waiting') ? { runId: t.id, status: t.status } : undefined;
     }
-    return { conversationId, messages };
+    return { conversationId, messages, ...(pending ? { pending } : {}) };
   });
 }

@@ -116,7 +116,15 @@ export async function deleteExpiredConversations(tx: Tx): Promise<number> {
 
 /** A conversation's turns: the runs of its session (read only: the runs feature owns them) with their final event. */
 export async function selectTurns(tx: Tx, sessionId: string) {
-  const runs = await tx.selectFrom('runs').select(['id', 'sub_task', 'status', 'started_at']).where('session_id', '=', sessionId).orderBy('started_at').orderBy('id').execute();
+  const runs = await tx
+    .selectFrom('runs')
+    .select(['id', 'sub_task', 'status', 'started_at'])
+    // a running run that a pending approval holds shows as waiting, as /api/runs shows it
+    .select((eb) => eb.exists(eb.selectFrom('approvals as a').select(sql`1`.as('x')).whereRef('a.tenant_id', '=', 'runs.tenant_id').whereRef('a.run_id', '=', 'runs.id').where('a.status', '=', 'pending')).as('waiting'))
+    .where('session_id', '=', sessionId)
+    .orderBy('started_at')
+    .orderBy('id')
+    .execute();
   if (runs.length === 0) return [];
   const ends = await tx
     .selectFrom('run_events')
@@ -125,7 +133,7 @@ export async function selectTurns(tx: Tx, sessionId: string) {
     .where(sql<string>`event->>'type'`, 'in', ['result', 'error'])
     .execute();
   const endOf = new Map(ends.map((e) => [e.run_id, e.event as { type: string; message?: string }]));
-  return runs.map((r) => ({ id: r.id, prompt: (r.sub_task as { prompt?: string }).prompt ?? '', status: r.status, startedAt: r.started_at, end: endOf.get(r.id) }));
+  return runs.map((r) => ({ id: r.id, prompt: (r.sub_task as { prompt?: string }).prompt ?? '', status: r.status === 'running' && r.waiting ? ('waiting' as const) : r.status, startedAt: r.started_at, end: endOf.get(r.id) }));
 }
 
 export async function insertTurn(tx: Tx, t: { run_id: string; tenant_id: string; published_id: string; conversation_id: string }): Promise<void> {

@@ -128,11 +128,26 @@ export const Usage = v.object({ inputTokens: v.number(), outputTokens: v.number(
 
 export const ChatReply = v.object({ conversationId: v.string(), reply: v.string(), usage: Usage });
 
+/** A non-streamed chat whose run waits for the agent owner's approval: answered at once (202), the run goes on. */
+export const ChatWaiting = v.object({
+  status: v.literal('waiting'),
+  message: v.string(),
+  conversationId: v.string(),
+  runId: v.string(),
+  toolName: v.string(),
+  approvalId: v.string(),
+  expiresAt: v.optional(v.string()),
+  /** Where the reply shows once the owner has decided and the run has ended. */
+  conversationUrl: v.string(),
+});
+
 export const ConversationView = v.object({
   conversationId: v.string(),
   messages: v.array(
     v.object({ role: v.picklist(['user', 'assistant']), content: v.string(), runId: v.string(), createdAt: v.optional(Instant), error: v.optional(v.boolean()) }),
   ),
+  /** The last turn, while its reply is not there yet (`waiting`: for the agent owner's approval). */
+  pending: v.optional(v.object({ runId: v.string(), status: v.picklist(['queued', 'running', 'waiting']) })),
 });
 
 export const ChatCompletion = v.object({
