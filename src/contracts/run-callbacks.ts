@@ -63,3 +63,28 @@ export interface StartedRunRef {
   runId: string;
   sessionId: string;
 }
+
+/**
+ * Answer of `POST /api/runs/self/token`: a fresh token of the same run, for the one the runner presented (run token
+ * rotation). A run's runner renews its token a third of the way through its life, so a run outlives any one token.
+ */
+export const RenewedRunToken = v.object({
+  runToken: v.string(),
+  /** When the new token expires (ISO 8601). */
+  expiresAt: v.string(),
+});
+export type RenewedRunToken = v.InferOutput<typeof RenewedRunToken>;
+
+/**
+ * How long a run token lives, from its own `iat` and `exp` claims (seconds), in ms; undefined for a token that does not
+ * say. The runner counts from when the token reached it, so its clock never has to agree with the conductor's.
+ */
+export function runTokenLifetimeMs(token: string): number | undefined {
+  try {
+    const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { iat?: unknown; exp?: unknown };
+    const { iat, exp } = claims;
+    return typeof iat === 'number' && typeof exp === 'number' && exp > iat ? (exp - iat) * 1000 : undefined;
+  } catch {
+    return undefined;
+  }
+}

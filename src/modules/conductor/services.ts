@@ -70,7 +70,7 @@ export interface RunsService {
   ownerAlive(ownerId: string): Promise<boolean>;
   /** Asks the run gates (billing's credit check) about a run before anything is allocated for it; throws 402 to refuse. */
   checkGates(ctx: RunGateContext): Promise<void>;
-  /** A token the run's tools call back with (function tools, delegate), when run tokens are configured; 15 minutes unless `ttlSeconds`. */
+  /** A token the run's tools call back with (function tools, delegate), when run tokens are configured; SVC_RUN_TOKEN_TTL_S unless `ttlSeconds`. */
   mintToken(tenantId: string, runId: string, ttlSeconds?: number): Promise<string>;
   /** Usage events of the tenant's runs, summed per model. */
   usageByModel(tenantId: string, w: UsageWindow): Promise<Array<UsageCounts & { model: string; events: string }>>;
