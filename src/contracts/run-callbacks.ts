@@ -75,16 +75,21 @@ export const RenewedRunToken = v.object({
 });
 export type RenewedRunToken = v.InferOutput<typeof RenewedRunToken>;
 
-/**
- * How long a run token lives, from its own `iat` and `exp` claims (seconds), in ms; undefined for a token that does not
- * say. The runner counts from when the token reached it, so its clock never has to agree with the conductor's.
- */
-export function runTokenLifetimeMs(token: string): number | undefined {
+/** A run token's `iat` and `exp` claims (seconds since the epoch), read without verifying it; undefined when it has none. */
+export function runTokenTimes(token: string): { iat: number; exp: number } | undefined {
   try {
-    const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { iat?: unknown; exp?: unknown };
-    const { iat, exp } = claims;
-    return typeof iat === 'number' && typeof exp === 'number' && exp > iat ? (exp - iat) * 1000 : undefined;
+    const { iat, exp } = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { iat?: unknown; exp?: unknown };
+    return typeof iat === 'number' && typeof exp === 'number' && exp > iat ? { iat, exp } : undefined;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * How long a run token lives, from its own claims, in ms. The runner counts it from when the token reached it, so its
+ * clock never has to agree with the conductor's.
+ */
+export function runTokenLifetimeMs(token: string): number | undefined {
+  const t = runTokenTimes(token);
+  return t && (t.exp - t.iat) * 1000;
 }

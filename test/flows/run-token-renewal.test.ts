@@ -101,8 +101,15 @@ describe('a run that outlives its run token (all-in-one server)', () => {
     await outlivesItsToken(svc, 'allinone');
   });
 
-  it('renews only a valid token of a running run: expired, forged, other credentials and ended runs are refused', async () => {
-    const { runId } = (await (await svc.api('/api/runs', { method: 'POST', json: { profile: 'notifier', prompt: 'hello' } })).json()) as { runId: string };
+  it('renews the valid token of a running run, and refuses an expired or forged token, another credential and an ended run', async () => {
+    const { runId } = (await (await svc.api('/api/runs', { method: 'POST', json: { profile: 'notifier', prompt: 'HOLD renewal hello' } })).json()) as { runId: string };
+    await fake.when(() => fake.requests.some((r) => JSON.stringify(r.body ?? {}).includes('HOLD renewal')));
+    const renewed = await bearer(svc, '/api/runs/self/token', await mintRunToken(KEY, { tenantId: 'default', runId }, 600), 'POST');
+    expect(renewed.status).toBe(200);
+    const { runToken, expiresAt } = (await renewed.json()) as { runToken: string; expiresAt: string };
+    expect(Date.parse(expiresAt)).toBeGreaterThan(Date.now());
+    expect(await (await bearer(svc, '/api/whoami', runToken)).json()).toMatchObject({ tenantId: 'default', authKind: 'run_token', subject: `run:${runId}` });
+    fake.release('renewal');
     await readSse(await svc.api(`/api/runs/${runId}/stream`));
 
     const expired = await mintRunToken(KEY, { tenantId: 'default', runId }, TTL_S);

@@ -1,5 +1,5 @@
 import { withTenant } from '../../../db/index.ts';
-import type { RenewedRunToken } from '../../../contracts/run-callbacks.ts';
+import { runTokenTimes, type RenewedRunToken } from '../../../contracts/run-callbacks.ts';
 import { conflict, forbidden, notFound, unavailable } from '../../../shared/errors.ts';
 import type { Principal } from '../identity/index.ts';
 import { getRun } from './runs.repo.ts';
@@ -20,10 +20,5 @@ export async function renewRunToken(deps: Pick<RunDeps, 'db' | 'mintRunToken'>, 
   if (!run) throw notFound(`unknown run: ${runId}`);
   if (run.status !== 'running') throw conflict(`run ${runId} is ${run.status}, not running: its token is not renewed`);
   const runToken = await deps.mintRunToken(p.tenantId, runId);
-  return { runToken, expiresAt: expiryOf(runToken) };
-}
-
-function expiryOf(token: string): string {
-  const { exp } = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { exp: number };
-  return new Date(exp * 1000).toISOString();
+  return { runToken, expiresAt: new Date(runTokenTimes(runToken)!.exp * 1000).toISOString() };
 }
