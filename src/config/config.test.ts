@@ -139,6 +139,12 @@ describe('loadConfig', () => {
     for (const bad of ['0', 'soon', '99999999']) expect(configError({ SVC_APPROVAL_TIMEOUT_S: bad }).variable, bad).toBe('SVC_APPROVAL_TIMEOUT_S');
   });
 
+  it('mints run tokens for 15 minutes by default, 2 seconds to a day, and refuses anything else', () => {
+    expect(loadConfig({}).identity.runTokenTtlSeconds).toBe(900);
+    expect(loadConfig({ SVC_RUN_TOKEN_TTL_S: '120' }).identity.runTokenTtlSeconds).toBe(120);
+    for (const bad of ['1', 'long', '86401']) expect(configError({ SVC_RUN_TOKEN_TTL_S: bad }).variable, bad).toBe('SVC_RUN_TOKEN_TTL_S');
+  });
+
   it('takes a webhook schedule of whole seconds, 27.6 hours of attempts by default, and refuses anything else', () => {
     const c = loadConfig({});
     expect(c.notifications.webhookSchedule).toEqual([0, 5, 300, 1800, 7200, 18_000, 36_000, 36_000]);

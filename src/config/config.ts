@@ -59,6 +59,11 @@ export interface Config {
     jwtAudience: string | undefined;
     jwksUrl: string | undefined;
     runTokenSecret: string | undefined;
+    /**
+     * SVC_RUN_TOKEN_TTL_S: how long a run token lives (default 900 s). The runner renews it while the run runs, so a
+     * run may last longer; a token that leaks stays usable this long at most.
+     */
+    runTokenTtlSeconds: number;
     /** SVC_SECRETS_KEY: the key that provider keys and vault credentials are encrypted with at rest (generated and kept in SVC_DATA_DIR in dev). */
     secretsKey: string | undefined;
   };
@@ -458,6 +463,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       jwtAudience: env.SVC_JWT_AUDIENCE || undefined,
       jwksUrl: url('SVC_JWT_JWKS_URL', env.SVC_JWT_JWKS_URL),
       runTokenSecret: env.SVC_RUN_TOKEN_SECRET || undefined,
+      runTokenTtlSeconds: int('SVC_RUN_TOKEN_TTL_S', env.SVC_RUN_TOKEN_TTL_S, 900, 2, 86_400),
       secretsKey,
     },
     internalToken,

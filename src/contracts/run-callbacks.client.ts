@@ -1,6 +1,6 @@
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { isTerminal, runEvent, type RunEvent } from './run-event.ts';
-import type { DelegatedRunRequest, Notification, NotificationRequest, StartedRunRef } from './run-callbacks.ts';
+import type { DelegatedRunRequest, Notification, NotificationRequest, RenewedRunToken, StartedRunRef } from './run-callbacks.ts';
 import type { ApprovalRequest, ApprovalTicket } from './approvals.ts';
 import { CallError, send, throwForStatus, trimBase, type FetchLike } from './http-client.ts';
 
@@ -19,6 +19,8 @@ export interface RunCallbacksClient {
   writeAutomationMemory(runToken: string, body: { body: string }, signal?: AbortSignal): Promise<{ body: string; updatedAt: string }>;
   /** Records a pending approval of this run's tool call (`POST /api/runs/self/approvals`; contracts/approvals.ts). */
   requestApproval(runToken: string, body: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalTicket>;
+  /** Trades the run's token, before it expires, for a fresh one of the same run (`POST /api/runs/self/token`). */
+  renewRunToken(runToken: string, signal?: AbortSignal): Promise<RenewedRunToken>;
 }
 
 export function createRunCallbacksClient(opts: { baseUrl: string; fetch?: FetchLike }): RunCallbacksClient {
@@ -65,6 +67,9 @@ export function createRunCallbacksClient(opts: { baseUrl: string; fetch?: FetchL
     },
     async requestApproval(token, body, signal) {
       return (await call(token, 'POST', '/api/runs/self/approvals', body, signal)).json() as Promise<ApprovalTicket>;
+    },
+    async renewRunToken(token, signal) {
+      return (await call(token, 'POST', '/api/runs/self/token', {}, signal)).json() as Promise<RenewedRunToken>;
     },
     async writeAutomationMemory(token, body, signal) {
       return (await call(token, 'PUT', '/api/automations/self/memory', body, signal)).json() as Promise<{ body: string; updatedAt: string }>;

@@ -63,3 +63,33 @@ export interface StartedRunRef {
   runId: string;
   sessionId: string;
 }
+
+/**
+ * Answer of `POST /api/runs/self/token`: a fresh token of the same run, for the one the runner presented (run token
+ * rotation). A run's runner renews its token a third of the way through its life, so a run outlives any one token.
+ */
+export const RenewedRunToken = v.object({
+  runToken: v.string(),
+  /** When the new token expires (ISO 8601). */
+  expiresAt: v.string(),
+});
+export type RenewedRunToken = v.InferOutput<typeof RenewedRunToken>;
+
+/** A run token's `iat` and `exp` claims (seconds since the epoch), read without verifying it; undefined when it has none. */
+export function runTokenTimes(token: string): { iat: number; exp: number } | undefined {
+  try {
+    const { iat, exp } = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { iat?: unknown; exp?: unknown };
+    return typeof iat === 'number' && typeof exp === 'number' && exp > iat ? { iat, exp } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * How long a run token lives, from its own claims, in ms. The runner counts it from when the token reached it, so its
+ * clock never has to agree with the conductor's.
+ */
+export function runTokenLifetimeMs(token: string): number | undefined {
+  const t = runTokenTimes(token);
+  return t && (t.exp - t.iat) * 1000;
+}

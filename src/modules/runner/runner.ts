@@ -245,7 +245,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   const taps = createTaps({ graceMs: deps.config.adoptGraceMs, maxEvents: ADOPTABLE_EVENTS_KEPT, log: log.child('taps') });
   const stdio = createStdioMcpHost({ sandbox, limiter, view: (rec) => vfs.view(rec, pools.list(rec.tenant)), version: deps.version });
   const remote = createRemoteMcpHost({ privateAddresses: deps.config.privateAddresses, version: deps.version });
-  const runsDeps = { ...core, publicUrl, tokens, closing: closing.signal, taps, skillView: (rec: SessionRecord) => vfs.view(rec, pools.list(rec.tenant)), stdio, remote, toolkit };
+  const runsDeps = { ...core, publicUrl, tokens, closing: closing.signal, taps, skillView: (rec: SessionRecord) => vfs.view(rec, pools.list(rec.tenant)), stdio, remote, toolkit, conductor };
   app.route('/', runRoutes(runsDeps));
   app.route('/', toolkitRoutes({ toolkit, sessions }));
   app.route('/', approvalRoutes({ approvals }));

@@ -103,7 +103,7 @@ export async function runSubagentTurn(
   try {
     const model = withSettings(await deps.models.resolve(tenantId, row.agent.model), row.agent);
     // a function call waits up to the turn deadline for the client: the token outlives that
-    const runToken = await deps.conductor.runs.mintToken(tenantId, runId, 900 + Math.ceil(deadlineMs / 1000));
+    const runToken = await deps.conductor.runs.mintToken(tenantId, runId, Math.ceil(deadlineMs / 1000));
     const secrets = openSecrets(deps.box, tenantId, sessionId, row.secrets);
     const bearers = await mcpBearers({ db: deps.db, box: deps.box }, tenantId, row);
     const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId, runToken, agent: row.agent, depth, secrets, bearers, callTimeoutMs: deadlineMs + 60_000, environment: t.environment });

@@ -132,7 +132,7 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     try {
       const model = withSettings(await deps.models.resolve(t.tenantId, row.agent.model), row.agent);
       // the function-tool endpoint is called with it after a wait of up to the deadline: it outlives one
-      const runToken = await deps.conductor.runs.mintToken(t.tenantId, runId, 900 + Math.ceil(turnDeadlineMs / 1000));
+      const runToken = await deps.conductor.runs.mintToken(t.tenantId, runId, Math.ceil(turnDeadlineMs / 1000));
       const secrets = openSecrets(deps.box, t.tenantId, t.sessionId, row.secrets);
       const bearers = await mcpBearers({ db: deps.db, box: deps.box, tenantFetch: deps.conductor.tenantFetch }, t.tenantId, row);
       // the worker waits a minute longer than the deadline, so the call ends with the deadline's answer, not a timeout

@@ -133,15 +133,18 @@ async function assertTenantActive(db: Kysely<DB>, tenantId: string): Promise<str
 }
 
 /**
- * Short-lived run tokens (15 minutes) that let a run's tools call back into the conductor as the tenant: an HS256 JWT
- * (RFC 7515/7519, verified with jose in verifyRunToken), signed here with node:crypto, as one is minted per run and
- * jose's Web Crypto signing (a key import and a promise per token) cost about eight times as much.
+ * Short-lived run tokens (SVC_RUN_TOKEN_TTL_S, 15 minutes by default) that let a run's tools call back into the
+ * conductor as the tenant: an HS256 JWT (RFC 7515/7519, verified with jose in verifyRunToken), signed here with
+ * node:crypto, as one is minted per run and jose's Web Crypto signing (a key import and a promise per token) cost
+ * about eight times as much. The runner renews a running run's token before it expires (`POST /api/runs/self/token`).
+ * `exp` is rounded up to the second (`iat` down): a token lives at least `ttlSeconds`, so a renewal due a third of
+ * `exp - iat` after the token arrived comes well before its end, whenever within its second it was minted.
  */
 export async function mintRunToken(key: Uint8Array, claims: { tenantId: string; runId: string }, ttlSeconds = 900): Promise<string> {
   let secret = runTokenKeys.get(key);
   if (!secret) runTokenKeys.set(key, (secret = createSecretKey(key)));
-  const iat = Math.floor(Date.now() / 1000);
-  const payload = { tenant_id: claims.tenantId, run_id: claims.runId, iss: RUN_TOKEN_ISSUER, sub: `run:${claims.runId}`, iat, exp: iat + ttlSeconds };
+  const now = Date.now() / 1000;
+  const payload = { tenant_id: claims.tenantId, run_id: claims.runId, iss: RUN_TOKEN_ISSUER, sub: `run:${claims.runId}`, iat: Math.floor(now), exp: Math.ceil(now + ttlSeconds) };
   const input = `${RUN_TOKEN_HEADER}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
   return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`;
 }

@@ -14,10 +14,13 @@ import type { Hub, StoredEvent } from './hub.ts';
 import { eventsAfter, RUN_STATUSES, runtimeSessionIdOf, type ShownRunStatus } from './runs.repo.ts';
 import type { RunSummary } from './runs.repo.ts';
 import { createRun, getRunSummary, listRunSummaries, RunBody, type RunDeps } from './runs.service.ts';
+import { renewRunToken } from './run-token.ts';
+import { RenewedRunToken } from '../../../contracts/run-callbacks.ts';
 
 /**
- * `/api/runs`: create (202), list, get with the event log, cancel, force-terminate, the SSE stream, and the raw event
- * stream (`/events`, NDJSON: every stored event with its `seq` and the run's `runtimeSessionId`).
+ * `/api/runs`: create (202), list, get with the event log, cancel, force-terminate, the SSE stream, the raw event
+ * stream (`/events`, NDJSON: every stored event with its `seq` and the run's `runtimeSessionId`), and the renewal of a
+ * run's own token by its runner (`/self/token`, run-token.ts).
  */
 /** What cancel-style answers of a run say (`POST /api/runs/{id}/terminate`). */
 export const TerminateAnswer = v.object({
@@ -46,6 +49,16 @@ export function runRoutes(deps: RunDeps & { hub: Hub; keepAliveMs: number }): Ho
         errors: [402, 409, 503],
       }),
       async (c) => c.json(await createRun(deps, c.get('principal').tenantId, await readJson(c, RunBody)), 202))
+    .post(
+      '/self/token',
+      doc({
+        summary: 'Renew a run token (run token)',
+        description:
+          "Called by a run's runner with the run's own token before it expires: answers a fresh token of the same run. Other credentials get 403; an expired or invalid token 401; a run that is not running 409.",
+        response: RenewedRunToken,
+        errors: [409],
+      }),
+      async (c) => c.json(await renewRunToken(deps, c.get('principal'))))
     .get('/', doc({ summary: 'List runs', description: 'The tenant’s runs, newest first, optionally of one status. With `limit` one page and the full count in X-Total-Count.', query: ListQuery, response: v.array(RunSummarySchema) }), async (c) => {
       const page = pageOf(c);
       const status = c.req.query('status');

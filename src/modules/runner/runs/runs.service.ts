@@ -21,6 +21,8 @@ import { carriesFiles, forWorker, writeSkillFiles } from './skill-files.ts';
 import type { StdioMcpHost } from '../mcp/stdio-mcp.ts';
 import { DEFAULT_MCP_CALL_MS, frontable, type RemoteMcpHost } from '../mcp/remote-mcp.ts';
 import { APPROVAL_HOLD_MAX_S } from '../../../contracts/approvals.ts';
+import type { RunCallbacksClient } from '../../../contracts/run-callbacks.client.ts';
+import { keepRunTokenFresh } from './run-token.ts';
 
 /** An approval's longest hold on the runner, and some: what a worker's wait for a gated call must cover. */
 const APPROVAL_HOLD_MS = (APPROVAL_HOLD_MAX_S + 300) * 1000;
@@ -47,6 +49,8 @@ export interface RunsDeps extends SessionsDeps {
   remote?: RemoteMcpHost;
   /** Runs the pending call of a resumed parked run (absent: such a run is refused). */
   toolkit?: Toolkit;
+  /** Renews a run's token while the run lasts (run-token.ts; absent: no conductor to call, so no token either). */
+  conductor?: Pick<RunCallbacksClient, 'renewRunToken'>;
 }
 
 export interface StartedRun {
@@ -82,6 +86,7 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
   // kept with the active run for its tools (delegate names this run as parent); finishRun clears both
   rec.activeRunId = subTask.id;
   rec.runToken = extras.runToken;
+  const tokenKeeper = extras.runToken && deps.conductor ? keepRunTokenFresh(deps.conductor, rec) : undefined;
   if (extras.env) rec.commandEnv = extras.env;
   const side = sideChannel();
   rec.runOutput = side.push;
@@ -104,6 +109,7 @@ export function startRun(deps: RunsDeps, tenant: string, subTask: SubTask, extra
   const settle = (outcome: Outcome) => {
     if (settled) return;
     settled = true;
+    tokenKeeper?.stop();
     void deps.stdio?.close(stdioKey);
     void deps.remote?.close(stdioKey);
     span.setAttribute('svc.run.outcome', outcome);

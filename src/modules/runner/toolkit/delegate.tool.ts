@@ -38,7 +38,8 @@ export const delegateTool = defineTool({
     const conductor = ctx.conductor;
 
     const child = await conductor.startRun(runToken, { profile: i.profile, parentId: activeRunId, prompt: i.prompt, title: i.title ?? `delegated by ${caller}` }, ctx.signal);
-    const cancelChild = () => void conductor.cancelRun(runToken, child.runId).catch(() => {});
+    // the run's token of the moment: the child may run longer than the token the call started with lives
+    const cancelChild = () => void conductor.cancelRun(ctx.session.runToken ?? runToken, child.runId).catch(() => {});
     ctx.signal.addEventListener('abort', cancelChild, { once: true });
     try {
       for await (const event of conductor.runEvents(runToken, child.runId, ctx.signal)) {
