@@ -4,10 +4,26 @@ import { globalArgs } from './args.ts';
 import { authError, failure } from './client/exit.ts';
 import { openSession } from './client/session.ts';
 
+/** The owner's approval a call waits for (`approvals: "owner"`): the tool, and when the wait expires. */
+function waitingLine(d: Record<string, any>): string {
+  const until = typeof d.expiresAt === 'string' && !Number.isNaN(Date.parse(d.expiresAt)) ? ` (until ${new Date(d.expiresAt).toISOString().slice(0, 16).replace('T', ' ')} UTC)` : '';
+  return `${d.message ?? `waiting for the agent's owner to approve a call to ${d.toolName ?? 'a tool'}`}${until}…`;
+}
+
+/** The owner decided (or the wait expired): the reply goes on, with the tool's result or without it. */
+function resumedLine(d: Record<string, any>): string {
+  const tool = d.toolName ?? 'the tool';
+  if (d.decision === 'approve') return `  approved by the owner: ${tool} runs and the reply goes on`;
+  if (d.decision === 'deny') return d.reason === 'expired' ? `  the approval expired: the reply goes on without ${tool}` : `  not approved by the owner: the reply goes on without ${tool}`;
+  return '  the reply goes on';
+}
+
 /**
  * `svc chat <slug> [message]`: talks to a published agent through the chat gateway (`POST /chat/<slug>`, streamed),
  * printing the reply as it arrives. Without a message it is a REPL that keeps one conversation. `--key` is the agent
  * key (pk_…), or SVC_AGENT_KEY; a public agent needs none. The gateway is the context's API URL unless --gateway.
+ * A reply waiting on the owner's approval of a call (`waiting` … `resumed`) is said on stderr; `--json` prints every
+ * event as a JSON line instead.
  */
 export default defineCommand({
   meta: { name: 'chat', description: 'Chat with a published agent' },
@@ -19,7 +35,7 @@ export default defineCommand({
     gateway: { type: 'string', description: 'Gateway base URL (default: the API URL)' },
   },
   async run({ args }) {
-    const { out, api, ctx } = openSession(args, { allowAbsent: true });
+    const { out, api, ctx, env } = openSession(args, { allowAbsent: true });
     const key = args.key ?? process.env.SVC_AGENT_KEY;
     const base = (args.gateway ?? api.baseUrl).replace(/\/+$/, '');
     let slug = args.slug;
@@ -53,6 +69,15 @@ export default defineCommand({
       }
       let buf = '';
       let ok = true;
+      let midLine = false; // reply text on stdout not ended by a newline
+      /** A status line on stderr; in a terminal it starts on a line of its own, piped stdout keeps only the reply. */
+      const status = (line: string) => {
+        if (midLine && env.stdoutTTY) {
+          out.write('\n');
+          midLine = false;
+        }
+        process.stderr.write(line + '\n');
+      };
       for await (const chunk of res.body.pipeThrough(new TextDecoderStream())) {
         buf += chunk;
         let i;
@@ -64,8 +89,13 @@ export default defineCommand({
           if (!event || !data) continue;
           const d = JSON.parse(data) as Record<string, any>;
           if (out.json) out.line({ event, ...d });
-          else if (event === 'delta') out.write(d.text);
+          else if (event === 'delta') {
+            out.write(d.text);
+            midLine = !String(d.text).endsWith('\n');
+          }
           else if (event === 'done') out.write('\n');
+          else if (event === 'waiting') status(waitingLine(d));
+          else if (event === 'resumed') status(out.dim(resumedLine(d)));
           else if (event === 'error') {
             out.log.error(d.error);
             ok = false;

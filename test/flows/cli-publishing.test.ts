@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
 import { spawn } from 'node:child_process';
-import { cli, tempDir } from '../support/cli.ts';
+import { cli, spawnCli, tempDir } from '../support/cli.ts';
 import { modelRequests } from '../support/fake-provider.ts';
 import { NODE, SVC_BIN } from '../support/process.ts';
 
@@ -52,6 +52,48 @@ describe('svc publish, agent-keys, chat, unpublish', () => {
 
     expect((await cli(['unpublish', 'cli_bot'], env)).code).toBe(0);
     expect((await h.svc.api('/api/profiles/cli_bot/published')).status).toBe(404);
+  });
+
+  it("says when the reply waits on the owner's approval of a call, and when it goes on", async () => {
+    const profile = { name: 'owner_bot', runtime: 'general', model: 'openai-compatible:gpt-4o', tools: ['@files'], permissions: { fs_write: 'ask' } };
+    expect((await h.svc.api('/api/profiles', { method: 'POST', json: profile })).status).toBe(201);
+    expect((await cli(['publish', 'owner_bot', '--approvals', 'owner'], env)).code).toBe(0);
+    const { token } = (await cli(['agent-keys', 'create', 'owner_bot', '--label', 'terminal', '--json'], env)).json<{ token: string }>();
+    const ask = (content: string) => spawnCli(['chat', 'owner-bot', `CALL_TOOL fs_write {"path":"/work/note.txt","content":"${content}"}`, '--key', token], env);
+    const decide = async (decision: object) => {
+      const pending = (await (await h.svc.api('/api/approvals?status=pending')).json()) as Array<{ id: string; runId: string; toolName: string }>;
+      expect(pending.map((a) => a.toolName)).toEqual(['fs_write']);
+      const { runId, id } = pending[0]!;
+      expect((await h.svc.api(`/api/runs/${runId}/approvals/${id}`, { method: 'POST', json: decision })).status).toBe(200);
+    };
+
+    const approved = ask('approved');
+    await approved.waitFor('stderr', /^waiting for the agent's owner to approve a call to fs_write \(until \d{4}-\d\d-\d\d \d\d:\d\d UTC\)…\n/m);
+    await decide({ decision: 'approve' });
+    expect((await approved.exited).code, approved.stderr()).toBe(0);
+    expect(approved.stderr()).toContain("…\n  approved by the owner: fs_write runs and the reply goes on\n");
+    // stdout holds the reply alone: the model saw the written file
+    expect(approved.stdout()).toMatch(/^TOOL-RESULT-SEEN: \{[^…]*"created": true\n\}\n$/);
+
+    const denied = ask('denied');
+    await denied.waitFor('stderr', /approve a call to fs_write/);
+    await decide({ decision: 'deny', message: 'not from a terminal' });
+    expect((await denied.exited).code, denied.stderr()).toBe(0);
+    expect(denied.stderr()).toContain('  not approved by the owner: the reply goes on without fs_write\n');
+    expect(denied.stdout()).toContain('not from a terminal');
+
+    // --json: one JSON line per event, the waiting and resumed ones among them
+    const json = spawnCli(['chat', 'owner-bot', 'CALL_TOOL fs_write {"path":"/work/note.txt","content":"json"}', '--key', token, '--json'], env);
+    await json.waitFor('stdout', /"event":"waiting"/);
+    await decide({ decision: 'approve' });
+    expect((await json.exited).code, json.stderr()).toBe(0);
+    const events = json.stdout().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { event: string; toolName?: string; decision?: string });
+    expect(events.filter((e) => e.event === 'waiting' || e.event === 'resumed')).toMatchObject([
+      { event: 'waiting', toolName: 'fs_write' },
+      { event: 'resumed', decision: 'approve' },
+    ]);
+    expect(events.at(-1)!.event).toBe('done');
+    expect(json.stderr()).toBe('');
   });
 
   it('is a REPL without a message: each line a turn of one conversation, until stdin ends', async () => {
