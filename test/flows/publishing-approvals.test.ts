@@ -1,4 +1,5 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startAgentsHarness, type AgentsHarness } from '../support/agents.ts';
 
@@ -95,5 +96,37 @@ describe('a non-streamed chat whose run waits for the owner', () => {
     const next = await chat('sync-denied', key, { message: 'thanks anyway', conversationId: waiting.conversationId });
     expect(next.status).toBe(200);
     expect(((await next.json()) as { reply: string }).reply).toContain('thanks anyway');
+  });
+
+  it('the Chat Completions wire answers 409 approval_pending at once, which the openai client does not retry; the reply lands in the conversation', async () => {
+    const key = await ownerApproved('sync-completions');
+    const client = new OpenAI({ baseURL: `${h.svc.url}/chat/sync-completions/v1`, apiKey: key });
+    const { data, response } = await client.chat.completions.create({ model: 'any', messages: [{ role: 'user', content: write('from a chat front end') }] }).withResponse().then(
+      () => ({ data: undefined, response: undefined }),
+      (err: unknown) => ({ data: err, response: (err as { headers?: Headers }).headers }),
+    );
+    expect(data).toBeInstanceOf(OpenAI.ConflictError);
+    const err = data as InstanceType<typeof OpenAI.ConflictError>;
+    expect(err.code).toBe('approval_pending');
+    expect(err.message).toContain("waiting for the agent's owner to approve a call to fs_write");
+    expect(response?.get('x-should-retry')).toBe('false');
+    const conversationId = response?.get('x-conversation-id') ?? '';
+    expect(conversationId).toMatch(/^conv_/);
+    expect(err.message).toContain(`GET /chat/sync-completions/conversations/${conversationId}`);
+
+    // one message, one run: the client did not send it again
+    const view = (await (await read(`/chat/sync-completions/conversations/${conversationId}`, key)).json()) as Conversation;
+    expect(view.messages.map((m) => m.role)).toEqual(['user']);
+    expect(view.pending?.status).toBe('waiting');
+    const mine = (await (await api(`/api/approvals?status=pending&runId=${view.pending!.runId}`)).json()) as Array<{ id: string; toolName: string }>;
+    expect(mine.map((a) => a.toolName)).toEqual(['fs_write']);
+    expect((await api(`/api/runs/${view.pending!.runId}/approvals/${mine[0]!.id}`, { method: 'POST', json: { decision: 'approve' } })).status).toBe(200);
+    const after = await vi.waitFor(async () => {
+      const v = (await (await read(`/chat/sync-completions/conversations/${conversationId}`, key)).json()) as Conversation;
+      expect(v.pending).toBeUndefined();
+      return v;
+    }, WAIT);
+    expect(after.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(after.messages[1]!.content).toContain('TOOL-RESULT-SEEN');
   });
 });

@@ -9,7 +9,7 @@ import { CLIENT_ID_PATTERN } from '../../../shared/ids.ts';
 import type { AgentKeyDeps } from './agent-keys.service.ts';
 import { admit } from './gateway.auth.ts';
 import type { FeatureDeps } from '../feature.ts';
-import { addUsage, cancelTurn, endUserOf, NO_USAGE, findAgent, startTurn, type ChatTurn, type GatewayDeps } from './gateway.service.ts';
+import { addUsage, cancelTurn, endUserOf, NO_USAGE, findAgent, startTurn, waitingAnswer, type ChatTurn, type GatewayDeps } from './gateway.service.ts';
 import { grantCors, preflight } from './cors.ts';
 import { ChatCompletion } from './publishing.schema.ts';
 
@@ -78,7 +78,7 @@ async function* completionChunks(turn: ChatTurn, model: string, created: number)
 export function completionsRoutes(deps: GatewayDeps & AgentKeyDeps & { authenticate: FeatureDeps['authenticate'] }): Hono {
   return openAiErrors(new Hono())
     .options('/chat/:slug/v1/chat/completions', async (c) => preflight(c, await findAgent(deps, c.req.param('slug')), deps.chatPublicUrl))
-    .post('/chat/:slug/v1/chat/completions', doc({ summary: 'Chat with a published agent (OpenAI Chat Completions)', description: 'The agent behind the OpenAI Chat Completions wire, so an OpenAI client works with base URL `/chat/{slug}/v1` and an agent key as its API key. `model` is ignored (the published profile decides); `stream: true` streams chunks ending in `[DONE]`. The `X-Conversation-Id` answer header names the conversation; send it back to continue it. Errors are in the OpenAI shape (`{error: {message, type, code}}`).', body: CompletionBody, response: ChatCompletion, errors: [401, 402, 403, 429, 502, 504] }), async (c) => {
+    .post('/chat/:slug/v1/chat/completions', doc({ summary: 'Chat with a published agent (OpenAI Chat Completions)', description: 'The agent behind the OpenAI Chat Completions wire, so an OpenAI client works with base URL `/chat/{slug}/v1` and an agent key as its API key. `model` is ignored (the published profile decides); `stream: true` streams chunks ending in `[DONE]`. The `X-Conversation-Id` answer header names the conversation; send it back to continue it. Errors are in the OpenAI shape (`{error: {message, type, code}}`). When the run waits for the agent owner\'s approval of a tool call (`approvals: "owner"`), the non-streamed form answers 409 `approval_pending` at once (with `x-should-retry: false`): the run goes on, and its reply shows in the conversation (`GET /chat/{slug}/conversations/{id}`, the id in `X-Conversation-Id`).', body: CompletionBody, response: ChatCompletion, errors: [401, 402, 403, 409, 429, 502, 504] }), async (c) => {
       const slug = c.req.param('slug');
       const agent = await findAgent(deps, slug);
       grantCors(c, agent, deps.chatPublicUrl);
@@ -106,6 +106,12 @@ export function completionsRoutes(deps: GatewayDeps & AgentKeyDeps & { authentic
           const e = item.event;
           usage = addUsage(usage, e);
           if (e.type === 'error') throw new AppError(502, e.message ?? 'run failed');
+          if (e.type === 'approval_required') {
+            // the owner may decide in a minute or a day, and this wire has no "later" answer: say so now (no retry: the
+            // run goes on, and a retry would send the message again), with where the reply will be
+            const waiting = waitingAnswer(turn, e);
+            throw new AppError(409, waiting.message, { code: 'approval_pending', headers: { 'x-should-retry': 'false' } });
+          }
           if (e.type === 'result') {
             return c.json({
               id: `chatcmpl-${turn.runId}`,
