@@ -1,6 +1,5 @@
 import { join, relative, resolve, isAbsolute } from 'node:path';
 import { WORKER_MODES, RUNTIMES, type WorkerMode, type Runtime } from '../contracts/worker.ts';
-import { MODEL_PROVIDER_VARS } from '../contracts/model-providers.ts';
 import type { LogLevel } from '../shared/log.ts';
 import type { PrivateAddresses } from '../shared/egress/index.ts';
 import { billingConfig, type BillingConfig } from './billing.config.ts';
@@ -12,6 +11,8 @@ import { notificationsConfig, type NotificationsConfig } from './notifications.c
 import { otelOf } from './otel.config.ts';
 import { memoryConfig, type MemoryConfig } from './memory.config.ts';
 import { privateAddressesOf } from './private-addresses.config.ts';
+import { aggregatorsOf, providerEnvOf } from './providers.config.ts';
+import { parseRoles, type RoleName } from './roles.config.ts';
 // Only the roles table's data is read here (it imports nothing at run time but its modules' lazy builds).
 import { roleTraits } from '../app/roles.ts';
 
@@ -19,9 +20,6 @@ import { roleTraits } from '../app/roles.ts';
  * The frozen configuration of one svc process. `loadConfig(env, flags)` is the only reader of process.env; every
  * module gets its slice from here, and tests pass plain objects.
  */
-export const ROLE_NAMES = ['conductor', 'runner', 'worker'] as const;
-export type RoleName = (typeof ROLE_NAMES)[number];
-
 export interface Config {
   roles: readonly RoleName[];
   host: string;
@@ -212,27 +210,13 @@ export const SANDBOX_MODES = ['bwrap', 'off'] as const;
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
 export { ConfigError };
+export { ROLE_NAMES, type RoleName } from './roles.config.ts';
 export type { ContainerConfig, MemoryConfig, NotificationsConfig };
 
 export interface Flags {
   role?: string;
   port?: string | number;
   host?: string;
-}
-
-/** What reaches a worker's providers: each provider's own variables (contracts/model-providers.ts), the aggregators', the proxy. */
-const PROVIDER_ENV = (name: string) => MODEL_PROVIDER_VARS.has(name) || /^SVC_AGGREGATOR_[A-Z0-9_]+_(API_KEY|BASE_URL|URL|KEY|MODEL)$|^(HTTPS?_PROXY|NO_PROXY)$/.test(name);
-
-function parseRoles(raw: string): RoleName[] {
-  const parts = raw.split(',').map((p) => p.trim()).filter(Boolean);
-  if (parts.length === 0) throw new ConfigError('SVC_ROLE (--role)', 'one of all, conductor, runner, worker, or a comma list');
-  const roles = new Set<RoleName>();
-  for (const p of parts) {
-    if (p === 'all') ROLE_NAMES.forEach((r) => roles.add(r));
-    else if ((ROLE_NAMES as readonly string[]).includes(p)) roles.add(p as RoleName);
-    else throw new ConfigError('SVC_ROLE (--role)', `got "${p}"; allowed: all, conductor, runner, worker, or a comma list`);
-  }
-  return ROLE_NAMES.filter((r) => roles.has(r));
 }
 
 function keyToken(name: string, raw: string | undefined): string | undefined {
@@ -280,8 +264,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
     const u = url(`SVC_WORKER_URL_${rt.toUpperCase()}`, env[`SVC_WORKER_URL_${rt.toUpperCase()}`]);
     if (u) workerUrlByRuntime[rt] = u;
   }
-  const providerEnv: Record<string, string> = {};
-  for (const [k, val] of Object.entries(env)) if (val !== undefined && PROVIDER_ENV(k)) providerEnv[k] = val;
+  const providerEnv = providerEnvOf(env);
   const protocol = int('SVC_WORKER_PROTOCOL', env.SVC_WORKER_PROTOCOL, 1, 1, 1);
   const runnerUrl = url('SVC_RUNNER_URL', env.SVC_RUNNER_URL);
   const workerToken = env.SVC_WORKER_TOKEN || undefined;
@@ -409,18 +392,6 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
 function isWithin(inner: string, outer: string): boolean {
   const rel = relative(outer, inner);
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-}
-
-function aggregatorsOf(env: Record<string, string | undefined>): Record<string, { url: string; key: string | undefined }> {
-  const out: Record<string, { url: string; key: string | undefined }> = {};
-  for (const [k, raw] of Object.entries(env)) {
-    const m = /^SVC_AGGREGATOR_([A-Z0-9_]+)_URL$/.exec(k);
-    if (!m || !raw) continue;
-    const name = m[1].toLowerCase().replace(/_/g, '-');
-    if (name === 'demo') throw new ConfigError(k, '"demo" is the built-in aggregator and cannot be configured');
-    out[name] = { url: url(k, raw)!, key: env[`SVC_AGGREGATOR_${m[1]}_KEY`] || undefined };
-  }
-  return out;
 }
 
 function deepFreeze<T>(value: T): T {
