@@ -1,4 +1,4 @@
-import { ConfigError } from './config.ts';
+import { ConfigError } from './parse.ts';
 
 /**
  * SVC_BILLING picks how runs are paid for:

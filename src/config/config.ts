@@ -1,12 +1,18 @@
-import * as v from 'valibot';
 import { join, relative, resolve, isAbsolute } from 'node:path';
-import { availableParallelism } from 'node:os';
 import { WORKER_MODES, RUNTIMES, type WorkerMode, type Runtime } from '../contracts/worker.ts';
-import { MODEL_PROVIDER_VARS } from '../contracts/model-providers.ts';
 import type { LogLevel } from '../shared/log.ts';
 import type { PrivateAddresses } from '../shared/egress/index.ts';
 import { billingConfig, type BillingConfig } from './billing.config.ts';
-import { DEFAULT_CEILINGS, DEFAULT_LIMITS, defaultTotalCpus, LIMIT_ENV, LIMIT_FLOORS, LIMIT_KEYS, LIMITS_MODES, type LimitsConfig, type SandboxLimits } from '../contracts/sandbox-limits.ts';
+import type { LimitsConfig } from '../contracts/sandbox-limits.ts';
+import { ConfigError, int, pick, url } from './parse.ts';
+import { sandboxLimitsConfig } from './sandbox-limits.config.ts';
+import { containerConfig, type ContainerConfig } from './container.config.ts';
+import { notificationsConfig, type NotificationsConfig } from './notifications.config.ts';
+import { otelOf } from './otel.config.ts';
+import { memoryConfig, type MemoryConfig } from './memory.config.ts';
+import { privateAddressesOf } from './private-addresses.config.ts';
+import { aggregatorsOf, providerEnvOf } from './providers.config.ts';
+import { parseRoles, type RoleName } from './roles.config.ts';
 // Only the roles table's data is read here (it imports nothing at run time but its modules' lazy builds).
 import { roleTraits } from '../app/roles.ts';
 
@@ -14,9 +20,6 @@ import { roleTraits } from '../app/roles.ts';
  * The frozen configuration of one svc process. `loadConfig(env, flags)` is the only reader of process.env; every
  * module gets its slice from here, and tests pass plain objects.
  */
-export const ROLE_NAMES = ['conductor', 'runner', 'worker'] as const;
-export type RoleName = (typeof ROLE_NAMES)[number];
-
 export interface Config {
   roles: readonly RoleName[];
   host: string;
@@ -41,12 +44,7 @@ export interface Config {
    */
   heap: { youngMiB: number; growingPercent: number };
   bodyLimitBytes: number;
-  /**
-   * What an agent may consume (contracts/sandbox-limits.ts): SVC_SANDBOX_LIMITS (`require`, the default outside dev: a
-   * runner that cannot enforce a limit refuses sandbox work; `best-effort`, the dev default; `off`), and per limit
-   * SVC_SANDBOX_<NAME> (the default) and SVC_SANDBOX_<NAME>_MAX (the ceiling overrides are held to);
-   * SVC_SANDBOX_TOTAL_CPUS, the CPUs all sandboxes of a runner may use together.
-   */
+  /** What an agent may consume: SVC_SANDBOX_LIMITS and SVC_SANDBOX_* (sandbox-limits.config.ts). */
   sandboxLimits: LimitsConfig;
   /** Multipart uploads on /v1/files and /v1/skills. */
   uploadLimitBytes: number;
@@ -208,118 +206,17 @@ export interface Config {
   privateAddresses: PrivateAddresses;
 }
 
-export interface MemoryConfig {
-  /** SVC_MEMORY_MAX_ENTRIES: the most entries a store (a per_user store: each end user's part) may hold (default 1000). */
-  maxEntries: number;
-  /** SVC_MEMORY_MAX_ENTRY_BYTES: the largest entry, in UTF-8 bytes (default 102400, 100 KiB). */
-  maxEntryBytes: number;
-  /** SVC_MEMORY_MAX_TOTAL_BYTES: the most bytes a store (per end user) may hold (default 10 MiB). */
-  maxTotalBytes: number;
-  /** SVC_MEMORY_VERSION_DAYS: how long a replaced or deleted entry's earlier versions stay restorable (default 30). */
-  versionDays: number;
-}
-
-export interface NotificationsConfig {
-  /** SVC_SMTP_URL: the SMTP server email notifications go through (smtp:// or smtps://, credentials in the URL); unset: no email. */
-  smtpUrl: string | undefined;
-  /** SVC_SMTP_FROM: the sender when the tenant's settings name none (default svc@localhost). */
-  smtpFrom: string;
-  /** SVC_NOTIFY_RETRY_LIMIT: retries of a failed delivery after its first attempt (default 8). */
-  retryLimit: number;
-  /** SVC_NOTIFY_RETRY_DELAY_S: seconds before the first retry, doubled per attempt (default 10; 0 retries at once, for tests). */
-  retryDelaySeconds: number;
-  /** SVC_NOTIFY_TIMEOUT_MS: how long one email or webhook attempt may take (default 10 s). */
-  timeoutMs: number;
-  /**
-   * SVC_WEBHOOK_SCHEDULE_S: seconds before each webhook attempt, the first counted from the event, each next from the
-   * attempt before (default `0,5,300,1800,7200,18000,36000,36000`: 8 attempts over 27.6 hours). Tests use a short one.
-   */
-  webhookSchedule: readonly number[];
-  /** SVC_WEBHOOK_DISABLE_AFTER_S: an endpoint failing every attempt for this long is disabled (default 259200, 3 days). */
-  webhookDisableAfterSeconds: number;
-  /** SVC_WEBHOOK_ROTATION_OVERLAP_S: after a secret rotation, how long the old secret signs too (default 86400, 24 hours). */
-  webhookRotationOverlapSeconds: number;
-}
-
-/**
- * The `container` substrate: one container per sandbox session through the Docker Engine API (Podman's compatible
- * socket too). See docs/sandboxes.md, "Sandbox workers".
- */
-export interface ContainerConfig {
-  /** DOCKER_HOST: `unix:///path` (default unix:///var/run/docker.sock) or a plain `tcp://host:port`. */
-  dockerHost: string | undefined;
-  /** SVC_WORKER_IMAGE: the image of sessions whose profile names no `workerImage` (default `svc:slim`). */
-  image: string;
-  /** SVC_WORKER_IMAGE_PULL: `never`, `missing` (default: pull an image that is not present) or `always`. */
-  pull: 'never' | 'missing' | 'always';
-  /**
-   * SVC_WORKER_PROGRAM: `image` (default) runs the image's own svc (its entrypoint with `--role=worker`: the svc images
-   * and images built from them); `mount` mounts this runner's program and Node read-only under /opt, as the process
-   * substrate does, so any glibc image works and the worker runs exactly the runner's code.
-   */
-  program: 'image' | 'mount';
-  /** SVC_WORKER_USER: `uid:gid` of the worker (default 1000:1000); `run_command` runs as uid+1:gid+1. */
-  uid: number;
-  gid: number;
-  // each container's limits are its session's: SVC_SANDBOX_* (sandboxLimits) and the profile's `limits`
-}
-
 export const SANDBOX_MODES = ['bwrap', 'off'] as const;
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
+
+export { ConfigError };
+export { ROLE_NAMES, type RoleName } from './roles.config.ts';
+export type { ContainerConfig, MemoryConfig, NotificationsConfig };
 
 export interface Flags {
   role?: string;
   port?: string | number;
   host?: string;
-}
-
-export class ConfigError extends Error {
-  readonly variable: string;
-  constructor(variable: string, allowed: string) {
-    super(`${variable}: ${allowed}`);
-    this.name = 'ConfigError';
-    this.variable = variable;
-  }
-}
-
-/** What reaches a worker's providers: each provider's own variables (contracts/model-providers.ts), the aggregators', the proxy. */
-const PROVIDER_ENV = (name: string) => MODEL_PROVIDER_VARS.has(name) || /^SVC_AGGREGATOR_[A-Z0-9_]+_(API_KEY|BASE_URL|URL|KEY|MODEL)$|^(HTTPS?_PROXY|NO_PROXY)$/.test(name);
-
-function parseRoles(raw: string): RoleName[] {
-  const parts = raw.split(',').map((p) => p.trim()).filter(Boolean);
-  if (parts.length === 0) throw new ConfigError('SVC_ROLE (--role)', 'one of all, conductor, runner, worker, or a comma list');
-  const roles = new Set<RoleName>();
-  for (const p of parts) {
-    if (p === 'all') ROLE_NAMES.forEach((r) => roles.add(r));
-    else if ((ROLE_NAMES as readonly string[]).includes(p)) roles.add(p as RoleName);
-    else throw new ConfigError('SVC_ROLE (--role)', `got "${p}"; allowed: all, conductor, runner, worker, or a comma list`);
-  }
-  return ROLE_NAMES.filter((r) => roles.has(r));
-}
-
-function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(name, `got "${raw}"; allowed: an integer from ${min} to ${max}`);
-  return n;
-}
-
-function url(name: string, raw: string | undefined): string | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  if (!v.is(v.pipe(v.string(), v.url(), v.regex(/^https?:\/\//)), raw)) throw new ConfigError(name, `got "${raw}"; allowed: an http(s) URL`);
-  return raw.replace(/\/+$/, '');
-}
-
-function smtpUrl(raw: string | undefined): string | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  if (!/^smtps?:\/\/[^\s/]+/.test(raw)) throw new ConfigError('SVC_SMTP_URL', 'an smtp:// or smtps:// URL, e.g. smtp://user:pass@mail.example.com:587');
-  return raw;
-}
-
-function pick<T extends string>(name: string, raw: string | undefined, allowed: readonly T[], fallback: T): T {
-  if (raw === undefined || raw === '') return fallback;
-  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(name, `got "${raw}"; allowed: ${allowed.join(', ')}`);
-  return raw as T;
 }
 
 function keyToken(name: string, raw: string | undefined): string | undefined {
@@ -333,53 +230,6 @@ function relayOf(raw: string | undefined): Config['worker']['relay'] {
   const m = /^(\d{1,5}):(\/.+)$/.exec(raw);
   if (!m || Number(m[1]) < 1 || Number(m[1]) > 65535) throw new ConfigError('SVC_WORKER_RELAY', `got "${raw}"; allowed: <port>:<absolute unix socket path>`);
   return { port: Number(m[1]), socketPath: m[2] };
-}
-
-function containerConfig(env: Record<string, string | undefined>): ContainerConfig | undefined {
-  if (env.SVC_WORKER_SUBSTRATE !== 'container' && !env.SVC_WORKER_IMAGE) return undefined;
-  const user = env.SVC_WORKER_USER || '1000:1000';
-  const m = /^(\d{1,9}):(\d{1,9})$/.exec(user);
-  if (!m || Number(m[1]) === 0 || Number(m[2]) === 0) throw new ConfigError('SVC_WORKER_USER', `got "${user}"; allowed: a non-root numeric uid:gid, e.g. 1000:1000`);
-  for (const gone of ['SVC_WORKER_MEMORY_MIB', 'SVC_WORKER_CPUS', 'SVC_WORKER_PIDS']) {
-    if (env[gone]) throw new ConfigError(gone, `no longer read; a container's limits are its session's: ${gone.replace('SVC_WORKER_', 'SVC_SANDBOX_')} (and a profile's \`limits\`)`);
-  }
-  return {
-    dockerHost: env.DOCKER_HOST || undefined,
-    image: env.SVC_WORKER_IMAGE || 'svc:slim',
-    pull: pick('SVC_WORKER_IMAGE_PULL', env.SVC_WORKER_IMAGE_PULL, ['never', 'missing', 'always'] as const, 'missing'),
-    program: pick('SVC_WORKER_PROGRAM', env.SVC_WORKER_PROGRAM, ['image', 'mount'] as const, 'image'),
-    uid: Number(m[1]),
-    gid: Number(m[2]),
-  };
-}
-
-function limitsConfig(env: Record<string, string | undefined>, appEnv: string): LimitsConfig {
-  const mode = pick('SVC_SANDBOX_LIMITS', env.SVC_SANDBOX_LIMITS, LIMITS_MODES, appEnv === 'dev' ? 'best-effort' : 'require');
-  const read = (name: string, fallback: number, key: (typeof LIMIT_KEYS)[number]): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const n = Number(raw);
-    const whole = key !== 'cpus';
-    if (!Number.isFinite(n) || (whole && !Number.isInteger(n)) || n < LIMIT_FLOORS[key]) {
-      throw new ConfigError(name, `got "${raw}"; allowed: ${whole ? 'a whole number' : 'a number'} of at least ${LIMIT_FLOORS[key]}`);
-    }
-    return n;
-  };
-  const defaults = {} as SandboxLimits;
-  const ceilings = {} as SandboxLimits;
-  for (const k of LIMIT_KEYS) {
-    ceilings[k] = read(`${LIMIT_ENV[k]}_MAX`, DEFAULT_CEILINGS[k], k);
-    defaults[k] = read(LIMIT_ENV[k], Math.min(DEFAULT_LIMITS[k], ceilings[k]), k);
-    if (defaults[k] > ceilings[k]) throw new ConfigError(LIMIT_ENV[k], `got ${defaults[k]}, above ${LIMIT_ENV[k]}_MAX (${ceilings[k]})`);
-  }
-  // all sandboxes of the runner together; unset: the host's CPUs but one and a half (the runner's own), at least half of one
-  const rawTotal = env.SVC_SANDBOX_TOTAL_CPUS;
-  let totalCpus = defaultTotalCpus(availableParallelism());
-  if (rawTotal !== undefined && rawTotal !== '') {
-    totalCpus = Number(rawTotal);
-    if (!Number.isFinite(totalCpus) || totalCpus < 0.1) throw new ConfigError('SVC_SANDBOX_TOTAL_CPUS', `got "${rawTotal}"; allowed: a number of CPUs of at least 0.1 (all sandboxes of the runner together)`);
-  }
-  return { mode, defaults, ceilings, totalCpus };
 }
 
 /** Validates everything once. Throws ConfigError naming the variable and what is allowed. */
@@ -414,8 +264,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
     const u = url(`SVC_WORKER_URL_${rt.toUpperCase()}`, env[`SVC_WORKER_URL_${rt.toUpperCase()}`]);
     if (u) workerUrlByRuntime[rt] = u;
   }
-  const providerEnv: Record<string, string> = {};
-  for (const [k, val] of Object.entries(env)) if (val !== undefined && PROVIDER_ENV(k)) providerEnv[k] = val;
+  const providerEnv = providerEnvOf(env);
   const protocol = int('SVC_WORKER_PROTOCOL', env.SVC_WORKER_PROTOCOL, 1, 1, 1);
   const runnerUrl = url('SVC_RUNNER_URL', env.SVC_RUNNER_URL);
   const workerToken = env.SVC_WORKER_TOKEN || undefined;
@@ -451,7 +300,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
       youngMiB: /--(max[-_]semi[-_]space[-_]size|semi[-_]space[-_]growth[-_]factor)/.test(env.NODE_OPTIONS ?? '') ? 0 : int('SVC_HEAP_YOUNG_MIB', env.SVC_HEAP_YOUNG_MIB, 16, 0, 1024),
       growingPercent: /--heap[-_]growing[-_]percent/.test(env.NODE_OPTIONS ?? '') ? 0 : int('SVC_HEAP_GROWING_PERCENT', env.SVC_HEAP_GROWING_PERCENT, 0, 0, 1000),
     },
-    sandboxLimits: limitsConfig(env, appEnv),
+    sandboxLimits: sandboxLimitsConfig(env, appEnv),
     bodyLimitBytes: int('SVC_BODY_LIMIT_BYTES', env.SVC_BODY_LIMIT_BYTES, 1024 * 1024, 1024, 512 * 1024 * 1024),
     uploadLimitBytes: int('SVC_UPLOAD_LIMIT_BYTES', env.SVC_UPLOAD_LIMIT_BYTES, 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     identity: {
@@ -531,101 +380,18 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Flags
     // billing runs beside the database (the conductor's role): only there do Stripe keys matter
     billing: billingConfig(env, appEnv, traits.needsDatabase),
     chatPublicUrl: url('SVC_CHAT_PUBLIC_URL', env.SVC_CHAT_PUBLIC_URL),
-    notifications: {
-      smtpUrl: smtpUrl(env.SVC_SMTP_URL),
-      smtpFrom: env.SVC_SMTP_FROM || 'svc@localhost',
-      retryLimit: int('SVC_NOTIFY_RETRY_LIMIT', env.SVC_NOTIFY_RETRY_LIMIT, 8, 0, 100),
-      retryDelaySeconds: int('SVC_NOTIFY_RETRY_DELAY_S', env.SVC_NOTIFY_RETRY_DELAY_S, 10, 0, 3600),
-      timeoutMs: int('SVC_NOTIFY_TIMEOUT_MS', env.SVC_NOTIFY_TIMEOUT_MS, 10_000, 100, 600_000),
-      webhookSchedule: webhookSchedule(env.SVC_WEBHOOK_SCHEDULE_S),
-      webhookDisableAfterSeconds: int('SVC_WEBHOOK_DISABLE_AFTER_S', env.SVC_WEBHOOK_DISABLE_AFTER_S, 3 * 86_400, 1, 365 * 86_400),
-      webhookRotationOverlapSeconds: int('SVC_WEBHOOK_ROTATION_OVERLAP_S', env.SVC_WEBHOOK_ROTATION_OVERLAP_S, 86_400, 0, 30 * 86_400),
-    },
-    memory: {
-      maxEntries: int('SVC_MEMORY_MAX_ENTRIES', env.SVC_MEMORY_MAX_ENTRIES, 1000, 1, 1_000_000),
-      maxEntryBytes: int('SVC_MEMORY_MAX_ENTRY_BYTES', env.SVC_MEMORY_MAX_ENTRY_BYTES, 100 * 1024, 1, 16 * 1024 * 1024),
-      maxTotalBytes: int('SVC_MEMORY_MAX_TOTAL_BYTES', env.SVC_MEMORY_MAX_TOTAL_BYTES, 10 * 1024 * 1024, 1, 1024 * 1024 * 1024),
-      versionDays: int('SVC_MEMORY_VERSION_DAYS', env.SVC_MEMORY_VERSION_DAYS, 30, 1, 3650),
-    },
+    notifications: notificationsConfig(env),
+    memory: memoryConfig(env),
     approvalTimeoutSeconds: int('SVC_APPROVAL_TIMEOUT_S', env.SVC_APPROVAL_TIMEOUT_S, 86_400, 1, 30 * 86_400),
     privateAddresses,
   };
   return deepFreeze(config);
 }
 
-/** Svix's schedule: at once, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (27.6 hours in all). */
-export const DEFAULT_WEBHOOK_SCHEDULE = [0, 5, 300, 1800, 7200, 18_000, 36_000, 36_000] as const;
-
-/** SVC_WEBHOOK_SCHEDULE_S: a comma list of 1 to 30 whole seconds (0 to 2 days each). */
-function webhookSchedule(raw: string | undefined): readonly number[] {
-  if (raw === undefined || raw.trim() === '') return DEFAULT_WEBHOOK_SCHEDULE;
-  const parts = raw.split(',').map((p) => p.trim());
-  if (parts.length > 30 || parts.some((p) => !/^\d+$/.test(p) || Number(p) > 172_800)) {
-    throw new ConfigError('SVC_WEBHOOK_SCHEDULE_S', `got "${raw}"; expected 1 to 30 comma-separated whole seconds, each at most 172800 (e.g. 0,5,300)`);
-  }
-  return parts.map(Number);
-}
-
-/** Its older names, each once the switch of one kind of URL: read as SVC_PRIVATE_ADDRESSES when that is unset. */
-const PRIVATE_ADDRESS_ALIASES = ['SVC_PRIVATE_MCP', 'SVC_NOTIFY_PRIVATE_WEBHOOKS'] as const;
-
-/**
- * SVC_PRIVATE_ADDRESSES, or an older name of it: one policy for every kind of URL, so where several are set they must
- * agree (a webhook allowed where an MCP server is refused would be a policy nobody chose).
- */
-function privateAddressesOf(env: Record<string, string | undefined>, appEnv: string): PrivateAddresses {
-  const allowed = ['allow', 'deny'] as const;
-  const set = (['SVC_PRIVATE_ADDRESSES', ...PRIVATE_ADDRESS_ALIASES] as const)
-    .filter((name) => env[name])
-    .map((name) => ({ name, value: pick(name, env[name], allowed, 'deny') }));
-  const differ = set.find((s) => s.value !== set[0].value);
-  if (differ) throw new ConfigError(differ.name, `got "${differ.value}" while ${set[0].name} is "${set[0].value}"; one address policy covers every URL a tenant gives: set SVC_PRIVATE_ADDRESSES alone`);
-  return set[0]?.value ?? (appEnv === 'dev' ? 'allow' : 'deny');
-}
-
 /** True when `inner` is `outer` or lies below it. */
 function isWithin(inner: string, outer: string): boolean {
   const rel = relative(outer, inner);
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-}
-
-const TRACE_EXPORTERS = ['otlp', 'console', 'none'];
-const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'];
-
-/**
- * The OTEL_* variables when they ask for traces, per the OpenTelemetry environment specification: OTEL_SDK_DISABLED
- * `true` turns everything off; OTEL_TRACES_EXPORTER names the exporters (`none` alone: off); without it an OTLP
- * endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) turns OTLP export on. Exporters and
- * protocols that are not bundled (zipkin, grpc) are refused rather than silently dropped.
- */
-function otelOf(env: Record<string, string | undefined>): Readonly<Record<string, string>> | undefined {
-  const vars: Record<string, string> = {};
-  for (const [k, val] of Object.entries(env)) if (k.startsWith('OTEL_') && val) vars[k] = val;
-  if (vars.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
-  const exporters = vars.OTEL_TRACES_EXPORTER?.split(',').map((s) => s.trim()).filter(Boolean);
-  for (const name of exporters ?? []) {
-    if (!TRACE_EXPORTERS.includes(name)) throw new ConfigError('OTEL_TRACES_EXPORTER', `got "${name}"; allowed: ${TRACE_EXPORTERS.join(', ')} (a comma list)`);
-  }
-  const wanted = exporters ? exporters.some((e) => e !== 'none') : !!(vars.OTEL_EXPORTER_OTLP_ENDPOINT || vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
-  if (!wanted) return undefined;
-  for (const name of ['OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL']) {
-    const value = vars[name];
-    if (value !== undefined && !OTLP_PROTOCOLS.includes(value)) throw new ConfigError(name, `got "${value}"; allowed: ${OTLP_PROTOCOLS.join(', ')} (OTLP over gRPC is not bundled)`);
-  }
-  for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) url(name, vars[name]);
-  return Object.freeze(vars);
-}
-
-function aggregatorsOf(env: Record<string, string | undefined>): Record<string, { url: string; key: string | undefined }> {
-  const out: Record<string, { url: string; key: string | undefined }> = {};
-  for (const [k, raw] of Object.entries(env)) {
-    const m = /^SVC_AGGREGATOR_([A-Z0-9_]+)_URL$/.exec(k);
-    if (!m || !raw) continue;
-    const name = m[1].toLowerCase().replace(/_/g, '-');
-    if (name === 'demo') throw new ConfigError(k, '"demo" is the built-in aggregator and cannot be configured');
-    out[name] = { url: url(k, raw)!, key: env[`SVC_AGGREGATOR_${m[1]}_KEY`] || undefined };
-  }
-  return out;
 }
 
 function deepFreeze<T>(value: T): T {

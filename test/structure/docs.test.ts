@@ -36,7 +36,8 @@ describe('README and docs/', () => {
 
   it('names every environment variable svc reads in docs/configuration.md', () => {
     const doc = read('docs/configuration.md');
-    const sources = ['src/config/config.ts', 'src/config/billing.config.ts', 'src/cli/client/env.ts', 'src/cli/chat.ts', 'bin/svc.js'].map(read).join('\n');
+    const configFiles = readdirSync(join(ROOT, 'src/config')).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).map((f) => `src/config/${f}`);
+    const sources = [...configFiles, 'src/cli/client/env.ts', 'src/cli/chat.ts', 'bin/svc.js'].map(read).join('\n');
     // what the code reads: `env.NAME`, or a name in quotes (the message of a ConfigError, a key looked up)
     const named = new Set([...sources.matchAll(/(?:env\.|['"`])((?:SVC|AGENT|STRIPE|OTEL|AWS|DOCKER)_[A-Z0-9_]*[A-Z0-9])\b/g)].map((m) => m[1]!));
     for (const v of ['PORT', 'MODE', 'DATABASE_URL', 'XDG_CONFIG_HOME', 'BROWSER', ...MODEL_PROVIDER_VARS, ...Object.values(LIMIT_ENV)]) named.add(v);

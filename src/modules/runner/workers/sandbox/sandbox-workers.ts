@@ -1,21 +1,10 @@
-import { DEFAULT_CEILINGS, DEFAULT_LIMITS, effectiveLimits, limitMessage, type LimitExceeded, type LimitsConfig } from '../../../../contracts/sandbox-limits.ts';
+import type { LimitExceeded, LimitsConfig } from '../../../../contracts/sandbox-limits.ts';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isTerminal, runEvent, type RunEvent } from '../../../../contracts/run-event.ts';
-import {
-  EVENT_LINE_LIMIT_BYTES,
-  EVENT_UPLOAD_LIMIT_BYTES,
-  EVENT_UPLOAD_MAX_MS,
-  STATE_FILE,
-  STATE_META_FILE,
-  type StateMeta,
-  type WorkerCommand,
-  type WorkerLease,
-  type WorkerLeaseState,
-} from '../../../../contracts/sandbox-worker.ts';
+import { EVENT_LINE_LIMIT_BYTES, EVENT_UPLOAD_LIMIT_BYTES, EVENT_UPLOAD_MAX_MS, type WorkerCommand, type WorkerLease } from '../../../../contracts/sandbox-worker.ts';
 import type { PoolSpec } from '../../../../contracts/runner.wire.ts';
 import type { StateBundle } from '../../../../contracts/worker.client.ts';
 import type { WorkerRunRequest } from '../../../../contracts/worker.ts';
@@ -24,15 +13,17 @@ import { randomId } from '../../../../shared/ids.ts';
 import { createLogger } from '../../../../shared/log.ts';
 import type { Registry } from '../../registry/registry.store.ts';
 import type { SessionRecord } from '../../sessions/sessions.store.ts';
-import type { LaunchedWorker, WorkerSubstrate } from '../../substrates/substrate.ts';
+import type { WorkerSubstrate } from '../../substrates/substrate.ts';
 import type { CommandResult, CommandSpec } from '../../substrates/process/commands.ts';
 import { dirName } from '../../vfs/vfs.manager.ts';
 import type { VfsManager } from '../../vfs/index.ts';
 import { SESSION_TOKEN_PARAM } from '../../mcp/session-token.ts';
-import { createChannel, type Channel } from './channel.ts';
-import { createCommandQueue, type CommandQueue } from './command-queue.ts';
+import { createChannel } from './channel.ts';
+import { createCommandQueue } from './command-queue.ts';
 import { readEventUpload, UploadError, type UploadLimits } from './event-upload.ts';
-import { listenWorkerSocket, providerEnvFor, providerOf } from './worker-socket.ts';
+import { toLease, writeStateToDisk, type ActiveRun, type Entry } from './worker-entry.ts';
+import { launchWorker } from './worker-launch.ts';
+import { listenWorkerSocket, providerOf } from './worker-socket.ts';
 import { mcpTokenTtlMs, type WorkerTokens } from './worker-token.ts';
 
 /**
@@ -67,47 +58,10 @@ export interface SandboxWorkersDeps {
   onLimit?: (limit: LimitExceeded) => void;
 }
 
-
-interface ActiveRun {
-  runId: string;
-  channel: Channel<RunEvent>;
-  cancelled: boolean;
-  uploading: boolean;
-  /** The run command has been handed to a poll. */
-  delivered: boolean;
-  /** Stops an upload in progress (the run was cancelled). */
-  stopUpload?: () => void;
-}
-
-interface Entry {
-  sessionId: string;
-  tenant: string;
-  runtime: string;
-  /** The model provider of the session's profile: the only one its worker is forwarded to. */
-  provider: string | undefined;
-  /** The base URL of the active run's per-run model (the /v1 agents API), reached as `/provider/override`. */
-  override: string | undefined;
-  substrate: WorkerSubstrate;
-  dir: string;
-  socketPath: string;
-  server: Server | undefined;
-  worker: LaunchedWorker | undefined;
-  /** The worker has polled at least once: it is up. */
-  polled: boolean;
-  paused: boolean;
-  pausing: Promise<void> | undefined;
-  commands: CommandQueue;
-  active: ActiveRun | undefined;
-  bundle: StateBundle | undefined;
-  idle: NodeJS.Timeout | undefined;
-  startedAt: string;
-}
-
 const PAUSE_GRACE_MS = 10_000;
 /** How long a run whose worker dropped its upload waits for the worker's exit (and the limit that caused it). */
 const EXIT_GRACE_MS = 2_000;
 const log = createLogger('runner:sandbox-workers');
-
 
 export interface SandboxWorkers {
   /** Sorted ids of the substrates this runner can launch workers on now. */
@@ -145,7 +99,7 @@ export { UploadError, type UploadLimits };
 export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
   const limits: UploadLimits = { lineBytes: EVENT_LINE_LIMIT_BYTES, totalBytes: EVENT_UPLOAD_LIMIT_BYTES, maxMs: EVENT_UPLOAD_MAX_MS, ...deps.limits };
   const entries = new Map<string, Entry>();
-  const startTimeoutMs = deps.startTimeoutMs ?? 60_000;
+  const launchDeps = { ...deps, startTimeoutMs: deps.startTimeoutMs ?? 60_000 };
   // unix socket paths are short (108 bytes): they live in a folder of their own, not under the data folder
   let socketRoot: string | undefined;
   const socketDirOf = (sessionId: string) => {
@@ -190,91 +144,6 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     return entry;
   }
 
-  function liveState(entry: Entry): WorkerLeaseState {
-    if (entry.paused) return 'paused';
-    if (!entry.worker) return 'gone';
-    const s = entry.substrate.state(entry.worker);
-    if (s === 'unknown') return 'unknown';
-    if (s === 'gone') return entry.pausing ? 'paused' : 'gone';
-    return entry.polled ? 'running' : 'starting';
-  }
-
-  const toLease = (entry: Entry): WorkerLease => ({
-    sessionId: entry.sessionId,
-    substrate: entry.substrate.id,
-    workerId: entry.worker?.workerId ?? '',
-    runtime: entry.runtime,
-    state: liveState(entry),
-    startedAt: entry.worker?.startedAt ?? entry.startedAt,
-  });
-
-  /** The worker's environment: outbound mode for this session, and its own model provider only. */
-  async function workerEnv(rec: SessionRecord, runnerUrl: string): Promise<Record<string, string>> {
-    const token = await deps.tokens.mint('svc-worker', { tenant: rec.tenant, sessionId: rec.id });
-    const env: Record<string, string> = {
-      SVC_RUNNER_URL: runnerUrl,
-      SVC_WORKER_TOKEN: token,
-      SVC_SESSION_ID: rec.id,
-      SVC_WORKER_PROTOCOL: '1',
-      MODE: rec.runtime,
-      SVC_LOG_LEVEL: 'warn',
-      SVC_PRIVATE_ADDRESSES: deps.privateAddresses ?? 'allow',
-    };
-    return { ...env, ...providerEnvFor(providerOf(rec), deps.providerEnv, runnerUrl) };
-  }
-
-  async function launch(entry: Entry, rec: SessionRecord, runnerUrl: string): Promise<void> {
-    const env = await workerEnv(rec, runnerUrl);
-    const plan = await deps.vfs.view(rec, deps.pools.list(rec.tenant)).sandboxMounts();
-    const resuming = entry.paused;
-    try {
-      const operator = deps.sandboxLimits ?? { defaults: DEFAULT_LIMITS, ceilings: DEFAULT_CEILINGS };
-      const limits = effectiveLimits(operator, operator.ceilings, rec.profile.limits);
-      const spec = { sessionId: rec.id, tenant: rec.tenant, runtime: rec.runtime, image: rec.profile.workerImage, env, sessionDir: entry.dir, callbackSocket: entry.socketPath, files: plan.mounts, limits };
-      entry.worker = resuming ? entry.substrate.resume(spec, runnerUrl) : entry.substrate.launch(spec, runnerUrl);
-    } finally {
-      plan.close();
-    }
-    entry.polled = false;
-    entry.paused = false;
-    entry.commands.drop();
-    const worker = entry.worker;
-    // a worker that never comes up must not leave its run waiting forever
-    const startTimer = setTimeout(() => {
-      if (entry.worker !== worker || entry.polled) return;
-      const active = entry.active;
-      if (active && !active.channel.ended) {
-        const tail = worker.stderrTail();
-        active.channel.push(runEvent('error', { message: `sandbox worker did not start within ${startTimeoutMs} ms${tail ? `: ${tail.split('\n').slice(-3).join(' | ')}` : ''}` }));
-        active.channel.end();
-      }
-      void entry.substrate.stop(worker).catch(() => {});
-    }, startTimeoutMs);
-    startTimer.unref();
-    void worker.exited.then(() => clearTimeout(startTimer));
-    log.info(resuming ? 'sandbox worker resumed' : 'sandbox worker launched', { sessionId: rec.id, workerId: worker.workerId, substrate: entry.substrate.id });
-    worker.exited.then(({ code, signal, limit }) => {
-      if (entry.worker !== worker) return;
-      if (limit) {
-        deps.onLimit?.(limit);
-        log.warn('sandbox worker ended by a limit', { sessionId: rec.id, workerId: worker.workerId, limit: limit.limit, value: limit.value });
-      }
-      const active = entry.active;
-      if (active && !active.channel.ended) {
-        const tail = worker.stderrTail();
-        // killed for a limit: the run says which, once (limit_exceeded, then its one error); the next run gets a fresh worker
-        if (limit) {
-          active.channel.push(runEvent('limit_exceeded', { message: limitMessage(limit), limit }));
-          active.channel.push(runEvent('error', { message: `sandbox worker ended: ${limitMessage(limit)}` }));
-        } else {
-          active.channel.push(runEvent('error', { message: `sandbox worker exited (${signal ?? `code ${code}`}) before the run finished${tail ? `: ${tail.split('\n').slice(-3).join(' | ')}` : ''}` }));
-        }
-        active.channel.end();
-      }
-      entry.commands.answerWaiting({ protocol: 1, command: 'shutdown' });
-    });
-  }
-
   function scheduleIdle(entry: Entry): void {
     clearTimeout(entry.idle);
     entry.idle = setTimeout(() => void pause(entry), deps.idleMs);
@@ -311,7 +180,7 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
       // a per-run model address is reached through the session's socket too, for this run only
       entry.override = request.modelOverride?.baseUrl;
       if (request.modelOverride?.baseUrl) request = { ...request, modelOverride: { ...request.modelOverride, baseUrl: `${runnerUrl}/provider/override` } };
-      if (!entry.worker || substrate.state(entry.worker) !== 'running') await launch(entry, rec, runnerUrl);
+      if (!entry.worker || substrate.state(entry.worker) !== 'running') await launchWorker(launchDeps, entry, rec, runnerUrl);
     } catch (err) {
       yield runEvent('error', { message: `sandbox worker unavailable: ${describeError(err)}` });
       return;
@@ -378,14 +247,6 @@ export function createSandboxWorkers(deps: SandboxWorkersDeps): SandboxWorkers {
     }
     active.channel.end();
     if (failure) throw failure;
-  }
-
-  function writeStateToDisk(entry: Entry, bundle: StateBundle): void {
-    const dir = join(entry.dir, 'state');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const meta: StateMeta = { runtime: entry.runtime, contentType: bundle.contentType, runtimeSessionId: bundle.runtimeSessionId, savedAt: new Date().toISOString() };
-    writeFileSync(join(dir, STATE_FILE), bundle.bytes);
-    writeFileSync(join(dir, STATE_META_FILE), JSON.stringify(meta));
   }
 
   /** Releases under way (a deleted session's): the runner's close waits for them too, so nothing is left half-removed. */
