@@ -105,7 +105,7 @@ export async function runSubagentTurn(
     // a function call waits up to the turn deadline for the client: the token outlives that
     const runToken = await deps.conductor.runs.mintToken(tenantId, runId, Math.ceil(deadlineMs / 1000));
     const secrets = openSecrets(deps.box, tenantId, sessionId, row.secrets);
-    const bearers = await mcpBearers({ db: deps.db, box: deps.box }, tenantId, row);
+    const bearers = await mcpBearers({ db: deps.db, box: deps.box, tenantFetch: deps.conductor.tenantFetch }, tenantId, row);
     const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId, runToken, agent: row.agent, depth, secrets, bearers, callTimeoutMs: deadlineMs + 60_000, environment: t.environment });
     const profile = sessionProfile(row.profile_name, row.agent, row.environment, model.model);
     const keySource = deps.models.parse(row.agent.model).kind === 'byok' ? 'tenant' : 'platform';
