@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -62,8 +62,11 @@ const find = (render: ChartRender, kind: string, name: string) => {
   return found.doc;
 };
 
-/** The config source: every variable a role's container is given must be one svc reads. */
-const CONFIG_SOURCE = ['src/config/config.ts', 'src/config/billing.config.ts'].map((f) => readFileSync(join(ROOT, f), 'utf8')).join('\n');
+/** The config source (config.ts and a file per section): every variable a role's container is given must be one svc reads. */
+const CONFIG_SOURCE = readdirSync(join(ROOT, 'src/config'))
+  .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+  .map((f) => readFileSync(join(ROOT, 'src/config', f), 'utf8'))
+  .join('\n');
 const readBySvc = (name: string) => MODEL_PROVIDER_VARS.has(name) || new RegExp(`env(\\.${name}\\b|\\[['"\`]${name}['"\`]\\])`).test(CONFIG_SOURCE);
 
 /**
