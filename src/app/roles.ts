@@ -217,6 +217,7 @@ export const ROLES: Readonly<Record<RoleName, RoleSpec>> = {
           conductor: conductor.services,
           limiter: conductor.services.limiter,
           signals: database,
+          databaseLost: database.lost,
           limits: { perKey: config.agents.rateLimitPerKey, perOrg: config.agents.rateLimitPerOrg, windowMs: 60_000 },
           settings: {
             ...config.agents,

@@ -236,9 +236,11 @@ const DATABASE_UNAVAILABLE = new AppError(503, 'database unavailable', { headers
  * network), or PostgreSQL shutting down or still starting (SQLSTATE class 08, 57P01-57P03). postgres.js names its own
  * connection errors in `code`; a refused connect is Node's error of the `connect` call; a connection reset under a
  * statement (PostgreSQL killed mid-query) is the socket's own error, which postgres.js hands over with the `query`
- * it failed.
+ * it failed. Also the database handle closed under a request still running as the server stops (Kysely's error once
+ * its driver is destroyed: a request that outlived the stop's grace period).
  */
 function lostDatabase(err: unknown): boolean {
+  if (err instanceof Error && err.message === 'driver has already been destroyed') return true;
   const e = err as { code?: unknown; syscall?: unknown; severity?: unknown } | undefined;
   if (typeof e?.code !== 'string') return false;
   if (/^CONNECT(ION_CLOSED|ION_DESTROYED|ION_ENDED|_TIMEOUT)$/.test(e.code)) return true;

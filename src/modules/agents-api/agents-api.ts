@@ -39,6 +39,11 @@ export interface AgentsApiDeps {
   settings?: Partial<AgentSettings>;
   /** The database's LISTEN/NOTIFY: input posted to a replica that does not drive the turn is handed to the one that does. */
   signals?: Signals;
+  /**
+   * Aborted once the database is gone for good (Database.lost: a throwaway cluster that died), its reason naming why:
+   * every open session event stream ends with an error saying so.
+   */
+  databaseLost?: AbortSignal;
 }
 
 export async function createAgentsApi(deps: AgentsApiDeps): Promise<AgentsApi> {
@@ -51,7 +56,7 @@ export async function createAgentsApi(deps: AgentsApiDeps): Promise<AgentsApi> {
       return apiKey ? { apiKey } : undefined;
     },
   });
-  const featureDeps = { db: deps.db, conductor: deps.conductor, resources, models, catalog: createModelCatalog(settings.aggregators), settings, log: createLogger('agents'), signals: deps.signals };
+  const featureDeps = { db: deps.db, conductor: deps.conductor, resources, models, catalog: createModelCatalog(settings.aggregators), settings, log: createLogger('agents'), signals: deps.signals, databaseLost: deps.databaseLost };
   const parts: AgentsFeatureParts[] = AGENTS_FEATURES.map((feature) => feature(featureDeps));
 
   const v1 = new Hono<AgentsEnv>();

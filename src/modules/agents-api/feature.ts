@@ -37,4 +37,6 @@ export interface AgentsDeps {
   log: Logger;
   /** LISTEN/NOTIFY of the database (input handed between replicas); absent: such input is refused 409. */
   signals?: Signals;
+  /** Aborted once the database is gone for good, its reason naming why (Database.lost); absent: never. */
+  databaseLost?: AbortSignal;
 }

@@ -30,6 +30,11 @@ export interface EventStore {
   forget(sessionId: string): void;
   /** Aborted when the store closes: every subscription ends (the server is going away). */
   readonly closing: AbortSignal;
+  /**
+   * Aborted once the database is gone for good (its reason names why): nothing is written or published any more, and
+   * every subscription ends with an error naming the cause (no log remains to resume from).
+   */
+  readonly lost: AbortSignal;
   close(): Promise<void>;
 }
 
@@ -51,10 +56,11 @@ interface Pending {
   resolve(e: SessionEvent | undefined): void;
 }
 
-export function createEventStore(deps: { db: Kysely<DB>; log: Logger }): EventStore {
+export function createEventStore(deps: { db: Kysely<DB>; log: Logger; databaseLost?: AbortSignal }): EventStore {
   const writers = new Map<string, { tenantId: string; queue: Pending[]; done: Promise<void> }>();
   const listeners = new Map<string, Set<SessionListener>>();
   const closing = new AbortController();
+  const lost = deps.databaseLost ?? new AbortController().signal;
 
   async function write(tenantId: string, sessionId: string, batch: Pending[]): Promise<StoredSessionEvent[] | undefined> {
     return withTenant(deps.db, tenantId, async (tx) => {
@@ -73,9 +79,10 @@ export function createEventStore(deps: { db: Kysely<DB>; log: Logger }): EventSt
       const batch = w.queue.splice(0);
       let stored: StoredSessionEvent[] | undefined;
       try {
-        stored = await write(w.tenantId, sessionId, batch);
+        // a database lost for good takes no more writes: the subscriptions end with the cause instead
+        if (!lost.aborted) stored = await write(w.tenantId, sessionId, batch);
       } catch (err) {
-        deps.log.error('writing session events failed', { sessionId, events: batch.length, error: String(err) });
+        if (!lost.aborted) deps.log.error('writing session events failed', { sessionId, events: batch.length, error: String(err) });
       }
       batch.forEach((p, i) => {
         const s = stored?.[i];
@@ -121,6 +128,7 @@ export function createEventStore(deps: { db: Kysely<DB>; log: Logger }): EventSt
       listeners.delete(sessionId);
     },
     closing: closing.signal,
+    lost,
     async close() {
       await Promise.all([...writers.values()].map((w) => w.done));
       closing.abort();

@@ -12,7 +12,8 @@ import type { EventStore, StoredSessionEvent } from './event-store.ts';
  * else, so no event published after the call is lost; with `afterSeq` the durable log is replayed first, without it
  * nothing earlier is replayed. Events are buffered per subscriber (a client busy running a tool handler is not
  * dropped), de-duplicated by sequence, and `null` items are keep-alive ticks, at which the log is also read for
- * events written by another conductor replica.
+ * events written by another conductor replica. Once the database is lost for good (`store.lost`), the subscription
+ * throws `StreamLost` after what was already published: its stream then ends with an error naming the cause.
  */
 export interface SubscribeOptions {
   afterSeq?: number;
@@ -45,7 +46,7 @@ export async function subscribe(store: EventStore, tenantId: string, sessionId: 
   ready = true;
   for (const e of arrived) queue.push(e);
 
-  const signal = AbortSignal.any([opts.signal, store.closing]);
+  const signal = AbortSignal.any([opts.signal, store.closing, store.lost]);
   return (async function* () {
     try {
       for (const e of replay) {
@@ -65,7 +66,10 @@ export async function subscribe(store: EventStore, tenantId: string, sessionId: 
           if (opts.until?.(e.event)) return;
           continue;
         }
-        if (signal.aborted) return;
+        if (signal.aborted) {
+          if (store.lost.aborted && !opts.signal.aborted) throw new StreamLost(store.lost.reason);
+          return;
+        }
         for (const missed of await store.after(tenantId, sessionId, cursor)) {
           cursor = missed.seq;
           yield missed.event;
@@ -73,10 +77,20 @@ export async function subscribe(store: EventStore, tenantId: string, sessionId: 
         }
         yield null;
       }
+    } catch (err) {
+      // a read of the log that failed because the database is gone says so, not that the stream failed
+      throw store.lost.aborted && !(err instanceof StreamLost) ? new StreamLost(store.lost.reason) : err;
     } finally {
       unsubscribe();
     }
   })();
+}
+
+/** A subscription ended because the database is gone for good; the message names the cause, for the client. */
+export class StreamLost extends Error {
+  constructor(reason: unknown) {
+    super(`the session's event stream was interrupted: ${describeError(reason)}`);
+  }
 }
 
 const log = createLogger('agents:events');
@@ -85,7 +99,9 @@ const log = createLogger('agents:events');
  * Writes a subscription as SSE: `id:` = event_id, `event:` = type, JSON data; keep-alives are comment lines. A source
  * that fails after the headers went out (the event log cannot be read) ends the stream with one `error` event (spec
  * §5.2, `SessionError`; the SDK throws it), never a silent end that a client would take for a finished stream. That
- * frame carries no `id:`, so a client that reconnects resumes after the last real event.
+ * frame carries no `id:`, so a client that reconnects resumes after the last real event. A subscription that ended
+ * because the database is gone for good (`StreamLost`) ends the same way, its message naming the cause; a turn in
+ * flight then gets no end event of its own (none can be recorded), the error is the stream's one last frame.
  */
 export function sseResponse(c: Context, sessionId: string, events: AsyncGenerator<SessionEvent | null>, abort: AbortController): Response {
   return writeSse(c, endingWithError(sessionId, events), (e) => (e.type === 'error' ? { event: e.type, data: JSON.stringify(e) } : { id: e.event_id, event: e.type, data: JSON.stringify(e) }), abort);
@@ -99,13 +115,10 @@ async function* endingWithError(sessionId: string, events: AsyncGenerator<Sessio
       yield e;
     }
   } catch (err) {
-    log.warn('a session event stream failed; ending it with an error event', { sessionId, error: describeError(err) });
+    // the lost database is reported once, by the server that stops because of it
+    if (!(err instanceof StreamLost)) log.warn('a session event stream failed; ending it with an error event', { sessionId, error: describeError(err) });
     const resume = last ? `reconnect with Last-Event-ID: ${last} to resume` : 'reconnect to resume';
-    yield {
-      event_id: `evt_error_${randomId(16)}`,
-      type: 'error',
-      session_id: sessionId,
-      error: { code: 'server_error', message: `the session's event stream failed on the server; ${resume}`, param: null, type: 'server_error' },
-    };
+    const message = err instanceof StreamLost ? err.message : `the session's event stream failed on the server; ${resume}`;
+    yield { event_id: `evt_error_${randomId(16)}`, type: 'error', session_id: sessionId, error: { code: 'server_error', message, param: null, type: 'server_error' } };
   }
 }

@@ -16,9 +16,9 @@ import { sessionRoutes } from './sessions.routes.ts';
  * session event store on the conductor's run services; at start it ends the turns a previous run of this conductor
  * left in progress.
  */
-export const sessionsFeature: AgentsFeature = ({ db, conductor, resources, models, settings, log: parent, signals }) => {
+export const sessionsFeature: AgentsFeature = ({ db, conductor, resources, models, settings, log: parent, signals, databaseLost }) => {
   const log = parent;
-  const store = createEventStore({ db, log: log.child('events') });
+  const store = createEventStore({ db, log: log.child('events'), databaseLost });
   const artifacts = { db, conductor, resources, log: log.child('artifacts') };
   const onTurnEnd = async (tenantId: string, sessionId: string, turnId: string) => void (await publishArtifacts(artifacts, tenantId, sessionId, turnId));
   const engine = createTurnEngine({ db, conductor, store, models, box: resources.box, selfUrl: settings.selfUrl, log: log.child('turns'), onTurnEnd, followKeepAliveMs: settings.keepAliveMs, environments: environmentHooks({ conductor, resources }), signals, turnDeadlineMs: settings.turnDeadlineMs });

@@ -157,7 +157,9 @@ export function createHub(deps: {
       unlisteners.push(...listening);
     },
     async stop() {
-      for (const u of unlisteners.splice(0)) await u().catch(() => {});
+      const unlisten = unlisteners.splice(0);
+      if (deps.database.lost.aborted) return; // a lost database holds no LISTEN to end (nor answers the UNLISTEN)
+      for (const u of unlisten) await u().catch(() => {});
     },
   };
 }

@@ -51,6 +51,8 @@ export function createOwnership(deps: {
   adopt(run: Adopted): void;
   /** Starts the queued runs of sessions nothing runs on (multitask.ts); answers how many queues it looked at. */
   startQueues?(): Promise<number>;
+  /** Aborted once the database is gone for good (Database.lost): the lease went with it, a stop waits for nothing. */
+  databaseLost?: AbortSignal;
 }): Ownership {
   let timer: NodeJS.Timeout | undefined;
   let beating: Promise<void> | undefined;
@@ -129,6 +131,8 @@ export function createOwnership(deps: {
     sweep,
     async stop() {
       clearInterval(timer);
+      // a heartbeat in flight to a lost database waits on reconnect attempts backing off to tens of seconds: not for that
+      if (deps.databaseLost?.aborted) return;
       await Promise.all([beating, offering]);
       await dropLease(deps.db, deps.ownerId).catch(() => {});
     },

@@ -83,6 +83,7 @@ export function createRunServices(opts: {
       run.done = adoptRun(deps, run, runner, stored, offset).catch((err) => log.error('adopted run driver failed', { runId, error: String(err) }));
     },
     startQueues: () => startIdleQueues(deps),
+    databaseLost: database.lost,
   });
   return { deps, hub, eventLog, active, ownership, pauseQueue: () => void (queuePaused = true) };
 }
