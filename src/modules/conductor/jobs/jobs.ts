@@ -235,7 +235,7 @@ export function createJobs(deps: JobsDeps): Jobs {
         // the database is gone for good (a throwaway cluster that died): no job can be finished or handed back, so
         // the queue and any start in progress are dropped without waiting, not even for the queries they have in
         // flight: those wait on reconnect attempts (backing off to tens of seconds) until the database handle closes
-        void Promise.all([...new Set([starting, engine])].map((e) => e?.abandon()));
+        void Promise.all([...new Set([starting, engine])].map((e) => e?.abandon())).catch(() => {});
         return;
       }
       // a start still in progress (retrying while the database restarts, or stuck on a connection it lost) is waited
