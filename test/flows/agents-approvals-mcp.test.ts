@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_MODEL, isTurnEnd, reader, startAgentsHarness, textOf, type AgentsHarness } from '../support/agents.ts';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.ts';
+import { stdioMcpServer } from '../support/stdio-mcp.ts';
 
 /**
  * Permission policies of a /v1 agent's MCP servers (`agent_toolset.mcp_toolsets`, Claude Managed Agents'
@@ -126,17 +127,12 @@ describe('/v1 MCP servers under permission policies', () => {
   });
 
   it('asks before a stdio MCP server call in a hosted environment, and runs it once approved', async () => {
-    // a minimal stdio MCP server (newline-delimited JSON-RPC) for the system's node, seeded into the workspace
-    const server = `
-      const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
-      require('readline').createInterface({ input: process.stdin }).on('line', (line) => {
-        const msg = JSON.parse(line);
-        if (msg.id === undefined) return;
-        if (msg.method === 'initialize') return send({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'local', version: '1.0.0' } } });
-        if (msg.method === 'tools/list') return send({ jsonrpc: '2.0', id: msg.id, result: { tools: [{ name: 'shout', description: 'Upper-cases a word', inputSchema: { type: 'object', properties: { word: { type: 'string' } } } }] } });
-        if (msg.method === 'tools/call') return send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: 'shouted ' + msg.params.arguments.word.toUpperCase() }] } });
-        send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'no such method' } });
-      });`;
+    // a minimal stdio MCP server for the system's node, seeded into the workspace
+    const server = stdioMcpServer({
+      name: 'local',
+      tools: [{ name: 'shout', description: 'Upper-cases a word', properties: { word: { type: 'string' } } }],
+      call: `answer('shouted ' + msg.params.arguments.word.toUpperCase());`,
+    });
     const session = await sessions().create({
       agent: {
         model: FAKE_MODEL,

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { collect, FAKE_MODEL, startAgentsHarness, textOf, type AgentsHarness } from '../support/agents.ts';
 import { listen, type Listening } from '../support/listen.ts';
+import { stdioMcpServer } from '../support/stdio-mcp.ts';
 
 /**
  * A hosted environment's `network` reaches its session's sandbox: with `access: enabled` (the default) the session's
@@ -55,20 +56,12 @@ describe("a hosted environment's network", () => {
   });
 
   it('gives the stdio MCP servers of the session the same network as its commands', async () => {
-    // a stdio MCP server (newline-delimited JSON-RPC) whose one tool fetches a URL
-    const server = `
-      const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
-      require('readline').createInterface({ input: process.stdin }).on('line', (line) => {
-        const msg = JSON.parse(line);
-        if (msg.id === undefined) return;
-        if (msg.method === 'initialize') return send({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'net', version: '1.0.0' } } });
-        if (msg.method === 'tools/list') return send({ jsonrpc: '2.0', id: msg.id, result: { tools: [{ name: 'get', description: 'GET a URL', inputSchema: { type: 'object', properties: { url: { type: 'string' } } } }] } });
-        if (msg.method === 'tools/call') {
-          const answer = (text) => send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text }] } });
-          return fetch(msg.params.arguments.url).then((r) => r.text()).then(answer, () => answer('unreachable'));
-        }
-        send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'no such method' } });
-      });`;
+    // a stdio MCP server whose one tool fetches a URL
+    const server = stdioMcpServer({
+      name: 'net',
+      tools: [{ name: 'get', description: 'GET a URL', properties: { url: { type: 'string' } } }],
+      call: `fetch(msg.params.arguments.url).then((r) => r.text()).then(answer, () => answer('unreachable'));`,
+    });
     const tool = { type: 'mcp', server_label: 'net', transport: { type: 'stdio', command: 'node', args: ['net.js'], cwd: '/workspace' } };
     const files = [{ type: 'inline', path: '/workspace/net.js', data: b64(server) }];
     const call = (path: string) => `CALL_TOOL net__get ${JSON.stringify({ url: `${target.url}${path}` })}`;

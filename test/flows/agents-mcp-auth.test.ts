@@ -10,6 +10,7 @@ import { startMcpServer, type TestMcpServer } from '../support/mcp-server.ts';
 import { processesMentioning } from '../support/proc-table.ts';
 import { listenTls, selfSignedCert, trustCert, type TestCert } from '../support/tls.ts';
 import type { Listening } from '../support/listen.ts';
+import { stdioMcpServer } from '../support/stdio-mcp.ts';
 
 /**
  * MCP servers of agents with vault credentials (seed 001 "MCP servers on agents, vaults and credentials"), driven by
@@ -145,25 +146,16 @@ describe('MCP servers with vault credentials and allowed_tools', () => {
   });
 
   it('starts a stdio MCP server inside the environment sandbox for the turn, with its env, cwd and allowed_tools', async () => {
-    // a minimal stdio MCP server (newline-delimited JSON-RPC) for the system's node, seeded into the workspace
-    const server = `
-      const fs = require('fs');
-      const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
-      require('readline').createInterface({ input: process.stdin }).on('line', (line) => {
-        const msg = JSON.parse(line);
-        if (msg.id === undefined) return;
-        if (msg.method === 'initialize') return send({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'local', version: '1.0.0' } } });
-        if (msg.method === 'tools/list') return send({ jsonrpc: '2.0', id: msg.id, result: { tools: [
-          { name: 'where', description: 'Where the server runs', inputSchema: { type: 'object', properties: { probe: { type: 'string' } } } },
-          { name: 'hidden', description: 'Not allowed', inputSchema: { type: 'object', properties: {} } },
-        ] } });
-        if (msg.method === 'tools/call') {
-          const probe = msg.params.arguments.probe;
-          const text = JSON.stringify({ cwd: process.cwd(), notes: fs.readFileSync('notes.md', 'utf8'), token: process.env.LOCAL_TOKEN, hostVisible: fs.existsSync(probe) });
-          return send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text }] } });
-        }
-        send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'no such method' } });
-      });`;
+    // a minimal stdio MCP server for the system's node, seeded into the workspace
+    const server = stdioMcpServer({
+      name: 'local',
+      prelude: `const fs = require('fs');`,
+      tools: [
+        { name: 'where', description: 'Where the server runs', properties: { probe: { type: 'string' } } },
+        { name: 'hidden', description: 'Not allowed' },
+      ],
+      call: `answer(JSON.stringify({ cwd: process.cwd(), notes: fs.readFileSync('notes.md', 'utf8'), token: process.env.LOCAL_TOKEN, hostVisible: fs.existsSync(msg.params.arguments.probe) }));`,
+    });
     const hostDir = mkdtempSync(join(tmpdir(), 'svc-host-only-'));
     const script = `mcp-${Date.now().toString(36)}-${process.pid}.js`;
     try {
@@ -200,20 +192,12 @@ describe('MCP servers with vault credentials and allowed_tools', () => {
   it("gives a stdio MCP server the environment variables its env_vars name, from the environment's env, and shows them to neither the model nor a log", async () => {
     const SECRET = `env-var-secret-${process.pid}-${Date.now().toString(36)}`;
     // the server answers with a digest of what it received: the model may see that, never the value
-    const server = `
-      const { createHash } = require('crypto');
-      const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
-      require('readline').createInterface({ input: process.stdin }).on('line', (line) => {
-        const msg = JSON.parse(line);
-        if (msg.id === undefined) return;
-        if (msg.method === 'initialize') return send({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'vars', version: '1.0.0' } } });
-        if (msg.method === 'tools/list') return send({ jsonrpc: '2.0', id: msg.id, result: { tools: [{ name: 'probe', description: 'What the server got', inputSchema: { type: 'object', properties: {} } }] } });
-        if (msg.method === 'tools/call') {
-          const text = JSON.stringify({ token: createHash('sha256').update(process.env.API_TOKEN ?? '').digest('hex'), region: process.env.REGION ?? null, unnamed: process.env.UNNAMED ?? null });
-          return send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text }] } });
-        }
-        send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'no such method' } });
-      });`;
+    const server = stdioMcpServer({
+      name: 'vars',
+      prelude: `const { createHash } = require('crypto');`,
+      tools: [{ name: 'probe', description: 'What the server got' }],
+      call: `answer(JSON.stringify({ token: createHash('sha256').update(process.env.API_TOKEN ?? '').digest('hex'), region: process.env.REGION ?? null, unnamed: process.env.UNNAMED ?? null }));`,
+    });
     const script = `vars-${Date.now().toString(36)}-${process.pid}.js`;
     const stdio = { type: 'stdio' as const, command: 'node', args: [script], cwd: '/workspace', env_vars: ['API_TOKEN', 'REGION'] };
     const environment = {
