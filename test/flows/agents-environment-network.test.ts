@@ -55,6 +55,35 @@ describe("a hosted environment's network", () => {
     expect(hits).toEqual(['/default']);
   });
 
+  it("holds for every turn of the session and for its subagents, which work in the session's sandbox", async () => {
+    const agent = await h.client.beta.agents.create({ model: FAKE_MODEL, multi_agent: { enabled: true } });
+    /**
+     * A turn whose model calls a subagent tool with `args`; the command line in them is the subagent's prompt (spelled
+     * \u0043ALL_TOOL in the JSON, so only the outer line is a directive). Answers the subagent's id and text.
+     */
+    const delegate = async (sessionId: string, tool: string, args: Record<string, string>) => {
+      const line = `CALL_TOOL ${tool} ${JSON.stringify(args).replaceAll('CALL_TOOL', '\\u0043ALL_TOOL')}`;
+      const events = (await collect(sessions().stream(sessionId, { input: line }))) as Array<{ type: string; turn_id?: string | null; turn?: { subagent_id: string | null } }>;
+      expect(events.at(-2)!.type).toBe('agent.session.turn.completed');
+      const sub = events.find((e) => e.type === 'agent.session.turn.created' && e.turn!.subagent_id !== null)!;
+      return { id: sub.turn!.subagent_id!, text: textOf(events.filter((e) => e.turn_id === sub.turn_id)) };
+    };
+    for (const access of ['enabled', 'disabled'] as const) {
+      const s = await sessions().create({ agent_id: agent.id, environment: { type: 'openai_hosted', network: { access } } });
+      const seen = access === 'enabled' ? 'TOOL-RESULT-SEEN: reached' : 'TOOL-RESULT-SEEN: unreachable\n';
+      expect(await turn(s.id, fetchCommand(`/${access}/turn-1`))).toBe(seen);
+      expect(await turn(s.id, fetchCommand(`/${access}/turn-2`))).toBe(seen);
+      // a subagent's runner session is made with its first turn, beside the session's; a message resumes it
+      const sub = await delegate(s.id, 'spawn_subagent', { task: fetchCommand(`/${access}/subagent`) });
+      expect(sub.text).toBe(seen);
+      const again = await delegate(s.id, 'send_subagent_input', { subagent_id: sub.id, message: fetchCommand(`/${access}/subagent-again`) });
+      expect(again).toEqual({ id: sub.id, text: seen });
+      expect(await turn(s.id, fetchCommand(`/${access}/turn-5`))).toBe(seen);
+    }
+    const paths = ['turn-1', 'turn-2', 'subagent', 'subagent-again', 'turn-5'];
+    expect(hits.filter((p) => p.startsWith('/enabled/') || p.startsWith('/disabled/'))).toEqual(paths.map((p) => `/enabled/${p}`));
+  });
+
   it('gives the stdio MCP servers of the session the same network as its commands', async () => {
     // a stdio MCP server whose one tool fetches a URL
     const server = stdioMcpServer({

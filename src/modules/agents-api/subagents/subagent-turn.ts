@@ -1,19 +1,14 @@
-import type { Kysely } from 'kysely';
-import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
-import type { ConductorServices } from '../../conductor/index.ts';
 import { describeError } from '../../../shared/errors.ts';
 import { prefixedId, randomId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { EventStore } from '../events/event-store.ts';
-import type { ModelResolver } from '../models/model-ref.ts';
-import type { SecretBox } from '../secret-box.ts';
 import { getSessionRow, insertTurn, saveItem, updateSession, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
 import { DEFAULT_TURN_DEADLINE_MS, type TurnEngine } from '../turns/engine.ts';
-import { agentMcpUrls, endpointToolNames, endUserOf, openSecrets, runMcpServers, sessionProfile, withSettings } from '../turns/launch.ts';
-import { mcpBearers } from '../turns/mcp-auth.ts';
+import { endpointToolNames } from '../turns/launch.ts';
+import { buildRunSpec, type RunSpecDeps } from '../turns/run-spec.ts';
 import { addUsage, createTurnTranslator } from '../turns/translate.ts';
-import { environmentExtras, turnError, type CallSite, type LiveTurn, type Locked, type SlotHold } from '../turns/turn-state.ts';
+import { turnError, type CallSite, type LiveTurn, type Locked, type SlotHold } from '../turns/turn-state.ts';
 import type { SessionEventBody, SessionItem, SessionTurnError } from '../wire.ts';
 import { setSubagentStatus, type SubagentRow } from './subagents.repo.ts';
 
@@ -24,15 +19,10 @@ import { setSubagentStatus, type SubagentRow } from './subagents.repo.ts';
  * `always_ask` tools are listed in the session's `required_actions` (`subagent_id`) and decided there; at a depth below
  * MAX_SUBAGENT_DEPTH it may start subagents of its own. The runner session is created with the subagent's first turn;
  * in a hosted environment it is placed beside the session's and shares its sandbox (`sandboxOf`), so a subagent works
- * in the same files, with the same `env` and skills.
+ * in the same files, with the same `env`, skills and network (it is made with the session's profile: run-spec.ts).
  */
-export interface SubagentTurnDeps {
-  db: Kysely<DB>;
-  conductor: ConductorServices;
+export interface SubagentTurnDeps extends RunSpecDeps {
   store: EventStore;
-  models: ModelResolver;
-  box: SecretBox;
-  selfUrl: string;
   log: Logger;
   keepAliveMs?: number;
   turnDeadlineMs?: number;
@@ -101,23 +91,15 @@ export async function runSubagentTurn(
   const deadlineMs = deps.turnDeadlineMs ?? DEFAULT_TURN_DEADLINE_MS;
   t.subRuns.set(runId, site); // before the run exists: its first call may come at once
   try {
-    const model = withSettings(await deps.models.resolve(tenantId, row.agent.model), row.agent);
-    // a function call waits up to the turn deadline for the client: the token outlives that
-    const runToken = await deps.conductor.runs.mintToken(tenantId, runId, Math.ceil(deadlineMs / 1000));
-    const secrets = openSecrets(deps.box, tenantId, sessionId, row.secrets);
-    const bearers = await mcpBearers({ db: deps.db, box: deps.box, tenantFetch: deps.conductor.tenantFetch }, tenantId, row);
-    const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId, runToken, agent: row.agent, depth, secrets, bearers, callTimeoutMs: deadlineMs + 60_000, environment: t.environment });
-    const profile = sessionProfile(row.profile_name, row.agent, row.environment, model.model);
-    const keySource = deps.models.parse(row.agent.model).kind === 'byok' ? 'tenant' : 'platform';
+    const run = await buildRunSpec(deps, t, row, { runId, depth, deadlineMs });
     const sandboxOf = row.environment.type === 'none' ? undefined : { sandboxOf: sessionId };
     if (!sub.runner_session_id) {
       // the subagent's own conversation; in a hosted environment, in the session's sandbox
-      const placed = await deps.conductor.sessions.create(tenantId, profile, sandboxOf);
+      const placed = await deps.conductor.sessions.create(tenantId, run.options.profile, sandboxOf);
       sub.runner_session_id = placed.sessionId;
       await tx((q) => setSubagentStatus(q, sub.id, 'active', placed.sessionId));
     } else if (sandboxOf) await deps.conductor.sessions.place(tenantId, sub.runner_session_id, sandboxOf);
-    const body = { id: runId, profile: row.profile_name, prompt, sessionId: sub.runner_session_id, ...endUserOf(row.metadata) };
-    await deps.conductor.runs.create(tenantId, body, { profile, extras: { model, mcpServers, ...environmentExtras(t) }, keySource, tenantMcp: agentMcpUrls(row.agent) });
+    await deps.conductor.runs.create(tenantId, { ...run.body, prompt, sessionId: sub.runner_session_id }, run.options);
     await tx((q) => updateTurn(q, turnId, { runId }));
     signal.addEventListener('abort', cancelRun, { once: true });
     if (signal.aborted) cancelRun(); // abandoned while the run was being created

@@ -1,28 +1,23 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Kysely } from 'kysely';
-import type { DB } from '../../../db/index.ts';
 import { withSystem, withTenant } from '../../../db/index.ts';
 import type { RunEvent } from '../../../contracts/run-event.ts';
-import type { ConductorServices } from '../../conductor/index.ts';
 import { AppError, describeError, isAppError, notFound, undefinedIfNotFound } from '../../../shared/errors.ts';
 import { prefixedId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { EventStore } from '../events/event-store.ts';
-import type { ModelResolver } from '../models/model-ref.ts';
-import type { SecretBox } from '../secret-box.ts';
 import type { InputEvent, InputMessage } from '../sessions/session.schema.ts';
 import { getSessionRow, insertTurn, sessionsWithActiveTurns, turnDriver, updateTurn, type SessionRow } from '../sessions/sessions.repo.ts';
 import type { SessionEventBody, SessionTurnError } from '../wire.ts';
 import { announceCall, answerCall } from './function-calls.ts';
 import { approvalSeen as seeApproval, dropApprovals, type ApprovalSite } from './tool-approvals.ts';
-import { agentMcpUrls, endpointToolNames, endUserOf, openSecrets, promptOf, runMcpServers, sessionProfile, withSettings } from './launch.ts';
+import { endpointToolNames, promptOf } from './launch.ts';
+import { buildRunSpec, type RunSpecDeps } from './run-spec.ts';
 import { addUsage } from './translate.ts';
 import { createTurnIo, newLiveTurn, rootSite } from './turn-io.ts';
-import { answerText, createLocks, environmentExtras, turnError, type CallSite, type LiveTurn, type ToolAnswer } from './turn-state.ts';
+import { answerText, createLocks, turnError, type CallSite, type LiveTurn, type ToolAnswer } from './turn-state.ts';
 import { gateTurn } from './turn-gate.ts';
 import type { EnvironmentTurnHooks, Prepared } from '../environments/environment-turns.ts';
 import { createTurnInbox, DrivenElsewhere, type Signals } from './turn-inbox.ts';
-import { mcpBearers } from './mcp-auth.ts';
 import { idleWaiters } from '../../../shared/idle.ts';
 
 /**
@@ -60,14 +55,9 @@ export interface TurnEngine {
   close(): Promise<void>;
 }
 
-export interface EngineDeps {
-  db: Kysely<DB>;
-  conductor: ConductorServices;
+/** What the runs of turns are built from (run-spec.ts), the session event store, and what the options below say. */
+export interface EngineDeps extends RunSpecDeps {
   store: EventStore;
-  models: ModelResolver;
-  box: SecretBox;
-  /** Base URL at which workers reach this conductor (the function-tool endpoint). */
-  selfUrl: string;
   log: Logger;
   /** How often a quiet run's row is re-read while following it (default 30 s). */
   followKeepAliveMs?: number;
@@ -130,17 +120,8 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
   async function launch(t: LiveTurn, row: SessionRow, messages: InputMessage[]): Promise<void> {
     const runId = prefixedId('run', 24);
     try {
-      const model = withSettings(await deps.models.resolve(t.tenantId, row.agent.model), row.agent);
-      // the function-tool endpoint is called with it after a wait of up to the deadline: it outlives one
-      const runToken = await deps.conductor.runs.mintToken(t.tenantId, runId, Math.ceil(turnDeadlineMs / 1000));
-      const secrets = openSecrets(deps.box, t.tenantId, t.sessionId, row.secrets);
-      const bearers = await mcpBearers({ db: deps.db, box: deps.box, tenantFetch: deps.conductor.tenantFetch }, t.tenantId, row);
-      // the worker waits a minute longer than the deadline, so the call ends with the deadline's answer, not a timeout
-      const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, runToken, agent: row.agent, secrets, bearers, callTimeoutMs: turnDeadlineMs + 60_000, environment: t.environment });
-      const profile = sessionProfile(row.profile_name, row.agent, row.environment, model.model);
-      const body = { id: runId, profile: row.profile_name, sessionId: t.sessionId, prompt: promptOf(messages), ...endUserOf(row.metadata) };
-      const keySource = deps.models.parse(row.agent.model).kind === 'byok' ? 'tenant' : 'platform';
-      await deps.conductor.runs.create(t.tenantId, body, { profile, extras: { model, mcpServers, ...environmentExtras(t) }, keySource, tenantMcp: agentMcpUrls(row.agent) });
+      const run = await buildRunSpec(deps, t, row, { runId, deadlineMs: turnDeadlineMs });
+      await deps.conductor.runs.create(t.tenantId, { ...run.body, sessionId: t.sessionId, prompt: promptOf(messages) }, run.options);
     } catch (err) {
       await finish(t, 'failed', turnError(describeError(err)));
       return;
