@@ -102,11 +102,9 @@ export async function runSubagentTurn(
   t.subRuns.set(runId, site); // before the run exists: its first call may come at once
   try {
     const model = withSettings(await deps.models.resolve(tenantId, row.agent.model), row.agent);
-    // a function call waits up to the turn deadline for the client: the token outlives that
-    const runToken = await deps.conductor.runs.mintToken(tenantId, runId, Math.ceil(deadlineMs / 1000));
     const secrets = openSecrets(deps.box, tenantId, sessionId, row.secrets);
     const bearers = await mcpBearers({ db: deps.db, box: deps.box, tenantFetch: deps.conductor.tenantFetch }, tenantId, row);
-    const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId, runToken, agent: row.agent, depth, secrets, bearers, callTimeoutMs: deadlineMs + 60_000, environment: t.environment });
+    const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId, agent: row.agent, depth, secrets, bearers, callTimeoutMs: deadlineMs + 60_000, environment: t.environment });
     const profile = sessionProfile(row.profile_name, row.agent, row.environment, model.model);
     const keySource = deps.models.parse(row.agent.model).kind === 'byok' ? 'tenant' : 'platform';
     const sandboxOf = row.environment.type === 'none' ? undefined : { sandboxOf: sessionId };

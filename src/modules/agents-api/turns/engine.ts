@@ -131,12 +131,10 @@ export function createTurnEngine(deps: EngineDeps): TurnEngine {
     const runId = prefixedId('run', 24);
     try {
       const model = withSettings(await deps.models.resolve(t.tenantId, row.agent.model), row.agent);
-      // the function-tool endpoint is called with it after a wait of up to the deadline: it outlives one
-      const runToken = await deps.conductor.runs.mintToken(t.tenantId, runId, Math.ceil(turnDeadlineMs / 1000));
       const secrets = openSecrets(deps.box, t.tenantId, t.sessionId, row.secrets);
       const bearers = await mcpBearers({ db: deps.db, box: deps.box, tenantFetch: deps.conductor.tenantFetch }, t.tenantId, row);
-      // the worker waits a minute longer than the deadline, so the call ends with the deadline's answer, not a timeout
-      const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, runToken, agent: row.agent, secrets, bearers, callTimeoutMs: turnDeadlineMs + 60_000, environment: t.environment });
+      // the runner's call waits a minute longer than the deadline, so it ends with the deadline's answer, not a timeout
+      const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: t.sessionId, agent: row.agent, secrets, bearers, callTimeoutMs: turnDeadlineMs + 60_000, environment: t.environment });
       const profile = sessionProfile(row.profile_name, row.agent, row.environment, model.model);
       const body = { id: runId, profile: row.profile_name, sessionId: t.sessionId, prompt: promptOf(messages), ...endUserOf(row.metadata) };
       const keySource = deps.models.parse(row.agent.model).kind === 'byok' ? 'tenant' : 'platform';
