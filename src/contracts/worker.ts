@@ -33,12 +33,18 @@ export const McpServerSpec = v.object({
    * a profile cannot (ProfileMcpServerSpec leaves it out).
    */
   platform: v.optional(v.boolean()),
+  /**
+   * svc's own endpoint that a run calls with the run's token (the conductor's function-tool endpoint), with `platform`:
+   * the runner fronts it and sends the run's token of the moment with each request (renewed while the run lasts), so
+   * the worker never holds one. Set only by svc: a profile cannot (ProfileMcpServerSpec leaves it out).
+   */
+  runTokenAuth: v.optional(v.boolean()),
 });
 export type McpServerSpec = v.InferOutput<typeof McpServerSpec>;
 
 /** What a profile may name: a server at a URL (a stdio server exists only as one run's, started by the runner). */
 export const ProfileMcpServerSpec = v.object({
-  ...v.omit(McpServerSpec, ['url', 'command', 'args', 'cwd', 'env', 'platform']).entries,
+  ...v.omit(McpServerSpec, ['url', 'command', 'args', 'cwd', 'env', 'platform', 'runTokenAuth']).entries,
   url: v.pipe(v.string(), v.url()),
 });
 

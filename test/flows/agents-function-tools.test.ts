@@ -30,7 +30,9 @@ describe('function tools under a failing database', () => {
   it('answers a database failure behind the function-tool endpoint with a server error, and a missing run with 404', async () => {
     const agent = await h.client.beta.agents.create({ model: FAKE_MODEL, tools: [{ type: 'function', name: 'lookup', description: 'Look something up', parameters: { type: 'object', properties: {} } }] });
     const session = await h.client.beta.agents.sessions.create({ agent_id: agent.id, environment: { type: 'none' } });
-    await collect(h.client.beta.agents.sessions.stream(session.id, { input: 'hello' }));
+    // the run is held running (the endpoint serves running runs only) until the checks are done
+    const turn = collect(h.client.beta.agents.sessions.stream(session.id, { input: 'HOLD fnerrors hello' }));
+    await h.fake.when(() => h.fake.requests.some((r) => JSON.stringify(r.body ?? {}).includes('HOLD fnerrors')));
     const [run] = await admin<{ id: string }[]>`select id from runs where session_id = ${session.id}`;
     const call = async (runId: string) => {
       const token = await mintRunToken(new TextEncoder().encode(RUN_TOKEN_SECRET), { tenantId: 'default', runId });
@@ -56,6 +58,8 @@ describe('function tools under a failing database', () => {
       await admin.unsafe(`GRANT ALL ON runs TO ${APP_ROLE}`);
     }
     expect((await call(run.id)).status).toBe(200);
+    h.fake.release('fnerrors');
+    await turn;
   });
 
   it('keeps a turn that waits on a function call while reading its run fails, and completes it once answered', async () => {

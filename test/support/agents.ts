@@ -23,7 +23,7 @@ export interface AgentsHarness {
   stop(): Promise<void>;
 }
 
-export async function startAgentsHarness(env: Record<string, string> = {}, opts: { databaseUrl?: string; port?: number } = {}): Promise<AgentsHarness> {
+export async function startAgentsHarness(env: Record<string, string> = {}, opts: { databaseUrl?: string; port?: number; role?: string } = {}): Promise<AgentsHarness> {
   const fake = await startFakeProvider();
   const svc = await startTestSvc(
     {
@@ -37,7 +37,7 @@ export async function startAgentsHarness(env: Record<string, string> = {}, opts:
       SVC_AGGREGATOR_FAKE_KEY: 'fake-aggregator-key',
       ...env,
     },
-    'all',
+    opts.role ?? 'all',
     opts.port !== undefined ? { port: opts.port } : {},
   );
   const clientFor = (key: string, o: { maxRetries?: number } = {}) => new OpenAI({ baseURL: `${svc.url}/v1`, apiKey: key, maxRetries: o.maxRetries ?? 0 });

@@ -70,12 +70,6 @@ export interface RunsService {
   ownerAlive(ownerId: string): Promise<boolean>;
   /** Asks the run gates (billing's credit check) about a run before anything is allocated for it; throws 402 to refuse. */
   checkGates(ctx: RunGateContext): Promise<void>;
-  /**
-   * A token the run's worker calls the function-tool endpoint with: it lives SVC_RUN_TOKEN_TTL_S plus `extraSeconds`
-   * (a call may wait that long for the client's answer), as the worker holds it for the whole run (its runner renews
-   * only the token its own tools use).
-   */
-  mintToken(tenantId: string, runId: string, extraSeconds?: number): Promise<string>;
   /** Usage events of the tenant's runs, summed per model. */
   usageByModel(tenantId: string, w: UsageWindow): Promise<Array<UsageCounts & { model: string; events: string }>>;
   /** Usage events newest first (`limit + 1` rows). */
@@ -112,7 +106,6 @@ export function createConductorServices(deps: FeatureDeps): ConductorServices {
       ownerId: run.ownerId,
       ownerAlive: (ownerId) => leaseAlive(deps.db, ownerId),
       checkGates: (ctx) => deps.hooks.checkGates(ctx),
-      mintToken: (tenantId, runId, extraSeconds = 0) => run.mintRunToken!(tenantId, runId, deps.config.identity.runTokenTtlSeconds + extraSeconds),
       usageByModel: (tenantId, w) => withTenant(deps.db, tenantId, (tx) => usageByModel(tx, w)),
       usageEvents: (tenantId, w, page) => withTenant(deps.db, tenantId, (tx) => usageEventRows(tx, w, page)),
     },

@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import { withTenant } from '../../../db/index.ts';
-import { forbidden, notFound, undefinedIfNotFound } from '../../../shared/errors.ts';
+import { conflict, forbidden, notFound, undefinedIfNotFound } from '../../../shared/errors.ts';
 import type { ConductorServices } from '../../conductor/index.ts';
 import type { AgentsEnv } from '../context.ts';
 import { getSessionRow } from '../sessions/sessions.repo.ts';
@@ -25,9 +25,9 @@ const JsonRpcAnswer = v.object({
 const DOC = doc({
   summary: "Serve a session's function tools over MCP",
   description:
-    "The streamable-HTTP MCP endpoint (stateless, JSON answers) through which a session's runs call the agent's `function` tools, each call answered by the client's `tool_result`; the subagent tools of a multi-agent session are served here too. Only the run tokens of the session's runs (and its subagents') may call it.",
+    "The streamable-HTTP MCP endpoint (stateless, JSON answers) through which a session's runs call the agent's `function` tools, each call answered by the client's `tool_result`; the subagent tools of a multi-agent session are served here too. Only the run tokens of the session's runs (and its subagents') may call it, and only while that run is running (409 once it ended).",
   response: JsonRpcAnswer,
-  errors: [403],
+  errors: [403, 409],
 });
 
 /** The MCP SDK's server side, imported on the first function-tool request (most servers never serve one). */
@@ -39,12 +39,13 @@ const loadSdk = () =>
 
 /**
  * `/api/agent-sessions/{id}/function-tools/mcp`: the streamable-HTTP MCP endpoint that puts an agent's `function`
- * tools in front of the model. The worker of a turn's run connects with that run's token (the conductor's `/api`
- * middleware authenticates it); a call is handed to the turn engine, which announces it to the client and answers
- * the model with the client's `tool_result`. A `multi_agent` agent's subagent tools are served here too (the subagents
- * service runs them). The runs of the session's subagents use it too: the same function tools, and the subagent tools
- * while they are less than MAX_SUBAGENT_DEPTH deep. Stateless JSON mode, one server per request, as the runner's
- * endpoint.
+ * tools in front of the model. The runner of a turn's run calls it for the worker with that run's token of the moment,
+ * renewed while the run lasts (the conductor's `/api` middleware authenticates it; runner mcp/remote-mcp.ts), and it
+ * serves the run while it is running only: a token that leaks opens the endpoint no longer than its run lasts. A
+ * call is handed to the turn engine, which announces it to the client and answers the model with the client's
+ * `tool_result`. A `multi_agent` agent's subagent tools are served here too (the subagents service runs them). The
+ * runs of the session's subagents use it too: the same function tools, and the subagent tools while they are less
+ * than MAX_SUBAGENT_DEPTH deep. Stateless JSON mode, one server per request, as the runner's endpoint.
  */
 export function functionToolRoutes(deps: { db: Kysely<DB>; conductor: ConductorServices; engine: TurnEngine; subagents: Subagents; version: string }): Hono<AgentsEnv> {
   return new Hono<AgentsEnv>().all('/agent-sessions/:id/function-tools/mcp', DOC, async (c) => {
@@ -57,6 +58,8 @@ export function functionToolRoutes(deps: { db: Kysely<DB>; conductor: ConductorS
     // a run token opens the function tools of its own session only: a run of the session, or of one of its subagents
     const depth = row && run ? await withTenant(deps.db, principal.tenantId, (tx) => runDepth(tx, sessionId, run.subTask.sessionId as string | undefined)) : undefined;
     if (!row || depth === undefined) throw notFound(`unknown session: ${sessionId}`);
+    // a running run's only (`waiting`: another of its calls waits for approval): an ended run's token opens nothing
+    if (run!.status !== 'running' && run!.status !== 'waiting') throw conflict(`run ${runId} is ${run!.status}, not running: its function tools are not served`);
     if (c.req.method === 'GET') {
       return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'this endpoint is stateless and offers no server-initiated stream' }, id: null }, 405, { Allow: 'POST, DELETE' });
     }

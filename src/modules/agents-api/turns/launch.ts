@@ -146,15 +146,15 @@ export function agentMcpUrls(agent: SessionAgent): Array<{ name: string; url: st
 
 /**
  * The MCP servers of one run: the function-tool endpoint (function and subagent tools, bare names; a call may wait
- * `callTimeoutMs` for the client's answer) and the agent's MCP tools: HTTP ones with their auth (the session's own
- * `authorization`, else the vault credential's bearer from `bearers`, by label, plus static headers), stdio ones for
- * the runner to start in the environment's sandbox (with the environment's `env_vars` values and install variables);
- * both with their `allowed_tools`.
+ * `callTimeoutMs` for the client's answer), which the run's runner calls with the run's token, renewed while the run
+ * lasts (`runTokenAuth`: no token is minted for it here, and the worker holds none), and the agent's MCP tools: HTTP
+ * ones with their auth (the session's own `authorization`, else the vault credential's bearer from `bearers`, by
+ * label, plus static headers), stdio ones for the runner to start in the environment's sandbox (with the
+ * environment's `env_vars` values and install variables); both with their `allowed_tools`.
  */
 export function runMcpServers(opts: {
   selfUrl: string;
   sessionId: string;
-  runToken: string | undefined;
   agent: SessionAgent;
   /** The depth of the agent whose run this is (0: the session's own; its subagents' runs are deeper). */
   depth?: number;
@@ -165,12 +165,12 @@ export function runMcpServers(opts: {
   environment?: { variables: Readonly<Record<string, string>>; install: Readonly<Record<string, string>> };
 }): McpServerSpec[] {
   const servers: McpServerSpec[] = [];
-  if ((functionTools(opts.agent).length || subagentTools(opts.agent, opts.depth).length) && opts.runToken) {
+  if (functionTools(opts.agent).length || subagentTools(opts.agent, opts.depth).length) {
     servers.push({
       name: FUNCTION_TOOLS_SERVER,
       transport: 'http',
       url: `${opts.selfUrl}/api/agent-sessions/${encodeURIComponent(opts.sessionId)}/function-tools/mcp`,
-      headers: { authorization: `Bearer ${opts.runToken}` },
+      runTokenAuth: true,
       toolPrefix: '',
       // this conductor's own endpoint: the address policy is for the tenant's servers
       platform: true,

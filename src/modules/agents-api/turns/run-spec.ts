@@ -30,10 +30,10 @@ export interface RunSpec {
 }
 
 /**
- * Everything a turn's run is made of but where it runs and what it is told: the agent's model with its settings, a run
- * token that outlives the turn's deadline (the function-tool endpoint is called with it after a wait of up to that
- * deadline), the MCP servers (the function-tool endpoint at `depth`, the agent's servers with the session's secrets
- * and its vaults' bearers), the session's profile and whose key pays for the model.
+ * Everything a turn's run is made of but where it runs and what it is told: the agent's model with its settings, the
+ * MCP servers (the function-tool endpoint at `depth`, which the runner relays with the run's token of the moment; the
+ * agent's servers with the session's secrets and its vaults' bearers), the session's profile and whose key pays for the
+ * model.
  *
  * The profile is built from the stored session's environment, which carries the network access resolved at creation
  * (`network.access`), so it is the profile the session was created with. What a run's commands may reach is decided by
@@ -49,11 +49,10 @@ export async function buildRunSpec(
 ): Promise<RunSpec> {
   const tenantId = row.tenant_id;
   const model = withSettings(await deps.models.resolve(tenantId, row.agent.model), row.agent);
-  const runToken = await deps.conductor.runs.mintToken(tenantId, run.runId, Math.ceil(run.deadlineMs / 1000));
   const secrets = openSecrets(deps.box, tenantId, row.id, row.secrets);
   const bearers = await mcpBearers({ db: deps.db, box: deps.box, tenantFetch: deps.conductor.tenantFetch }, tenantId, row);
-  // the worker waits a minute longer than the deadline, so a call ends with the deadline's answer, not a timeout
-  const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: row.id, runToken, agent: row.agent, depth: run.depth, secrets, bearers, callTimeoutMs: run.deadlineMs + 60_000, environment: t.environment });
+  // the runner's call waits a minute longer than the deadline, so a call ends with the deadline's answer, not a timeout
+  const mcpServers = runMcpServers({ selfUrl: deps.selfUrl, sessionId: row.id, agent: row.agent, depth: run.depth, secrets, bearers, callTimeoutMs: run.deadlineMs + 60_000, environment: t.environment });
   const profile = sessionProfile(row.profile_name, row.agent, row.environment, model.model);
   const keySource = deps.models.parse(row.agent.model).kind === 'byok' ? 'tenant' : 'platform';
   return {

@@ -66,7 +66,8 @@ export function mcpRoutes(deps: {
 
   /**
    * A stateless streamable-HTTP MCP server relaying to `upstream` (a stdio server the run started, or an HTTP or SSE
-   * server the runner fronts), each `tools/call` through the permission gate under `mcp:<server>/<tool>`.
+   * server the runner fronts), each `tools/call` through the permission gate under `mcp:<server>/<tool>` (svc's own
+   * function-tool endpoint's aside).
    */
   async function relay(c: Context<RunnerEnv>, session: SessionRecord, spec: McpServerSpec, upstream: () => Promise<Client>, callTimeoutMs: number): Promise<Response> {
     const [{ WebStandardStreamableHTTPServerTransport }] = await loadSdk();
@@ -78,7 +79,8 @@ export function mcpRoutes(deps: {
     server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
       const signal = AbortSignal.any([extra.signal, closing]);
       const tool = req.params.name;
-      const gated = await gate(deps.approvals, session, { identity: mcpToolIdentity(spec.name, tool), name: mcpEventToolName(spec, tool), input: req.params.arguments ?? {} }, signal);
+      // svc's own endpoint (the function tools, which the client answers) is no tenant's server: no policy names it
+      const gated = spec.platform ? { allowed: true as const, input: req.params.arguments } : await gate(deps.approvals, session, { identity: mcpToolIdentity(spec.name, tool), name: mcpEventToolName(spec, tool), input: req.params.arguments ?? {} }, signal);
       if (!gated.allowed) return { content: [{ type: 'text', text: gated.error }], isError: true };
       const args = (gated.input ?? {}) as Record<string, unknown>;
       return (await upstream()).callTool({ ...req.params, arguments: args }, undefined, { signal, timeout: callTimeoutMs }) as never;
@@ -94,7 +96,8 @@ export function mcpRoutes(deps: {
 
   /**
    * `/runner/sessions/{id}/mcp/server/{name}`: an HTTP or SSE MCP server of the session's current run (its profile's,
-   * or the run's own), fronted by this runner (remote-mcp.ts) so the permission gate sees its calls.
+   * or the run's own), fronted by this runner (remote-mcp.ts) so the permission gate sees its calls; or the conductor's
+   * function-tool endpoint, which this runner calls with the run's token of the moment.
    */
   app.all('/runner/sessions/:id/mcp/server/:name', async (c) => {
     const id = c.req.param('id');

@@ -36,4 +36,20 @@ describe('the MCP servers a runner fronts for a run', () => {
     expect(server.methods.length).toBe(before);
     await host.close('run-2');
   });
+
+  it("calls svc's own endpoint with the run's token of the moment, outside the address policy, and with none once the run ended", async () => {
+    const rec = { id: 'sess-3', runToken: 'first-token' } as SessionRecord;
+    const host = createRemoteMcpHost({ privateAddresses: 'deny', version: 'test' });
+    host.open(rec, 'run-3', [{ name: 'svc_functions', transport: 'http', url: server.url, platform: true, runTokenAuth: true }]);
+    const client = await host.find('sess-3', 'svc_functions')!.client();
+    expect(server.authorizations.at(-1)).toBe('Bearer first-token');
+    rec.runToken = 'renewed-token'; // the runner renewed it (run-token.ts)
+    await client.callTool({ name: 'echo', arguments: { message: 'later' } });
+    expect(server.authorizations.at(-1)).toBe('Bearer renewed-token');
+    const seen = server.authorizations.length;
+    rec.runToken = undefined; // the run ended
+    await client.callTool({ name: 'echo', arguments: { message: 'after' } });
+    expect(server.authorizations.length).toBe(seen);
+    await host.close('run-3');
+  });
 });

@@ -9,7 +9,9 @@ import type { SessionRecord } from '../sessions/sessions.store.ts';
  * this runner so their calls pass the permission gate (toolkit/gate.ts) like the toolkit's: the worker reaches each at
  * `/runner/sessions/{id}/mcp/server/{name}` (mcp.routes.ts), and this host is the MCP client of the server itself,
  * with its headers (credentials never reach the worker), its call timeout, and under the address policy
- * (SVC_PRIVATE_ADDRESSES): with `deny` every connection is checked where it is made. A server is connected on the
+ * (SVC_PRIVATE_ADDRESSES): with `deny` every connection is checked where it is made. svc's own function-tool endpoint
+ * (`runTokenAuth`) is fronted too, outside that policy and without the gate, called with the run's token of the moment
+ * (a token in the worker's headers would expire while the run goes on). A server is connected on the
  * worker's first request for it and closed with the run; a connection that fails is tried again on the next request.
  */
 export interface RemoteServer {
@@ -37,29 +39,54 @@ let sdk: Promise<Sdk> | undefined;
 const loadSdk = () =>
   (sdk ??= Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/client/streamableHttp.js'), import('@modelcontextprotocol/sdk/client/sse.js')]));
 
-/** The servers the runner fronts: a tenant's, at a URL (svc's own `platform` servers and stdio ones are not). */
+/**
+ * The servers the runner fronts: a tenant's, at a URL, and svc's own endpoint called with the run's token (the
+ * function tools); not svc's other `platform` servers, nor stdio ones.
+ */
 export function frontable(spec: McpServerSpec): boolean {
-  return !spec.platform && Boolean(spec.url) && spec.transport !== 'stdio';
+  return (!spec.platform || spec.runTokenAuth === true) && Boolean(spec.url) && spec.transport !== 'stdio';
+}
+
+/** A server the worker calls itself (a runner that fronts none): svc's endpoint with the run's first token, not renewed. */
+export function unfronted(spec: McpServerSpec, runToken: string | undefined): McpServerSpec {
+  const { runTokenAuth, ...rest } = spec;
+  return runTokenAuth ? { ...rest, headers: { ...spec.headers, ...(runToken ? { authorization: `Bearer ${runToken}` } : {}) } } : spec;
+}
+
+/**
+ * svc's own endpoint called with the run's token (`runTokenAuth`): each request carries the token of the moment, which
+ * run-token.ts renews while the run lasts (one the worker held would expire with it); none once the run ended.
+ */
+function withRunToken(f: GuardedFetch, rec: SessionRecord): GuardedFetch {
+  return (url, init) => {
+    const headers = new Headers(init?.headers);
+    if (rec.runToken) headers.set('authorization', `Bearer ${rec.runToken}`);
+    else headers.delete('authorization');
+    return f(url, { ...init, headers });
+  };
 }
 
 export function createRemoteMcpHost(deps: { privateAddresses: PrivateAddresses | undefined; version: string }): RemoteMcpHost {
   const byRun = new Map<string, { sessionId: string; servers: Map<string, RemoteServer & { close(): Promise<void> }> }>();
-  // one guarded connection pool per distinct call timeout, kept for the process
-  const fetchers = new Map<number, GuardedFetch>();
-  const fetchFor = (ms: number) => {
-    let f = fetchers.get(ms);
-    if (!f) fetchers.set(ms, (f = createGuardedFetch({ privateAddresses: deps.privateAddresses ?? 'allow', headersTimeout: ms, bodyTimeout: ms })));
+  // one connection pool per policy and distinct call timeout, kept for the process: a tenant's servers under the
+  // address policy, svc's own endpoint (the conductor's, wherever it is) without it
+  const fetchers = new Map<string, GuardedFetch>();
+  const fetchFor = (ms: number, policy: PrivateAddresses) => {
+    let f = fetchers.get(`${policy}:${ms}`);
+    if (!f) fetchers.set(`${policy}:${ms}`, (f = createGuardedFetch({ privateAddresses: policy, headersTimeout: ms, bodyTimeout: ms })));
     return f;
   };
 
-  function remote(spec: McpServerSpec): RemoteServer & { close(): Promise<void> } {
+  function remote(spec: McpServerSpec, rec: SessionRecord): RemoteServer & { close(): Promise<void> } {
     const callTimeoutMs = spec.callTimeoutMs ?? DEFAULT_MCP_CALL_MS;
     let connecting: Promise<Client> | undefined;
     let closed = false;
     const connect = async () => {
       const [{ Client }, { StreamableHTTPClientTransport }, { SSEClientTransport }] = await loadSdk();
       const url = new URL(spec.url!);
-      const opts = { requestInit: { headers: spec.headers ?? {} }, fetch: fetchFor(callTimeoutMs) as never };
+      const own = spec.platform === true && spec.runTokenAuth === true;
+      const fetch = own ? withRunToken(fetchFor(callTimeoutMs, 'allow'), rec) : fetchFor(callTimeoutMs, deps.privateAddresses ?? 'allow');
+      const opts = { requestInit: { headers: spec.headers ?? {} }, fetch: fetch as never };
       const transport = spec.transport === 'sse' ? new SSEClientTransport(url, opts) : new StreamableHTTPClientTransport(url, opts);
       const client = new Client({ name: 'svc-runner', version: deps.version });
       try {
@@ -96,7 +123,7 @@ export function createRemoteMcpHost(deps: { privateAddresses: PrivateAddresses |
   return {
     open(rec, runKey, specs) {
       if (!specs.length) return;
-      byRun.set(runKey, { sessionId: rec.id, servers: new Map(specs.map((s) => [s.name, remote(s)])) });
+      byRun.set(runKey, { sessionId: rec.id, servers: new Map(specs.map((s) => [s.name, remote(s, rec)])) });
     },
     find(sessionId, name) {
       for (const run of byRun.values()) if (run.sessionId === sessionId && run.servers.has(name)) return run.servers.get(name);

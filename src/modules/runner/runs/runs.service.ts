@@ -19,7 +19,7 @@ import { TOOLSET_PARAM } from '../../../contracts/worker.ts';
 import type { VfsView } from '../vfs/index.ts';
 import { carriesFiles, forWorker, writeSkillFiles } from './skill-files.ts';
 import type { StdioMcpHost } from '../mcp/stdio-mcp.ts';
-import { DEFAULT_MCP_CALL_MS, frontable, type RemoteMcpHost } from '../mcp/remote-mcp.ts';
+import { DEFAULT_MCP_CALL_MS, frontable, unfronted, type RemoteMcpHost } from '../mcp/remote-mcp.ts';
 import { APPROVAL_HOLD_MAX_S } from '../../../contracts/approvals.ts';
 import type { RunCallbacksClient } from '../../../contracts/run-callbacks.client.ts';
 import { keepRunTokenFresh } from './run-token.ts';
@@ -316,7 +316,7 @@ function sideChannel() {
 
 /** A run's MCP servers: the profile's (a tenant's, whatever a stored spec says: only svc's own extras are `platform`), then the run's. */
 function runMcpServers(rec: SessionRecord, extras: RunExtras): McpServerSpec[] {
-  const own = (rec.profile.mcpServers ?? []).map((s) => ({ ...s, platform: undefined }));
+  const own = (rec.profile.mcpServers ?? []).map((s) => ({ ...s, platform: undefined, runTokenAuth: undefined }));
   return [...own, ...(extras.mcpServers ?? [])];
 }
 
@@ -329,14 +329,14 @@ function relayed(spec: McpServerSpec, mcpUrl: string): McpServerSpec {
   const url = new URL(mcpUrl);
   url.pathname = `${url.pathname}/server/${encodeURIComponent(spec.name)}`;
   url.searchParams.delete(TOOLSET_PARAM);
-  const { headers: _headers, transport: _transport, ...rest } = spec;
+  const { headers: _headers, transport: _transport, runTokenAuth: _runTokenAuth, ...rest } = spec;
   return { ...rest, transport: 'http', url: url.href, platform: true, callTimeoutMs: (spec.callTimeoutMs ?? DEFAULT_MCP_CALL_MS) + APPROVAL_HOLD_MS };
 }
 
 function workerBody(rec: SessionRecord, subTask: SubTask, extras: RunExtras & { workerResume?: WorkerRunRequest['resume'] }, mcpUrl: string, front = false): WorkerRunRequest {
   const p = rec.profile;
   const { skills } = extras;
-  const all = runMcpServers(rec, extras).map((s) => (front && frontable(s) ? relayed(s, mcpUrl) : s));
+  const all = runMcpServers(rec, extras).map((s) => (front && frontable(s) ? relayed(s, mcpUrl) : unfronted(s, extras.runToken)));
   const mcpServers = all.length || p.mcpServers ? all : undefined;
   return {
     sessionId: rec.id,
