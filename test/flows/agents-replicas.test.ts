@@ -60,7 +60,9 @@ describe('agent session turns across conductor replicas', () => {
     };
     try {
       const admitted = a.client.beta.agents.sessions.events.create(session.id, {
-        events: [{ type: 'agent.session.input.message', input: [{ role: 'user', content: [{ type: 'input_text', text: 'hello from A' }] }] }],
+        // its first run is held at the model until B's input has joined the turn (a run that ended first would leave
+        // B's input to a turn of its own)
+        events: [{ type: 'agent.session.input.message', input: [{ role: 'user', content: [{ type: 'input_text', text: 'hello from A HOLD replicajoin' }] }] }],
       });
       const deadline = Date.now() + 20_000;
       const activeTurn = async () => (await admin<{ active_turn_id: string | null }[]>`select active_turn_id from agent_sessions where id = ${session.id}`)[0].active_turn_id;
@@ -79,6 +81,7 @@ describe('agent session turns across conductor replicas', () => {
       await joined;
     } finally {
       await release();
+      a.fake.release('replicajoin');
     }
     const events = await seen;
     expect(events.filter((e) => isTurnEnd(e)).map((e) => e.type)).toEqual(['agent.session.turn.completed']);
@@ -87,7 +90,7 @@ describe('agent session turns across conductor replicas', () => {
     expect((await b.client.beta.agents.sessions.retrieve(session.id)).status).toBe('idle');
     // both messages are the one turn's, and the model saw B's
     const userTexts = events.filter((e: any) => e.type === 'agent.session.turn.item.added' && e.item.type === 'message' && e.item.role === 'user').map((e: any) => e.item.content[0].text);
-    expect(userTexts).toEqual(['hello from A', 'hello from B']);
+    expect(userTexts).toEqual(['hello from A HOLD replicajoin', 'hello from B']);
     expect(new Set(events.filter((e: any) => e.turn_id).map((e: any) => e.turn_id)).size).toBe(1);
     expect(JSON.stringify(a.fake.requests.at(-1)?.body)).toContain('hello from B');
   });
