@@ -54,8 +54,6 @@ export const HeldDecision = v.object({
   reason: v.optional(v.string()),
   message: v.optional(v.string()),
   input: v.optional(v.record(v.string(), v.unknown())),
-  /** A fresh run token: the one the run started with may have expired while the call was held (run tokens are short-lived). */
-  runToken: v.optional(v.string()),
 });
 export type HeldDecision = v.InferOutput<typeof HeldDecision>;
 

@@ -78,7 +78,7 @@ export async function createCore(deps: ConductorDeps, log: Logger): Promise<{ fe
     leaseTtlMs: config.conductor.leaseTtlMs,
     runWriteRetryMs: config.conductor.runWriteRetryMs,
     privateAddresses: config.privateAddresses,
-    mintRunToken: (tenantId, runId, ttlSeconds) => mintRunToken(runTokenKey, { tenantId, runId }, ttlSeconds ?? config.identity.runTokenTtlSeconds),
+    mintRunToken: (tenantId, runId) => mintRunToken(runTokenKey, { tenantId, runId }, config.identity.runTokenTtlSeconds),
     jobs,
     hooks,
     providerKeys: createProviderKeys({ db, box: createSecretBox(secretsKey) }),

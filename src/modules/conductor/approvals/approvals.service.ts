@@ -28,8 +28,6 @@ export interface ApprovalDeps {
   log: Logger;
   /** SVC_APPROVAL_TIMEOUT_S. */
   timeoutSeconds: number;
-  /** Mints the run token a held call's run carries on after its decision (its first may have expired meanwhile). */
-  mintRunToken?: (tenantId: string, runId: string) => Promise<string>;
 }
 
 /** The approvals' dependencies from the conductor's (the feature and the /v1 turn engine share them). */
@@ -39,10 +37,8 @@ export function approvalDepsOf(c: {
   fleet: Fleet;
   log: Logger;
   config: { approvalTimeoutSeconds: number };
-  runs: { deps: { mintRunToken?: (tenantId: string, runId: string) => Promise<string> } };
 }): ApprovalDeps {
-  const mint = c.runs.deps.mintRunToken;
-  return { db: c.db, jobs: c.jobs, fleet: c.fleet, log: c.log.child('approvals'), timeoutSeconds: c.config.approvalTimeoutSeconds, ...(mint ? { mintRunToken: (t, r) => mint(t, r) } : {}) };
+  return { db: c.db, jobs: c.jobs, fleet: c.fleet, log: c.log.child('approvals'), timeoutSeconds: c.config.approvalTimeoutSeconds };
 }
 
 export const EXPIRE_QUEUE = 'approvals.expire';
@@ -159,8 +155,7 @@ async function deliver(deps: ApprovalDeps, tenantId: string, a: Approval, decisi
     return false;
   }
   try {
-    const runToken = deps.mintRunToken ? await deps.mintRunToken(tenantId, a.runId) : undefined;
-    return await runner.client.deliverApproval(tenantId, a.sessionId, a.id, { ...decision, ...(runToken ? { runToken } : {}) });
+    return await runner.client.deliverApproval(tenantId, a.sessionId, a.id, decision);
   } catch (err) {
     deps.log.warn('delivering an approval decision failed', { approvalId: a.id, error: describeError(err) });
     return false;

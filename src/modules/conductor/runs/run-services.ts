@@ -44,7 +44,7 @@ export function createRunServices(opts: {
   leaseTtlMs: number;
   /** How long a failing event-log write is retried before its runs end with an error (default 30 s). */
   runWriteRetryMs?: number;
-  mintRunToken: (tenantId: string, runId: string, ttlSeconds?: number) => Promise<string>;
+  mintRunToken: (tenantId: string, runId: string) => Promise<string>;
   /** SVC_PRIVATE_ADDRESSES: whether tenants' MCP servers may be on internal addresses (default allow). */
   privateAddresses?: PrivateAddresses;
   jobs: Jobs;

@@ -29,7 +29,7 @@ export interface RunDeps extends DriverDeps, SessionDeps {
   /** True once this conductor is shutting down: it starts no queued run (the next conductor does). */
   queuePaused?: () => boolean;
   ownerId: string;
-  mintRunToken?: (tenantId: string, runId: string, ttlSeconds?: number) => Promise<string>;
+  mintRunToken?: (tenantId: string, runId: string) => Promise<string>;
   /** SVC_PRIVATE_ADDRESSES (mcp-address.ts); absent: allow. */
   privateAddresses?: PrivateAddresses;
   /** Tenants' own provider keys: a run on a provider the tenant set a key for calls its model with that key. */

@@ -117,8 +117,6 @@ export function createApprovals(deps: { conductor: RunCallbacksClient | undefine
         else if (first && first.tenant === session.tenant && first.sessionId === session.id) done(first.decision);
       });
       if (signal.aborted) return { approved: false, reason: 'the run ended while it waited for approval' };
-      // the run's calls to its conductor go on with the token that came with the decision (the first may have expired)
-      if (decision.runToken) session.runToken = decision.runToken;
       const settled = resumed({ approvalId, ...(toolCallId ? { toolCallId } : {}), toolName, input, decision });
       session.runOutput?.(settled.event);
       return settled.outcome;
