@@ -36,7 +36,6 @@ const JSON_AUTH = { ...AUTH, 'content-type': 'application/json' };
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' }, show: { type: 'boolean', default: false }, prompt: { type: 'string', default: 'DELTAS 10' }, billing: { type: 'boolean', default: false } } });
 const RUNS = Number(values.runs);
-const log = (msg: string) => process.stderr.write(`[run-sql] ${msg}\n`);
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-run-sql-'));
 chmodSync(dir, 0o777); // the embedded PostgreSQL's OS user (as root) writes its log here
