@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB, Tx } from '../../../db/index.ts';
 import { jsonb } from '../../../db/index.ts';
+import { shownStatus, waitingOf } from '../runs/index.ts';
 
 /** SQL of published_agents, agent_keys and chat_conversations (0013). */
 const PUBLISHED_COLUMNS = [
@@ -120,7 +121,7 @@ export async function selectTurns(tx: Tx, sessionId: string) {
     .selectFrom('runs')
     .select(['id', 'sub_task', 'status', 'started_at'])
     // a running run that a pending approval holds shows as waiting, as /api/runs shows it
-    .select((eb) => eb.exists(eb.selectFrom('approvals as a').select(sql`1`.as('x')).whereRef('a.tenant_id', '=', 'runs.tenant_id').whereRef('a.run_id', '=', 'runs.id').where('a.status', '=', 'pending')).as('waiting'))
+    .select((eb) => waitingOf(eb).as('waiting'))
     .where('session_id', '=', sessionId)
     .orderBy('started_at')
     .orderBy('id')
@@ -133,7 +134,7 @@ export async function selectTurns(tx: Tx, sessionId: string) {
     .where(sql<string>`event->>'type'`, 'in', ['result', 'error'])
     .execute();
   const endOf = new Map(ends.map((e) => [e.run_id, e.event as { type: string; message?: string }]));
-  return runs.map((r) => ({ id: r.id, prompt: (r.sub_task as { prompt?: string }).prompt ?? '', status: r.status === 'running' && r.waiting ? ('waiting' as const) : r.status, startedAt: r.started_at, end: endOf.get(r.id) }));
+  return runs.map((r) => ({ id: r.id, prompt: (r.sub_task as { prompt?: string }).prompt ?? '', status: shownStatus(r.status, r.waiting), startedAt: r.started_at, end: endOf.get(r.id) }));
 }
 
 export async function insertTurn(tx: Tx, t: { run_id: string; tenant_id: string; published_id: string; conversation_id: string }): Promise<void> {

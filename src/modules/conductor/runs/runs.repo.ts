@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { DB } from '../../../db/index.ts';
 import type { Tx } from '../../../db/index.ts';
 import { jsonb, storableJson } from '../../../db/index.ts';
@@ -67,13 +67,16 @@ export const RUN_STATUSES = ['queued', 'running', 'waiting', 'ok', 'error', 'can
 export type ShownRunStatus = (typeof RUN_STATUSES)[number];
 
 /** Whether a pending approval holds the run (`runs` in scope): a running run shown as `waiting`. */
-const waitingOf = (eb: ExpressionBuilder<DB, 'runs'>) =>
+export const waitingOf = (eb: ExpressionBuilder<DB, 'runs'>) =>
   eb.exists(eb.selectFrom('approvals as a').select(sql`1`.as('x')).whereRef('a.tenant_id', '=', 'runs.tenant_id').whereRef('a.run_id', '=', 'runs.id').where('a.status', '=', 'pending'));
+
+/** A run's status as it is shown: `waiting` for a running run a pending approval holds (`waitingOf`). */
+export const shownStatus = <S extends string>(status: S, waiting: SqlBool | undefined): S | 'waiting' => (status === 'running' && waiting ? 'waiting' : status);
 
 export const toSummary = (r: RunRow & { waiting?: boolean }): RunSummary => ({
   id: r.id,
   subTask: r.sub_task,
-  status: r.status === 'running' && r.waiting ? 'waiting' : r.status,
+  status: shownStatus(r.status, r.waiting),
   startedAt: new Date(r.started_at).toISOString(),
   finishedAt: r.finished_at ? new Date(r.finished_at).toISOString() : null,
   ...(r.end_user_id ? { userId: r.end_user_id } : {}),
